@@ -1,0 +1,24 @@
+"""fastgen: Numba-compiled kernels for generative classifiers.
+
+Gaussian discriminant analysis, naive Bayes and IRLS logistic regression behind a thin
+functional API: ``fit_*`` functions return frozen parameter dataclasses, and the four
+scoring functions accept every params type.
+"""
+
+from .io import load_params, save_params
+from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba
+
+# --- Gaussian discriminant analysis ---
+# --- naive Bayes ---
+# --- logistic regression ---
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "joint_log_likelihood",
+    "predict_log_proba",
+    "predict_proba",
+    "predict",
+    "save_params",
+    "load_params",
+]

@@ -1,0 +1,78 @@
+"""The base class of every fitted-parameter dataclass.
+
+A params object is a frozen dataclass whose fields are numpy arrays or plain scalars
+(int, float, bool, str).  It knows how to score already-validated data; the public
+functions in :mod:`fastgen.scoring` validate X once and call these methods.
+
+Subclasses implement ``_joint_log_likelihood(X)`` and may override
+``_predict_log_proba`` / ``_predict_proba`` with faster fused paths (the pooled GDA
+model, for instance, needs only ``X·W + b`` for posteriors).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .kernels.special import argmax_rows, log_normalize_rows, softmax_rows
+
+__all__ = ["FittedParams", "register_params", "PARAMS_TYPES"]
+
+# name -> class, for load_params.
+PARAMS_TYPES: dict[str, type] = {}
+
+
+def register_params(cls):
+    """Class decorator: make a params dataclass known to save/load."""
+    PARAMS_TYPES[cls.__name__] = cls
+    return cls
+
+
+class FittedParams:
+    """Mixin for frozen parameter dataclasses."""
+
+    #: whether scoring accepts scipy CSR input
+    accepts_sparse: bool = False
+
+    @property
+    def n_features_in(self) -> int:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The floating dtype scoring computes in (that of the fitted parameters)."""
+        raise NotImplementedError  # pragma: no cover
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.shape[0])
+
+    def _joint_log_likelihood(self, X):  # pragma: no cover
+        raise NotImplementedError
+
+    def _predict_log_proba(self, X):
+        jll = self._joint_log_likelihood(X)
+        return log_normalize_rows(jll, jll)
+
+    def _predict_proba(self, X):
+        jll = self._joint_log_likelihood(X)
+        return softmax_rows(jll, jll)
+
+    def _predict(self, X):
+        return self.classes[argmax_rows(self._decision_scores(X))]
+
+    def _decision_scores(self, X):
+        """Scores whose row-wise argmax is the predicted class (default: the jll)."""
+        return self._joint_log_likelihood(X)
+
+    def _check_arrays(self):
+        """Reject object arrays (params must round-trip through npz without pickle).
+
+        Arrays are left writeable on purpose: numba compiles a separate specialisation
+        for read-only arrays, and every kernel would then be compiled twice.
+        """
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray) and v.dtype == object:
+                raise ValueError(f"{type(self).__name__}.{f.name} must not be an object array")

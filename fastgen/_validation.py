@@ -1,0 +1,302 @@
+"""The one place where inputs are checked and converted.
+
+Every public function passes its arguments through these helpers exactly once; kernels
+never validate.  The rules (see README, "What fastgen promises about input"):
+
+* X is 2-D and finite.  float32 stays float32, float64 stays float64, every other real
+  dtype (integers, bool, float16) becomes float64.  Complex and object arrays are
+  rejected.  The result is C-contiguous; a C-contiguous float32/float64 input (read-only
+  memmaps included) is used as it is, without a copy.
+* Sparse X is a scipy CSR matrix or array with int32 or int64 indices; CSC/COO/... are
+  converted once; non-canonical input (unsorted or duplicate indices) is canonicalised
+  on a copy.  Sparse input is never densified.
+* y holds hashable labels; ``classes`` are the sorted unique labels and ``codes`` are
+  int32 indices into them.
+* sample_weight is finite, >= 0, not all zero and as long as y.
+
+Every rejection is a ``ValueError`` whose message names the argument and the problem.
+The caller's arrays are never modified.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from .kernels.labels import first_nonfinite, int_label_codes
+
+__all__ = [
+    "check_X",
+    "check_y",
+    "check_X_y",
+    "check_sample_weight",
+    "check_priors",
+    "check_n_features",
+    "check_scalar",
+    "is_sparse",
+]
+
+_FLOAT_TYPES = (np.float32, np.float64)
+
+
+def is_sparse(X) -> bool:
+    """True for any scipy sparse matrix or array."""
+    return sp.issparse(X)
+
+
+def _dense_dtype(dtype: np.dtype, name: str) -> np.dtype:
+    if dtype.kind == "c":
+        raise ValueError(f"{name} has complex dtype {dtype}; only real-valued data is supported")
+    if dtype.kind not in "biuf":
+        raise ValueError(
+            f"{name} has dtype {dtype}; expected a real numeric dtype (float, int or bool)"
+        )
+    if dtype.type in _FLOAT_TYPES:
+        return dtype
+    return np.dtype(np.float64)
+
+
+def _report_nonfinite(A: np.ndarray, name: str) -> None:
+    """Raise naming the first non-finite entry of a 2-D float array, if any."""
+    flat = first_nonfinite(A.reshape(-1) if A.flags.c_contiguous else np.ravel(A, order="C"))
+    if flat >= 0:
+        i, j = divmod(int(flat), A.shape[1])
+        what = "NaN" if np.isnan(A[i, j]) else "infinity"
+        raise ValueError(f"{name} contains {what} at row {i}, column {j}")
+
+
+def check_X(
+    X,
+    *,
+    name: str = "X",
+    allow_sparse: bool = False,
+    dtype=None,
+    min_samples: int = 1,
+):
+    """Validate and convert a 2-D data matrix.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix
+    name : str
+        The argument's name, used in error messages.
+    allow_sparse : bool
+        Accept scipy sparse input (returned as canonical CSR).
+    dtype : None, np.float32 or np.float64
+        Force this floating dtype (used at predict time to match the fitted params);
+        None applies the float32-stays-float32 rule.
+    min_samples : int
+        Minimum number of rows.
+
+    Returns
+    -------
+    ndarray (C-contiguous float32/float64) or scipy.sparse.csr_matrix/csr_array
+    """
+    if sp.issparse(X):
+        if not allow_sparse:
+            raise ValueError(
+                f"{name} is a scipy sparse matrix, which this function does not accept; "
+                f"pass a dense array (e.g. {name}.toarray()) if it fits in memory"
+            )
+        return _check_csr(X, name=name, dtype=dtype, min_samples=min_samples)
+    if isinstance(X, np.ndarray):
+        A = X
+    else:
+        try:
+            A = np.asarray(X)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} could not be converted to an array: {exc}") from None
+    if A.dtype == object:
+        try:
+            A = A.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name} has dtype object with non-numeric entries; expected real numbers"
+            ) from None
+    if A.ndim != 2:
+        hint = " (reshape a single feature with X.reshape(-1, 1))" if A.ndim == 1 else ""
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {A.ndim}-D{hint}")
+    n, d = A.shape
+    if n < min_samples:
+        raise ValueError(f"{name} has {n} rows; at least {min_samples} required")
+    if d == 0:
+        raise ValueError(f"{name} has 0 features (shape {A.shape}); at least 1 required")
+    target = np.dtype(dtype) if dtype is not None else _dense_dtype(A.dtype, name)
+    if dtype is not None:
+        _dense_dtype(A.dtype, name)
+    if A.dtype != target or not A.flags.c_contiguous:
+        A = np.ascontiguousarray(A, dtype=target)
+    _report_nonfinite(A, name)
+    return A
+
+
+def _check_csr(X, *, name, dtype, min_samples):
+    n, d = X.shape
+    if n < min_samples:
+        raise ValueError(f"{name} has {n} rows; at least {min_samples} required")
+    if d == 0:
+        raise ValueError(f"{name} has 0 features (shape {X.shape}); at least 1 required")
+    target = np.dtype(dtype) if dtype is not None else _dense_dtype(X.dtype, name)
+    if dtype is not None:
+        _dense_dtype(X.dtype, name)
+    fmt = X.format
+    if fmt != "csr":
+        X = X.tocsr()  # a new object: the caller's matrix is untouched
+    copied = fmt != "csr"
+    if X.dtype != target:
+        X = X.astype(target)
+        copied = True
+    if X.indices.dtype not in (np.int32, np.int64) or X.indptr.dtype != X.indices.dtype:
+        X = X.copy() if not copied else X
+        X.indices = X.indices.astype(np.int64)
+        X.indptr = X.indptr.astype(np.int64)
+        copied = True
+    if not X.has_canonical_format:
+        X = X.copy() if not copied else X
+        X.sum_duplicates()  # sorts indices and merges duplicates, on our copy
+        copied = True
+    data = X.data
+    bad = first_nonfinite(data) if data.size else -1
+    if bad >= 0:
+        row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
+        col = int(X.indices[bad])
+        what = "NaN" if np.isnan(data[bad]) else "infinity"
+        raise ValueError(f"{name} contains {what} at row {row}, column {col}")
+    return X
+
+
+def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: int = 1):
+    """Validate labels; return ``(classes, codes)`` with int32 codes.
+
+    Integer labels with a compact range take an O(n) path (no sort); anything else goes
+    through ``np.unique``.
+    """
+    if sp.issparse(y):
+        raise ValueError(f"{name} must be a 1-D array of labels, not a sparse matrix")
+    a = y if isinstance(y, np.ndarray) else np.asarray(y)
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (n_samples,); got shape {a.shape}")
+    if n_samples is not None and a.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {a.shape[0]} labels but X has {n_samples} rows; they must match"
+        )
+    if a.shape[0] == 0:
+        raise ValueError(f"{name} is empty")
+    if a.dtype.kind in "iub":
+        ai = a.view(np.uint8) if a.dtype.kind == "b" else a
+        lo, hi = int(ai.min()), int(ai.max())
+        span = hi - lo + 1
+        if span <= max(2 * ai.shape[0], 1 << 16):
+            present, codes = int_label_codes(np.ascontiguousarray(ai), lo, span)
+            classes = (np.flatnonzero(present) + lo).astype(ai.dtype)
+            if a.dtype.kind == "b":
+                classes = classes.astype(bool)
+            _check_n_classes(classes, name, min_classes)
+            return classes, codes
+    elif a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} contains NaN or infinity; labels must be finite")
+    elif a.dtype.kind == "c":
+        raise ValueError(f"{name} has complex dtype {a.dtype}; labels must be real or hashable")
+    elif a.dtype == object:
+        kinds = {type(v) for v in a.tolist()}
+        if type(None) in kinds:
+            raise ValueError(f"{name} contains None; every sample needs a label")
+        numeric = all(issubclass(t, numbers.Number) for t in kinds)
+        if len(kinds) > 1 and not numeric:
+            names = sorted(t.__name__ for t in kinds)
+            raise ValueError(f"{name} mixes label types {names}; use one type for all labels")
+    try:
+        classes, codes = np.unique(a, return_inverse=True)
+    except TypeError as exc:
+        raise ValueError(f"{name} labels cannot be sorted: {exc}") from None
+    _check_n_classes(classes, name, min_classes)
+    return classes, codes.reshape(-1).astype(np.int32)
+
+
+def _check_n_classes(classes, name, min_classes):
+    if classes.shape[0] < min_classes:
+        raise ValueError(
+            f"{name} has {classes.shape[0]} distinct class(es); "
+            f"at least {min_classes} are needed to fit a classifier"
+        )
+
+
+def check_sample_weight(sample_weight, n_samples: int):
+    """Return a float64 weight vector, or an empty array meaning "all ones".
+
+    Kernels take the empty array as the unweighted case, so each has a single signature.
+    """
+    if sample_weight is None:
+        return np.empty(0, dtype=np.float64)
+    w = np.asarray(sample_weight)
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight must have shape ({n_samples},), matching the rows of X; "
+            f"got {w.shape}"
+        )
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight has dtype {w.dtype}; expected real numbers")
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if not np.all(np.isfinite(w)):
+        i = int(np.flatnonzero(~np.isfinite(w))[0])
+        raise ValueError(f"sample_weight contains a non-finite value at index {i}")
+    if np.any(w < 0):
+        i = int(np.flatnonzero(w < 0)[0])
+        raise ValueError(f"sample_weight contains a negative value ({w[i]}) at index {i}")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight is zero everywhere; at least one sample needs weight")
+    return w
+
+
+def check_X_y(X, y, sample_weight=None, *, allow_sparse=False, min_classes=1):
+    """Validate X, y and sample_weight together; return (X, classes, codes, w)."""
+    X = check_X(X, allow_sparse=allow_sparse)
+    classes, codes = check_y(y, X.shape[0], min_classes=min_classes)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    return X, classes, codes, w
+
+
+def check_priors(priors, n_classes: int, *, name: str = "priors"):
+    """Validate user class priors: shape (K,), finite, >= 0, summing to one."""
+    p = np.asarray(priors, dtype=np.float64) if priors is not None else None
+    if p is None:
+        return None
+    if p.ndim != 1 or p.shape[0] != n_classes:
+        raise ValueError(f"{name} must have shape ({n_classes},), one per class; got {p.shape}")
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError(f"{name} must be finite and non-negative; got {p}")
+    total = p.sum()
+    if not np.isclose(total, 1.0, rtol=0, atol=1e-8):
+        raise ValueError(f"{name} must sum to 1; they sum to {total:.10g}")
+    return p / total
+
+
+def check_n_features(X, n_features: int, *, name: str = "X"):
+    """Raise unless X has the number of features the model was fitted on."""
+    if X.shape[1] != n_features:
+        raise ValueError(
+            f"{name} has {X.shape[1]} features, but the model was fitted with {n_features}"
+        )
+
+
+def check_scalar(value, name, *, low=None, high=None, low_inclusive=True, high_inclusive=True):
+    """Validate a real scalar option and return it as float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number; got {value!r}")
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    if low is not None and (v < low or (v == low and not low_inclusive)):
+        op = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be {op} {low}; got {value!r}")
+    if high is not None and (v > high or (v == high and not high_inclusive)):
+        op = "<=" if high_inclusive else "<"
+        raise ValueError(f"{name} must be {op} {high}; got {value!r}")
+    return v

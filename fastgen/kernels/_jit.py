@@ -1,0 +1,34 @@
+"""The one decorator preset every fastgen kernel uses.
+
+``cache=True`` (compiled code is stored beside the source, or under
+``NUMBA_CACHE_DIR``), ``nogil=True`` (kernels release the GIL, so Python threads run
+them concurrently), ``error_model="numpy"`` (division by zero gives inf/nan like numpy
+instead of raising, and keeps loops vectorisable).  No ``fastmath``: it assumes no NaN
+or inf, which breaks ``-inf`` log-probabilities.
+
+Changing the policy for every kernel is a one-line edit here.
+"""
+
+from numba import njit
+
+__all__ = ["jit", "pjit"]
+
+
+def jit(func=None, **overrides):
+    """Serial kernel preset: ``njit(cache=True, nogil=True, error_model="numpy")``."""
+    options = {"cache": True, "nogil": True, "error_model": "numpy"}
+    options.update(overrides)
+    if func is None:
+        return njit(**options)
+    return njit(**options)(func)
+
+
+def pjit(func=None, **overrides):
+    """Parallel kernel preset: :func:`jit` plus ``parallel=True``.
+
+    Only for kernels of O(n·d) work or more.  A parallel kernel must not call
+    ``numba.get_num_threads()`` (that silently disables its cache); its work split is
+    fixed by the problem size alone, so results do not depend on the thread count.
+    """
+    overrides.setdefault("parallel", True)
+    return jit(func, **overrides)

@@ -1,0 +1,52 @@
+"""Scoring functions shared by every params type.
+
+Each validates X once (dense or, where the model allows, CSR; converted to the dtype
+the params were fitted in) and calls the params object's kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._params import FittedParams
+from ._validation import check_n_features, check_X
+
+__all__ = ["joint_log_likelihood", "predict_log_proba", "predict_proba", "predict"]
+
+
+def _prepare(params, X):
+    if not isinstance(params, FittedParams):
+        raise ValueError(
+            f"params must be a fitted fastgen params object (e.g. the result of fit_gda); "
+            f"got {type(params).__name__}"
+        )
+    X = check_X(X, allow_sparse=params.accepts_sparse, dtype=params.dtype)
+    check_n_features(X, params.n_features_in)
+    return X
+
+
+def joint_log_likelihood(params, X) -> np.ndarray:
+    """log p(x, y=k) = log p(x | y=k) + log p(y=k) for each row and class, shape (n, K).
+
+    For discriminative models (logistic regression) this is the unnormalised log
+    posterior (the linear predictor of each class).
+    """
+    return params._joint_log_likelihood(_prepare(params, X))
+
+
+def predict_log_proba(params, X) -> np.ndarray:
+    """log p(y=k | x), shape (n, K), normalised with a stable log-sum-exp.
+
+    A row for which every class has log-likelihood -inf gets -inf everywhere, not NaN.
+    """
+    return params._predict_log_proba(_prepare(params, X))
+
+
+def predict_proba(params, X) -> np.ndarray:
+    """p(y=k | x), shape (n, K); rows sum to one."""
+    return params._predict_proba(_prepare(params, X))
+
+
+def predict(params, X) -> np.ndarray:
+    """The most probable class label of each row, taken from ``params.classes``."""
+    return params._predict(_prepare(params, X))
