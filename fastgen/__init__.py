@@ -9,12 +9,30 @@ from .io import load_params, save_params
 from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba
 
 # --- Gaussian discriminant analysis ---
+from .gda import (
+    GDAParams,
+    SingularCovarianceError,
+    fit_gda,
+    gda_from_moments,
+    lda_transform,
+    linear_discriminant,
+)
+from .moments import ClassMoments, class_moments, merge_moments
 # --- naive Bayes ---
 # --- logistic regression ---
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ClassMoments",
+    "class_moments",
+    "merge_moments",
+    "GDAParams",
+    "SingularCovarianceError",
+    "fit_gda",
+    "gda_from_moments",
+    "linear_discriminant",
+    "lda_transform",
     "joint_log_likelihood",
     "predict_log_proba",
     "predict_proba",

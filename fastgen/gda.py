@@ -1,0 +1,563 @@
+"""Gaussian discriminant analysis: pooled (LDA), per-class (QDA) and diagonal models.
+
+Model: y ~ Categorical(φ), x | y=k ~ N(μ_k, Σ_k).  The maximum-likelihood estimates are
+φ_k = W_k / W, μ_k = the weighted mean of class k and Σ = (1/W) Σ_i w_i (x_i − μ_{y_i})
+(x_i − μ_{y_i})ᵀ (pooled) or the same sum per class divided by W_k (per-class); they
+come from one read of X (:func:`fastgen.class_moments`).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from ._params import FittedParams, register_params
+from ._threads import blas_single_thread
+from ._validation import (
+    check_n_features,
+    check_priors,
+    check_sample_weight,
+    check_scalar,
+    check_X,
+    check_y,
+)
+from .kernels import gaussian as _g
+from .kernels import moments as _km
+from .moments import ClassMoments, _kernel_moments
+
+__all__ = [
+    "GDAParams",
+    "SingularCovarianceError",
+    "fit_gda",
+    "gda_from_moments",
+    "linear_discriminant",
+    "lda_transform",
+    "COVARIANCE_TYPES",
+]
+
+COVARIANCE_TYPES = ("pooled", "per_class", "diagonal", "pooled_diagonal")
+_SCATTER_FOR = {"pooled": "pooled", "per_class": "per_class", "diagonal": "diagonal",
+                "pooled_diagonal": "diagonal"}
+# Which stored scatter kinds can produce which covariance model.
+_DERIVABLE = {
+    "pooled": ("pooled", "pooled_diagonal"),
+    "per_class": COVARIANCE_TYPES,
+    "diagonal": ("diagonal", "pooled_diagonal"),
+}
+
+
+class SingularCovarianceError(np.linalg.LinAlgError, ValueError):
+    """A covariance matrix is not positive definite (it is both a LinAlgError and a
+    ValueError, so either ``except`` catches it)."""
+
+
+@register_params
+@dataclass(frozen=True)
+class GDAParams(FittedParams):
+    """Fitted Gaussian discriminant analysis.
+
+    Attributes
+    ----------
+    classes : (K,) the class labels
+    priors : (K,) p(y=k)
+    means : (K, d) μ_k
+    covariance : (d, d) pooled, (K, d, d) per_class, (K, d) diagonal, (d,) pooled_diagonal
+    cholesky : lower Cholesky factors matching ``covariance`` (square roots of the
+        variances for the diagonal models)
+    log_det : (K,) log|Σ_k| = 2·Σ_j log L_k,jj
+    n_per_class : (K,) total sample weight of each class
+    covariance_type : one of "pooled", "per_class", "diagonal", "pooled_diagonal"
+    """
+
+    classes: np.ndarray
+    priors: np.ndarray
+    means: np.ndarray
+    covariance: np.ndarray
+    cholesky: np.ndarray
+    log_det: np.ndarray
+    n_per_class: np.ndarray
+    covariance_type: str
+
+    def __post_init__(self):
+        if self.covariance_type not in COVARIANCE_TYPES:
+            raise ValueError(f"covariance_type must be one of {COVARIANCE_TYPES}")
+        self._check_arrays()
+
+    @property
+    def n_features_in(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.means.dtype
+
+    # ---- derived scoring tables (computed once per params object, in float64) ----
+    @functools.cached_property
+    def _log_prior(self):
+        with np.errstate(divide="ignore"):
+            return np.log(self.priors.astype(np.float64))
+
+    @functools.cached_property
+    def _center(self):
+        w = self.n_per_class.astype(np.float64)
+        return (w @ self.means.astype(np.float64)) / w.sum()
+
+    @functools.cached_property
+    def _pooled_tables(self):
+        """Wc = Σ⁻¹(μ_k − c) (d, K), bc, L⁻¹ and the constant of the shared term."""
+        d = self.n_features_in
+        L = self.cholesky.astype(np.float64)
+        if self.covariance_type == "pooled_diagonal":
+            L = np.diag(L)
+        Linv = scipy.linalg.solve_triangular(L, np.eye(d), lower=True)
+        D = (self.means.astype(np.float64) - self._center).T  # (d, K)
+        A = Linv @ D
+        Wc = Linv.T @ A
+        bc = -0.5 * np.einsum("dk,dk->k", A, A) + self._log_prior
+        const = -0.5 * (float(self.log_det[0]) + d * _g.LOG_2PI)
+        dt = self.dtype
+        return (np.ascontiguousarray(Wc, dtype=dt), bc.astype(dt), Linv.astype(dt),
+                const, self._center.astype(dt))
+
+    @functools.cached_property
+    def _per_class_tables(self):
+        d = self.n_features_in
+        eye = np.eye(d)
+        Linv = np.stack([scipy.linalg.solve_triangular(Lk, eye, lower=True)
+                         for Lk in self.cholesky.astype(np.float64)])
+        bias = self._log_prior - 0.5 * (self.log_det.astype(np.float64) + d * _g.LOG_2PI)
+        return Linv.astype(self.dtype), bias.astype(self.dtype)
+
+    @functools.cached_property
+    def _diagonal_tables(self):
+        d = self.n_features_in
+        var = self.covariance.astype(np.float64)
+        if var.ndim == 1:
+            var = var[None, :]
+        bias = self._log_prior - 0.5 * (self.log_det.astype(np.float64) + d * _g.LOG_2PI)
+        return (1.0 / var).astype(self.dtype), bias.astype(self.dtype)
+
+    # ---- scoring on validated X ----
+    def _joint_log_likelihood(self, X):
+        n = X.shape[0]
+        out = np.empty((n, self.n_classes), dtype=self.dtype)
+        ct = self.covariance_type
+        if ct == "pooled":
+            Wc, bc, Linv, const, c = self._pooled_tables
+            return _g.pooled_scores(X, c, Wc, bc, Linv, const, out)
+        if ct == "per_class":
+            Linv, bias = self._per_class_tables
+            with blas_single_thread(X.shape[1] >= _g._GEMM_MIN_D):
+                return _g.per_class_scores(X, self.means, Linv, bias, out)
+        inv_var, bias = self._diagonal_tables
+        return _g.diagonal_scores(X, self.means, inv_var, bias, out)
+
+    def _decision_scores(self, X):
+        if self.covariance_type != "pooled":
+            return self._joint_log_likelihood(X)
+        # posteriors need only the linear part X·W + b (the shared quadratic cancels)
+        Wc, bc, _, _, c = self._pooled_tables
+        out = np.empty((X.shape[0], self.n_classes), dtype=self.dtype)
+        return _g.pooled_scores(X, c, Wc, bc, np.empty((0, 0), self.dtype), 0.0, out)
+
+    def _predict_log_proba(self, X):
+        from .kernels.special import log_normalize_rows
+
+        s = self._decision_scores(X)
+        return log_normalize_rows(s, s)
+
+    def _predict_proba(self, X):
+        from .kernels.special import softmax_rows
+
+        s = self._decision_scores(X)
+        return softmax_rows(s, s)
+
+
+def _check_covariance_type(covariance):
+    if covariance not in COVARIANCE_TYPES:
+        raise ValueError(
+            f"covariance must be one of {COVARIANCE_TYPES}; got {covariance!r}"
+        )
+
+
+def _check_shrinkage(shrinkage, covariance):
+    if shrinkage is None:
+        return None
+    if isinstance(shrinkage, str):
+        if shrinkage not in ("ledoit-wolf", "oas"):
+            raise ValueError(
+                f"shrinkage must be None, a float in [0, 1], 'ledoit-wolf' or 'oas'; "
+                f"got {shrinkage!r}"
+            )
+        if covariance not in ("pooled", "per_class"):
+            raise ValueError(
+                f"shrinkage={shrinkage!r} estimates the intensity for a full covariance; "
+                f"with covariance={covariance!r} pass a float shrinkage instead"
+            )
+        return shrinkage
+    return check_scalar(shrinkage, "shrinkage", low=0.0, high=1.0)
+
+
+def _label(classes, k):
+    return repr(classes[k].item() if hasattr(classes[k], "item") else classes[k])
+
+
+def _lw_intensity(S, fourth, W):
+    """Ledoit-Wolf (2004) shrinkage intensity for S = M2/W of centred rows.
+
+    μ = tr S/d, δ = ‖S − μI‖²_F/d, β̄ = (Σ w‖z‖⁴/W − ‖S‖²_F)/(W·d), α = min(β̄, δ)/δ.
+    """
+    d = S.shape[0]
+    if d == 1:
+        return 0.0
+    mu = np.trace(S) / d
+    fro2 = float(np.sum(S * S))
+    delta = (fro2 - 2.0 * mu * np.trace(S) + d * mu * mu) / d
+    beta = (fourth / W - fro2) / (W * d)
+    beta = min(beta, delta)
+    return 0.0 if beta == 0 else beta / delta
+
+
+def _oas_intensity(S, W):
+    """Oracle approximating shrinkage (Chen et al. 2010) as scikit-learn computes it."""
+    d = S.shape[0]
+    if d == 1:
+        return 0.0
+    alpha = float(np.mean(S * S))
+    mu = np.trace(S) / d
+    num = alpha + mu * mu
+    den = (W + 1.0) * (alpha - mu * mu / d)
+    return 1.0 if den == 0 else min(num / den, 1.0)
+
+
+def _shrink(S, a):
+    """(1 − a)·S + a·(tr S / d)·I for a full matrix; toward the mean for variances."""
+    if a == 0:
+        return S
+    if S.ndim == 1:
+        return (1.0 - a) * S + a * S.mean()
+    d = S.shape[0]
+    out = (1.0 - a) * S
+    out[np.diag_indices(d)] += a * np.trace(S) / d
+    return out
+
+
+def _cholesky_checked(S, what, classes=None, k=None, n_k=None):
+    """Lower Cholesky factor, raising SingularCovarianceError with advice."""
+    d = S.shape[0]
+    who = f" of class {_label(classes, k)}" if classes is not None else ""
+    advice = ("pass reg>0 (Σ ← (1−reg)Σ + reg·I) or shrinkage, or drop constant or "
+              "collinear features")
+    if n_k is not None and n_k <= 1:
+        raise SingularCovarianceError(
+            f"class {_label(classes, k)} has {n_k:g} sample(s): its {what} covariance is "
+            f"undefined; pass reg>0 or use covariance='pooled'"
+        )
+    try:
+        L = np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        raise SingularCovarianceError(
+            f"the {what} covariance{who} is not positive definite; {advice}"
+        ) from None
+    diag = np.diag(L)
+    scale = max(float(np.max(np.diag(S))), np.finfo(float).tiny)
+    if not np.all(np.isfinite(L)) or np.min(diag) ** 2 <= d * np.finfo(float).eps * scale:
+        raise SingularCovarianceError(
+            f"the {what} covariance{who} is singular to working precision; {advice}"
+        )
+    return L
+
+
+def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourth=None):
+    """Covariance estimates, shrinkage, regularisation and factors from moments."""
+    classes, W, means = m.classes, m.counts, m.means
+    K, d = means.shape
+    absent = np.flatnonzero(W <= 0)
+    if absent.size:
+        raise ValueError(
+            f"class {_label(classes, absent[0])} has zero total weight; every class needs "
+            f"at least one sample with positive weight"
+        )
+    Wtot = float(W.sum())
+    pri = W / Wtot if priors is None else priors
+    if covariance == "pooled":
+        if m.kind == "pooled":
+            M2 = m.scatter
+        elif m.kind == "per_class":
+            M2 = m.scatter.sum(axis=0)
+        denom = Wtot - K if unbiased else Wtot
+        if denom <= 0:
+            raise SingularCovarianceError(
+                f"unbiased pooled covariance needs more samples than classes "
+                f"({Wtot:g} samples, {K} classes)"
+            )
+        S = M2 / Wtot
+        if shrinkage == "ledoit-wolf":
+            a = _lw_intensity(S, float(fourth.sum()), Wtot)
+        elif shrinkage == "oas":
+            a = _oas_intensity(S, Wtot)
+        else:
+            a = shrinkage or 0.0
+        cov = _shrink(M2 / denom, a)
+        if reg:
+            cov = (1.0 - reg) * cov + reg * np.eye(d)
+        cov = 0.5 * (cov + cov.T)
+        L = _cholesky_checked(cov, "pooled")
+        chol = L
+        log_det = np.full(K, 2.0 * np.sum(np.log(np.diag(L))))
+    elif covariance == "per_class":
+        cov = np.empty((K, d, d))
+        chol = np.empty((K, d, d))
+        log_det = np.empty(K)
+        for k in range(K):
+            denom = W[k] - 1.0 if unbiased else W[k]
+            if W[k] <= 1.0 and not reg:
+                _cholesky_checked(None, "per-class", classes, k, W[k])
+            Sk = m.scatter[k] / W[k]
+            if shrinkage == "ledoit-wolf":
+                a = _lw_intensity(Sk, float(fourth[k]), W[k])
+            elif shrinkage == "oas":
+                a = _oas_intensity(Sk, W[k])
+            else:
+                a = shrinkage or 0.0
+            ck = _shrink(m.scatter[k] / denom, a) if denom > 0 else np.zeros((d, d))
+            if reg:
+                ck = (1.0 - reg) * ck + reg * np.eye(d)
+            ck = 0.5 * (ck + ck.T)
+            cov[k] = ck
+            chol[k] = _cholesky_checked(ck, "per-class", classes, k)
+            log_det[k] = 2.0 * np.sum(np.log(np.diag(chol[k])))
+    else:
+        if m.kind == "per_class":
+            V = np.einsum("kjj->kj", m.scatter).copy()
+        else:
+            V = m.scatter
+        if covariance == "diagonal":
+            denom = (W - 1.0) if unbiased else W
+            if np.any(denom <= 0):
+                k = int(np.flatnonzero(denom <= 0)[0])
+                raise SingularCovarianceError(
+                    f"class {_label(classes, k)} has {W[k]:g} sample(s): its unbiased "
+                    f"variance is undefined; pass unbiased=False or reg>0"
+                )
+            cov = V / denom[:, None]
+            a = shrinkage or 0.0
+            if a:
+                cov = np.stack([_shrink(row, a) for row in cov])
+        else:
+            denom = Wtot - K if unbiased else Wtot
+            if denom <= 0:
+                raise SingularCovarianceError(
+                    "unbiased pooled variances need more samples than classes"
+                )
+            cov = _shrink(V.sum(axis=0) / denom, shrinkage or 0.0)
+        if reg:
+            cov = (1.0 - reg) * cov + reg
+        bad = np.argwhere(~(cov > 0))
+        if bad.size:
+            if covariance == "diagonal":
+                k, j = bad[0]
+                raise SingularCovarianceError(
+                    f"feature {j} has zero variance in class {_label(classes, k)}; pass "
+                    f"reg>0 (or use fit_gaussian_nb, whose var_smoothing handles this)"
+                )
+            raise SingularCovarianceError(
+                f"feature {bad[0][0]} has zero pooled within-class variance; pass reg>0 "
+                f"or drop the feature"
+            )
+        chol = np.sqrt(cov)
+        logv = np.log(cov)
+        log_det = logv.sum(axis=-1) if cov.ndim == 2 else np.full(K, logv.sum())
+    dt = np.dtype(m.dtype)
+    return GDAParams(
+        classes=classes,
+        priors=np.asarray(pri, dtype=dt),
+        means=means.astype(dt),
+        covariance=cov.astype(dt),
+        cholesky=chol.astype(dt),
+        log_det=log_det.astype(dt),
+        n_per_class=W.astype(dt),
+        covariance_type=covariance,
+    )
+
+
+def _check_options(covariance, priors, reg, shrinkage, unbiased, K):
+    _check_covariance_type(covariance)
+    shrinkage = _check_shrinkage(shrinkage, covariance)
+    reg = check_scalar(reg, "reg", low=0.0, high=1.0)
+    if not isinstance(unbiased, (bool, np.bool_)):
+        raise ValueError(f"unbiased must be True or False; got {unbiased!r}")
+    priors = check_priors(priors, K)
+    return priors, reg, shrinkage
+
+
+def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
+            reg: float = 0.0, shrinkage=None, unbiased: bool = False) -> GDAParams:
+    """Fit Gaussian discriminant analysis by maximum likelihood.
+
+    Parameters
+    ----------
+    X : array-like (n, d)
+        Training data.  float32 input gives float32 params (the moments are accumulated
+        in float64 either way).
+    y : array-like (n,)
+        Class labels (any sortable hashable type).
+    covariance : {"pooled", "per_class", "diagonal", "pooled_diagonal"}
+        "pooled": one Σ shared by the classes (LDA; linear boundaries);
+        "per_class": Σ_k per class (QDA); "diagonal": per-class variances (Gaussian
+        naive Bayes); "pooled_diagonal": variances shared by the classes (naive Bayes
+        with a linear boundary).
+    priors : array-like (K,), optional
+        Class priors p(y=k) in the order of ``params.classes``; default W_k / W.
+    sample_weight : array-like (n,), optional
+        Non-negative weights (a weight of 2 is the same as repeating the row).
+    reg : float in [0, 1]
+        Σ ← (1 − reg)·Σ + reg·I after shrinkage (scikit-learn's QDA ``reg_param``).
+    shrinkage : None, float in [0, 1], "ledoit-wolf" or "oas"
+        Σ ← (1 − a)·Σ + a·(tr Σ / d)·I.  "ledoit-wolf" and "oas" estimate a from the
+        within-class centred data, for the pooled covariance as a whole or for each
+        class (per_class).  Unlike scikit-learn's LDA ``shrinkage="auto"`` the data are
+        not standardised first: the intensity is that of
+        ``sklearn.covariance.ledoit_wolf(X - means[y], assume_centered=True)``.
+        Ledoit-Wolf costs one extra O(n·d) pass over X (the fourth moments).
+    unbiased : bool
+        Divide scatter by W_k − 1 (per class) or W − K (pooled) instead of the MLE's
+        W_k or W; scikit-learn before 1.9 did this in QDA and LDA's svd solver.
+
+    Returns
+    -------
+    GDAParams
+        φ_k = W_k / W, μ_k = Σ_{i∈k} w_i x_i / W_k,
+        Σ = (1/W)·Σ_i w_i (x_i − μ_{y_i})(x_i − μ_{y_i})ᵀ (pooled MLE),
+        with Cholesky factors and log-determinants for scoring.
+
+    Raises
+    ------
+    ValueError
+        For invalid input (the message names the argument and the problem).
+    SingularCovarianceError
+        (a LinAlgError and a ValueError) when a covariance is not positive definite.
+    """
+    _check_covariance_type(covariance)
+    X = check_X(X)
+    classes, codes = check_y(y, X.shape[0])
+    w = check_sample_weight(sample_weight, X.shape[0])
+    priors, reg, shrinkage = _check_options(covariance, priors, reg, shrinkage, unbiased,
+                                            classes.shape[0])
+    kind = _SCATTER_FOR[covariance]
+    W, means, scatter = _kernel_moments(X, codes, w, classes.shape[0], kind)
+    m = ClassMoments(classes, W, means, scatter, kind, str(X.dtype))
+    fourth = None
+    if shrinkage == "ledoit-wolf":
+        G = _km.n_row_groups(X.shape[0], classes.shape[0], 1 << 20)
+        fourth = _km.centered_fourth_moment(X, codes, w, means, G)
+    return _finish(m, covariance, priors, reg, shrinkage, unbiased, fourth)
+
+
+def gda_from_moments(moments: ClassMoments, covariance: str = "pooled", *, priors=None,
+                     reg: float = 0.0, shrinkage=None, unbiased: bool = False) -> GDAParams:
+    """Build a GDA model from (possibly merged) class moments.
+
+    Same options as :func:`fit_gda`, except ``shrinkage="ledoit-wolf"``, which needs a
+    pass over the data (use :func:`fit_gda`).  Per-class moments give any covariance
+    model; pooled moments give "pooled" and "pooled_diagonal"; diagonal moments give
+    "diagonal" and "pooled_diagonal".
+    """
+    if not isinstance(moments, ClassMoments):
+        raise ValueError(f"moments must be ClassMoments; got {type(moments).__name__}")
+    _check_covariance_type(covariance)
+    if covariance not in _DERIVABLE[moments.kind]:
+        raise ValueError(
+            f"moments of kind {moments.kind!r} cannot give covariance={covariance!r}; "
+            f"compute class_moments(..., kind={_SCATTER_FOR[covariance]!r})"
+        )
+    if shrinkage == "ledoit-wolf":
+        raise ValueError(
+            "shrinkage='ledoit-wolf' needs the fourth moments of the data; use fit_gda, "
+            "or 'oas' or a float shrinkage with gda_from_moments"
+        )
+    priors, reg, shrinkage = _check_options(covariance, priors, reg, shrinkage, unbiased,
+                                            moments.classes.shape[0])
+    return _finish(moments, covariance, priors, reg, shrinkage, unbiased)
+
+
+def _check_gda(params, pooled_only=True):
+    if not isinstance(params, GDAParams):
+        raise ValueError(f"params must be GDAParams (from fit_gda); got {type(params).__name__}")
+    if pooled_only and params.covariance_type not in ("pooled", "pooled_diagonal"):
+        raise ValueError(
+            f"a linear discriminant exists only for a covariance shared by the classes "
+            f"('pooled' or 'pooled_diagonal'); these params are {params.covariance_type!r}"
+        )
+
+
+def linear_discriminant(params: GDAParams):
+    """The linear discriminant of a shared-covariance model.
+
+    Returns
+    -------
+    W : ndarray (d, K)
+        w_k = Σ⁻¹μ_k.
+    b : ndarray (K,)
+        b_k = −½ μ_kᵀΣ⁻¹μ_k + log p_k.
+
+    Then log p(y=k | x) = xᵀw_k + b_k − log Σ_j exp(xᵀw_j + b_j); with two classes
+    p(y=1 | x) = σ((w_1 − w_0)ᵀx + b_1 − b_0).
+    """
+    _check_gda(params)
+    L = params.cholesky.astype(np.float64)
+    if L.ndim == 1:
+        L = np.diag(L)
+    M = params.means.astype(np.float64).T
+    A = scipy.linalg.solve_triangular(L, M, lower=True)
+    Wm = scipy.linalg.solve_triangular(L.T, A, lower=False)
+    b = -0.5 * np.einsum("dk,dk->k", A, A) + params._log_prior
+    return Wm.astype(params.dtype), b.astype(params.dtype)
+
+
+def lda_transform(params: GDAParams, X, n_components: int | None = None):
+    """Project X onto the discriminant directions (scikit-learn's LDA ``transform``).
+
+    With the pooled Σ = LLᵀ and the priors-weighted centre x̄ = Σ_k p_k μ_k, the
+    directions are V = L⁻ᵀ·U, where U are the right singular vectors of the
+    between-class matrix B with rows √(W·p_k/(K−1))·L⁻¹(μ_k − x̄); they are ordered by
+    decreasing singular value and whiten the within-class covariance (Vᵀ Σ V = I).
+    The result is (X − x̄)·V[:, :n_components], equal to scikit-learn's up to the sign
+    of each column.
+
+    Parameters
+    ----------
+    params : GDAParams with covariance "pooled" or "pooled_diagonal"
+    X : array-like (n, d)
+    n_components : int, optional
+        At most min(K − 1, d) (the default).
+    """
+    _check_gda(params)
+    X = check_X(X, dtype=params.dtype)
+    check_n_features(X, params.n_features_in)
+    K, d = params.means.shape
+    max_c = min(K - 1, d)
+    if n_components is None:
+        n_components = max_c
+    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) \
+            or not 1 <= n_components <= max_c:
+        raise ValueError(
+            f"n_components must be an integer in [1, {max_c}] (min(n_classes - 1, "
+            f"n_features)); got {n_components!r}"
+        )
+    L = params.cholesky.astype(np.float64)
+    if L.ndim == 1:
+        L = np.diag(L)
+    p = params.priors.astype(np.float64)
+    mu = params.means.astype(np.float64)
+    xbar = p @ mu
+    Wt = float(params.n_per_class.astype(np.float64).sum())
+    fac = 1.0 / (K - 1) if K > 1 else 1.0
+    B = np.sqrt(Wt * p * fac)[:, None] * scipy.linalg.solve_triangular(
+        L, (mu - xbar).T, lower=True).T
+    _, s, Vt = np.linalg.svd(B, full_matrices=False)
+    V = scipy.linalg.solve_triangular(L.T, Vt[:n_components].T, lower=False)
+    return ((X - xbar.astype(X.dtype)) @ V.astype(X.dtype))

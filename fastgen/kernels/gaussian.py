@@ -1,0 +1,152 @@
+"""Gaussian scoring kernels: log p(x | y=k) + log p(y=k) without (n, K, d) temporaries.
+
+All kernels work on fixed blocks of ``ROW_BLOCK`` rows (``prange`` over blocks), write
+into a caller-provided ``out`` (n, K) of the data's dtype, and accumulate each row's
+sums in float64.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit, pjit
+from .special import ROW_BLOCK
+
+__all__ = [
+    "pooled_scores",
+    "per_class_scores",
+    "diagonal_scores",
+    "LOG_2PI",
+]
+
+LOG_2PI = np.log(2.0 * np.pi)
+
+# From this dimension the per-class Mahalanobis product goes through BLAS (np.dot on a
+# block of rows); below it, hand loops on the triangular factor are faster.
+_GEMM_MIN_D = 32
+
+
+@pjit
+def pooled_scores(X, center, Wc, bc, Linv, const, out):
+    """Linear scores of the pooled (shared-covariance) model.
+
+    out[i, k] = (x_i − c)ᵀ Wc[:, k] + bc[k], with Wc = Σ⁻¹(μ_k − c) and
+    bc[k] = −½(μ_k − c)ᵀΣ⁻¹(μ_k − c) + log p_k.  These differ from the joint
+    log-likelihood by a term shared by all classes, so they give the posteriors.
+
+    If ``Linv`` (the inverse Cholesky factor, lower, (d, d)) has d rows, the shared term
+    −½‖L⁻¹(x − c)‖² + ``const`` is added too, giving log p(x, y=k) exactly; pass an
+    empty (0, 0) array to skip it.  Centring on ``c`` first keeps digits when |x| ≫ σ.
+    """
+    n, d = X.shape
+    K = Wc.shape[1]
+    quad = Linv.shape[0] == d
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    for b in prange(nb):
+        xc = np.empty(d)
+        acc = np.empty(K)
+        for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
+            for k in range(K):
+                acc[k] = bc[k]
+            for j in range(d):
+                v = np.float64(X[i, j]) - center[j]
+                xc[j] = v
+                for k in range(K):
+                    acc[k] += v * Wc[j, k]
+            shared = 0.0
+            if quad:
+                q = 0.0
+                for j in range(d):
+                    s = 0.0
+                    for l in range(j + 1):
+                        s += Linv[j, l] * xc[l]
+                    q += s * s
+                shared = const - 0.5 * q
+            for k in range(K):
+                out[i, k] = acc[k] + shared
+    return out
+
+
+@pjit
+def per_class_scores(X, means, Linv, bias, out):
+    """Per-class (QDA) joint log-likelihood.
+
+    out[i, k] = −½‖L_k⁻¹(x_i − μ_k)‖² + bias[k], with bias[k] = log p_k − ½log|Σ_k|
+    − (d/2)·log 2π and ``Linv`` (K, d, d) the inverse lower Cholesky factors.  The rows
+    are centred on each class mean before the product (the expanded form loses digits
+    when |x| ≫ σ).  For d ≥ 32 each block is multiplied by BLAS (the caller holds BLAS
+    at one thread); below, by hand loops over the triangle.
+    """
+    n, d = X.shape
+    K = means.shape[0]
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    use_gemm = d >= _GEMM_MIN_D
+    for b in prange(nb):
+        r0 = b * ROW_BLOCK
+        r1 = min(n, r0 + ROW_BLOCK)
+        m = r1 - r0
+        if use_gemm:
+            Z = np.empty((m, d), dtype=Linv.dtype)
+            for k in range(K):
+                for r in range(m):
+                    for j in range(d):
+                        Z[r, j] = X[r0 + r, j] - means[k, j]
+                U = np.dot(Z, np.ascontiguousarray(Linv[k].T))
+                for r in range(m):
+                    q = 0.0
+                    for j in range(d):
+                        u = np.float64(U[r, j])
+                        q += u * u
+                    out[r0 + r, k] = bias[k] - 0.5 * q
+        else:
+            z = np.empty(d)
+            for i in range(r0, r1):
+                for k in range(K):
+                    for j in range(d):
+                        z[j] = np.float64(X[i, j]) - means[k, j]
+                    q = 0.0
+                    for j in range(d):
+                        s = 0.0
+                        for l in range(j + 1):
+                            s += Linv[k, j, l] * z[l]
+                        q += s * s
+                    out[i, k] = bias[k] - 0.5 * q
+    return out
+
+
+@pjit
+def diagonal_scores(X, means, inv_var, bias, out):
+    """Diagonal-covariance joint log-likelihood by a direct n·K·d loop.
+
+    out[i, k] = −½ Σ_j (x_ij − μ_kj)²·inv_var[k', j] + bias[k], where k' = k when
+    ``inv_var`` has K rows and 0 when it has one (variances shared by the classes), and
+    bias[k] = log p_k − ½ Σ_j log σ²_k'j − (d/2)·log 2π.
+    """
+    n, d = X.shape
+    K = means.shape[0]
+    shared = inv_var.shape[0] == 1
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    for b in prange(nb):
+        for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
+            for k in range(K):
+                kv = 0 if shared else k
+                q = 0.0
+                for j in range(d):
+                    z = np.float64(X[i, j]) - means[k, j]
+                    q += z * z * inv_var[kv, j]
+                out[i, k] = bias[k] - 0.5 * q
+    return out
+
+
+@jit
+def inverse_lower(L):
+    """Inverse of a lower-triangular matrix by forward substitution (float64)."""
+    d = L.shape[0]
+    inv = np.zeros((d, d))
+    for c in range(d):
+        inv[c, c] = 1.0 / L[c, c]
+        for r in range(c + 1, d):
+            s = 0.0
+            for t in range(c, r):
+                s += L[r, t] * inv[t, c]
+            inv[r, c] = -s / L[r, r]
+    return inv

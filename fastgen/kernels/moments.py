@@ -1,0 +1,485 @@
+"""Per-class sufficient statistics in one read of X.
+
+Every kernel returns, in float64 whatever the input dtype (float32 data is accumulated
+in float64: scatter sums lose digits fast in single precision):
+
+* ``W``     (K,)  total weight (the count when unweighted) of each class,
+* ``means`` (K, d) class means,
+* a scatter: pooled ``(d, d)`` = Σ_i w_i (x_i − μ_{y_i})(x_i − μ_{y_i})ᵀ, per-class
+  ``(K, d, d)``, or diagonal ``(K, d)``.
+
+Numerics.  Rows are split into a fixed number of groups of consecutive rows (the number
+depends on n, K and d only, never on the thread count, so results are bitwise identical
+for any ``NUMBA_NUM_THREADS``).  Inside a group every class is accumulated around a
+shift, the first row of that class in the group, so the raw sums never see a large
+mean: with z = x − s, Σw(x−m)(x−m)ᵀ = Σw zzᵀ − SSᵀ/W where S = Σwz and |S/W| is of
+the order of the class spread, not of its mean.  Groups are turned into
+(W, mean, M2) and merged serially in a fixed order by the pairwise update of Chan,
+Golub & LeVeque (1983), weighted as in Schubert & Gertz (2018)::
+
+    W = Wa + Wb,  δ = mb − ma,  m = ma + δ·Wb/W,  M2 = M2a + M2b + δδᵀ·Wa·Wb/W
+
+The pooled kernel never allocates K×d×d: it keeps per-class (W, mean) and one pooled
+scatter, and merging two groups adds Σ_k δ_kδ_kᵀ·Wa_k·Wb_k/W_k to it.
+
+``w`` is either the per-row weights (float64, length n) or an empty array for "all
+weights one"; ``codes`` are int32 class indices in ``[0, K)``.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit, pjit
+
+__all__ = [
+    "moments_pooled",
+    "moments_diagonal",
+    "moments_per_class",
+    "merge_pooled",
+    "merge_diagonal",
+    "merge_per_class",
+    "n_row_groups",
+    "centered_fourth_moment",
+]
+
+# Rows buffered before a rank-C update of the scatter (hand loop or GEMM).
+_CHUNK = 128
+# Dimension from which the scatter update goes through BLAS (np.dot) instead of loops.
+_GEMM_MIN_D = 24
+# Target rows per group and the most groups; the memory bound is applied by the caller.
+GROUP_ROWS = 8192
+MAX_GROUPS = 64
+# Rows per block of one class in the per-class kernel.
+CLASS_BLOCK = 4096
+
+
+@jit
+def n_row_groups(n, per_group_doubles, budget_doubles):
+    """Number of row groups: ⌈n / GROUP_ROWS⌉, at most MAX_GROUPS, and few enough that
+    the per-group buffers fit in ``budget_doubles``.  Depends on sizes only."""
+    g = (n + GROUP_ROWS - 1) // GROUP_ROWS
+    if g > MAX_GROUPS:
+        g = MAX_GROUPS
+    cap = budget_doubles // max(per_group_doubles, 1)
+    if g > cap:
+        g = cap
+    if g < 1:
+        g = 1
+    return g
+
+
+@jit(inline="always")
+def _row_weight(w, i):
+    if w.shape[0] == 0:
+        return 1.0
+    return w[i]
+
+
+@jit
+def _rank_update(R, Z, c, d):
+    """R[:d, :d] += Z[:c]ᵀ Z[:c] (upper triangle for the loop path, full for GEMM)."""
+    if d >= _GEMM_MIN_D:
+        Zc = Z[:c]
+        R += np.dot(Zc.T, Zc)
+    else:
+        for i in range(c):
+            for j in range(d):
+                zj = Z[i, j]
+                for l in range(j, d):
+                    R[j, l] += zj * Z[i, l]
+
+
+@jit
+def _symmetrize_from_upper(R, d):
+    if d >= _GEMM_MIN_D:
+        # the GEMM path filled the full square; average out rounding asymmetry
+        for j in range(d):
+            for l in range(j + 1, d):
+                v = 0.5 * (R[j, l] + R[l, j])
+                R[j, l] = v
+                R[l, j] = v
+    else:
+        for j in range(d):
+            for l in range(j + 1, d):
+                R[l, j] = R[j, l]
+
+
+@jit
+def _add_outer_rows(M, D, scale, sign):
+    """M += sign · Σ_r scale[r] · D[r] D[r]ᵀ  (D rows, scale >= 0)."""
+    m, d = D.shape
+    if m == 0:
+        return
+    if d >= _GEMM_MIN_D and m >= 4:
+        E = np.empty((m, d))
+        for r in range(m):
+            s = np.sqrt(scale[r])
+            for j in range(d):
+                E[r, j] = D[r, j] * s
+        M += sign * np.dot(E.T, E)
+    else:
+        for r in range(m):
+            s = sign * scale[r]
+            for j in range(d):
+                a = s * D[r, j]
+                for l in range(d):
+                    M[j, l] += a * D[r, l]
+
+
+@jit
+def _pooled_group(X, codes, w, K, r0, r1, W, means, M2):
+    """Accumulate rows [r0, r1) into (W (K,), means (K, d), M2 (d, d)), all zeroed."""
+    d = X.shape[1]
+    seen = np.zeros(K, dtype=np.uint8)
+    S = np.zeros((K, d))
+    Z = np.empty((_CHUNK, d))
+    c = 0
+    weighted = w.shape[0] > 0
+    for i in range(r0, r1):
+        k = codes[i]
+        wi = _row_weight(w, i)
+        if seen[k] == 0:
+            seen[k] = 1
+            for j in range(d):
+                means[k, j] = X[i, j]  # the shift, until finalised below
+        if weighted:
+            sw = np.sqrt(wi)
+            for j in range(d):
+                z = X[i, j] - means[k, j]
+                S[k, j] += wi * z
+                Z[c, j] = sw * z
+        else:
+            for j in range(d):
+                z = X[i, j] - means[k, j]
+                S[k, j] += z
+                Z[c, j] = z
+        W[k] += wi
+        c += 1
+        if c == _CHUNK:
+            _rank_update(M2, Z, c, d)
+            c = 0
+    if c > 0:
+        _rank_update(M2, Z, c, d)
+    _symmetrize_from_upper(M2, d)
+    # M2 = Σ w z zᵀ − Σ_k S_k S_kᵀ / W_k ; mean_k = shift_k + S_k / W_k
+    m = 0
+    for k in range(K):
+        if W[k] > 0:
+            m += 1
+    D = np.empty((m, d))
+    sc = np.empty(m)
+    r = 0
+    for k in range(K):
+        if W[k] > 0:
+            inv = 1.0 / W[k]
+            for j in range(d):
+                D[r, j] = S[k, j] * inv
+                means[k, j] += S[k, j] * inv
+            sc[r] = W[k]
+            r += 1
+        else:
+            for j in range(d):
+                means[k, j] = 0.0
+    _add_outer_rows(M2, D, sc, -1.0)
+
+
+@jit
+def merge_pooled(Wa, ma, M2a, Wb, mb, M2b):
+    """Merge (Wb, mb, M2b) into (Wa, ma, M2a) in place (pooled scatter).
+
+    M2a += M2b + Σ_k δ_kδ_kᵀ·Wa_k·Wb_k/W_k over classes present in both.
+    """
+    K, d = ma.shape
+    m = 0
+    for k in range(K):
+        if Wa[k] > 0 and Wb[k] > 0:
+            m += 1
+    D = np.empty((m, d))
+    sc = np.empty(m)
+    r = 0
+    for k in range(K):
+        if Wb[k] <= 0:
+            continue
+        if Wa[k] <= 0:
+            Wa[k] = Wb[k]
+            for j in range(d):
+                ma[k, j] = mb[k, j]
+            continue
+        Wt = Wa[k] + Wb[k]
+        f = Wb[k] / Wt
+        for j in range(d):
+            delta = mb[k, j] - ma[k, j]
+            D[r, j] = delta
+            ma[k, j] += delta * f
+        sc[r] = Wa[k] * f
+        Wa[k] = Wt
+        r += 1
+    for j in range(d):
+        for l in range(d):
+            M2a[j, l] += M2b[j, l]
+    _add_outer_rows(M2a, D, sc, 1.0)
+
+
+@pjit
+def moments_pooled(X, codes, w, K, n_groups):
+    """Class weights, means and the pooled within-class scatter (d, d) in one read of X.
+
+    ``n_groups`` fixes the work split (see :func:`n_row_groups`); it must not depend on
+    the thread count for results to be reproducible.
+    """
+    n, d = X.shape
+    G = n_groups
+    Wg = np.zeros((G, K))
+    Mg = np.zeros((G, K, d))
+    Sg = np.zeros((G, d, d))
+    for g in prange(G):
+        r0 = (n * g) // G
+        r1 = (n * (g + 1)) // G
+        _pooled_group(X, codes, w, K, r0, r1, Wg[g], Mg[g], Sg[g])
+    W = Wg[0].copy()
+    means = Mg[0].copy()
+    M2 = Sg[0].copy()
+    for g in range(1, G):
+        merge_pooled(W, means, M2, Wg[g], Mg[g], Sg[g])
+    return W, means, M2
+
+
+@jit
+def _diagonal_group(X, codes, w, K, r0, r1, W, means, M2):
+    d = X.shape[1]
+    seen = np.zeros(K, dtype=np.uint8)
+    S = np.zeros((K, d))
+    for i in range(r0, r1):
+        k = codes[i]
+        wi = _row_weight(w, i)
+        if seen[k] == 0:
+            seen[k] = 1
+            for j in range(d):
+                means[k, j] = X[i, j]
+        for j in range(d):
+            z = X[i, j] - means[k, j]
+            wz = wi * z
+            S[k, j] += wz
+            M2[k, j] += wz * z
+        W[k] += wi
+    for k in range(K):
+        if W[k] > 0:
+            inv = 1.0 / W[k]
+            for j in range(d):
+                mz = S[k, j] * inv
+                means[k, j] += mz
+                M2[k, j] -= S[k, j] * mz
+                if M2[k, j] < 0.0:
+                    M2[k, j] = 0.0
+        else:
+            for j in range(d):
+                means[k, j] = 0.0
+
+
+@jit
+def merge_diagonal(Wa, ma, M2a, Wb, mb, M2b):
+    """Merge per-class diagonal moments (W, means (K, d), M2 (K, d)) in place."""
+    K, d = ma.shape
+    for k in range(K):
+        if Wb[k] <= 0:
+            continue
+        if Wa[k] <= 0:
+            Wa[k] = Wb[k]
+            for j in range(d):
+                ma[k, j] = mb[k, j]
+                M2a[k, j] = M2b[k, j]
+            continue
+        Wt = Wa[k] + Wb[k]
+        f = Wb[k] / Wt
+        c = Wa[k] * f
+        for j in range(d):
+            delta = mb[k, j] - ma[k, j]
+            ma[k, j] += delta * f
+            M2a[k, j] += M2b[k, j] + delta * delta * c
+        Wa[k] = Wt
+
+
+@pjit
+def moments_diagonal(X, codes, w, K, n_groups):
+    """Class weights, means and per-class per-feature scatter (K, d) in one read of X."""
+    n, d = X.shape
+    G = n_groups
+    Wg = np.zeros((G, K))
+    Mg = np.zeros((G, K, d))
+    Sg = np.zeros((G, K, d))
+    for g in prange(G):
+        r0 = (n * g) // G
+        r1 = (n * (g + 1)) // G
+        _diagonal_group(X, codes, w, K, r0, r1, Wg[g], Mg[g], Sg[g])
+    W = Wg[0].copy()
+    means = Mg[0].copy()
+    M2 = Sg[0].copy()
+    for g in range(1, G):
+        merge_diagonal(W, means, M2, Wg[g], Mg[g], Sg[g])
+    return W, means, M2
+
+
+@jit
+def class_order(codes, K):
+    """Stable counting sort of rows by class: (order (n,), start (K + 1,))."""
+    n = codes.shape[0]
+    start = np.zeros(K + 1, dtype=np.int64)
+    for i in range(n):
+        start[codes[i] + 1] += 1
+    for k in range(K):
+        start[k + 1] += start[k]
+    pos = start[:K].copy()
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        k = codes[i]
+        order[pos[k]] = i
+        pos[k] += 1
+    return order, start
+
+
+@jit
+def _block_moments(X, w, order, a, b, buf, mean, M2):
+    """Exact (W, mean, M2) of rows order[a:b]: gather, two-pass mean, centred GEMM."""
+    d = X.shape[1]
+    m = b - a
+    Wt = 0.0
+    for j in range(d):
+        mean[j] = 0.0
+    for r in range(m):
+        i = order[a + r]
+        wi = _row_weight(w, i)
+        Wt += wi
+        for j in range(d):
+            v = np.float64(X[i, j])
+            buf[r, j] = v
+            mean[j] += wi * v
+    if Wt <= 0:
+        for j in range(d):
+            mean[j] = 0.0
+            for l in range(d):
+                M2[j, l] = 0.0
+        return 0.0
+    for j in range(d):
+        mean[j] /= Wt
+    # second pass on the buffer (in cache): refine the mean, then centre and scale by √w
+    corr = np.zeros(d)
+    for r in range(m):
+        wi = _row_weight(w, order[a + r])
+        for j in range(d):
+            corr[j] += wi * (buf[r, j] - mean[j])
+    for j in range(d):
+        mean[j] += corr[j] / Wt
+    for r in range(m):
+        sw = np.sqrt(_row_weight(w, order[a + r]))
+        for j in range(d):
+            buf[r, j] = sw * (buf[r, j] - mean[j])
+    for j in range(d):
+        for l in range(d):
+            M2[j, l] = 0.0
+    Zb = buf[:m]
+    if d >= _GEMM_MIN_D:
+        M2 += np.dot(Zb.T, Zb)
+    else:
+        _rank_update(M2, Zb, m, d)
+    _symmetrize_from_upper(M2, d)
+    return Wt
+
+
+@jit
+def _merge_one(Wa, ma, M2a, Wb, mb, M2b):
+    """Pairwise merge of one class's (W, mean, M2); returns the new W."""
+    if Wb <= 0:
+        return Wa
+    d = ma.shape[0]
+    if Wa <= 0:
+        for j in range(d):
+            ma[j] = mb[j]
+            for l in range(d):
+                M2a[j, l] = M2b[j, l]
+        return Wb
+    Wt = Wa + Wb
+    f = Wb / Wt
+    c = Wa * f
+    delta = np.empty(d)
+    for j in range(d):
+        delta[j] = mb[j] - ma[j]
+        ma[j] += delta[j] * f
+    for j in range(d):
+        for l in range(d):
+            M2a[j, l] += M2b[j, l] + c * delta[j] * delta[l]
+    return Wt
+
+
+@pjit
+def moments_per_class(X, codes, w, K, max_groups):
+    """Class weights, means and per-class scatter (K, d, d) in one read of X.
+
+    Rows are ordered by class with an O(n) counting sort; each class is cut into blocks
+    of ``CLASS_BLOCK`` rows that are gathered (as float64), centred on their own mean
+    and multiplied out (GEMM for larger d), and the blocks are merged pairwise in a
+    fixed order.  At most ``max_groups`` (d, d) partials are alive at once.
+    """
+    n, d = X.shape
+    order, start = class_order(codes, K)
+    W = np.zeros(K)
+    means = np.zeros((K, d))
+    M2 = np.zeros((K, d, d))
+    Gm = max(1, max_groups)
+    Wg = np.zeros(Gm)
+    Mg = np.zeros((Gm, d))
+    Sg = np.zeros((Gm, d, d))
+    for k in range(K):
+        a0 = start[k]
+        nk = start[k + 1] - a0
+        if nk == 0:
+            continue
+        nb = (nk + CLASS_BLOCK - 1) // CLASS_BLOCK
+        G = min(nb, Gm)
+        for g in prange(G):
+            b0 = (nb * g) // G
+            b1 = (nb * (g + 1)) // G
+            buf = np.empty((CLASS_BLOCK, d))
+            mb = np.empty(d)
+            Sb = np.empty((d, d))
+            Wg[g] = 0.0
+            for bb in range(b0, b1):
+                a = a0 + bb * CLASS_BLOCK
+                b = min(a0 + nk, a + CLASS_BLOCK)
+                Wb = _block_moments(X, w, order, a, b, buf, mb, Sb)
+                Wg[g] = _merge_one(Wg[g], Mg[g], Sg[g], Wb, mb, Sb)
+        Wk = 0.0
+        for g in range(G):
+            Wk = _merge_one(Wk, means[k], M2[k], Wg[g], Mg[g], Sg[g])
+        W[k] = Wk
+    return W, means, M2
+
+
+@jit
+def merge_per_class(Wa, ma, M2a, Wb, mb, M2b):
+    """Merge per-class moments (W, means (K, d), M2 (K, d, d)) in place."""
+    for k in range(Wa.shape[0]):
+        Wa[k] = _merge_one(Wa[k], ma[k], M2a[k], Wb[k], mb[k], M2b[k])
+
+
+@pjit
+def centered_fourth_moment(X, codes, w, means, n_groups):
+    """Per-class Σ_i w_i ‖x_i − μ_{y_i}‖⁴ (K,): the extra pass Ledoit-Wolf needs."""
+    n, d = X.shape
+    K = means.shape[0]
+    G = n_groups
+    part = np.zeros((G, K))
+    for g in prange(G):
+        r0 = (n * g) // G
+        r1 = (n * (g + 1)) // G
+        for i in range(r0, r1):
+            k = codes[i]
+            s = 0.0
+            for j in range(d):
+                z = X[i, j] - means[k, j]
+                s += z * z
+            part[g, k] += _row_weight(w, i) * s * s
+    out = np.zeros(K)
+    for g in range(G):
+        for k in range(K):
+            out[k] += part[g, k]
+    return out

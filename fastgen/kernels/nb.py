@@ -1,0 +1,324 @@
+"""Naive Bayes kernels on dense data: Gaussian statistics and scoring, class-wise
+feature counts, categorical counts and scoring.
+
+Every kernel assumes validated input: ``X`` C-contiguous float32/float64, ``codes``
+int32 class indices in ``[0, K)``, ``w`` a float64 weight vector or an empty array
+meaning "every weight is one".  Statistics are accumulated in float64 whatever the
+dtype of ``X``.
+
+Parallel reductions are deterministic: rows are cut into fixed-size blocks (or into
+the ranges given by ``bounds``, which the caller computes from the problem size alone),
+each work item writes its own slot and the slots are merged serially in a fixed order,
+so results are bitwise identical for any number of threads.
+
+Scoring kernels take ``mode``: :data:`MODE_JLL` writes the joint log-likelihood,
+:data:`MODE_LOG_PROBA` the log posterior and :data:`MODE_PROBA` the posterior, fused
+in the same pass over the rows.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit, pjit
+
+__all__ = [
+    "MODE_JLL",
+    "MODE_LOG_PROBA",
+    "MODE_PROBA",
+    "GNB_BLOCK",
+    "SCORE_BLOCK",
+    "finish_row",
+    "gaussian_nb_stats",
+    "gaussian_nb_scores",
+    "dense_class_counts",
+    "categorical_counts",
+    "categorical_scores",
+]
+
+MODE_JLL = 0
+MODE_LOG_PROBA = 1
+MODE_PROBA = 2
+
+#: Rows per block in the Gaussian statistics kernel (each block is shifted by the
+#: first row of each class it holds, then merged pairwise).
+GNB_BLOCK = 2048
+#: At most this many groups of consecutive blocks are reduced in parallel.
+GNB_MAX_GROUPS = 16
+#: Rows per parallel work item in the dense scoring kernels.
+SCORE_BLOCK = 512
+
+
+@jit(inline="always")
+def finish_row(acc, out, i, mode):
+    """Write row ``i`` of ``out`` from the joint log-likelihoods in ``acc`` (K,).
+
+    mode 0: ``out[i] = acc``; mode 1: ``acc - logsumexp(acc)``; mode 2:
+    ``exp(acc - logsumexp(acc))``.  A row whose entries are all -inf gives -inf
+    (mode 1) or zeros (mode 2), never NaN.
+    """
+    K = acc.shape[0]
+    if mode == 0:
+        for k in range(K):
+            out[i, k] = acc[k]
+        return
+    m = -np.inf
+    for k in range(K):
+        if acc[k] > m:
+            m = acc[k]
+    if m == -np.inf:
+        for k in range(K):
+            out[i, k] = -np.inf if mode == 1 else 0.0
+        return
+    s = 0.0
+    for k in range(K):
+        s += np.exp(acc[k] - m)
+    if mode == 1:
+        lse = m + np.log(s)
+        for k in range(K):
+            out[i, k] = acc[k] - lse
+    else:
+        inv = 1.0 / s
+        for k in range(K):
+            out[i, k] = np.exp(acc[k] - m) * inv
+
+
+@jit(inline="always")
+def _merge_into(cnt, mean, m2, k, nb, mb, m2b):
+    """Pairwise (Chan-Golub-LeVeque) merge of (nb, mb, m2b) into slot k."""
+    na = cnt[k]
+    if nb <= 0.0:
+        return
+    if na <= 0.0:
+        cnt[k] = nb
+        for j in range(mean.shape[1]):
+            mean[k, j] = mb[j]
+            m2[k, j] = m2b[j]
+        return
+    n = na + nb
+    fa = na * nb / n
+    r = nb / n
+    for j in range(mean.shape[1]):
+        delta = mb[j] - mean[k, j]
+        mean[k, j] += delta * r
+        m2[k, j] += m2b[j] + delta * delta * fa
+    cnt[k] = n
+
+
+@pjit
+def gaussian_nb_stats(X, codes, w, n_classes):
+    """Per-class weighted counts, means and centred sums of squares, in one pass.
+
+    Computes, for each class k and feature j (float64),
+
+        N_k = Σ_{i: y_i=k} w_i,   μ_kj = Σ w_i x_ij / N_k,
+        M2_kj = Σ_{i: y_i=k} w_i (x_ij − μ_kj)²,
+
+    and the unweighted statistics of all rows in slot K (count n, column means,
+    column M2), from which scikit-learn's ε = var_smoothing · max_j Var(x_j) is
+    taken.  Each block of :data:`GNB_BLOCK` rows accumulates x − s with a shift s
+    (the block's first row of that class), is converted to (count, mean, M2) and
+    merged pairwise into its group; groups are merged in order.
+
+    Parameters
+    ----------
+    X : (n, d) float32/float64, C-contiguous
+    codes : (n,) int32 class codes in [0, n_classes)
+    w : (n,) float64 weights, or empty for all ones
+    n_classes : int
+
+    Returns
+    -------
+    count : (K + 1,) float64
+    mean : (K + 1, d) float64
+    m2 : (K + 1, d) float64
+    """
+    n, d = X.shape
+    K = n_classes
+    weighted = w.shape[0] > 0
+    nblocks = (n + GNB_BLOCK - 1) // GNB_BLOCK
+    G = min(nblocks, GNB_MAX_GROUPS)
+    gcnt = np.zeros((G, K + 1))
+    gmean = np.zeros((G, K + 1, d))
+    gm2 = np.zeros((G, K + 1, d))
+    for g in prange(G):
+        b0 = g * nblocks // G
+        b1 = (g + 1) * nblocks // G
+        s1 = np.empty((K + 1, d))
+        s2 = np.empty((K + 1, d))
+        shift = np.empty((K + 1, d))
+        sw = np.empty(K + 1)
+        seen = np.empty(K + 1, dtype=np.bool_)
+        mb = np.empty(d)
+        m2b = np.empty(d)
+        cnt = gcnt[g]
+        mean = gmean[g]
+        m2 = gm2[g]
+        for b in range(b0, b1):
+            s1[:] = 0.0
+            s2[:] = 0.0
+            sw[:] = 0.0
+            seen[:] = False
+            for i in range(b * GNB_BLOCK, min(n, (b + 1) * GNB_BLOCK)):
+                k = codes[i]
+                wi = w[i] if weighted else 1.0
+                if not seen[k]:
+                    seen[k] = True
+                    for j in range(d):
+                        shift[k, j] = X[i, j]
+                if not seen[K]:
+                    seen[K] = True
+                    for j in range(d):
+                        shift[K, j] = X[i, j]
+                for j in range(d):
+                    t = X[i, j] - shift[k, j]
+                    s1[k, j] += wi * t
+                    s2[k, j] += wi * t * t
+                sw[k] += wi
+                for j in range(d):
+                    t = X[i, j] - shift[K, j]
+                    s1[K, j] += t
+                    s2[K, j] += t * t
+                sw[K] += 1.0
+            for k in range(K + 1):
+                nbk = sw[k]
+                if nbk > 0.0:
+                    for j in range(d):
+                        dm = s1[k, j] / nbk
+                        mb[j] = shift[k, j] + dm
+                        v = s2[k, j] - s1[k, j] * dm
+                        m2b[j] = v if v > 0.0 else 0.0
+                    _merge_into(cnt, mean, m2, k, nbk, mb, m2b)
+    count = np.zeros(K + 1)
+    means = np.zeros((K + 1, d))
+    m2s = np.zeros((K + 1, d))
+    for g in range(G):
+        for k in range(K + 1):
+            _merge_into(count, means, m2s, k, gcnt[g, k], gmean[g, k], gm2[g, k])
+    return count, means, m2s
+
+
+@pjit
+def gaussian_nb_scores(X, means_t, inv_var_t, const, mode, out):
+    """Gaussian naive Bayes scores with a direct n·K·d loop.
+
+        jll_ik = c_k − ½ Σ_j (x_ij − μ_kj)² / σ²_kj,
+        c_k = log π_k − ½ Σ_j log(2π σ²_kj),
+
+    accumulated in float64 and finished per ``mode`` (see :func:`finish_row`).
+
+    Parameters
+    ----------
+    X : (n, d) float32/float64, C-contiguous
+    means_t, inv_var_t : (d, K) float64, C-contiguous (μ and 1/σ², transposed so the
+        inner loop over classes is contiguous)
+    const : (K,) float64, c_k above
+    mode : int
+    out : (n, K) output array (float32 or float64)
+    """
+    n, d = X.shape
+    K = const.shape[0]
+    nb = (n + SCORE_BLOCK - 1) // SCORE_BLOCK
+    for b in prange(nb):
+        acc = np.empty(K)
+        for i in range(b * SCORE_BLOCK, min(n, (b + 1) * SCORE_BLOCK)):
+            for k in range(K):
+                acc[k] = 0.0
+            for j in range(d):
+                x = np.float64(X[i, j])
+                for k in range(K):
+                    t = x - means_t[j, k]
+                    acc[k] += t * t * inv_var_t[j, k]
+            for k in range(K):
+                acc[k] = const[k] - 0.5 * acc[k]
+            finish_row(acc, out, i, mode)
+    return out
+
+
+@pjit
+def dense_class_counts(X, codes, w, n_classes, binarize, threshold, bounds):
+    """Weighted per-class feature sums F_kj = Σ_{i: y_i=k} w_i v(x_ij).
+
+    v(x) = x, or with ``binarize`` v(x) = 1 if x > threshold else 0.  Rows are split
+    at ``bounds`` (G + 1 increasing row indices from 0 to n); each range sums into
+    its own (K, d) float64 buffer, merged in order.
+
+    Returns
+    -------
+    counts : (K, d) float64
+    first_negative : int
+        Flat index i·d + j of the first negative x_ij, or -1 (only looked for
+        without ``binarize``).
+    """
+    n, d = X.shape
+    K = n_classes
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    buf = np.zeros((G, K, d))
+    neg = np.full(G, -1, dtype=np.int64)
+    for g in prange(G):
+        bg = buf[g]
+        for i in range(bounds[g], bounds[g + 1]):
+            k = codes[i]
+            wi = w[i] if weighted else 1.0
+            if binarize:
+                for j in range(d):
+                    if X[i, j] > threshold:
+                        bg[k, j] += wi
+            else:
+                for j in range(d):
+                    v = X[i, j]
+                    if v < 0 and neg[g] < 0:
+                        neg[g] = i * d + j
+                    bg[k, j] += wi * v
+    out = np.zeros((K, d))
+    for k in range(K):
+        for g in range(G):
+            for j in range(d):
+                out[k, j] += buf[g, k, j]
+    first = -1
+    for g in range(G):
+        if neg[g] >= 0:
+            first = neg[g]
+            break
+    return out, first
+
+
+@jit
+def categorical_counts(X, codes, w, n_classes, offsets):
+    """Weighted category counts C[k, offsets[j] + c] = Σ_{i: y_i=k, x_ij=c} w_i.
+
+    ``X`` holds validated category codes (non-negative integers stored as floats)
+    and ``offsets`` (d + 1,) int64 the start of each feature's categories.
+    """
+    n, d = X.shape
+    weighted = w.shape[0] > 0
+    out = np.zeros((n_classes, offsets[d]))
+    for i in range(n):
+        k = codes[i]
+        wi = w[i] if weighted else 1.0
+        for j in range(d):
+            out[k, offsets[j] + np.int64(X[i, j])] += wi
+    return out
+
+
+@pjit
+def categorical_scores(X, table, offsets, bias, mode, out):
+    """Categorical naive Bayes scores jll_ik = b_k + Σ_j T[offsets[j] + x_ij, k].
+
+    ``table`` (total_categories, K) float64 holds log p(x_j = c | y = k) with classes
+    contiguous; ``bias`` (K,) the class log priors.  Finished per ``mode``.
+    """
+    n, d = X.shape
+    K = bias.shape[0]
+    nb = (n + SCORE_BLOCK - 1) // SCORE_BLOCK
+    for b in prange(nb):
+        acc = np.empty(K)
+        for i in range(b * SCORE_BLOCK, min(n, (b + 1) * SCORE_BLOCK)):
+            for k in range(K):
+                acc[k] = bias[k]
+            for j in range(d):
+                r = offsets[j] + np.int64(X[i, j])
+                for k in range(K):
+                    acc[k] += table[r, k]
+            finish_row(acc, out, i, mode)
+    return out

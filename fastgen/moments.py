@@ -1,0 +1,180 @@
+"""Per-class sufficient statistics: the mergeable core of every Gaussian fit.
+
+``class_moments`` reads X once; ``merge_moments`` combines two sets of moments exactly
+(the pairwise update of Chan, Golub & LeVeque), so streaming, chunked and distributed
+fits are merges of these; ``fastgen.gda_from_moments`` turns moments into a model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._threads import blas_single_thread
+from ._validation import check_sample_weight, check_X, check_y
+from .kernels import moments as _k
+
+__all__ = ["ClassMoments", "class_moments", "merge_moments", "SCATTER_KINDS"]
+
+#: what each scatter kind stores, and which covariance models it can give
+SCATTER_KINDS = ("pooled", "per_class", "diagonal")
+
+# Bound on the doubles held by per-group partial buffers (256 MB); the number of
+# groups is derived from the problem size alone, never from the thread count.
+_GROUP_BUDGET = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ClassMoments:
+    """Weighted per-class moments of a data set.
+
+    Attributes
+    ----------
+    classes : ndarray (K,)
+        Sorted class labels.
+    counts : ndarray (K,) float64
+        Total sample weight of each class (the number of rows when unweighted).
+    means : ndarray (K, d) float64
+        Class means μ_k.
+    scatter : ndarray float64
+        ``kind == "pooled"``: (d, d) Σ_i w_i (x_i − μ_{y_i})(x_i − μ_{y_i})ᵀ;
+        ``"per_class"``: (K, d, d), one such sum per class;
+        ``"diagonal"``: (K, d), the per-class per-feature sums of squares.
+    kind : str
+        One of ``"pooled"``, ``"per_class"``, ``"diagonal"``.
+    dtype : str
+        The floating dtype of the data (``"float32"`` or ``"float64"``); the moments
+        themselves are always float64.
+    """
+
+    classes: np.ndarray
+    counts: np.ndarray
+    means: np.ndarray
+    scatter: np.ndarray
+    kind: str
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        if self.kind not in SCATTER_KINDS:
+            raise ValueError(f"kind must be one of {SCATTER_KINDS}; got {self.kind!r}")
+        K, d = self.means.shape
+        shapes = {"pooled": (d, d), "per_class": (K, d, d), "diagonal": (K, d)}
+        if self.counts.shape != (K,) or self.classes.shape != (K,):
+            raise ValueError("counts and classes must have one entry per row of means")
+        if self.scatter.shape != shapes[self.kind]:
+            raise ValueError(
+                f"scatter of kind {self.kind!r} must have shape {shapes[self.kind]}; "
+                f"got {self.scatter.shape}"
+            )
+
+    @property
+    def n_features(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def total(self) -> float:
+        """Total weight (the number of rows when unweighted)."""
+        return float(self.counts.sum())
+
+
+def _kernel_moments(X, codes, w, K, kind):
+    """Dispatch to the moments kernel of ``kind`` on validated arrays."""
+    n, d = X.shape
+    if kind == "pooled":
+        G = _k.n_row_groups(n, K * (2 * d + 1) + d * d + 128 * d, _GROUP_BUDGET)
+        with blas_single_thread(d >= _k._GEMM_MIN_D):
+            return _k.moments_pooled(X, codes, w, K, G)
+    if kind == "diagonal":
+        G = _k.n_row_groups(n, 3 * K * d + K, _GROUP_BUDGET)
+        return _k.moments_diagonal(X, codes, w, K, G)
+    groups = max(1, min(16, _GROUP_BUDGET // max(d * d + _k.CLASS_BLOCK * d, 1)))
+    with blas_single_thread(d >= _k._GEMM_MIN_D):
+        return _k.moments_per_class(X, codes, w, K, groups)
+
+
+def class_moments(X, y, *, kind: str = "pooled", sample_weight=None) -> ClassMoments:
+    """Per-class weighted counts, means and scatter in one read of X.
+
+    Parameters
+    ----------
+    X : array-like (n, d)
+        Data; float32 stays float32 for later fits (moments are float64).
+    y : array-like (n,)
+        Class labels.
+    kind : {"pooled", "per_class", "diagonal"}
+        Which scatter to keep: one pooled (d, d) matrix (never K×d×d, so thousands of
+        classes are fine), one (d, d) per class, or per-class per-feature sums.
+    sample_weight : array-like (n,), optional
+        Non-negative weights; a weight of 2 counts a row twice.
+
+    Returns
+    -------
+    ClassMoments
+        counts W_k = Σ_{i∈k} w_i, means μ_k = Σ_{i∈k} w_i x_i / W_k and the scatter
+        Σ_{i∈k} w_i (x_i − μ_k)(x_i − μ_k)ᵀ (summed over k when pooled).
+    """
+    if kind not in SCATTER_KINDS:
+        raise ValueError(f"kind must be one of {SCATTER_KINDS}; got {kind!r}")
+    X = check_X(X)
+    classes, codes = check_y(y, X.shape[0])
+    w = check_sample_weight(sample_weight, X.shape[0])
+    return _moments_from_validated(X, classes, codes, w, kind)
+
+
+def _moments_from_validated(X, classes, codes, w, kind):
+    W, means, scatter = _kernel_moments(X, codes, w, classes.shape[0], kind)
+    return ClassMoments(classes, W, means, scatter, kind, str(X.dtype))
+
+
+def _aligned(m: ClassMoments, classes: np.ndarray) -> ClassMoments:
+    """The same moments over a superset of classes (absent ones get zero weight)."""
+    if m.classes.shape == classes.shape and np.array_equal(m.classes, classes):
+        return m
+    K, d = classes.shape[0], m.n_features
+    pos = np.searchsorted(classes, m.classes)
+    counts = np.zeros(K)
+    counts[pos] = m.counts
+    means = np.zeros((K, d))
+    means[pos] = m.means
+    if m.kind == "per_class":
+        scatter = np.zeros((K, d, d))
+        scatter[pos] = m.scatter
+    elif m.kind == "diagonal":
+        scatter = np.zeros((K, d))
+        scatter[pos] = m.scatter
+    else:
+        scatter = m.scatter
+    return dataclasses.replace(m, classes=classes, counts=counts, means=means,
+                               scatter=scatter)
+
+
+def merge_moments(a: ClassMoments, b: ClassMoments) -> ClassMoments:
+    """Moments of the union of two data sets, exactly (associative and commutative up
+    to rounding).
+
+    Classes are matched by label; a class present in only one side is carried over.
+    With W = Wa + Wb and δ = μb − μa per class: μ = μa + δ·Wb/W and
+    M2 = M2a + M2b + δδᵀ·Wa·Wb/W (summed over classes for the pooled scatter).
+    """
+    for name, m in (("a", a), ("b", b)):
+        if not isinstance(m, ClassMoments):
+            raise ValueError(f"{name} must be ClassMoments; got {type(m).__name__}")
+    if a.kind != b.kind:
+        raise ValueError(f"cannot merge moments of kind {a.kind!r} with kind {b.kind!r}")
+    if a.n_features != b.n_features:
+        raise ValueError(
+            f"cannot merge moments with {a.n_features} and {b.n_features} features"
+        )
+    try:
+        classes = np.union1d(a.classes, b.classes)
+    except TypeError:
+        raise ValueError("the two moments have class labels of incompatible types") from None
+    A, B = _aligned(a, classes), _aligned(b, classes)
+    W, means, scatter = A.counts.copy(), A.means.copy(), A.scatter.copy()
+    merge = {"pooled": _k.merge_pooled, "per_class": _k.merge_per_class,
+             "diagonal": _k.merge_diagonal}[a.kind]
+    merge(W, means, scatter, B.counts, B.means, B.scatter)
+    dtype = "float64" if "float64" in (a.dtype, b.dtype) else "float32"
+    return ClassMoments(classes, W, means, scatter, a.kind, dtype)
