@@ -19,6 +19,19 @@ from .gda import (
 )
 from .moments import ClassMoments, class_moments, merge_moments
 # --- naive Bayes ---
+from .naive_bayes import (
+    AlphaClippedWarning,
+    BernoulliNBParams,
+    CategoricalNBParams,
+    ComplementNBParams,
+    GaussianNBParams,
+    MultinomialNBParams,
+    fit_bernoulli_nb,
+    fit_categorical_nb,
+    fit_complement_nb,
+    fit_gaussian_nb,
+    fit_multinomial_nb,
+)
 # --- logistic regression ---
 
 __version__ = "0.1.0"
@@ -33,6 +46,17 @@ __all__ = [
     "gda_from_moments",
     "linear_discriminant",
     "lda_transform",
+    "AlphaClippedWarning",
+    "GaussianNBParams",
+    "BernoulliNBParams",
+    "MultinomialNBParams",
+    "ComplementNBParams",
+    "CategoricalNBParams",
+    "fit_gaussian_nb",
+    "fit_bernoulli_nb",
+    "fit_multinomial_nb",
+    "fit_complement_nb",
+    "fit_categorical_nb",
     "joint_log_likelihood",
     "predict_log_proba",
     "predict_proba",
