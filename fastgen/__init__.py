@@ -33,10 +33,15 @@ from .naive_bayes import (
     fit_multinomial_nb,
 )
 # --- logistic regression ---
+from .logistic import ConvergenceWarning, LogisticParams, fit_logistic, irls_step
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ConvergenceWarning",
+    "LogisticParams",
+    "fit_logistic",
+    "irls_step",
     "ClassMoments",
     "class_moments",
     "merge_moments",

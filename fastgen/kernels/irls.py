@@ -1,0 +1,359 @@
+"""Newton / IRLS kernels for logistic regression on dense data.
+
+Every kernel assumes a C-contiguous float32/float64 ``X`` (n, d), int32 class codes,
+a float64 sample-weight vector or an empty one (meaning all ones), and float64
+coefficients with the intercept, when fitted, stored last: ``coef[:d]`` multiplies
+``x`` and ``coef[d]`` is the intercept (``x̃ = [x, 1]``).  Accumulation is in float64.
+
+Work split.  Rows are cut into groups of consecutive rows by ``bounds`` (G + 1 row
+offsets, chosen by the caller from the problem size alone, never from the thread
+count).  ``prange`` runs over the groups; each group accumulates into its own slot and
+the slots are summed serially in group order, so results are bitwise identical for any
+``NUMBA_NUM_THREADS``.  Inside a group, rows go in fixed blocks of ``block`` rows; the
+weighted Gram of a block is one GEMM of the √s-scaled block with itself.  Callers hold
+BLAS at one thread around the kernels that call ``np.dot`` (see ``fastgen._threads``).
+"""
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit, pjit
+
+__all__ = [
+    "softplus",
+    "expit",
+    "binary_loss_grad_hess",
+    "binary_hessp",
+    "multinomial_loss_grad",
+    "multinomial_hessp",
+    "multinomial_hessian",
+    "weighted_sq_colsum",
+]
+
+# Only reassociation and contraction (FMA): the dot products vectorise; NaN/inf
+# semantics stay intact.
+_FM = {"reassoc", "contract"}
+
+
+@jit(inline="always")
+def softplus(t):
+    """log(1 + exp(t)) = max(t, 0) + log1p(exp(-|t|)), without overflow."""
+    if t > 0.0:
+        return t + np.log1p(np.exp(-t))
+    return np.log1p(np.exp(t))
+
+
+@jit(inline="always")
+def expit(t):
+    """σ(t) = 1 / (1 + exp(-t)), without overflow."""
+    if t >= 0.0:
+        return 1.0 / (1.0 + np.exp(-t))
+    e = np.exp(t)
+    return e / (1.0 + e)
+
+
+@pjit(fastmath=_FM)
+def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess, s_out):
+    """Loss, gradient and Hessian of binary logistic regression in one pass over X.
+
+    With η_i = x̃_iᵀβ, π_i = σ(η_i) and weights w_i:
+
+    * loss ``f = Σ_i w_i [softplus(η_i) − y_i η_i]`` (the negative log-likelihood),
+    * gradient ``g = Σ_i w_i (π_i − y_i) x̃_i``,
+    * Hessian ``H = Σ_i w_i π_i (1 − π_i) x̃_i x̃_iᵀ`` (only if ``want_hess``; else a
+      1×1 zero), computed per block as ``ZᵀZ`` with ``Z_i = √(w_i π_i(1−π_i)) x̃_i``.
+
+    ``y`` holds int32 codes 0/1.  If ``s_out`` has n entries it receives
+    ``s_i = w_i π_i (1 − π_i)`` (for Hessian-vector products).
+
+    Returns ``(loss, grad (p,), hess (p, p) or (1, 1), max_i |η_i|)``, p = d + fit_intercept.
+    """
+    n, d = X.shape
+    p = d + 1 if fit_intercept else d
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    store_s = s_out.shape[0] > 0
+    b0 = coef[d] if fit_intercept else 0.0
+    hp = p if want_hess else 1
+    zb = block if want_hess else 1
+    loss_s = np.zeros(G)
+    emax_s = np.zeros(G)
+    grad_s = np.zeros((G, p))
+    hess_s = np.zeros((G, hp, hp))
+    for g in prange(G):
+        lo = bounds[g]
+        hi = bounds[g + 1]
+        Z = np.zeros((zb, hp))
+        gr = np.zeros(p)
+        H = np.zeros((hp, hp))
+        ls = 0.0
+        em = 0.0
+        for start in range(lo, hi, block):
+            stop = min(hi, start + block)
+            for i in range(start, stop):
+                eta = b0
+                for j in range(d):
+                    eta += X[i, j] * coef[j]
+                wi = w[i] if weighted else 1.0
+                if wi > 0.0 and abs(eta) > em:
+                    em = abs(eta)
+                if y[i] == 1:
+                    ls += wi * softplus(-eta)
+                    r = -wi * expit(-eta)  # w (π − 1)
+                else:
+                    ls += wi * softplus(eta)
+                    r = wi * expit(eta)
+                for j in range(d):
+                    gr[j] += r * X[i, j]
+                if fit_intercept:
+                    gr[d] += r
+                if want_hess or store_s:
+                    s = wi * expit(eta) * expit(-eta)
+                    if store_s:
+                        s_out[i] = s
+                    if want_hess:
+                        q = np.sqrt(s)
+                        row = i - start
+                        for j in range(d):
+                            Z[row, j] = q * X[i, j]
+                        if fit_intercept:
+                            Z[row, d] = q
+            if want_hess:
+                for row in range(stop - start, zb):
+                    for j in range(hp):
+                        Z[row, j] = 0.0
+                H += np.dot(Z.T, Z)
+        loss_s[g] = ls
+        emax_s[g] = em
+        grad_s[g, :] = gr
+        if want_hess:
+            hess_s[g, :, :] = H
+    loss = 0.0
+    emax = 0.0
+    grad = np.zeros(p)
+    hess = np.zeros((hp, hp))
+    for g in range(G):
+        loss += loss_s[g]
+        emax = max(emax, emax_s[g])
+        grad += grad_s[g]
+        hess += hess_s[g]
+    return loss, grad, hess, emax
+
+
+@pjit(fastmath=_FM)
+def binary_hessp(X, s, v, fit_intercept, bounds):
+    """Hessian-vector product ``Σ_i s_i x̃_i (x̃_iᵀ v)`` (s from :func:`binary_loss_grad_hess`)."""
+    n, d = X.shape
+    p = v.shape[0]
+    G = bounds.shape[0] - 1
+    out_s = np.zeros((G, p))
+    b0 = v[d] if fit_intercept else 0.0
+    for g in prange(G):
+        acc = np.zeros(p)
+        for i in range(bounds[g], bounds[g + 1]):
+            u = b0
+            for j in range(d):
+                u += X[i, j] * v[j]
+            c = s[i] * u
+            for j in range(d):
+                acc[j] += c * X[i, j]
+            if fit_intercept:
+                acc[d] += c
+        out_s[g, :] = acc
+    out = np.zeros(p)
+    for g in range(G):
+        out += out_s[g]
+    return out
+
+
+@pjit(fastmath=_FM)
+def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
+    """Loss and gradient of multinomial (softmax) logistic regression in one pass.
+
+    ``coef`` is (K, p): η_ik = x̃_iᵀβ_k, p_ik = exp(η_ik − logsumexp_k η_ik).
+
+    * loss ``f = Σ_i w_i [logsumexp_k η_ik − η_{i,y_i}]``,
+    * gradient ``G_k = Σ_i w_i (p_ik − [y_i = k]) x̃_i``.
+
+    If ``P_out`` is (n, K) it receives the probabilities.  Returns
+    ``(loss, G (K, p), max_i (max_k η_ik − min_k η_ik))``.
+    """
+    n, d = X.shape
+    K, p = coef.shape
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    store_p = P_out.shape[0] > 0
+    BT = np.ascontiguousarray(coef[:, :d].T)
+    b = np.zeros(K)
+    if fit_intercept:
+        for k in range(K):
+            b[k] = coef[k, d]
+    loss_s = np.zeros(G)
+    emax_s = np.zeros(G)
+    grad_s = np.zeros((G, K, p))
+    for g in prange(G):
+        eta = np.empty(K)
+        gr = np.zeros((K, p))
+        ls = 0.0
+        em = 0.0
+        for i in range(bounds[g], bounds[g + 1]):
+            for k in range(K):
+                eta[k] = b[k]
+            for j in range(d):
+                xj = X[i, j]
+                for k in range(K):
+                    eta[k] += xj * BT[j, k]
+            mx = eta[0]
+            mn = eta[0]
+            for k in range(1, K):
+                mx = max(mx, eta[k])
+                mn = min(mn, eta[k])
+            wi = w[i] if weighted else 1.0
+            if wi > 0.0 and mx - mn > em:
+                em = mx - mn
+            se = 0.0
+            for k in range(K):
+                se += np.exp(eta[k] - mx)
+            lse = mx + np.log(se)
+            yi = y[i]
+            ls += wi * (lse - eta[yi])
+            for k in range(K):
+                pk = np.exp(eta[k] - lse)
+                if store_p:
+                    P_out[i, k] = pk
+                r = wi * (pk - 1.0) if k == yi else wi * pk
+                for j in range(d):
+                    gr[k, j] += r * X[i, j]
+                if fit_intercept:
+                    gr[k, d] += r
+        loss_s[g] = ls
+        emax_s[g] = em
+        grad_s[g] = gr
+    loss = 0.0
+    emax = 0.0
+    grad = np.zeros((K, p))
+    for g in range(G):
+        loss += loss_s[g]
+        emax = max(emax, emax_s[g])
+        grad += grad_s[g]
+    return loss, grad, emax
+
+
+@pjit(fastmath=_FM)
+def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
+    """Hessian-vector product of the multinomial loss, one pass over X.
+
+    ``(HV)_k = Σ_i w_i p_ik (u_ik − Σ_l p_il u_il) x̃_i`` with ``u_ik = x̃_iᵀ v_k``; P are the
+    probabilities written by :func:`multinomial_loss_grad`.  V and the result are (K, p).
+    """
+    n, d = X.shape
+    K, p = V.shape
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    VT = np.ascontiguousarray(V[:, :d].T)
+    vb = np.zeros(K)
+    if fit_intercept:
+        for k in range(K):
+            vb[k] = V[k, d]
+    out_s = np.zeros((G, K, p))
+    for g in prange(G):
+        u = np.empty(K)
+        acc = np.zeros((K, p))
+        for i in range(bounds[g], bounds[g + 1]):
+            for k in range(K):
+                u[k] = vb[k]
+            for j in range(d):
+                xj = X[i, j]
+                for k in range(K):
+                    u[k] += xj * VT[j, k]
+            pu = 0.0
+            for k in range(K):
+                pu += P[i, k] * u[k]
+            wi = w[i] if weighted else 1.0
+            for k in range(K):
+                c = wi * P[i, k] * (u[k] - pu)
+                for j in range(d):
+                    acc[k, j] += c * X[i, j]
+                if fit_intercept:
+                    acc[k, d] += c
+        out_s[g] = acc
+    out = np.zeros((K, p))
+    for g in range(G):
+        out += out_s[g]
+    return out
+
+
+@pjit(fastmath=_FM)
+def multinomial_hessian(X, w, P, fit_intercept, bounds, block):
+    """Explicit multinomial Hessian, (K·p, K·p), index ``k·p + j``.
+
+    ``H = Σ_i w_i (diag(p_i) − p_i p_iᵀ) ⊗ x̃_i x̃_iᵀ``, per block as
+    ``blockdiag_k(D_kᵀD_k) − CᵀC`` with ``D_k,i = √(w_i p_ik) x̃_i`` and
+    ``C_i = √w_i (p_i ⊗ x̃_i)``: about n·(K·p)² flops, for small K·p.
+    """
+    n, d = X.shape
+    K = P.shape[1]
+    p = d + 1 if fit_intercept else d
+    Kp = K * p
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    hess_s = np.zeros((G, Kp, Kp))
+    for g in prange(G):
+        D = np.zeros((K, block, p))
+        C = np.zeros((block, Kp))
+        H = np.zeros((Kp, Kp))
+        lo = bounds[g]
+        hi = bounds[g + 1]
+        for start in range(lo, hi, block):
+            stop = min(hi, start + block)
+            for i in range(start, stop):
+                row = i - start
+                wi = w[i] if weighted else 1.0
+                sw = np.sqrt(wi)
+                for k in range(K):
+                    pk = P[i, k]
+                    a = np.sqrt(wi * pk)
+                    c = sw * pk
+                    for j in range(d):
+                        D[k, row, j] = a * X[i, j]
+                        C[row, k * p + j] = c * X[i, j]
+                    if fit_intercept:
+                        D[k, row, d] = a
+                        C[row, k * p + d] = c
+            for row in range(stop - start, block):
+                for j in range(Kp):
+                    C[row, j] = 0.0
+                for k in range(K):
+                    for j in range(p):
+                        D[k, row, j] = 0.0
+            H -= np.dot(C.T, C)
+            for k in range(K):
+                Dk = D[k]
+                H[k * p:(k + 1) * p, k * p:(k + 1) * p] += np.dot(Dk.T, Dk)
+        hess_s[g] = H
+    hess = np.zeros((Kp, Kp))
+    for g in range(G):
+        hess += hess_s[g]
+    return hess
+
+
+@pjit(fastmath=_FM)
+def weighted_sq_colsum(X, s, fit_intercept, bounds):
+    """``Σ_i s_i x̃_ij²`` per column (the Hessian diagonal, for Jacobi preconditioning)."""
+    n, d = X.shape
+    p = d + 1 if fit_intercept else d
+    G = bounds.shape[0] - 1
+    out_s = np.zeros((G, p))
+    for g in prange(G):
+        acc = np.zeros(p)
+        for i in range(bounds[g], bounds[g + 1]):
+            si = s[i]
+            for j in range(d):
+                acc[j] += si * X[i, j] * X[i, j]
+            if fit_intercept:
+                acc[d] += si
+        out_s[g, :] = acc
+    out = np.zeros(p)
+    for g in range(G):
+        out += out_s[g]
+    return out

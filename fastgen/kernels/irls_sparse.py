@@ -1,0 +1,292 @@
+"""CSR twins of the logistic-regression kernels in :mod:`fastgen.kernels.irls`.
+
+A CSR matrix is passed as its three arrays ``(indptr, indices, data)`` plus the number
+of columns ``d``; indices are sorted int32 or int64, data float32 or float64.  Row groups
+``bounds`` are chosen by the caller so that each holds about the same number of stored
+values (balanced by ``indptr``), from the matrix alone; each group writes its own slot
+and slots are summed in group order, so results do not depend on the thread count.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._jit import pjit
+from .irls import expit, softplus
+
+__all__ = [
+    "binary_loss_grad_hess_csr",
+    "binary_hessp_csr",
+    "multinomial_loss_grad_csr",
+    "multinomial_hessp_csr",
+    "multinomial_hessian_csr",
+    "weighted_sq_colsum_csr",
+]
+
+
+@pjit
+def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercept, bounds,
+                              want_hess, s_out):
+    """CSR twin of :func:`fastgen.kernels.irls.binary_loss_grad_hess`.
+
+    The Hessian is accumulated from the sparse outer products ``s_i x̃_i x̃_iᵀ`` (nnz_i² work
+    per row) into one dense (p, p) slot per group.
+    """
+    p = d + 1 if fit_intercept else d
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    store_s = s_out.shape[0] > 0
+    b0 = coef[d] if fit_intercept else 0.0
+    hp = p if want_hess else 1
+    loss_s = np.zeros(G)
+    emax_s = np.zeros(G)
+    grad_s = np.zeros((G, p))
+    hess_s = np.zeros((G, hp, hp))
+    for g in prange(G):
+        gr = np.zeros(p)
+        H = np.zeros((hp, hp))
+        ls = 0.0
+        em = 0.0
+        for i in range(bounds[g], bounds[g + 1]):
+            a0 = indptr[i]
+            a1 = indptr[i + 1]
+            eta = b0
+            for a in range(a0, a1):
+                eta += data[a] * coef[indices[a]]
+            wi = w[i] if weighted else 1.0
+            if wi > 0.0 and abs(eta) > em:
+                em = abs(eta)
+            if y[i] == 1:
+                ls += wi * softplus(-eta)
+                r = -wi * expit(-eta)
+            else:
+                ls += wi * softplus(eta)
+                r = wi * expit(eta)
+            for a in range(a0, a1):
+                gr[indices[a]] += r * data[a]
+            if fit_intercept:
+                gr[d] += r
+            if want_hess or store_s:
+                s = wi * expit(eta) * expit(-eta)
+                if store_s:
+                    s_out[i] = s
+                if want_hess:
+                    for a in range(a0, a1):
+                        ja = indices[a]
+                        sa = s * data[a]
+                        for c in range(a0, a1):
+                            H[ja, indices[c]] += sa * data[c]
+                        if fit_intercept:
+                            H[ja, d] += sa
+                            H[d, ja] += sa
+                    if fit_intercept:
+                        H[d, d] += s
+        loss_s[g] = ls
+        emax_s[g] = em
+        grad_s[g, :] = gr
+        if want_hess:
+            hess_s[g, :, :] = H
+    loss = 0.0
+    emax = 0.0
+    grad = np.zeros(p)
+    hess = np.zeros((hp, hp))
+    for g in range(G):
+        loss += loss_s[g]
+        emax = max(emax, emax_s[g])
+        grad += grad_s[g]
+        hess += hess_s[g]
+    return loss, grad, hess, emax
+
+
+@pjit
+def binary_hessp_csr(indptr, indices, data, d, s, v, fit_intercept, bounds):
+    """CSR twin of :func:`fastgen.kernels.irls.binary_hessp`."""
+    p = v.shape[0]
+    G = bounds.shape[0] - 1
+    b0 = v[d] if fit_intercept else 0.0
+    out_s = np.zeros((G, p))
+    for g in prange(G):
+        acc = np.zeros(p)
+        for i in range(bounds[g], bounds[g + 1]):
+            u = b0
+            for a in range(indptr[i], indptr[i + 1]):
+                u += data[a] * v[indices[a]]
+            c = s[i] * u
+            for a in range(indptr[i], indptr[i + 1]):
+                acc[indices[a]] += c * data[a]
+            if fit_intercept:
+                acc[d] += c
+        out_s[g, :] = acc
+    out = np.zeros(p)
+    for g in range(G):
+        out += out_s[g]
+    return out
+
+
+@pjit
+def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercept, bounds,
+                              P_out):
+    """CSR twin of :func:`fastgen.kernels.irls.multinomial_loss_grad`."""
+    K, p = coef.shape
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    store_p = P_out.shape[0] > 0
+    BT = np.ascontiguousarray(coef.T)  # (p, K): row j holds feature j of every class
+    loss_s = np.zeros(G)
+    emax_s = np.zeros(G)
+    grad_s = np.zeros((G, p, K))
+    for g in prange(G):
+        eta = np.empty(K)
+        r = np.empty(K)
+        gr = np.zeros((p, K))
+        ls = 0.0
+        em = 0.0
+        for i in range(bounds[g], bounds[g + 1]):
+            for k in range(K):
+                eta[k] = BT[d, k] if fit_intercept else 0.0
+            for a in range(indptr[i], indptr[i + 1]):
+                xa = data[a]
+                ja = indices[a]
+                for k in range(K):
+                    eta[k] += xa * BT[ja, k]
+            mx = eta[0]
+            mn = eta[0]
+            for k in range(1, K):
+                mx = max(mx, eta[k])
+                mn = min(mn, eta[k])
+            wi = w[i] if weighted else 1.0
+            if wi > 0.0 and mx - mn > em:
+                em = mx - mn
+            se = 0.0
+            for k in range(K):
+                se += np.exp(eta[k] - mx)
+            lse = mx + np.log(se)
+            yi = y[i]
+            ls += wi * (lse - eta[yi])
+            for k in range(K):
+                pk = np.exp(eta[k] - lse)
+                if store_p:
+                    P_out[i, k] = pk
+                r[k] = wi * (pk - 1.0) if k == yi else wi * pk
+            for a in range(indptr[i], indptr[i + 1]):
+                xa = data[a]
+                ja = indices[a]
+                for k in range(K):
+                    gr[ja, k] += r[k] * xa
+            if fit_intercept:
+                for k in range(K):
+                    gr[d, k] += r[k]
+        loss_s[g] = ls
+        emax_s[g] = em
+        grad_s[g] = gr
+    loss = 0.0
+    emax = 0.0
+    grad = np.zeros((p, K))
+    for g in range(G):
+        loss += loss_s[g]
+        emax = max(emax, emax_s[g])
+        grad += grad_s[g]
+    return loss, np.ascontiguousarray(grad.T), emax
+
+
+@pjit
+def multinomial_hessp_csr(indptr, indices, data, d, w, P, V, fit_intercept, bounds):
+    """CSR twin of :func:`fastgen.kernels.irls.multinomial_hessp`."""
+    K, p = V.shape
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    VT = np.ascontiguousarray(V.T)
+    out_s = np.zeros((G, p, K))
+    for g in prange(G):
+        u = np.empty(K)
+        c = np.empty(K)
+        acc = np.zeros((p, K))
+        for i in range(bounds[g], bounds[g + 1]):
+            for k in range(K):
+                u[k] = VT[d, k] if fit_intercept else 0.0
+            for a in range(indptr[i], indptr[i + 1]):
+                xa = data[a]
+                ja = indices[a]
+                for k in range(K):
+                    u[k] += xa * VT[ja, k]
+            pu = 0.0
+            for k in range(K):
+                pu += P[i, k] * u[k]
+            wi = w[i] if weighted else 1.0
+            for k in range(K):
+                c[k] = wi * P[i, k] * (u[k] - pu)
+            for a in range(indptr[i], indptr[i + 1]):
+                xa = data[a]
+                ja = indices[a]
+                for k in range(K):
+                    acc[ja, k] += c[k] * xa
+            if fit_intercept:
+                for k in range(K):
+                    acc[d, k] += c[k]
+        out_s[g] = acc
+    out = np.zeros((p, K))
+    for g in range(G):
+        out += out_s[g]
+    return np.ascontiguousarray(out.T)
+
+
+@pjit
+def multinomial_hessian_csr(indptr, indices, data, d, w, P, fit_intercept, bounds):
+    """CSR twin of :func:`fastgen.kernels.irls.multinomial_hessian` (sparse outer products)."""
+    K = P.shape[1]
+    p = d + 1 if fit_intercept else d
+    Kp = K * p
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    hess_s = np.zeros((G, Kp, Kp))
+    for g in prange(G):
+        H = np.zeros((Kp, Kp))
+        for i in range(bounds[g], bounds[g + 1]):
+            wi = w[i] if weighted else 1.0
+            a0 = indptr[i]
+            a1 = indptr[i + 1]
+            for k in range(K):
+                pk = P[i, k]
+                for m in range(k, K):
+                    ckm = wi * ((pk if m == k else 0.0) - pk * P[i, m])
+                    for a in range(a0, a1):
+                        ra = k * p + indices[a]
+                        ca = ckm * data[a]
+                        for c in range(a0, a1):
+                            H[ra, m * p + indices[c]] += ca * data[c]
+                        if fit_intercept:
+                            H[ra, m * p + d] += ca
+                            H[k * p + d, m * p + indices[a]] += ca
+                    if fit_intercept:
+                        H[k * p + d, m * p + d] += ckm
+        hess_s[g] = H
+    hess = np.zeros((Kp, Kp))
+    for g in range(G):
+        hess += hess_s[g]
+    # Only blocks (k, m ≥ k) were filled: mirror them.
+    for k in range(K):
+        for m in range(k + 1, K):
+            for a in range(p):
+                for c in range(p):
+                    hess[m * p + c, k * p + a] = hess[k * p + a, m * p + c]
+    return hess
+
+
+@pjit
+def weighted_sq_colsum_csr(indptr, indices, data, d, s, fit_intercept, bounds):
+    """CSR twin of :func:`fastgen.kernels.irls.weighted_sq_colsum`."""
+    p = d + 1 if fit_intercept else d
+    G = bounds.shape[0] - 1
+    out_s = np.zeros((G, p))
+    for g in prange(G):
+        acc = np.zeros(p)
+        for i in range(bounds[g], bounds[g + 1]):
+            si = s[i]
+            for a in range(indptr[i], indptr[i + 1]):
+                acc[indices[a]] += si * data[a] * data[a]
+            if fit_intercept:
+                acc[d] += si
+        out_s[g, :] = acc
+    out = np.zeros(p)
+    for g in range(G):
+        out += out_s[g]
+    return out
