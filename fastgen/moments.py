@@ -89,7 +89,7 @@ def _kernel_moments(X, codes, w, K, kind):
     if kind == "diagonal":
         G = _k.n_row_groups(n, 3 * K * d + K, _GROUP_BUDGET)
         return _k.moments_diagonal(X, codes, w, K, G)
-    groups = max(1, min(16, _GROUP_BUDGET // max(d * d + _k.CLASS_BLOCK * d, 1)))
+    groups = max(1, min(16, _GROUP_BUDGET // max(d * d + _k.CLASS_BLOCK_DOUBLES, 1)))
     with blas_single_thread(d >= _k._GEMM_MIN_D):
         return _k.moments_per_class(X, codes, w, K, groups)
 

@@ -49,8 +49,15 @@ _GEMM_MIN_D = 24
 # Target rows per group and the most groups; the memory bound is applied by the caller.
 GROUP_ROWS = 8192
 MAX_GROUPS = 64
-# Rows per block of one class in the per-class kernel.
-CLASS_BLOCK = 4096
+# Rows per block of one class in the per-class kernel: a block's float64 buffer is
+# kept near 256 KB (so it stays in cache between the centring pass and the Gram
+# product), between 256 and 4096 rows.  Depends on d only.
+CLASS_BLOCK_DOUBLES = 32768
+
+
+@jit
+def class_block_rows(d):
+    return min(4096, max(256, CLASS_BLOCK_DOUBLES // d))
 
 
 @jit
@@ -75,17 +82,34 @@ def _row_weight(w, i):
     return w[i]
 
 
-@jit
-def _rank_update(R, Z, c, d):
-    """R[:d, :d] += Z[:c]ᵀ Z[:c] (upper triangle for the loop path, full for GEMM)."""
+@jit(fastmath={"reassoc", "contract"})
+def _gram_t(R, Zt, m):
+    """R += Zt[:, :m] · Zt[:, :m]ᵀ (upper triangle; the caller mirrors it) for a
+    transposed chunk Zt (d, C) of small d.  Reassociation is allowed here, and only here, so the inner dot
+    products vectorise; it changes rounding, never NaN/inf handling, and the result is
+    still the same for any thread count.
+    """
+    d = Zt.shape[0]
+    for j in range(d):
+        for l in range(j, d):
+            s = 0.0
+            for i in range(m):
+                s += Zt[j, i] * Zt[l, i]
+            R[j, l] += s
+
+
+@jit(fastmath={"reassoc", "contract"})
+def _gram_rows(R, Z, m):
+    """R += Z[:m]ᵀ Z[:m] for a row-major chunk Z (C, d): BLAS from ``_GEMM_MIN_D`` on
+    (then ``m`` must equal the chunk height), rank-1 updates of the full square below."""
+    d = Z.shape[1]
     if d >= _GEMM_MIN_D:
-        Zc = Z[:c]
-        R += np.dot(Zc.T, Zc)
+        R += np.dot(Z.T, Z)
     else:
-        for i in range(c):
+        for i in range(m):
             for j in range(d):
                 zj = Z[i, j]
-                for l in range(j, d):
+                for l in range(d):
                     R[j, l] += zj * Z[i, l]
 
 
@@ -132,7 +156,11 @@ def _pooled_group(X, codes, w, K, r0, r1, W, means, M2):
     d = X.shape[1]
     seen = np.zeros(K, dtype=np.uint8)
     S = np.zeros((K, d))
-    Z = np.empty((_CHUNK, d))
+    # chunk of centred rows: transposed (d, C) for the loop path, row-major (C, d) for
+    # BLAS, so that writes stay within a few cache lines either way
+    gemm = d >= _GEMM_MIN_D
+    Zt = np.empty((0 if gemm else d, _CHUNK))
+    Z = np.empty((_CHUNK if gemm else 0, d))
     c = 0
     weighted = w.shape[0] > 0
     for i in range(r0, r1):
@@ -147,19 +175,34 @@ def _pooled_group(X, codes, w, K, r0, r1, W, means, M2):
             for j in range(d):
                 z = X[i, j] - means[k, j]
                 S[k, j] += wi * z
-                Z[c, j] = sw * z
+                if gemm:
+                    Z[c, j] = sw * z
+                else:
+                    Zt[j, c] = sw * z
         else:
             for j in range(d):
                 z = X[i, j] - means[k, j]
                 S[k, j] += z
-                Z[c, j] = z
+                if gemm:
+                    Z[c, j] = z
+                else:
+                    Zt[j, c] = z
         W[k] += wi
         c += 1
         if c == _CHUNK:
-            _rank_update(M2, Z, c, d)
+            if gemm:
+                _gram_rows(M2, Z, c)
+            else:
+                _gram_t(M2, Zt, c)
             c = 0
     if c > 0:
-        _rank_update(M2, Z, c, d)
+        if gemm:
+            for i in range(c, _CHUNK):
+                for j in range(d):
+                    Z[i, j] = 0.0
+            _gram_rows(M2, Z, c)
+        else:
+            _gram_t(M2, Zt, c)
     _symmetrize_from_upper(M2, d)
     # M2 = Σ w z zᵀ − Σ_k S_k S_kᵀ / W_k ; mean_k = shift_k + S_k / W_k
     m = 0
@@ -338,50 +381,47 @@ def class_order(codes, K):
 
 
 @jit
-def _block_moments(X, w, order, a, b, buf, mean, M2):
-    """Exact (W, mean, M2) of rows order[a:b]: gather, two-pass mean, centred GEMM."""
+def _block_moments(X, w, order, a, b, mean, M2):
+    """Exact (W, mean, M2) of rows order[a:b] of one class.
+
+    Gathers the rows (as float64) shifted by the block's first row, so the sums that
+    give the mean never see a large offset; centres on the mean; scales rows by √w;
+    one Gram product (BLAS for larger d).
+    """
     d = X.shape[1]
     m = b - a
-    Wt = 0.0
+    buf = np.empty((m, d))
+    shift = np.empty(d)
+    i0 = order[a]
     for j in range(d):
+        shift[j] = X[i0, j]
         mean[j] = 0.0
+    Wt = 0.0
     for r in range(m):
         i = order[a + r]
         wi = _row_weight(w, i)
         Wt += wi
         for j in range(d):
-            v = np.float64(X[i, j])
-            buf[r, j] = v
-            mean[j] += wi * v
-    if Wt <= 0:
-        for j in range(d):
-            mean[j] = 0.0
-            for l in range(d):
-                M2[j, l] = 0.0
-        return 0.0
-    for j in range(d):
-        mean[j] /= Wt
-    # second pass on the buffer (in cache): refine the mean, then centre and scale by √w
-    corr = np.zeros(d)
-    for r in range(m):
-        wi = _row_weight(w, order[a + r])
-        for j in range(d):
-            corr[j] += wi * (buf[r, j] - mean[j])
-    for j in range(d):
-        mean[j] += corr[j] / Wt
-    for r in range(m):
-        sw = np.sqrt(_row_weight(w, order[a + r]))
-        for j in range(d):
-            buf[r, j] = sw * (buf[r, j] - mean[j])
+            z = X[i, j] - shift[j]
+            buf[r, j] = z
+            mean[j] += wi * z
     for j in range(d):
         for l in range(d):
             M2[j, l] = 0.0
-    Zb = buf[:m]
-    if d >= _GEMM_MIN_D:
-        M2 += np.dot(Zb.T, Zb)
-    else:
-        _rank_update(M2, Zb, m, d)
-    _symmetrize_from_upper(M2, d)
+    if Wt <= 0:
+        for j in range(d):
+            mean[j] = 0.0
+        return 0.0
+    for j in range(d):
+        mean[j] /= Wt
+    weighted = w.shape[0] > 0
+    for r in range(m):
+        sw = np.sqrt(w[order[a + r]]) if weighted else 1.0
+        for j in range(d):
+            buf[r, j] = sw * (buf[r, j] - mean[j])
+    for j in range(d):
+        mean[j] += shift[j]
+    _gram_rows(M2, buf, m)
     return Wt
 
 
@@ -415,7 +455,7 @@ def moments_per_class(X, codes, w, K, max_groups):
     """Class weights, means and per-class scatter (K, d, d) in one read of X.
 
     Rows are ordered by class with an O(n) counting sort; each class is cut into blocks
-    of ``CLASS_BLOCK`` rows that are gathered (as float64), centred on their own mean
+    of :func:`class_block_rows` rows that are gathered (as float64), centred on their own mean
     and multiplied out (GEMM for larger d), and the blocks are merged pairwise in a
     fixed order.  At most ``max_groups`` (d, d) partials are alive at once.
     """
@@ -428,24 +468,24 @@ def moments_per_class(X, codes, w, K, max_groups):
     Wg = np.zeros(Gm)
     Mg = np.zeros((Gm, d))
     Sg = np.zeros((Gm, d, d))
+    B = class_block_rows(d)
     for k in range(K):
         a0 = start[k]
         nk = start[k + 1] - a0
         if nk == 0:
             continue
-        nb = (nk + CLASS_BLOCK - 1) // CLASS_BLOCK
+        nb = (nk + B - 1) // B
         G = min(nb, Gm)
         for g in prange(G):
             b0 = (nb * g) // G
             b1 = (nb * (g + 1)) // G
-            buf = np.empty((CLASS_BLOCK, d))
             mb = np.empty(d)
             Sb = np.empty((d, d))
             Wg[g] = 0.0
             for bb in range(b0, b1):
-                a = a0 + bb * CLASS_BLOCK
-                b = min(a0 + nk, a + CLASS_BLOCK)
-                Wb = _block_moments(X, w, order, a, b, buf, mb, Sb)
+                a = a0 + bb * B
+                b = min(a0 + nk, a + B)
+                Wb = _block_moments(X, w, order, a, b, mb, Sb)
                 Wg[g] = _merge_one(Wg[g], Mg[g], Sg[g], Wb, mb, Sb)
         Wk = 0.0
         for g in range(G):
