@@ -298,17 +298,16 @@ class GaussianNBParams(FittedParams):
     @cached_property
     def _tables(self):
         var = self.variances.astype(np.float64)
-        means_t = np.ascontiguousarray(self.means.T, dtype=np.float64)
-        inv_var_t = np.ascontiguousarray((1.0 / var).T)
+        means = np.ascontiguousarray(self.means, dtype=np.float64)
         const = self.class_log_prior.astype(np.float64) - 0.5 * np.sum(
             np.log(2.0 * np.pi * var), axis=1
         )
-        return means_t, inv_var_t, const
+        return means, np.ascontiguousarray(1.0 / var), const
 
     def _scores(self, X, mode):
-        means_t, inv_var_t, const = self._tables
+        means, inv_var, const = self._tables
         out = np.empty((X.shape[0], const.shape[0]), dtype=self.dtype)
-        return gaussian_nb_scores(X, means_t, inv_var_t, const, mode, out)
+        return gaussian_nb_scores(X, means, inv_var, const, mode, out)
 
     def _joint_log_likelihood(self, X):
         return self._scores(X, MODE_JLL)

@@ -53,8 +53,9 @@ def finish_row(acc, out, i, mode):
     """Write row ``i`` of ``out`` from the joint log-likelihoods in ``acc`` (K,).
 
     mode 0: ``out[i] = acc``; mode 1: ``acc - logsumexp(acc)``; mode 2:
-    ``exp(acc - logsumexp(acc))``.  A row whose entries are all -inf gives -inf
-    (mode 1) or zeros (mode 2), never NaN.
+    ``exp(acc - logsumexp(acc))`` (``acc`` is overwritten with the unnormalised
+    exponentials).  A row whose entries are all -inf gives -inf (mode 1) or zeros
+    (mode 2), never NaN.
     """
     K = acc.shape[0]
     if mode == 0:
@@ -70,16 +71,20 @@ def finish_row(acc, out, i, mode):
             out[i, k] = -np.inf if mode == 1 else 0.0
         return
     s = 0.0
-    for k in range(K):
-        s += np.exp(acc[k] - m)
     if mode == 1:
+        for k in range(K):
+            s += np.exp(acc[k] - m)
         lse = m + np.log(s)
         for k in range(K):
             out[i, k] = acc[k] - lse
     else:
+        for k in range(K):
+            e = np.exp(acc[k] - m)
+            acc[k] = e
+            s += e
         inv = 1.0 / s
         for k in range(K):
-            out[i, k] = np.exp(acc[k] - m) * inv
+            out[i, k] = acc[k] * inv
 
 
 @jit(inline="always")
@@ -197,20 +202,22 @@ def gaussian_nb_stats(X, codes, w, n_classes):
     return count, means, m2s
 
 
-@pjit
-def gaussian_nb_scores(X, means_t, inv_var_t, const, mode, out):
+@pjit(fastmath={"reassoc", "contract"})
+def gaussian_nb_scores(X, means, inv_var, const, mode, out):
     """Gaussian naive Bayes scores with a direct n·K·d loop.
 
         jll_ik = c_k − ½ Σ_j (x_ij − μ_kj)² / σ²_kj,
         c_k = log π_k − ½ Σ_j log(2π σ²_kj),
 
-    accumulated in float64 and finished per ``mode`` (see :func:`finish_row`).
+    accumulated in float64 and finished per ``mode`` (see :func:`finish_row`).  The
+    sum over features may be reassociated (vectorised); every row is still computed
+    the same way whatever the thread count.  ``acc`` of :func:`finish_row` is
+    overwritten.
 
     Parameters
     ----------
     X : (n, d) float32/float64, C-contiguous
-    means_t, inv_var_t : (d, K) float64, C-contiguous (μ and 1/σ², transposed so the
-        inner loop over classes is contiguous)
+    means, inv_var : (K, d) float64, C-contiguous: μ and 1/σ²
     const : (K,) float64, c_k above
     mode : int
     out : (n, K) output array (float32 or float64)
@@ -222,14 +229,11 @@ def gaussian_nb_scores(X, means_t, inv_var_t, const, mode, out):
         acc = np.empty(K)
         for i in range(b * SCORE_BLOCK, min(n, (b + 1) * SCORE_BLOCK)):
             for k in range(K):
-                acc[k] = 0.0
-            for j in range(d):
-                x = np.float64(X[i, j])
-                for k in range(K):
-                    t = x - means_t[j, k]
-                    acc[k] += t * t * inv_var_t[j, k]
-            for k in range(K):
-                acc[k] = const[k] - 0.5 * acc[k]
+                s = 0.0
+                for j in range(d):
+                    t = np.float64(X[i, j]) - means[k, j]
+                    s += t * t * inv_var[k, j]
+                acc[k] = const[k] - 0.5 * s
             finish_row(acc, out, i, mode)
     return out
 
