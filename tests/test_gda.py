@@ -1,0 +1,636 @@
+"""Gaussian discriminant analysis: fit_gda, scoring, linear_discriminant, lda_transform.
+
+Oracles: the plain-numpy formulas in ``reference.py``, scipy.stats, and scikit-learn
+(>= 1.9, pinned in the ``test`` extra).  From 1.9 on, scikit-learn's LDA (svd solver)
+and QDA use maximum-likelihood covariances (÷n, ÷n_k), which is fastgen's default
+``unbiased=False``; the lsqr LDA solver and GaussianNB always did.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.stats
+import sklearn
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.covariance import ledoit_wolf, oas
+from sklearn.discriminant_analysis import (
+    LinearDiscriminantAnalysis,
+    QuadraticDiscriminantAnalysis,
+)
+from sklearn.naive_bayes import GaussianNB
+
+import fastgen
+import reference as ref
+from reference import make_blobs, rel_err
+
+COV_TYPES = ("pooled", "per_class", "diagonal", "pooled_diagonal")
+RTOL = 1e-10  # float64 agreement with scikit-learn and the reference formulas
+
+SKLEARN_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2])
+
+
+def test_sklearn_version_matches_the_covariance_convention():
+    # scikit-learn < 1.9 divides by n_k - 1 in QDA / LDA-svd: the comparisons below
+    # would then need unbiased=True.
+    assert SKLEARN_VERSION >= (1, 9)
+
+
+def _ref_cov(r, covariance):
+    """The reference covariance of each model, as the (K, d, d) or (d, d) matrix."""
+    if covariance == "pooled":
+        return r["pooled"]
+    if covariance == "per_class":
+        return r["per_class"]
+    if covariance == "diagonal":
+        return np.stack([np.diag(v) for v in r["diagonal"]])
+    return np.diag(r["pooled_diagonal"])
+
+
+def _as_full(params):
+    """The fitted covariance as (d, d) shared or (K, d, d)."""
+    c = params.covariance.astype(np.float64)
+    if params.covariance_type == "diagonal":
+        return np.stack([np.diag(v) for v in c])
+    if params.covariance_type == "pooled_diagonal":
+        return np.diag(c)
+    return c
+
+
+# --------------------------------------------------------------------------------------
+# against the seed formulas
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("covariance", COV_TYPES)
+@pytest.mark.parametrize("d", [5, 40])  # both sides of the loop/BLAS switches (24, 32)
+def test_fit_matches_mle_formulas(covariance, d):
+    # n > 2·8192: several row groups are merged; classes > 4096 rows: several blocks.
+    X, y = make_blobs(17_000, d, 3, seed=d)
+    r = ref.mle(X, y)
+    p = fastgen.fit_gda(X, y, covariance)
+    assert p.covariance_type == covariance
+    np.testing.assert_array_equal(p.classes, [0, 1, 2])
+    np.testing.assert_array_equal(p.n_per_class, r["counts"])
+    assert rel_err(p.priors, r["priors"]) <= RTOL
+    assert rel_err(p.means, r["means"]) <= RTOL
+    expected = {"pooled": r["pooled"], "per_class": r["per_class"],
+                "diagonal": r["diagonal"], "pooled_diagonal": r["pooled_diagonal"]}
+    assert p.covariance.shape == expected[covariance].shape
+    assert rel_err(p.covariance, expected[covariance]) <= RTOL
+    full = _as_full(p)
+    full_k = full if full.ndim == 3 else np.broadcast_to(full, (3, d, d))
+    # cholesky: lower factors of the covariance; log_det = log|Σ_k|
+    L = p.cholesky if covariance in ("pooled", "per_class") else None
+    if L is not None:
+        Lk = L if L.ndim == 3 else L[None]
+        assert np.all(np.triu(Lk, 1) == 0)
+        assert rel_err(Lk @ np.swapaxes(Lk, 1, 2), full_k[: Lk.shape[0]]) <= RTOL
+    else:
+        assert rel_err(p.cholesky ** 2, p.covariance) <= RTOL
+    assert rel_err(p.log_det, [np.linalg.slogdet(c)[1] for c in full_k]) <= RTOL
+    # scoring vs slogdet/solve on a sample of rows
+    Xs = X[:300]
+    jll = ref.joint_log_likelihood(Xs, r["priors"], r["means"], _ref_cov(r, covariance))
+    assert rel_err(fastgen.joint_log_likelihood(p, Xs), jll) <= RTOL
+    lpost = ref.log_posterior(jll)
+    np.testing.assert_allclose(fastgen.predict_log_proba(p, Xs), lpost, rtol=0,
+                               atol=RTOL * max(1.0, np.max(np.abs(jll))))
+    np.testing.assert_allclose(fastgen.predict_proba(p, Xs), np.exp(lpost), rtol=0,
+                               atol=RTOL)
+    np.testing.assert_array_equal(fastgen.predict(p, Xs), np.argmax(jll, axis=1))
+
+
+@pytest.mark.parametrize("covariance", COV_TYPES)
+def test_joint_log_likelihood_vs_scipy(covariance, blobs3):
+    X, y = blobs3
+    p = fastgen.fit_gda(X, y, covariance)
+    rng = np.random.default_rng(3)
+    Xt = np.vstack([X[:20], rng.normal(scale=6.0, size=(20, X.shape[1]))])
+    cov = _as_full(p)
+    expected = np.empty((Xt.shape[0], 3))
+    for k in range(3):
+        ck = cov[k] if cov.ndim == 3 else cov
+        expected[:, k] = (scipy.stats.multivariate_normal.logpdf(Xt, p.means[k], ck)
+                          + np.log(p.priors[k]))
+    assert rel_err(fastgen.joint_log_likelihood(p, Xt), expected) <= RTOL
+
+
+@pytest.mark.parametrize("covariance", COV_TYPES)
+def test_log_proba_far_from_data_is_finite_and_exact(covariance, blobs3):
+    # posteriors that underflow to 0 in predict_proba must still be exact in log space
+    X, y = blobs3
+    p = fastgen.fit_gda(X, y, covariance)
+    Xt = 4 * np.array([[40.0, -40.0, 40.0, 25.0], [-60.0, 10.0, 0.0, 30.0]])
+    jll = fastgen.joint_log_likelihood(p, Xt)
+    lp = fastgen.predict_log_proba(p, Xt)
+    assert np.all(np.isfinite(lp))
+    expected = ref.log_posterior(jll)
+    assert np.min(expected) < -745  # exp underflows: log(predict_proba) would be -inf
+    np.testing.assert_allclose(lp, expected, rtol=1e-12)
+    proba = fastgen.predict_proba(p, Xt)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-15)
+    assert np.all(np.isfinite(proba))
+
+
+@pytest.mark.parametrize("covariance", COV_TYPES)
+def test_unbiased_divides_by_n_minus_one_or_n_minus_K(covariance, blobs3):
+    X, y = blobs3
+    r = ref.mle(X, y)
+    W, K = r["counts"], 3
+    S = r["scatter"]
+    expected = {
+        "pooled": S.sum(0) / (W.sum() - K),
+        "per_class": S / (W - 1)[:, None, None],
+        "diagonal": np.einsum("kjj->kj", S) / (W - 1)[:, None],
+        "pooled_diagonal": np.diag(S.sum(0)) / (W.sum() - K),
+    }[covariance]
+    p = fastgen.fit_gda(X, y, covariance, unbiased=True)
+    assert rel_err(p.covariance, expected) <= RTOL
+    assert rel_err(p.means, r["means"]) <= RTOL
+
+
+@pytest.mark.parametrize("covariance", COV_TYPES)
+def test_user_priors(covariance, blobs3):
+    X, y = blobs3
+    pri = np.array([0.5, 0.2, 0.3])
+    p = fastgen.fit_gda(X, y, covariance, priors=pri)
+    p0 = fastgen.fit_gda(X, y, covariance)
+    np.testing.assert_allclose(p.priors, pri, rtol=1e-15)
+    np.testing.assert_array_equal(p.means, p0.means)
+    np.testing.assert_array_equal(p.covariance, p0.covariance)
+    jll0 = fastgen.joint_log_likelihood(p0, X)
+    expected = jll0 - np.log(p0.priors) + np.log(pri)
+    assert rel_err(fastgen.joint_log_likelihood(p, X), expected) <= RTOL
+    np.testing.assert_allclose(fastgen.predict_proba(p, X),
+                               np.exp(ref.log_posterior(expected)), rtol=0, atol=RTOL)
+    if covariance in ("pooled", "pooled_diagonal"):
+        W, b = fastgen.linear_discriminant(p)
+        Wr, br = ref.linear_discriminant(pri, p.means, _as_full(p))
+        assert rel_err(W, Wr) <= RTOL and rel_err(b, br) <= RTOL
+
+
+def test_zero_prior_gives_zero_posterior(blobs3):
+    X, y = blobs3
+    p = fastgen.fit_gda(X, y, priors=[0.0, 0.5, 0.5])
+    proba = fastgen.predict_proba(p, X)
+    assert np.all(proba[:, 0] == 0)
+    assert np.all(fastgen.predict_log_proba(p, X)[:, 0] == -np.inf)
+    assert not np.any(fastgen.predict(p, X) == 0)
+
+
+@pytest.mark.parametrize("covariance", COV_TYPES)
+def test_float_shrinkage_matches_formula(covariance, blobs3):
+    X, y = blobs3
+    a = 0.3
+    r = ref.mle(X, y)
+    p = fastgen.fit_gda(X, y, covariance, shrinkage=a)
+    if covariance == "pooled":
+        expected = ref.shrink(r["pooled"], a)
+    elif covariance == "per_class":
+        expected = np.stack([ref.shrink(c, a) for c in r["per_class"]])
+    elif covariance == "diagonal":  # variances shrunk toward their mean
+        expected = (1 - a) * r["diagonal"] + a * r["diagonal"].mean(1, keepdims=True)
+    else:
+        v = r["pooled_diagonal"]
+        expected = (1 - a) * v + a * v.mean()
+    assert rel_err(p.covariance, expected) <= RTOL
+
+
+@pytest.mark.parametrize("covariance", ["pooled", "per_class"])
+def test_reg_matches_formula(covariance, blobs3):
+    X, y = blobs3
+    r = ref.mle(X, y)
+    p = fastgen.fit_gda(X, y, covariance, reg=0.25, shrinkage=0.1)
+    d = X.shape[1]
+    S = r[covariance]
+    if covariance == "pooled":
+        expected = 0.75 * ref.shrink(S, 0.1) + 0.25 * np.eye(d)
+    else:
+        expected = np.stack([0.75 * ref.shrink(c, 0.1) + 0.25 * np.eye(d) for c in S])
+    assert rel_err(p.covariance, expected) <= RTOL
+
+
+@pytest.mark.parametrize("method", ["ledoit-wolf", "oas"])
+@pytest.mark.parametrize("covariance", ["pooled", "per_class"])
+@pytest.mark.parametrize("d", [4, 30])
+def test_ledoit_wolf_and_oas_vs_sklearn(method, covariance, d):
+    X, y = make_blobs(240, d, 3, seed=7)
+    p = fastgen.fit_gda(X, y, covariance, shrinkage=method)
+    r = ref.mle(X, y)
+    Z = X - r["means"][y]
+    sk = {"ledoit-wolf": ledoit_wolf, "oas": oas}[method]
+    ours = {"ledoit-wolf": ref.ledoit_wolf_intensity, "oas": ref.oas_intensity}[method]
+    if covariance == "pooled":
+        cov, a = sk(Z, assume_centered=True)
+        assert 0 < a < 1
+        assert abs(ours(Z) - a) <= RTOL * a
+        assert rel_err(p.covariance, cov) <= RTOL
+    else:
+        for k in range(3):
+            cov, a = sk(Z[y == k], assume_centered=True)
+            assert abs(ours(Z[y == k]) - a) <= RTOL * a
+            assert rel_err(p.covariance[k], cov) <= RTOL
+
+
+# --------------------------------------------------------------------------------------
+# against scikit-learn
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("K", [2, 3, 5])
+def test_lda_lsqr_parity(K):
+    X, y = make_blobs(60 * K, 4, K, seed=K)
+    sk = LinearDiscriminantAnalysis(solver="lsqr", store_covariance=True).fit(X, y)
+    p = fastgen.fit_gda(X, y, "pooled")
+    assert rel_err(p.means, sk.means_) <= RTOL
+    assert rel_err(p.covariance, sk.covariance_) <= RTOL
+    assert rel_err(p.priors, sk.priors_) <= RTOL
+    W, b = fastgen.linear_discriminant(p)
+    assert W.shape == (4, K) and b.shape == (K,)
+    if K == 2:  # scikit-learn keeps the difference of the two discriminants
+        assert rel_err(W[:, 1] - W[:, 0], sk.coef_[0]) <= RTOL
+        assert rel_err(b[1] - b[0], sk.intercept_) <= RTOL
+    else:
+        assert rel_err(W.T, sk.coef_) <= RTOL
+        assert rel_err(b, sk.intercept_) <= RTOL
+    Wr, br = ref.linear_discriminant(p.priors, p.means, p.covariance)
+    assert rel_err(W, Wr) <= RTOL and rel_err(b, br) <= RTOL
+    Xt = np.vstack([X, np.random.default_rng(0).normal(scale=5, size=(40, 4))])
+    np.testing.assert_allclose(fastgen.predict_proba(p, Xt), sk.predict_proba(Xt),
+                               rtol=0, atol=RTOL)
+    np.testing.assert_array_equal(fastgen.predict(p, Xt), sk.predict(Xt))
+    # the linear discriminant reproduces the posteriors
+    np.testing.assert_allclose(np.exp(ref.log_posterior(Xt @ W + b)),
+                               fastgen.predict_proba(p, Xt), rtol=0, atol=RTOL)
+
+
+@pytest.mark.parametrize("K,d,n_components", [(3, 4, None), (4, 5, None), (4, 5, 1),
+                                              (5, 3, 2), (2, 3, None)])
+def test_lda_svd_transform_parity(K, d, n_components):
+    X, y = make_blobs(50 * K, d, K, seed=10 + K)
+    sk = LinearDiscriminantAnalysis(solver="svd", n_components=n_components).fit(X, y)
+    p = fastgen.fit_gda(X, y, "pooled")
+    T = fastgen.lda_transform(p, X, n_components=n_components)
+    Ts = sk.transform(X)
+    assert T.shape == Ts.shape == (X.shape[0], n_components or min(K - 1, d))
+    signs = np.sign(np.sum(T * Ts, axis=0))
+    assert rel_err(T * signs, Ts) <= RTOL
+    # directions whiten the pooled covariance
+    Z = T - T.mean(0)
+    np.testing.assert_allclose(
+        np.cov(fastgen.lda_transform(p, X - p.means[y] + p.means[0], n_components).T,
+               bias=True).reshape(T.shape[1], T.shape[1]),
+        np.eye(T.shape[1]), atol=1e-10)
+    assert Z.shape == T.shape
+
+
+@pytest.mark.parametrize("reg", [0.0, 0.3])
+def test_qda_parity(reg):
+    X, y = make_blobs(240, 4, 3, seed=21)
+    sk = QuadraticDiscriminantAnalysis(store_covariance=True, reg_param=reg).fit(X, y)
+    p = fastgen.fit_gda(X, y, "per_class", reg=reg)
+    assert rel_err(p.means, sk.means_) <= RTOL
+    for k in range(3):
+        assert rel_err(p.covariance[k], sk.covariance_[k]) <= RTOL
+    Xt = np.vstack([X, np.random.default_rng(1).normal(scale=4, size=(40, 4))])
+    np.testing.assert_allclose(fastgen.predict_proba(p, Xt), sk.predict_proba(Xt),
+                               rtol=0, atol=RTOL)
+    np.testing.assert_array_equal(fastgen.predict(p, Xt), sk.predict(Xt))
+
+
+def test_gaussian_nb_parity():
+    X, y = make_blobs(200, 6, 4, seed=5)
+    sk = GaussianNB(var_smoothing=0.0).fit(X, y)
+    p = fastgen.fit_gda(X, y, "diagonal")
+    assert rel_err(p.means, sk.theta_) <= RTOL
+    assert rel_err(p.covariance, sk.var_) <= RTOL
+    assert rel_err(p.priors, sk.class_prior_) <= RTOL
+    Xt = np.vstack([X, np.random.default_rng(2).normal(scale=5, size=(40, 6))])
+    np.testing.assert_allclose(fastgen.predict_proba(p, Xt), sk.predict_proba(Xt),
+                               rtol=0, atol=RTOL)
+    assert rel_err(fastgen.predict_log_proba(p, X), sk.predict_log_proba(X)) <= RTOL
+
+
+def test_pooled_diagonal_is_naive_bayes_with_shared_variances(blobs3):
+    X, y = blobs3
+    r = ref.mle(X, y)
+    p = fastgen.fit_gda(X, y, "pooled_diagonal")
+    v = np.diag(r["pooled"])
+    assert rel_err(p.covariance, v) <= RTOL
+    assert rel_err(p.log_det, np.full(3, np.sum(np.log(v)))) <= RTOL
+    W, b = fastgen.linear_discriminant(p)
+    Wr = r["means"].T / v[:, None]
+    br = -0.5 * np.sum(r["means"] ** 2 / v, axis=1) + np.log(r["priors"])
+    assert rel_err(W, Wr) <= RTOL and rel_err(b, br) <= RTOL
+    np.testing.assert_allclose(fastgen.predict_proba(p, X),
+                               np.exp(ref.log_posterior(X @ Wr + br)), rtol=0, atol=RTOL)
+    # the boundary is linear: equals the GaussianNB posterior with tied variances
+    jll = ref.joint_log_likelihood(X, r["priors"], r["means"], np.diag(v))
+    assert rel_err(fastgen.joint_log_likelihood(p, X), jll) <= RTOL
+
+
+# --------------------------------------------------------------------------------------
+# properties
+# --------------------------------------------------------------------------------------
+def _assert_params_close(a, b, rtol):
+    np.testing.assert_array_equal(a.classes, b.classes)
+    assert a.covariance_type == b.covariance_type
+    for f in ("priors", "means", "covariance", "cholesky", "log_det", "n_per_class"):
+        assert rel_err(getattr(a, f), getattr(b, f)) <= rtol, f
+
+
+def _assert_params_identical(a, b):
+    np.testing.assert_array_equal(a.classes, b.classes)
+    assert a.covariance_type == b.covariance_type
+    for f in ("priors", "means", "covariance", "cholesky", "log_det", "n_per_class"):
+        x, z = getattr(a, f), getattr(b, f)
+        assert x.dtype == z.dtype and x.shape == z.shape and x.tobytes() == z.tobytes(), f
+
+
+@settings(max_examples=20, deadline=None)
+@given(reps=st.lists(st.integers(0, 4), min_size=40, max_size=40),
+       covariance=st.sampled_from(COV_TYPES))
+def test_integer_weights_equal_repeated_rows(reps, covariance):
+    X, y = make_blobs(40, 3, 2, seed=4)
+    reps = np.array(reps)
+    for k in range(2):  # every class keeps d + 2 distinct rows: covariances stay regular
+        idx = np.flatnonzero(y == k)[:5]
+        reps[idx] = np.maximum(reps[idx], 1)
+    p_w = fastgen.fit_gda(X, y, covariance, sample_weight=reps)
+    p_r = fastgen.fit_gda(np.repeat(X, reps, axis=0), np.repeat(y, reps), covariance)
+    _assert_params_close(p_w, p_r, 1e-12)
+
+
+@pytest.mark.parametrize("covariance", [
+    "pooled",
+    pytest.param("per_class", marks=pytest.mark.xfail(
+        strict=True, raises=(fastgen.SingularCovarianceError, AttributeError),
+        reason="per-class fit treats a total class weight <= 1 as '1 sample' "
+               "(gda.py _finish: `if W[k] <= 1.0 and not reg`), so rescaled weights "
+               "are rejected although the MLE is invariant to the weights' scale")),
+    "diagonal",
+    "pooled_diagonal",
+])
+def test_weights_scale_invariance(covariance):
+    # the MLE depends on the weights only through their ratios
+    X, y = make_blobs(24, 3, 3, seed=8)
+    p1 = fastgen.fit_gda(X, y, covariance, sample_weight=np.full(24, 1.0))
+    p2 = fastgen.fit_gda(X, y, covariance, sample_weight=np.full(24, 0.1))
+    for f in ("priors", "means", "covariance", "log_det"):
+        assert rel_err(getattr(p2, f), getattr(p1, f)) <= 1e-12, f
+    np.testing.assert_allclose(p2.n_per_class, 0.1 * p1.n_per_class, rtol=1e-12)
+
+
+def test_zero_weight_rows_are_ignored(blobs3):
+    X, y = blobs3
+    w = np.ones(len(y))
+    w[::3] = 0.0
+    for covariance in COV_TYPES:
+        a = fastgen.fit_gda(X, y, covariance, sample_weight=w)
+        b = fastgen.fit_gda(X[w > 0], y[w > 0], covariance)
+        _assert_params_close(a, b, 1e-12)
+
+
+def test_many_classes_pooled():
+    K, d, n = 2000, 20, 20_000
+    rng = np.random.default_rng(11)
+    y = np.arange(n) % K
+    rng.shuffle(y)
+    centres = 10 * rng.standard_normal((K, d))
+    X = centres[y] + rng.standard_normal((n, d))
+    p = fastgen.fit_gda(X, y, "pooled")
+    cnt = np.bincount(y, minlength=K).astype(float)
+    means = np.zeros((K, d))
+    np.add.at(means, y, X)
+    means /= cnt[:, None]
+    Z = X - means[y]
+    cov = Z.T @ Z / n
+    assert p.covariance.shape == (d, d)
+    assert rel_err(p.means, means) <= RTOL
+    assert rel_err(p.covariance, cov) <= RTOL
+    Xt = X[:50]
+    jll = ref.joint_log_likelihood(Xt, cnt / n, means, cov)
+    assert rel_err(fastgen.joint_log_likelihood(p, Xt), jll) <= RTOL
+    np.testing.assert_allclose(fastgen.predict_log_proba(p, Xt), ref.log_posterior(jll),
+                               rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("covariance", ["pooled", "per_class", "diagonal"])
+@pytest.mark.parametrize("d", [3, 30])
+def test_extreme_offset(covariance, d):
+    # |mean|/std = 1e8: the Gram trick X'X - n·m·mᵀ would be hundreds of times wrong
+    X, y = make_blobs(17_000, d, 3, seed=30 + d, offset=1e8, correlated=False)
+    assert np.min(np.abs(X)) > 0.9e8
+    r = ref.mle(X, y)
+    p = fastgen.fit_gda(X, y, covariance)
+    assert rel_err(p.means, r["means"]) <= 1e-15
+    assert rel_err(p.covariance, r[covariance]) <= 1e-8
+    # scoring centres first: still exact to working precision
+    Xt = X[:200]
+    jll = ref.joint_log_likelihood(Xt, r["priors"], r["means"], _ref_cov(r, covariance))
+    assert rel_err(fastgen.joint_log_likelihood(p, Xt), jll) <= 1e-8
+
+
+@pytest.mark.parametrize("covariance", COV_TYPES)
+def test_float32_in_float32_out(covariance):
+    X, y = make_blobs(3000, 6, 3, seed=9, dtype=np.float32)
+    eps = np.finfo(np.float32).eps
+    p32 = fastgen.fit_gda(X, y, covariance)
+    p64 = fastgen.fit_gda(X.astype(np.float64), y, covariance)
+    for f in ("priors", "means", "covariance", "cholesky", "log_det", "n_per_class"):
+        assert getattr(p32, f).dtype == np.float32, f
+        # moments are accumulated in float64, then rounded once
+        assert rel_err(getattr(p32, f), getattr(p64, f)) <= 4 * eps, f
+    Xt = X[:500]
+    jll32 = fastgen.joint_log_likelihood(p32, Xt)
+    lp32 = fastgen.predict_log_proba(p32, Xt)
+    pr32 = fastgen.predict_proba(p32, Xt)
+    for out in (jll32, lp32, pr32):
+        assert out.dtype == np.float32
+    tol = 64 * eps  # a few ulps per term of a d-term quadratic form
+    jll64 = fastgen.joint_log_likelihood(p64, Xt.astype(np.float64))
+    assert rel_err(jll32, jll64) <= tol
+    np.testing.assert_allclose(pr32, fastgen.predict_proba(p64, Xt), rtol=0,
+                               atol=tol * np.max(np.abs(jll64)))
+    # float64 X scored with float32 params computes in float32
+    assert fastgen.predict_proba(p32, Xt.astype(np.float64)).dtype == np.float32
+    if covariance in ("pooled", "pooled_diagonal"):
+        W, b = fastgen.linear_discriminant(p32)
+        assert W.dtype == b.dtype == np.float32
+        W64, b64 = fastgen.linear_discriminant(p64)
+        assert rel_err(W, W64) <= tol and rel_err(b, b64) <= tol
+        T = fastgen.lda_transform(p32, Xt)
+        assert T.dtype == np.float32
+        assert rel_err(np.abs(T), np.abs(fastgen.lda_transform(p64, Xt))) <= tol
+
+
+def test_one_class_is_a_density_estimate(blobs3):
+    # fitting one class is allowed (a Gaussian density); posteriors are trivially 1
+    X, _ = blobs3
+    y = np.full(len(X), "only")
+    p = fastgen.fit_gda(X, y, "per_class")
+    np.testing.assert_array_equal(p.classes, ["only"])
+    np.testing.assert_array_equal(fastgen.predict_proba(p, X), 1.0)
+    np.testing.assert_array_equal(fastgen.predict_log_proba(p, X), 0.0)
+    np.testing.assert_array_equal(fastgen.predict(p, X), y)
+    jll = fastgen.joint_log_likelihood(p, X)[:, 0]
+    expected = scipy.stats.multivariate_normal.logpdf(X, X.mean(0), np.cov(X.T, bias=True))
+    assert rel_err(jll, expected) <= RTOL
+    with pytest.raises(ValueError, match="n_components"):
+        fastgen.lda_transform(fastgen.fit_gda(X, y, "pooled"), X)
+
+
+def test_linear_discriminant_binary_logistic_form(blobs2):
+    X, y = blobs2
+    p = fastgen.fit_gda(X, y, "pooled")
+    W, b = fastgen.linear_discriminant(p)
+    z = X @ (W[:, 1] - W[:, 0]) + b[1] - b[0]
+    np.testing.assert_allclose(fastgen.predict_proba(p, X)[:, 1], 1 / (1 + np.exp(-z)),
+                               rtol=0, atol=RTOL)
+
+
+# --------------------------------------------------------------------------------------
+# valid but unusual inputs give the canonical result
+# --------------------------------------------------------------------------------------
+def _zoo(X):
+    ro = X.copy()
+    ro.flags.writeable = False
+    return {
+        "fortran": np.asfortranarray(X),
+        "readonly": ro,
+        "strided": np.repeat(X, 2, axis=1)[:, ::2],
+        "list": X.tolist(),
+    }
+
+
+@pytest.mark.parametrize("layout", ["fortran", "readonly", "strided", "list"])
+def test_input_layouts_same_result(layout, blobs3):
+    X, y = blobs3
+    Xz = _zoo(X)[layout]
+    base = fastgen.fit_gda(X, y, "pooled")
+    got = fastgen.fit_gda(Xz, y, "pooled")
+    _assert_params_identical(got, base)
+    assert fastgen.predict_proba(got, Xz).tobytes() == fastgen.predict_proba(base, X).tobytes()
+    if layout == "readonly":
+        assert not X.flags.writeable or Xz is not X
+
+
+def test_memmap_readonly(tmp_path, blobs3):
+    X, y = blobs3
+    path = tmp_path / "X.dat"
+    mm = np.memmap(path, dtype=np.float64, mode="w+", shape=X.shape)
+    mm[:] = X
+    mm.flush()
+    del mm
+    Xm = np.memmap(path, dtype=np.float64, mode="r", shape=X.shape)
+    base = fastgen.fit_gda(X, y, "pooled")
+    got = fastgen.fit_gda(Xm, y, "pooled")
+    _assert_params_identical(got, base)
+    assert fastgen.predict_proba(got, Xm).tobytes() == fastgen.predict_proba(base, X).tobytes()
+    del Xm
+
+
+@pytest.mark.parametrize("covariance", COV_TYPES)
+def test_int_and_bool_X(covariance):
+    rng = np.random.default_rng(6)
+    y = np.arange(90) % 3
+    Xi = rng.integers(-5, 6, size=(90, 3)) + 3 * y[:, None]
+    base = fastgen.fit_gda(Xi.astype(np.float64), y, covariance)
+    _assert_params_identical(fastgen.fit_gda(Xi, y, covariance), base)
+    _assert_params_identical(fastgen.fit_gda(Xi.astype(np.int32), y, covariance), base)
+    assert fastgen.predict_proba(base, Xi).tobytes() == \
+        fastgen.predict_proba(base, Xi.astype(np.float64)).tobytes()
+    Xb = rng.random((90, 3)) < 0.5
+    Xb[y == 0, 0] = rng.random(30) < 0.1
+    if covariance in ("pooled", "pooled_diagonal"):
+        _assert_params_identical(fastgen.fit_gda(Xb, y, covariance, reg=0.01),
+                                 fastgen.fit_gda(Xb.astype(float), y, covariance, reg=0.01))
+
+
+@pytest.mark.parametrize("labels", [
+    np.array([10, 20, 30]),
+    np.array([-7, 0, 1_000_000_000_000]),
+    np.array(["ant", "bee", "cat"]),
+    np.array([0.5, 1.5, 2.5]),
+    np.array([False, True]),
+    pytest.param(np.array(["ant", "bee", "cat"], dtype=object), marks=pytest.mark.xfail(
+        strict=True, raises=ValueError,
+        reason="object-dtype string labels (what pandas gives) end up as an object "
+               "`classes` array, which GDAParams rejects; check_y should convert "
+               "them to a str array")),
+], ids=["int", "int-wide", "str", "float", "bool", "object-str"])
+def test_label_types(labels, blobs3):
+    X, y = blobs3
+    K = labels.shape[0]
+    y = y % K
+    base = fastgen.fit_gda(X, y)
+    p = fastgen.fit_gda(X, labels[y])
+    np.testing.assert_array_equal(p.classes, labels)
+    for f in ("priors", "means", "covariance", "cholesky", "log_det", "n_per_class"):
+        assert getattr(p, f).tobytes() == getattr(base, f).tobytes()
+    np.testing.assert_array_equal(fastgen.predict(p, X), labels[fastgen.predict(base, X)])
+    # labels as a Python list and as a column vector
+    _assert_params_identical(fastgen.fit_gda(X, list(labels[y])), p)
+    _assert_params_identical(fastgen.fit_gda(X, labels[y][:, None]), p)
+
+
+def test_caller_arrays_unchanged_by_fit_and_score(blobs3):
+    X, y = blobs3
+    X, y = X.copy(), y.copy()
+    w = np.linspace(0.5, 2, len(y))
+    before = [a.tobytes() for a in (X, y, w)]
+    for covariance in COV_TYPES:
+        p = fastgen.fit_gda(X, y, covariance, sample_weight=w)
+        fastgen.predict_proba(p, X)
+        fastgen.predict_log_proba(p, X)
+        fastgen.joint_log_likelihood(p, X)
+    assert [a.tobytes() for a in (X, y, w)] == before
+
+
+def test_params_are_frozen(blobs3):
+    X, y = blobs3
+    p = fastgen.fit_gda(X, y)
+    with pytest.raises(AttributeError):
+        p.means = p.means * 2
+
+
+# --------------------------------------------------------------------------------------
+# thread-count determinism (fresh processes)
+# --------------------------------------------------------------------------------------
+_DETERMINISM_SCRIPT = textwrap.dedent("""
+    import hashlib, json, sys
+    import numpy as np
+    import fastgen
+    sys.path.insert(0, sys.argv[1])
+    from reference import make_blobs
+    out = {}
+    for d in (6, 40):
+        X, y = make_blobs(40_000, d, 4, seed=d)   # 5 row groups; classes of 10 000 rows
+        w = np.linspace(0.5, 1.5, len(y))
+        for cov in ("pooled", "per_class"):
+            p = fastgen.fit_gda(X, y, cov, sample_weight=w if d == 6 else None)
+            h = hashlib.sha256()
+            for f in ("priors", "means", "covariance", "cholesky", "log_det"):
+                h.update(getattr(p, f).tobytes())
+            h.update(fastgen.predict_proba(p, X).tobytes())
+            h.update(fastgen.joint_log_likelihood(p, X).tobytes())
+            out[f"{cov}-{d}"] = h.hexdigest()
+    print(json.dumps(out))
+""")
+
+
+def test_results_do_not_depend_on_thread_count():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    digests = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads, PYTHONPATH=root)
+        res = subprocess.run([sys.executable, "-c", _DETERMINISM_SCRIPT, here], env=env,
+                             capture_output=True, text=True, timeout=300, cwd=root)
+        assert res.returncode == 0, res.stderr
+        digests.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    assert digests[0] == digests[1]
+    assert len(digests[0]) == 4
