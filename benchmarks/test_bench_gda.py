@@ -1,0 +1,121 @@
+"""pytest-benchmark versions of workloads W1–W4 at smaller sizes.
+
+    pytest benchmarks/ --benchmark-only
+
+Each workload is one ``benchmark.group`` holding fastgen, scikit-learn and the floor
+reference, so the group table shows the ratios.  Not part of the default test run
+(``testpaths = ["tests"]`` in pyproject.toml).
+"""
+
+import numpy as np
+import pytest
+
+import fastgen
+
+from ._common import make_data
+
+sklearn_da = pytest.importorskip("sklearn.discriminant_analysis")
+
+K = 10
+ROUNDS = 5
+
+
+def _run(benchmark, fn):
+    # one untimed warm-up call (JIT compile or cache load), then ROUNDS timed calls
+    benchmark.pedantic(fn, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+
+
+@pytest.fixture(scope="module")
+def pooled_data():
+    return make_data(200_000, 16, K, seed=0)
+
+
+@pytest.fixture(scope="module")
+def per_class_data():
+    return make_data(40_000, 128, K, seed=1)
+
+
+@pytest.fixture(scope="module")
+def per_class_small_d_data():
+    return make_data(200_000, 16, K, seed=2)
+
+
+# ---- W1 pooled fit
+@pytest.mark.benchmark(group="W1 pooled fit n=2e5 d=16 K=10")
+def test_w1_fastgen(benchmark, pooled_data):
+    X, y = pooled_data
+    _run(benchmark, lambda: fastgen.fit_gda(X, y, "pooled"))
+
+
+@pytest.mark.benchmark(group="W1 pooled fit n=2e5 d=16 K=10")
+def test_w1_sklearn_lda_lsqr(benchmark, pooled_data):
+    X, y = pooled_data
+    _run(benchmark, lambda: sklearn_da.LinearDiscriminantAnalysis(solver="lsqr").fit(X, y))
+
+
+@pytest.mark.benchmark(group="W1 pooled fit n=2e5 d=16 K=10")
+def test_w1_floor_xtx(benchmark, pooled_data):
+    X, _ = pooled_data
+    _run(benchmark, lambda: X.T @ X)
+
+
+# ---- W2 per-class fit
+@pytest.mark.benchmark(group="W2 per_class fit n=4e4 d=128 K=10")
+def test_w2_fastgen(benchmark, per_class_data):
+    X, y = per_class_data
+    _run(benchmark, lambda: fastgen.fit_gda(X, y, "per_class"))
+
+
+@pytest.mark.benchmark(group="W2 per_class fit n=4e4 d=128 K=10")
+def test_w2_sklearn_qda(benchmark, per_class_data):
+    X, y = per_class_data
+    _run(benchmark, lambda: sklearn_da.QuadraticDiscriminantAnalysis().fit(X, y))
+
+
+@pytest.mark.benchmark(group="W2 per_class fit n=4e4 d=128 K=10")
+def test_w2_floor_xtx(benchmark, per_class_data):
+    X, _ = per_class_data
+    _run(benchmark, lambda: X.T @ X)
+
+
+# ---- W3 per-class predict_proba (d=128, and W3b d=16)
+def _w3(benchmark, data, which):
+    X, y = data
+    if which == "fastgen":
+        p = fastgen.fit_gda(X, y, "per_class")
+        _run(benchmark, lambda: fastgen.predict_proba(p, X))
+    elif which == "sklearn":
+        est = sklearn_da.QuadraticDiscriminantAnalysis().fit(X, y)
+        _run(benchmark, lambda: est.predict_proba(X))
+    else:  # the square GEMM whose rate defines the floor: K·t / 2 (see compare.py)
+        B = np.ascontiguousarray(np.triu(np.ones((X.shape[1], X.shape[1]))))
+        _run(benchmark, lambda: X @ B)
+
+
+@pytest.mark.benchmark(group="W3 per_class predict_proba n=4e4 d=128 K=10")
+@pytest.mark.parametrize("which", ["fastgen", "sklearn", "gemm_(n,d)@(d,d)"])
+def test_w3(benchmark, per_class_data, which):
+    _w3(benchmark, per_class_data, which)
+
+
+@pytest.mark.benchmark(group="W3b per_class predict_proba n=2e5 d=16 K=10")
+@pytest.mark.parametrize("which", ["fastgen", "sklearn", "gemm_(n,d)@(d,d)"])
+def test_w3b(benchmark, per_class_small_d_data, which):
+    _w3(benchmark, per_class_small_d_data, which)
+
+
+# ---- W4 pooled predict_proba
+@pytest.mark.benchmark(group="W4 pooled predict_proba n=2e5 d=16 K=10")
+@pytest.mark.parametrize("which", ["fastgen", "sklearn", "floor_X@W"])
+def test_w4(benchmark, pooled_data, which):
+    X, y = pooled_data
+    if which == "fastgen":
+        p = fastgen.fit_gda(X, y, "pooled")
+        _run(benchmark, lambda: fastgen.predict_proba(p, X))
+    else:
+        est = sklearn_da.LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)
+        if which == "sklearn":
+            _run(benchmark, lambda: est.predict_proba(X))
+        else:
+            W = np.ascontiguousarray(est.coef_.T)
+            _run(benchmark, lambda: X @ W)
