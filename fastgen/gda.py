@@ -119,8 +119,8 @@ class GDAParams(FittedParams):
         bc = -0.5 * np.einsum("dk,dk->k", A, A) + self._log_prior
         const = -0.5 * (float(self.log_det[0]) + d * _g.LOG_2PI)
         dt = self.dtype
-        return (np.ascontiguousarray(Wc, dtype=dt), bc.astype(dt), Linv.astype(dt),
-                const, self._center.astype(dt))
+        return (np.ascontiguousarray(Wc, dtype=dt), bc.astype(dt),
+                np.ascontiguousarray(Linv, dtype=dt), const, self._center.astype(dt))
 
     @functools.cached_property
     def _per_class_tables(self):
@@ -129,7 +129,7 @@ class GDAParams(FittedParams):
         Linv = np.stack([scipy.linalg.solve_triangular(Lk, eye, lower=True)
                          for Lk in self.cholesky.astype(np.float64)])
         bias = self._log_prior - 0.5 * (self.log_det.astype(np.float64) + d * _g.LOG_2PI)
-        return Linv.astype(self.dtype), bias.astype(self.dtype)
+        return np.ascontiguousarray(Linv, dtype=self.dtype), bias.astype(self.dtype)
 
     @functools.cached_property
     def _diagonal_tables(self):

@@ -30,6 +30,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit, pjit
+from .blas import syrk_upper
 
 __all__ = [
     "moments_pooled",
@@ -100,32 +101,25 @@ def _gram_t(R, Zt, m):
 
 @jit(fastmath={"reassoc", "contract"})
 def _gram_rows(R, Z, m):
-    """R += Z[:m]ᵀ Z[:m] for a row-major chunk Z (C, d): BLAS from ``_GEMM_MIN_D`` on
-    (then ``m`` must equal the chunk height), rank-1 updates of the full square below."""
+    """R += Z[:m]ᵀ Z[:m] on the upper triangle (the caller mirrors it) for a row-major
+    chunk Z (C, d): BLAS SYRK from ``_GEMM_MIN_D`` on, rank-1 updates below."""
     d = Z.shape[1]
     if d >= _GEMM_MIN_D:
-        R += np.dot(Z.T, Z)
+        syrk_upper(Z, m, R)
     else:
         for i in range(m):
             for j in range(d):
                 zj = Z[i, j]
-                for l in range(d):
+                for l in range(j, d):
                     R[j, l] += zj * Z[i, l]
 
 
 @jit
 def _symmetrize_from_upper(R, d):
-    if d >= _GEMM_MIN_D:
-        # the GEMM path filled the full square; average out rounding asymmetry
-        for j in range(d):
-            for l in range(j + 1, d):
-                v = 0.5 * (R[j, l] + R[l, j])
-                R[j, l] = v
-                R[l, j] = v
-    else:
-        for j in range(d):
-            for l in range(j + 1, d):
-                R[l, j] = R[j, l]
+    """Copy the upper triangle of R onto the lower one."""
+    for j in range(d):
+        for l in range(j + 1, d):
+            R[l, j] = R[j, l]
 
 
 @jit
@@ -197,9 +191,6 @@ def _pooled_group(X, codes, w, K, r0, r1, W, means, M2):
             c = 0
     if c > 0:
         if gemm:
-            for i in range(c, _CHUNK):
-                for j in range(d):
-                    Z[i, j] = 0.0
             _gram_rows(M2, Z, c)
         else:
             _gram_t(M2, Zt, c)
@@ -422,6 +413,7 @@ def _block_moments(X, w, order, a, b, mean, M2):
     for j in range(d):
         mean[j] += shift[j]
     _gram_rows(M2, buf, m)
+    _symmetrize_from_upper(M2, d)
     return Wt
 
 
