@@ -47,11 +47,16 @@ def make_gaussian(n, d, K, seed=0):
     return np.ascontiguousarray(X), y
 
 
-def make_counts(n, d, K, per_row, seed=0):
-    """CSR integer counts: ``per_row`` draws per row from a Zipf-like (1/rank^1.1)
-    column distribution, shifted per class, duplicates summed into counts."""
+def make_counts(n, d, K, stored_per_row, seed=0):
+    """CSR integer counts with about ``stored_per_row`` stored values per row.
+
+    Each row draws 1.55 × stored_per_row columns from a Zipf-like (1/rank^1.1) column
+    distribution, shifted per class; repeated columns are summed into counts (at
+    d = 100 000 about a third of the draws repeat, leaving ~stored_per_row distinct
+    columns)."""
     rng = np.random.default_rng(seed)
     y = rng.integers(0, K, n)
+    per_row = int(round(1.55 * stored_per_row))
     p = 1.0 / np.arange(1, d + 1) ** 1.1
     cdf = np.cumsum(p)
     cdf /= cdf[-1]

@@ -44,6 +44,7 @@ from .kernels.nb import (
     gaussian_nb_stats,
 )
 from .kernels.sparse import (
+    COUNT_CHUNK_NNZ,
     csr_categorical_counts,
     csr_categorical_scores,
     csr_class_counts,
@@ -179,10 +180,10 @@ def _feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0):
     d = X.shape[1]
     if is_sparse(X):
         indptr, indices, data = _csr_arrays(X)
-        G = _n_groups(data.shape[0], K, d)
-        bounds = nnz_balanced_bounds(indptr, G)
+        # pieces of >= COUNT_CHUNK_NNZ stored values, at most ~64 of them
+        chunk = max(COUNT_CHUNK_NNZ, data.shape[0] // 64)
         return csr_class_counts(indptr, indices, data, codes, w, d, K, bool(binarize),
-                                float(threshold), bounds)
+                                float(threshold), chunk)
     n = X.shape[0]
     G = _n_groups(n * d, K, d)
     return dense_class_counts(X, codes, w, K, bool(binarize), float(threshold),

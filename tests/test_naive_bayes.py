@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn import naive_bayes as sknb
 
 import fastgen as fg
-from fastgen.kernels.sparse import csr_linear_scores, nnz_balanced_bounds
+from fastgen.kernels.sparse import csr_class_counts, csr_linear_scores, nnz_balanced_bounds
 
 import reference_nb as ref
 
@@ -299,6 +299,27 @@ def test_unsorted_and_duplicate_csr_entries(counts):
         assert_proba_close(fg.predict_proba(p, M), fg.predict_proba(p_dense, X), 1e-12)
     for a, b in zip(before, (M.data, M.indices, M.indptr)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 20])
+def test_csr_count_kernel_pieces(counts, chunk):
+    # classes cut into many pieces (partial sums merged in order) or kept whole
+    X, y, w = counts
+    X = X.copy()
+    X[7, 3] = -1.0
+    X[2, 5] = -2.0
+    M = sp.csr_matrix(X)
+    codes = _codes(y).astype(np.int32)
+    fc, neg = csr_class_counts(M.indptr.astype(np.int64), M.indices, M.data, codes, w,
+                               X.shape[1], 3, False, 0.0, chunk)
+    assert_close(fc, ref.multinomial_nb(X, codes, 3, w)["feature_count"], rtol=1e-13)
+    i = int(np.searchsorted(M.indptr, neg, side="right") - 1)
+    assert (i, M.indices[neg]) == (2, 5)
+    fb, nb = csr_class_counts(M.indptr.astype(np.int64), M.indices, M.data, codes, w,
+                              X.shape[1], 3, True, 0.5, chunk)
+    assert nb == -1
+    assert_close(fb, ref.bernoulli_nb(X, codes, 3, w, binarize=0.5)["feature_count"],
+                 rtol=1e-13)
 
 
 def test_categorical_csr_implicit_zeros_and_stored_zeros(cats):

@@ -15,6 +15,8 @@ from ._jit import jit, pjit
 from .nb import finish_row
 
 __all__ = [
+    "COUNT_CHUNK_NNZ",
+    "class_row_order",
     "nnz_balanced_bounds",
     "csr_class_counts",
     "csr_linear_scores",
@@ -45,61 +47,141 @@ def nnz_balanced_bounds(indptr, n_blocks):
     return bounds
 
 
+#: Stored values per work item of :func:`csr_class_counts` (at least; a class is split
+#: into at most ``max_chunks`` pieces).
+COUNT_CHUNK_NNZ = 1 << 20
+
+
+@jit
+def class_row_order(codes, n_classes):
+    """Stable counting sort of the rows by class.
+
+    Returns ``order`` (n,) int64, the row indices grouped by class (ascending within a
+    class), and ``start`` (K + 1,) int64: class k's rows are ``order[start[k]:start[k+1]]``.
+    """
+    n = codes.shape[0]
+    start = np.zeros(n_classes + 1, dtype=np.int64)
+    for i in range(n):
+        start[codes[i] + 1] += 1
+    for k in range(n_classes):
+        start[k + 1] += start[k]
+    pos = start[:n_classes].copy()
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        k = codes[i]
+        order[pos[k]] = i
+        pos[k] += 1
+    return order, start
+
+
+@jit
+def _count_items(indptr, order, start, n_classes, chunk_nnz):
+    """Cut each class's rows (in ``order``) into pieces of about ``chunk_nnz`` values.
+
+    Returns per item: class, first and last position in ``order``, and the item's
+    slot in the partial-sum buffer (-1 when the class is a single item and writes
+    straight into the output).
+    """
+    n_items = 0
+    for k in range(n_classes):
+        t = 0
+        for r in range(start[k], start[k + 1]):
+            i = order[r]
+            t += indptr[i + 1] - indptr[i]
+        n_items += max(1, (t + chunk_nnz - 1) // chunk_nnz)
+    item_class = np.empty(n_items, dtype=np.int64)
+    item_lo = np.empty(n_items, dtype=np.int64)
+    item_hi = np.empty(n_items, dtype=np.int64)
+    item_slot = np.full(n_items, -1, dtype=np.int64)
+    it = 0
+    slots = 0
+    for k in range(n_classes):
+        t = 0
+        for r in range(start[k], start[k + 1]):
+            i = order[r]
+            t += indptr[i + 1] - indptr[i]
+        c = max(1, (t + chunk_nnz - 1) // chunk_nnz)
+        r = start[k]
+        acc = 0
+        for q in range(c):
+            item_class[it] = k
+            item_lo[it] = r
+            target = t * (q + 1) // c
+            while r < start[k + 1] and (q == c - 1 or acc < target):
+                i = order[r]
+                acc += indptr[i + 1] - indptr[i]
+                r += 1
+            item_hi[it] = r
+            if c > 1:
+                item_slot[it] = slots
+                slots += 1
+            it += 1
+    return item_class, item_lo, item_hi, item_slot, slots
+
+
 @pjit
 def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, binarize,
-                     threshold, bounds):
+                     threshold, chunk_nnz):
     """Weighted per-class feature sums F_kj = Σ_{i: y_i=k} w_i v(x_ij) over stored values.
 
     v(x) = x, or with ``binarize`` v(x) = 1 if x > threshold else 0 (``threshold``
-    must be >= 0 so that implicit zeros map to 0).  Each row range of ``bounds`` sums
-    into its own (K, d) float64 buffer; the buffers are merged in order, in parallel
-    over features.
+    must be >= 0 so that implicit zeros map to 0).  The rows are grouped by class
+    (a counting sort), each class's rows cut into pieces of about ``chunk_nnz``
+    stored values; the pieces run in parallel, each summing into one d-vector (the
+    output row of its class when the class is one piece), and the pieces of a class
+    are added in order.  No race, no K·d buffer per thread, the same result for any
+    thread count, and each piece's writes stay within one row of length d.
 
     Returns
     -------
     counts : (K, d) float64
     first_negative : int
-        Position in ``data`` of the first negative stored value, or -1 (only looked
-        for without ``binarize``).
+        Position in ``data`` of the first negative stored value (lowest row in class
+        order), or -1; only looked for without ``binarize``.
     """
     K = n_classes
     d = n_features
-    G = bounds.shape[0] - 1
     weighted = w.shape[0] > 0
-    buf = np.zeros((G, K, d))
-    neg = np.full(G, -1, dtype=np.int64)
-    for g in prange(G):
-        bg = buf[g]
-        for i in range(bounds[g], bounds[g + 1]):
-            k = codes[i]
+    order, start = class_row_order(codes, K)
+    item_class, item_lo, item_hi, item_slot, n_slots = _count_items(
+        indptr, order, start, K, chunk_nnz)
+    n_items = item_class.shape[0]
+    out = np.zeros((K, d))
+    buf = np.zeros((n_slots, d))
+    neg = np.full(n_items, -1, dtype=np.int64)
+    for it in prange(n_items):
+        k = item_class[it]
+        slot = item_slot[it]
+        row = out[k] if slot < 0 else buf[slot]
+        for r in range(item_lo[it], item_hi[it]):
+            i = order[r]
             wi = w[i] if weighted else 1.0
             if binarize:
                 for p in range(indptr[i], indptr[i + 1]):
                     if data[p] > threshold:
-                        bg[k, indices[p]] += wi
+                        row[indices[p]] += wi
             else:
                 for p in range(indptr[i], indptr[i + 1]):
                     v = data[p]
-                    if v < 0 and neg[g] < 0:
-                        neg[g] = p
-                    bg[k, indices[p]] += wi * v
-    out = np.empty((K, d))
-    CB = 4096
-    ncb = (d + CB - 1) // CB
-    for cb in prange(ncb):
-        j0 = cb * CB
-        j1 = min(d, j0 + CB)
-        for k in range(K):
-            for j in range(j0, j1):
-                out[k, j] = buf[0, k, j]
-            for g in range(1, G):
-                for j in range(j0, j1):
-                    out[k, j] += buf[g, k, j]
+                    if v < 0 and neg[it] < 0:
+                        neg[it] = p
+                    row[indices[p]] += wi * v
+    if n_slots > 0:
+        CB = 4096
+        ncb = (d + CB - 1) // CB
+        for cb in prange(ncb):
+            j0 = cb * CB
+            j1 = min(d, j0 + CB)
+            for it in range(n_items):
+                slot = item_slot[it]
+                if slot >= 0:
+                    k = item_class[it]
+                    for j in range(j0, j1):
+                        out[k, j] += buf[slot, j]
     first = -1
-    for g in range(G):
-        if neg[g] >= 0:
-            first = neg[g]
-            break
+    for it in range(n_items):
+        if neg[it] >= 0 and (first < 0 or neg[it] < first):
+            first = neg[it]
     return out, first
 
 
