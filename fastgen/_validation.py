@@ -25,7 +25,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .kernels.labels import first_nonfinite, int_label_codes
+from .kernels.labels import _SCAN_BLOCK, first_nonfinite, int_label_codes, nonfinite_block
 
 __all__ = [
     "check_X",
@@ -58,9 +58,21 @@ def _dense_dtype(dtype: np.dtype, name: str) -> np.dtype:
     return np.dtype(np.float64)
 
 
+def _first_nonfinite_flat(a: np.ndarray) -> int:
+    """Index of the first NaN/inf of a contiguous 1-D float32/float64 array, or -1."""
+    if a.dtype == np.float64:
+        b = nonfinite_block(a.view(np.int64), np.int64(0x7FF0000000000000))
+    else:
+        b = nonfinite_block(a.view(np.int32), np.int32(0x7F800000))
+    if b < 0:
+        return -1
+    lo = b * _SCAN_BLOCK
+    return lo + int(first_nonfinite(a[lo:lo + _SCAN_BLOCK]))
+
+
 def _report_nonfinite(A: np.ndarray, name: str) -> None:
-    """Raise naming the first non-finite entry of a 2-D float array, if any."""
-    flat = first_nonfinite(A.reshape(-1) if A.flags.c_contiguous else np.ravel(A, order="C"))
+    """Raise naming the first non-finite entry of a C-contiguous 2-D float array."""
+    flat = _first_nonfinite_flat(A.reshape(-1))
     if flat >= 0:
         i, j = divmod(int(flat), A.shape[1])
         what = "NaN" if np.isnan(A[i, j]) else "infinity"
@@ -158,7 +170,7 @@ def _check_csr(X, *, name, dtype, min_samples):
         X.sum_duplicates()  # sorts indices and merges duplicates, on our copy
         copied = True
     data = X.data
-    bad = first_nonfinite(data) if data.size else -1
+    bad = _first_nonfinite_flat(np.ascontiguousarray(data)) if data.size else -1
     if bad >= 0:
         row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
         col = int(X.indices[bad])

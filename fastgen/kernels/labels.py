@@ -1,10 +1,15 @@
 """Small O(n) helpers used by validation: label coding and finiteness scans."""
 
 import numpy as np
+from numba import prange
 
-from ._jit import jit
+from ._jit import jit, pjit
 
-__all__ = ["int_label_codes", "first_nonfinite"]
+__all__ = ["int_label_codes", "first_nonfinite", "nonfinite_block"]
+
+# Elements per block of the parallel finiteness scan (fixed: the result is the first
+# bad block whatever the thread count).
+_SCAN_BLOCK = 1 << 16
 
 
 @jit
@@ -37,4 +42,26 @@ def first_nonfinite(a):
         v = a[i]
         if not np.isfinite(v):
             return i
+    return -1
+
+
+@pjit
+def nonfinite_block(bits, expmask):
+    """First block of ``_SCAN_BLOCK`` elements holding a NaN or infinity, or -1.
+
+    ``bits`` is a float array viewed as same-width integers; an element is non-finite
+    exactly when all its exponent bits (``expmask``) are set.  The integer OR-reduction
+    vectorises, where a float test with an early exit does not.
+    """
+    n = bits.shape[0]
+    nb = (n + _SCAN_BLOCK - 1) // _SCAN_BLOCK
+    bad = np.zeros(nb, dtype=np.uint8)
+    for b in prange(nb):
+        flag = 0
+        for i in range(b * _SCAN_BLOCK, min(n, (b + 1) * _SCAN_BLOCK)):
+            flag |= (bits[i] & expmask) == expmask
+        bad[b] = flag
+    for b in range(nb):
+        if bad[b]:
+            return b
     return -1
