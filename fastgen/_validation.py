@@ -222,6 +222,17 @@ def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: in
         if len(kinds) > 1 and not numeric:
             names = sorted(t.__name__ for t in kinds)
             raise ValueError(f"{name} mixes label types {names}; use one type for all labels")
+        # object arrays (what pandas gives) become plain str / numeric arrays, so that
+        # classes can be saved without pickle
+        if all(issubclass(t, str) for t in kinds):
+            return check_y(a.astype(str), n_samples, name=name, min_classes=min_classes)
+        if numeric:
+            try:
+                conv = np.array(a.tolist())
+            except (TypeError, ValueError):
+                conv = None
+            if conv is not None and conv.dtype.kind in "biuf":
+                return check_y(conv, n_samples, name=name, min_classes=min_classes)
     try:
         classes, codes = np.unique(a, return_inverse=True)
     except TypeError as exc:

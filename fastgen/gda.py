@@ -245,16 +245,16 @@ def _shrink(S, a):
     return out
 
 
-def _cholesky_checked(S, what, classes=None, k=None, n_k=None):
+def _cholesky_checked(S, what, classes=None, k=None):
     """Lower Cholesky factor, raising SingularCovarianceError with advice."""
     d = S.shape[0]
     who = f" of class {_label(classes, k)}" if classes is not None else ""
     advice = ("pass reg>0 (Σ ← (1−reg)Σ + reg·I) or shrinkage, or drop constant or "
               "collinear features")
-    if n_k is not None and n_k <= 1:
+    if classes is not None and not np.any(S):
         raise SingularCovarianceError(
-            f"class {_label(classes, k)} has {n_k:g} sample(s): its {what} covariance is "
-            f"undefined; pass reg>0 or use covariance='pooled'"
+            f"class {_label(classes, k)} has 1 sample or only identical samples: "
+            f"its {what} covariance is undefined; pass reg>0 or use covariance='pooled'"
         )
     try:
         L = np.linalg.cholesky(S)
@@ -314,8 +314,11 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
         log_det = np.empty(K)
         for k in range(K):
             denom = W[k] - 1.0 if unbiased else W[k]
-            if W[k] <= 1.0 and not reg:
-                _cholesky_checked(None, "per-class", classes, k, W[k])
+            if denom <= 0 and not reg:
+                raise SingularCovarianceError(
+                    f"class {_label(classes, k)} has total weight {W[k]:g}: its unbiased "
+                    f"covariance (÷(n_k − 1)) is undefined; pass unbiased=False or reg>0"
+                )
             Sk = m.scatter[k] / W[k]
             if shrinkage == "ledoit-wolf":
                 a = _lw_intensity(Sk, float(fourth[k]), W[k])
@@ -328,11 +331,15 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
                 ck = (1.0 - reg) * ck + reg * np.eye(d)
             ck = 0.5 * (ck + ck.T)
             cov[k] = ck
-            chol[k] = _cholesky_checked(ck, "per-class", classes, k)
+            chol[k] = _cholesky_checked(
+                m.scatter[k] if (not reg and not np.any(m.scatter[k])) else ck,
+                "per-class", classes, k)
             log_det[k] = 2.0 * np.sum(np.log(np.diag(chol[k])))
     else:
         if m.kind == "per_class":
             V = np.einsum("kjj->kj", m.scatter).copy()
+        elif m.kind == "pooled":
+            V = np.diag(m.scatter)[None, :]  # only pooled_diagonal can come from here
         else:
             V = m.scatter
         if covariance == "diagonal":

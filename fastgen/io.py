@@ -67,7 +67,11 @@ def load_params(path):
     if not os.path.exists(path):
         raise ValueError(f"params file {os.fspath(path)!r} does not exist")
     try:
-        with np.load(path, allow_pickle=False) as data:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError(f"{os.fspath(path)!r} is not a fastgen params file (it holds "
+                             f"a single .npy array)")
+        with loaded as data:
             if _HEADER not in data.files:
                 raise ValueError(
                     f"{os.fspath(path)!r} is not a fastgen params file (no fastgen header)"

@@ -167,6 +167,14 @@ def merge_moments(a: ClassMoments, b: ClassMoments) -> ClassMoments:
         raise ValueError(
             f"cannot merge moments with {a.n_features} and {b.n_features} features"
         )
+    def family(c):
+        return "number" if c.dtype.kind in "biuf" else c.dtype.kind
+
+    if family(a.classes) != family(b.classes):
+        raise ValueError(
+            f"cannot merge moments with incompatible label types ({a.classes.dtype} and "
+            f"{b.classes.dtype}): 1 and '1' would be taken for the same class"
+        )
     try:
         classes = np.union1d(a.classes, b.classes)
     except TypeError:

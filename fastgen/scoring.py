@@ -31,7 +31,8 @@ def joint_log_likelihood(params, X) -> np.ndarray:
     For discriminative models (logistic regression) this is the unnormalised log
     posterior (the linear predictor of each class).
     """
-    return params._joint_log_likelihood(_prepare(params, X))
+    X = _prepare(params, X)
+    return params._joint_log_likelihood(X)
 
 
 def predict_log_proba(params, X) -> np.ndarray:
@@ -39,14 +40,17 @@ def predict_log_proba(params, X) -> np.ndarray:
 
     A row for which every class has log-likelihood -inf gets -inf everywhere, not NaN.
     """
-    return params._predict_log_proba(_prepare(params, X))
+    X = _prepare(params, X)
+    return params._predict_log_proba(X)
 
 
 def predict_proba(params, X) -> np.ndarray:
     """p(y=k | x), shape (n, K); rows sum to one."""
-    return params._predict_proba(_prepare(params, X))
+    X = _prepare(params, X)
+    return params._predict_proba(X)
 
 
 def predict(params, X) -> np.ndarray:
     """The most probable class label of each row, taken from ``params.classes``."""
-    return params._predict(_prepare(params, X))
+    X = _prepare(params, X)
+    return params._predict(X)
