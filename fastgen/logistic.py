@@ -78,7 +78,7 @@ _SEPARATION_ETA = 30.0
 _MAX_HALVINGS = 40
 _ARMIJO = 1e-4
 _GROUP_MAX = 16
-_SLOT_BUDGET = 32 * 1024 * 1024  # float64 entries over all partial slots (256 MB)
+_SLOT_BUDGET = 8 * 1024 * 1024  # float64 entries over all partial slots (64 MB)
 
 
 class ConvergenceWarning(UserWarning):

@@ -1,0 +1,207 @@
+"""Side-by-side timings of fastgen's logistic regression against its peers (W8, W9, CSR).
+
+``run(repeats, sizes)`` returns rows ``(workload, fastgen_s, peer_s, ratio, floor_s)``:
+medians over ``repeats`` timed runs after one warm-up (so JIT compilation is excluded;
+the compile/first-call time is reported in its own row), ``ratio = peer / fastgen``
+(> 1: fastgen is faster; for "per iteration" rows the peer is the floor, one weighted
+Gram ``X.T @ (w[:, None] * X)``, and ratio = fastgen / floor).  ``floor_s`` is one
+weighted Gram on the same X.
+
+Run standalone: ``python benchmarks/compare_logistic.py [--repeats 3] [--small]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+DEFAULT_SIZES = {
+    "W8_n": 200_000, "W8_d": (64, 256),
+    "W9_n": 200_000, "W9_d": 64, "W9_K": 10, "W9_sm_n": 20_000,
+    "CSR_n": 200_000, "CSR_d": 100_000, "CSR_nnz_row": 100,
+}
+SMALL_SIZES = {
+    "W8_n": 20_000, "W8_d": (16, 64),
+    "W9_n": 20_000, "W9_d": 16, "W9_K": 5, "W9_sm_n": 5_000,
+    "CSR_n": 20_000, "CSR_d": 10_000, "CSR_nnz_row": 50,
+}
+TOL = 1e-8
+
+
+def _median(fn, repeats):
+    fn()  # warm-up
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def binary_data(n, d, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    beta = rng.normal(size=d) / np.sqrt(d)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ beta)))).astype(np.int64)
+    return X, y
+
+
+def multinomial_data(n, d, K, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    W = rng.normal(size=(d, K)) / np.sqrt(d)
+    eta = X @ W
+    P = np.exp(eta - eta.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    y = (P.cumsum(axis=1) > rng.random((n, 1))).argmax(axis=1)
+    return X, y
+
+
+def csr_data(n, d, nnz_row, seed=2):
+    rng = np.random.default_rng(seed)
+    nnz = n * nnz_row
+    indptr = np.arange(0, nnz + 1, nnz_row, dtype=np.int64)
+    # Zipf-like column popularity, as in text
+    cols = np.minimum((rng.pareto(1.1, nnz) * 10).astype(np.int64), d - 1)
+    X = sp.csr_matrix((rng.poisson(1.0, nnz) + 1.0, cols, indptr), shape=(n, d))
+    X.sum_duplicates()
+    beta = rng.normal(size=d) * 0.1
+    eta = X @ beta
+    eta -= eta.mean()
+    y = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(np.int64)
+    return X, y
+
+
+def weighted_gram(X, w):
+    return X.T @ (w[:, None] * X)
+
+
+def _compile_time():
+    """First fit in a fresh process with an empty cache dir would be the cold compile;
+    here: a fresh process with the normal cache (warm cache load + first call)."""
+    code = ("import time;t=time.perf_counter();import numpy as np, fastgen;"
+            "X=np.random.default_rng(0).normal(size=(500,4));y=(X[:,0]>0).astype(int);"
+            "fastgen.fit_logistic(X,y,l2=1.0);"
+            "y3=np.arange(500)%3;fastgen.fit_logistic(X,y3,l2=1.0);"
+            "print(time.perf_counter()-t)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    try:
+        return float(out.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return float("nan")
+
+
+def run(repeats=3, sizes=None):
+    """Time the logistic workloads; return rows (workload, fastgen, peer, ratio, floor)."""
+    import fastgen
+    from sklearn.linear_model import LogisticRegression
+
+    s = dict(DEFAULT_SIZES)
+    s.update(sizes or {})
+    rows = []
+    rows.append(("logistic first fit in fresh process (import + cache load + 2 fits)",
+                 _compile_time(), float("nan"), float("nan"), float("nan")))
+
+    def sk_fit(X, y, **kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return LogisticRegression(solver="newton-cholesky", C=1.0, tol=TOL,
+                                      max_iter=100, **kw).fit(X, y)
+
+    for d in s["W8_d"]:
+        n = s["W8_n"]
+        X, y = binary_data(n, d)
+        w = np.random.default_rng(3).uniform(0.1, 0.25, n)
+        floor = _median(lambda X=X, w=w: weighted_gram(X, w), repeats)
+        p = fastgen.fit_logistic(X, y, l2=1.0, tol=TOL)
+        fit = _median(lambda X=X, y=y: fastgen.fit_logistic(X, y, l2=1.0, tol=TOL), repeats)
+        per_iter = fit / max(p.n_iter + 1, 1)  # n_iter steps + the final check pass
+        rows.append((f"W8 binary n={n} d={d}: time per Newton iteration vs weighted Gram",
+                     per_iter, floor, per_iter / floor, floor))
+        skt = _median(lambda X=X, y=y: sk_fit(X, y), repeats)
+        rows.append((f"W8 binary n={n} d={d}: fit vs sklearn newton-cholesky "
+                     f"({p.n_iter} iterations)", fit, skt, skt / fit, floor))
+        smt = _statsmodels_logit(X, y, repeats)
+        rows.append((f"W8 binary n={n} d={d}: fit (l2=0) vs statsmodels Logit newton",
+                     _median(lambda X=X, y=y: fastgen.fit_logistic(X, y, tol=TOL), repeats),
+                     smt, float("nan"), floor))
+        r = rows[-1]
+        rows[-1] = (r[0], r[1], r[2], r[2] / r[1], r[4])
+
+    n, d, K = s["W9_n"], s["W9_d"], s["W9_K"]
+    X, y = multinomial_data(n, d, K)
+    p = fastgen.fit_logistic(X, y, l2=1.0, tol=TOL)
+    fit = _median(lambda: fastgen.fit_logistic(X, y, l2=1.0, tol=TOL), repeats)
+    skt = _median(lambda: sk_fit(X, y), max(1, repeats // 2))
+    rows.append((f"W9 multinomial n={n} d={d} K={K}: fit vs sklearn newton-cholesky "
+                 f"({p.n_iter} Newton its, {p.n_hessp} Hv, {p.solver})", fit, skt, skt / fit,
+                 float("nan")))
+    m = s["W9_sm_n"]
+    Xs, ys = X[:m], y[:m]
+    fs = _median(lambda: fastgen.fit_logistic(Xs, ys, tol=TOL), repeats)
+    sm_t = _statsmodels_mnlogit(Xs, ys, 1)
+    rows.append((f"W9 multinomial n={m} d={d} K={K} (l2=0): fit vs statsmodels MNLogit newton",
+                 fs, sm_t, sm_t / fs, float("nan")))
+
+    n, d = s["CSR_n"], s["CSR_d"]
+    X, y = csr_data(n, d, s["CSR_nnz_row"])
+    p = fastgen.fit_logistic(X, y, l2=1.0, tol=1e-6)
+    fit = _median(lambda: fastgen.fit_logistic(X, y, l2=1.0, tol=1e-6), repeats)
+
+    def sk_csr():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            LogisticRegression(solver="newton-cg", C=1.0, tol=1e-6, max_iter=100).fit(X, y)
+
+    skt = _median(sk_csr, max(1, repeats // 2))
+    rows.append((f"CSR binary n={n} d={d} nnz={X.nnz}: fit vs sklearn newton-cg "
+                 f"({p.solver}, {p.n_iter} its, {p.n_hessp} Hv)", fit, skt, skt / fit,
+                 float("nan")))
+    return rows
+
+
+def _statsmodels_logit(X, y, repeats):
+    import statsmodels.api as sm
+
+    Xc = sm.add_constant(X)
+
+    def f():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sm.Logit(y, Xc).fit(method="newton", tol=TOL, maxiter=100, disp=0)
+
+    return _median(f, repeats)
+
+
+def _statsmodels_mnlogit(X, y, repeats):
+    import statsmodels.api as sm
+
+    Xc = sm.add_constant(X)
+
+    def f():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sm.MNLogit(y, Xc).fit(method="newton", tol=TOL, maxiter=100, disp=0)
+
+    return _median(f, repeats)
+
+
+def format_rows(rows):
+    lines = [f"{'workload':<96} {'fastgen s':>10} {'peer s':>10} {'ratio':>7} {'floor s':>9}"]
+    for name, a, b, r, fl in rows:
+        lines.append(f"{name:<96} {a:>10.4f} {b:>10.4f} {r:>7.2f} {fl:>9.4f}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--small", action="store_true")
+    args = ap.parse_args()
+    print(format_rows(run(args.repeats, SMALL_SIZES if args.small else None)))
