@@ -2,10 +2,11 @@
 
 The arrays are those of a canonical CSR matrix (sorted column indices, no duplicates);
 ``indptr`` and ``indices`` may be int32 or int64.  Every kernel reads only the stored
-values: implicit zeros cost nothing.  Work is split at row ``bounds`` balanced by the
-number of stored values (see :func:`nnz_balanced_bounds`), and reductions write one
-buffer per range, merged in a fixed order, so results do not depend on the thread
-count.
+values: implicit zeros cost nothing.  Scoring splits the rows at ``bounds`` balanced
+by the number of stored values (see :func:`nnz_balanced_bounds`); the class counts
+cut each class's rows into pieces of about equal numbers of stored values, each
+summing into its own vector, merged in a fixed order.  Results therefore do not
+depend on the thread count.
 """
 
 import numpy as np
