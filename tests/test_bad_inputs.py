@@ -8,8 +8,12 @@ passed can be found and hashed; rows for other models are appended to ``CASES``.
 A row that documents a known bug is wrapped in ``pytest.param(..., marks=xfail)``.
 """
 
+import atexit
 import functools
 import hashlib
+import os
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
@@ -82,6 +86,11 @@ def _params(covariance="pooled"):
     return fastgen.fit_gda(_X, _y, covariance)
 
 
+_TMP = tempfile.mkdtemp(prefix="fastgen-bad-inputs-")
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
+_NPY = os.path.join(_TMP, "array.npy")
+np.save(_NPY, np.arange(3.0))
+
 _P = {c: _params(c) for c in ("pooled", "per_class")}
 
 
@@ -110,16 +119,16 @@ def _constant_in_class():
     return A
 
 
+def _identical_in_class():
+    A = X()
+    A[_y == 0] = A[np.flatnonzero(_y == 0)[0]]
+    return A
+
+
 def _moments(kind="pooled", data=None):
     A = _X if data is None else data
     return fastgen.class_moments(A, _y, kind=kind)
 
-
-_SCORING_ORDER_BUG = pytest.mark.xfail(
-    strict=True, raises=AttributeError,
-    reason="scoring.py evaluates `params._predict_proba` (the attribute) before the "
-           "argument `_prepare(params, X)` that type-checks params, so a wrong params "
-           "object raises AttributeError instead of the intended ValueError")
 
 GDA_CASES = [
     # ---- X ----
@@ -209,13 +218,14 @@ GDA_CASES = [
     ("priors-nan", call(fastgen.fit_gda, X(), y(), priors=np.array([np.nan, 0.5, 0.5])),
      ValueError, r"priors must be finite"),
     # ---- singular covariances ----
-    pytest.param(
-        "per-class-one-sample", call(fastgen.fit_gda, X(), _one_sample_class(), "per_class"),
-        SingularCovarianceError, r"class 2 has 1 sample.*reg>0",
-        marks=pytest.mark.xfail(
-            strict=True, raises=AttributeError,
-            reason="gda.py _cholesky_checked reads S.shape before its n_k check and is "
-                   "called with S=None, so an AttributeError escapes")),
+    ("per-class-one-sample", call(fastgen.fit_gda, X(), _one_sample_class(), "per_class"),
+     SingularCovarianceError, r"class 2 has 1 sample.*reg>0"),
+    ("per-class-identical-samples", call(fastgen.fit_gda, _identical_in_class(), y(),
+                                         "per_class"),
+     SingularCovarianceError, r"class 0 has 1 sample or only identical samples.*reg>0"),
+    ("per-class-unbiased-one-sample", call(fastgen.fit_gda, X(), _one_sample_class(),
+                                           "per_class", unbiased=True),
+     SingularCovarianceError, r"class 2 .*unbiased.*pass unbiased=False or reg>0"),
     ("pooled-constant-feature", call(fastgen.fit_gda, _constant_feature(), y()),
      SingularCovarianceError, r"pooled covariance is (not positive definite|singular).*reg"),
     ("pooled-duplicated-column", call(fastgen.fit_gda, _duplicated_column(), y()),
@@ -247,13 +257,14 @@ GDA_CASES = [
      r"X must be 2-D"),
     ("log-proba-complex", call(fastgen.predict_log_proba, _P["pooled"], _Xt + 0j),
      ValueError, r"complex"),
-    pytest.param(
-        "score-wrong-params", call(fastgen.predict_proba, {"means": _X}, _Xt), ValueError,
-        r"params must be a fitted fastgen params object.*dict", marks=_SCORING_ORDER_BUG),
-    pytest.param(
-        "score-moments-as-params", call(fastgen.predict, _moments(), _Xt), ValueError,
-        r"params must be a fitted fastgen params object.*ClassMoments",
-        marks=_SCORING_ORDER_BUG),
+    ("score-wrong-params", call(fastgen.predict_proba, {"means": _X}, _Xt), ValueError,
+     r"params must be a fitted fastgen params object.*dict"),
+    ("score-moments-as-params", call(fastgen.predict, _moments(), _Xt), ValueError,
+     r"params must be a fitted fastgen params object.*ClassMoments"),
+    ("jll-wrong-params", call(fastgen.joint_log_likelihood, None, _Xt), ValueError,
+     r"params must be a fitted fastgen params object.*NoneType"),
+    ("log-proba-wrong-params", call(fastgen.predict_log_proba, "model.npz", _Xt),
+     ValueError, r"params must be a fitted fastgen params object.*str"),
     ("linear-discriminant-per-class", call(fastgen.linear_discriminant, _P["per_class"]),
      ValueError, r"only for a covariance shared by the classes"),
     ("linear-discriminant-type", call(fastgen.linear_discriminant, _X), ValueError,
@@ -281,6 +292,11 @@ GDA_CASES = [
     ("merge-n-features", call(fastgen.merge_moments, _moments(),
                               fastgen.class_moments(_X[:, :2].copy(), _y)),
      ValueError, r"cannot merge moments with 3 and 2 features"),
+    ("merge-int-str-labels", call(fastgen.merge_moments, _moments(),
+                                  fastgen.class_moments(_X, np.array(["a", "b", "c"])[_y])),
+     ValueError, r"incompatible label types"),
+    ("load-npy", call(fastgen.load_params, _NPY), ValueError,
+     r"not a fastgen params file"),
     ("merge-not-moments", call(fastgen.merge_moments, _moments(), _X), ValueError,
      r"b must be ClassMoments"),
     ("from-moments-kind", call(fastgen.gda_from_moments, _moments("pooled"), "per_class"),

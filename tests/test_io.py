@@ -98,10 +98,6 @@ def test_text_file(tmp_path):
         fastgen.load_params(path)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "io.py load_params uses `with np.load(path) as data`, but np.load returns a plain "
-    "ndarray (no context manager) for a .npy file, so a TypeError escapes instead of "
-    "the documented ValueError"))
 def test_npy_file(tmp_path):
     path = tmp_path / "array.npy"
     np.save(path, np.arange(4.0))

@@ -116,9 +116,6 @@ def test_merge_disjoint_string_class_sets(kind):
     _assert_moments_close(merged, fastgen.class_moments(X, ys, kind=kind))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "merge_moments relies on np.union1d, which promotes int and str labels to a common "
-    "str dtype instead of raising: moments with labels 1 and '1' merge into one class"))
 def test_merge_rejects_int_and_str_labels():
     X, y = make_blobs(60, 2, 2, seed=8)
     a = fastgen.class_moments(X, y)
@@ -184,10 +181,7 @@ def test_gda_from_per_class_moments_equals_fit(covariance, options):
 
 @pytest.mark.parametrize("kind, covariance", [
     ("pooled", "pooled"),
-    pytest.param("pooled", "pooled_diagonal", marks=pytest.mark.xfail(
-        strict=True, reason="gda.py _finish takes V = m.scatter for pooled moments and "
-        "then V.sum(axis=0): column sums of the full (d, d) scatter instead of its "
-        "diagonal, so the variances are wrong")),
+    ("pooled", "pooled_diagonal"),
     ("diagonal", "diagonal"), ("diagonal", "pooled_diagonal"),
 ])
 def test_gda_from_other_moment_kinds(kind, covariance):
