@@ -354,6 +354,14 @@ def _extra_rows(name, repeats, quick):
     return list(mod.run(repeats, quick))
 
 
+def _progress(name, rows, seconds):
+    """One line per finished row on stderr, so a long run shows results as it goes."""
+    print(f"# {name} done in {seconds:.1f} s", file=sys.stderr, flush=True)
+    for r in rows:
+        print(f"#   {r['workload']}: fastgen {r['fastgen_s']}, peer {r['peer_s']}, "
+              f"floor {r['floor_s']}, met {r['met']}", file=sys.stderr, flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="sizes / 10")
@@ -379,8 +387,7 @@ def main(argv=None):
         t0 = time.perf_counter()
         new = WORKLOADS[wid](args.repeats, args.quick)
         rows.extend(new)
-        print(f"# {wid} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr,
-              flush=True)
+        _progress(wid, new, time.perf_counter() - t0)
         gc.collect()
     if not args.no_extra and (not only or others):
         for name in EXTRA_MODULES:
@@ -392,8 +399,7 @@ def main(argv=None):
                 keep = {w.lower() for w in others}
                 new = [r for r in new if r["workload"].split()[0].lower() in keep]
             rows.extend(new)
-            print(f"# {name} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr,
-                  flush=True)
+            _progress(name, new, time.perf_counter() - t0)
             gc.collect()
     env = environment()
     env["loadavg_start"] = load_start
