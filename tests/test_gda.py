@@ -201,8 +201,9 @@ def test_float_shrinkage_matches_formula(covariance, blobs3):
     assert rel_err(p.covariance, expected) <= RTOL
 
 
-@pytest.mark.parametrize("covariance", ["pooled", "per_class"])
+@pytest.mark.parametrize("covariance", COV_TYPES)
 def test_reg_matches_formula(covariance, blobs3):
+    # shrinkage first, then Σ ← (1 − reg)Σ + reg·I
     X, y = blobs3
     r = ref.mle(X, y)
     p = fastgen.fit_gda(X, y, covariance, reg=0.25, shrinkage=0.1)
@@ -210,9 +211,21 @@ def test_reg_matches_formula(covariance, blobs3):
     S = r[covariance]
     if covariance == "pooled":
         expected = 0.75 * ref.shrink(S, 0.1) + 0.25 * np.eye(d)
-    else:
+    elif covariance == "per_class":
         expected = np.stack([0.75 * ref.shrink(c, 0.1) + 0.25 * np.eye(d) for c in S])
+    else:
+        expected = 0.75 * (0.9 * S + 0.1 * S.mean(axis=-1, keepdims=True)) + 0.25
     assert rel_err(p.covariance, expected) <= RTOL
+
+
+def test_reg_rescues_a_one_sample_class(blobs3):
+    X, y = blobs3
+    y = y.copy()
+    y[0] = 7  # class 7 has a single row
+    p = fastgen.fit_gda(X, y, "per_class", reg=0.5)
+    np.testing.assert_allclose(p.covariance[-1], 0.5 * np.eye(X.shape[1]), rtol=0, atol=0)
+    np.testing.assert_array_equal(p.means[-1], X[0])
+    assert np.all(np.isfinite(fastgen.predict_log_proba(p, X)))
 
 
 @pytest.mark.parametrize("method", ["ledoit-wolf", "oas"])
@@ -267,12 +280,15 @@ def test_lda_lsqr_parity(K):
                                fastgen.predict_proba(p, Xt), rtol=0, atol=RTOL)
 
 
-@pytest.mark.parametrize("K,d,n_components", [(3, 4, None), (4, 5, None), (4, 5, 1),
-                                              (5, 3, 2), (2, 3, None)])
-def test_lda_svd_transform_parity(K, d, n_components):
+@pytest.mark.parametrize("K,d,n_components,priors", [
+    (3, 4, None, None), (4, 5, None, None), (4, 5, 1, None), (5, 3, 2, None),
+    (2, 3, None, None), (3, 4, None, [0.2, 0.5, 0.3]),
+])
+def test_lda_svd_transform_parity(K, d, n_components, priors):
     X, y = make_blobs(50 * K, d, K, seed=10 + K)
-    sk = LinearDiscriminantAnalysis(solver="svd", n_components=n_components).fit(X, y)
-    p = fastgen.fit_gda(X, y, "pooled")
+    sk = LinearDiscriminantAnalysis(solver="svd", n_components=n_components,
+                                    priors=priors).fit(X, y)
+    p = fastgen.fit_gda(X, y, "pooled", priors=priors)
     T = fastgen.lda_transform(p, X, n_components=n_components)
     Ts = sk.transform(X)
     assert T.shape == Ts.shape == (X.shape[0], n_components or min(K - 1, d))
@@ -580,6 +596,19 @@ def test_caller_arrays_unchanged_by_fit_and_score(blobs3):
     assert [a.tobytes() for a in (X, y, w)] == before
 
 
+@pytest.mark.xfail(strict=True, raises=RuntimeWarning, reason=(
+    "_validation.check_X casts float64 X to the float32 params' dtype with numpy's "
+    "overflowing cast: a finite 1e39 emits RuntimeWarning and then is reported as "
+    "'X contains infinity' although the caller's X is finite"))
+def test_float32_params_reject_float64_values_out_of_range():
+    X, y = make_blobs(60, 3, 3, seed=1, dtype=np.float32)
+    p = fastgen.fit_gda(X, y)
+    Xt = np.ones((2, 3))
+    Xt[1, 2] = 1e39
+    with pytest.raises(ValueError, match=r"row 1, column 2.*float32"):
+        fastgen.predict_proba(p, Xt)
+
+
 def test_params_are_frozen(blobs3):
     X, y = blobs3
     p = fastgen.fit_gda(X, y)
@@ -600,7 +629,7 @@ _DETERMINISM_SCRIPT = textwrap.dedent("""
     for d in (6, 40):
         X, y = make_blobs(20_000, d, 4, seed=d)   # 3 row groups; 2 blocks per class
         w = np.linspace(0.5, 1.5, len(y))
-        for cov in ("pooled", "per_class"):
+        for cov in ("pooled", "per_class", "diagonal"):
             p = fastgen.fit_gda(X, y, cov, sample_weight=w if d == 6 else None)
             h = hashlib.sha256()
             for f in ("priors", "means", "covariance", "cholesky", "log_det"):
@@ -623,4 +652,4 @@ def test_results_do_not_depend_on_thread_count():
         assert res.returncode == 0, res.stderr
         digests.append(json.loads(res.stdout.strip().splitlines()[-1]))
     assert digests[0] == digests[1]
-    assert len(digests[0]) == 4
+    assert len(digests[0]) == 6
