@@ -67,6 +67,8 @@ interleaved = common.interleaved_medians
 
 WORKLOAD_IDS = ("W1", "W2", "W3", "W3b", "W4", "W10", "W11")
 EXTRA_MODULES = ("compare_nb", "compare_logistic")
+REQUIRED_KEYS = frozenset({"workload", "fastgen_s", "peer", "peer_s", "floor_s", "target",
+                           "met", "note"})
 K = 10
 
 
@@ -351,7 +353,16 @@ def _extra_rows(name, repeats, quick):
         if exc.name and exc.name.split(".")[-1] == name:
             return None
         raise
-    return list(mod.run(repeats, quick))
+    try:
+        rows = list(mod.run(repeats, quick))
+    except Exception as exc:  # a companion's failure must not lose the other rows
+        print(f"# {name}.run failed: {exc!r}", file=sys.stderr)
+        return []
+    good = [r for r in rows if isinstance(r, dict) and REQUIRED_KEYS <= r.keys()]
+    if len(good) < len(rows):
+        print(f"# {name}: {len(rows) - len(good)} row(s) skipped, not dicts with keys "
+              f"{sorted(REQUIRED_KEYS)}", file=sys.stderr)
+    return good
 
 
 def _progress(name, rows, seconds):
