@@ -65,6 +65,11 @@ __all__ = [
     "fit_multinomial_nb",
     "fit_complement_nb",
     "fit_categorical_nb",
+    "gaussian_nb_from_moments",
+    "bernoulli_nb_from_counts",
+    "multinomial_nb_from_counts",
+    "complement_nb_from_counts",
+    "categorical_nb_from_counts",
 ]
 
 #: Smallest alpha used; smaller values (0 included) are clipped to it with a warning.
@@ -472,13 +477,18 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     fc, _ = _feature_counts(X, codes, w, K, binarize=binarize is not None,
                             threshold=binarize if binarize is not None else 0.0)
     cc = _class_count(codes, w, K)
+    return _bernoulli_from_counts(classes, cc, fc, alpha, binarize, fit_prior, class_prior,
+                                  X.dtype)
+
+
+def _bernoulli_from_counts(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype):
     clp = _class_log_prior(cc, fit_prior, class_prior)
     if binarize is None and np.any(cc[:, None] - fc + alpha <= 0):
         raise ValueError(
             "binarize=None needs binary features (0 or 1), but the feature counts of X "
             "exceed the class counts; pass a binarize threshold"
         )
-    log_denom = np.log(cc + 2.0 * alpha)[:, None]
+    log_denom = _log(cc + 2.0 * alpha)[:, None]
     flp = np.log(fc + alpha) - log_denom
     neg = np.log(cc[:, None] - fc + alpha) - log_denom
     return BernoulliNBParams(
@@ -486,8 +496,8 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
         class_count=cc,
         feature_count=fc,
         class_log_prior=clp,
-        feature_log_prob=flp.astype(X.dtype),
-        neg_feature_log_prob=neg.astype(X.dtype),
+        feature_log_prob=flp.astype(dtype),
+        neg_feature_log_prob=neg.astype(dtype),
         alpha=alpha,
         binarize=binarize,
     )
@@ -562,6 +572,10 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     fc, neg = _feature_counts(X, codes, w, K)
     _reject_negative(X, neg, "multinomial")
     cc = _class_count(codes, w, K)
+    return _multinomial_from_counts(classes, cc, fc, alpha, fit_prior, class_prior, X.dtype)
+
+
+def _multinomial_from_counts(classes, cc, fc, alpha, fit_prior, class_prior, dtype):
     clp = _class_log_prior(cc, fit_prior, class_prior)
     smoothed = fc + alpha
     flp = np.log(smoothed) - np.log(smoothed.sum(axis=1))[:, None]
@@ -570,7 +584,7 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
         class_count=cc,
         feature_count=fc,
         class_log_prior=clp,
-        feature_log_prob=flp.astype(X.dtype),
+        feature_log_prob=flp.astype(dtype),
         alpha=alpha,
     )
 
@@ -648,7 +662,11 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
     fc, neg = _feature_counts(X, codes, w, K)
     _reject_negative(X, neg, "complement")
     cc = _class_count(codes, w, K)
-    clp = _class_log_prior(cc, True, None)
+    return _complement_from_counts(classes, cc, fc, alpha, norm, True, None, X.dtype)
+
+
+def _complement_from_counts(classes, cc, fc, alpha, norm, fit_prior, class_prior, dtype):
+    clp = _class_log_prior(cc, fit_prior, class_prior)
     feature_all = fc.sum(axis=0)
     comp = feature_all + alpha - fc
     logged = np.log(comp / comp.sum(axis=1, keepdims=True))
@@ -659,7 +677,7 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
         feature_count=fc,
         feature_all=feature_all,
         class_log_prior=clp,
-        feature_log_prob=flp.astype(X.dtype),
+        feature_log_prob=flp.astype(dtype),
         alpha=alpha,
         norm=norm,
     )
@@ -836,6 +854,12 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
         counts = csr_categorical_counts(indptr, indices, data, codes, w, K, offsets, cc)
     else:
         counts = categorical_counts(X, codes, w, K, offsets)
+    return _categorical_from_counts(classes, cc, counts, n_cat, offsets, alpha, True, None,
+                                    X.dtype)
+
+
+def _categorical_from_counts(classes, cc, counts, n_cat, offsets, alpha, fit_prior,
+                             class_prior, dtype):
     smoothed = counts + alpha
     sums = np.add.reduceat(smoothed, offsets[:-1], axis=1)
     flp = np.log(smoothed) - np.log(np.repeat(sums, n_cat, axis=1))
@@ -843,10 +867,195 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
         classes=classes,
         class_count=cc,
         category_count=counts,
-        class_log_prior=_class_log_prior(cc, True, None),
-        feature_log_prob=flp.astype(X.dtype),
+        class_log_prior=_class_log_prior(cc, fit_prior, class_prior),
+        feature_log_prob=flp.astype(dtype),
         n_categories=n_cat,
         offsets=offsets,
         alpha=alpha,
     )
 
+
+
+# ------------------------------------------------------------ models from statistics
+#
+# Naive Bayes models are functions of additive statistics (class counts, feature
+# counts, diagonal class moments).  Statistics of disjoint batches add (or merge, for
+# moments), so streaming and ``partial_fit`` fits are: count each batch, add, rebuild.
+
+
+def _check_counts(classes, class_count, table, name):
+    classes = np.asarray(classes)
+    if classes.ndim != 1 or classes.dtype == object:
+        raise ValueError("classes must be a 1-D array of numbers or strings")
+    cc = np.ascontiguousarray(class_count, dtype=np.float64)
+    fc = np.ascontiguousarray(table, dtype=np.float64)
+    K = classes.shape[0]
+    if cc.shape != (K,):
+        raise ValueError(f"class_count must have shape ({K},), one per class; got {cc.shape}")
+    if fc.ndim != 2 or fc.shape[0] != K:
+        raise ValueError(f"{name} must have shape ({K}, n); got {fc.shape}")
+    if not (np.all(np.isfinite(cc)) and np.all(np.isfinite(fc))) or np.any(cc < 0) \
+            or np.any(fc < 0):
+        raise ValueError(f"class_count and {name} must be finite and non-negative")
+    return classes, cc, fc
+
+
+def _check_dtype(dtype):
+    dt = np.dtype(dtype)
+    if dt.type not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64; got {dt}")
+    return dt
+
+
+def gaussian_nb_from_moments(moments, *, priors=None, var_smoothing=1e-9,
+                             feature_variance=None):
+    """Gaussian naive Bayes from (possibly merged) diagonal class moments.
+
+    With N_k, μ_kj and S_kj = Σ_{i: y_i=k} w_i (x_ij − μ_kj)² from ``moments``::
+
+        σ²_kj = S_kj / N_k + ε,   ε = var_smoothing · max_j feature_variance_j,
+        π_k = N_k / Σ_k N_k   unless ``priors`` is given.
+
+    A class with zero weight (known but not yet seen in a stream) gets π_k = 0, μ_k = 0
+    and σ²_k = ε, as in scikit-learn's ``partial_fit``.
+
+    Parameters
+    ----------
+    moments : ClassMoments
+        Of kind ``"diagonal"`` (from ``class_moments(X, y, kind="diagonal")`` and
+        ``merge_moments``).
+    priors : array-like (K,), optional
+    var_smoothing : float, default 1e-9
+    feature_variance : array-like (d,), optional
+        Var(x_j) over all rows, used for ε.  :func:`fit_gaussian_nb` uses the unweighted
+        variance; the default is the weighted total variance implied by the moments
+        (Σ_k S_kj + Σ_k N_k (μ_kj − μ_j)²) / Σ_k N_k, the same when there are no weights.
+
+    Returns
+    -------
+    GaussianNBParams
+        In the data's dtype (``moments.dtype``).
+    """
+    from .moments import ClassMoments
+
+    if not isinstance(moments, ClassMoments) or moments.kind != "diagonal":
+        raise ValueError(
+            "moments must be ClassMoments of kind 'diagonal' "
+            "(class_moments(X, y, kind='diagonal'))"
+        )
+    var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
+    cc = moments.counts.astype(np.float64)
+    K, d = moments.means.shape
+    p = check_priors(priors, K)
+    if cc.sum() <= 0:
+        raise ValueError("moments have zero total weight; fit at least one sample")
+    if feature_variance is None:
+        mu = cc @ moments.means / cc.sum()
+        total = moments.scatter.sum(axis=0) + cc @ (moments.means - mu) ** 2
+        feature_variance = total / cc.sum()
+    fv = np.asarray(feature_variance, dtype=np.float64)
+    if fv.shape != (d,) or not np.all(np.isfinite(fv)) or np.any(fv < 0):
+        raise ValueError(
+            f"feature_variance must have shape ({d},) with finite non-negative entries"
+        )
+    epsilon = var_smoothing * float(np.max(fv))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.where(cc[:, None] > 0, moments.scatter / cc[:, None], 0.0)
+    var += epsilon
+    if not np.all(var > 0):
+        k, j = np.argwhere(~(var > 0))[0]
+        raise ValueError(
+            f"feature {j} has zero variance in class {moments.classes[k]!r} and "
+            f"var_smoothing={var_smoothing} adds nothing (every feature is constant, as with "
+            f"one sample); pass var_smoothing > 0 with non-constant data"
+        )
+    if p is None:
+        p = cc / cc.sum()
+    dt = np.dtype(moments.dtype)
+    return GaussianNBParams(
+        classes=moments.classes,
+        class_count=cc,
+        class_log_prior=_log(p),
+        means=moments.means.astype(dt),
+        variances=var.astype(dt),
+        epsilon=float(epsilon),
+        var_smoothing=float(var_smoothing),
+    )
+
+
+def bernoulli_nb_from_counts(classes, class_count, feature_count, *, alpha=1.0,
+                             binarize=0.0, fit_prior=True, class_prior=None,
+                             dtype=np.float64):
+    """Bernoulli naive Bayes from class counts N_k and feature counts F_kj.
+
+    The formulas of :func:`fit_bernoulli_nb`; the counts of disjoint batches add, so
+    this rebuilds a model from accumulated counts (e.g. the ``class_count`` and
+    ``feature_count`` of two fitted models, summed).  ``binarize`` is only stored, to
+    be applied at prediction time.  ``dtype`` is that of the scoring tables.
+    """
+    classes, cc, fc = _check_counts(classes, class_count, feature_count, "feature_count")
+    alpha = _check_alpha(alpha)
+    if binarize is not None:
+        binarize = check_scalar(binarize, "binarize")
+    if np.any(fc > cc[:, None]):
+        raise ValueError("feature_count exceeds class_count: F_kj <= N_k is required")
+    return _bernoulli_from_counts(classes, cc, fc, alpha, binarize,
+                                  _check_bool(fit_prior, "fit_prior"), class_prior,
+                                  _check_dtype(dtype))
+
+
+def multinomial_nb_from_counts(classes, class_count, feature_count, *, alpha=1.0,
+                               fit_prior=True, class_prior=None, dtype=np.float64):
+    """Multinomial naive Bayes from class counts N_k and feature counts N_kj.
+
+    The formulas of :func:`fit_multinomial_nb`, log θ_kj = log(N_kj + α) −
+    log(Σ_j N_kj + α·d), on counts accumulated over batches.
+    """
+    classes, cc, fc = _check_counts(classes, class_count, feature_count, "feature_count")
+    return _multinomial_from_counts(classes, cc, fc, _check_alpha(alpha),
+                                    _check_bool(fit_prior, "fit_prior"), class_prior,
+                                    _check_dtype(dtype))
+
+
+def complement_nb_from_counts(classes, class_count, feature_count, *, alpha=1.0,
+                              norm=False, fit_prior=True, class_prior=None,
+                              dtype=np.float64):
+    """Complement naive Bayes from class counts and feature counts N_kj.
+
+    The formulas of :func:`fit_complement_nb`.  ``fit_prior`` and ``class_prior`` set
+    ``class_log_prior``, which enters the scores only when there is a single class.
+    """
+    classes, cc, fc = _check_counts(classes, class_count, feature_count, "feature_count")
+    return _complement_from_counts(classes, cc, fc, _check_alpha(alpha),
+                                   _check_bool(norm, "norm"),
+                                   _check_bool(fit_prior, "fit_prior"), class_prior,
+                                   _check_dtype(dtype))
+
+
+def categorical_nb_from_counts(classes, class_count, category_count, n_categories, *,
+                               alpha=1.0, fit_prior=True, class_prior=None,
+                               dtype=np.float64):
+    """Categorical naive Bayes from class counts and per-category counts N_kjc.
+
+    ``category_count`` is (K, Σ_j n_categories[j]), feature j's categories in columns
+    ``offsets[j]:offsets[j + 1]`` with ``offsets = [0, cumsum(n_categories)]`` (the
+    layout of :class:`CategoricalNBParams`).  The formulas of
+    :func:`fit_categorical_nb`; ``fit_prior=False`` gives uniform priors and
+    ``class_prior`` fixed ones.
+    """
+    classes, cc, counts = _check_counts(classes, class_count, category_count,
+                                        "category_count")
+    n_cat = np.asarray(n_categories)
+    if n_cat.ndim != 1 or n_cat.dtype.kind not in "iu" or np.any(n_cat < 1):
+        raise ValueError("n_categories must be a 1-D array of positive integers")
+    n_cat = n_cat.astype(np.int64)
+    offsets = np.zeros(n_cat.shape[0] + 1, dtype=np.int64)
+    np.cumsum(n_cat, out=offsets[1:])
+    if counts.shape[1] != offsets[-1]:
+        raise ValueError(
+            f"category_count has {counts.shape[1]} columns but n_categories sums to "
+            f"{int(offsets[-1])}"
+        )
+    return _categorical_from_counts(classes, cc, counts, n_cat, offsets, _check_alpha(alpha),
+                                    _check_bool(fit_prior, "fit_prior"), class_prior,
+                                    _check_dtype(dtype))
