@@ -97,14 +97,17 @@ def _compile_time():
         return float("nan")
 
 
-def run(repeats=3, sizes=None):
-    """Time the logistic workloads; return rows (workload, fastgen, peer, ratio, floor)."""
+def run(repeats=3, sizes=None, verbose=False):
+    """Time the logistic workloads; return rows (workload, fastgen, peer, ratio, floor).
+
+    With ``verbose`` each row is printed as soon as it is measured.
+    """
     import fastgen
     from sklearn.linear_model import LogisticRegression
 
     s = dict(DEFAULT_SIZES)
     s.update(sizes or {})
-    rows = []
+    rows = _Rows(verbose)
     rows.append(("logistic first fit in fresh process (import + cache load + 2 fits)",
                  _compile_time(), float("nan"), float("nan"), float("nan")))
 
@@ -128,11 +131,9 @@ def run(repeats=3, sizes=None):
         rows.append((f"W8 binary n={n} d={d}: fit vs sklearn newton-cholesky "
                      f"({p.n_iter} iterations)", fit, skt, skt / fit, floor))
         smt = _statsmodels_logit(X, y, repeats)
+        fit0 = _median(lambda X=X, y=y: fastgen.fit_logistic(X, y, tol=TOL), repeats)
         rows.append((f"W8 binary n={n} d={d}: fit (l2=0) vs statsmodels Logit newton",
-                     _median(lambda X=X, y=y: fastgen.fit_logistic(X, y, tol=TOL), repeats),
-                     smt, float("nan"), floor))
-        r = rows[-1]
-        rows[-1] = (r[0], r[1], r[2], r[2] / r[1], r[4])
+                     fit0, smt, smt / fit0, floor))
 
     n, d, K = s["W9_n"], s["W9_d"], s["W9_K"]
     X, y = multinomial_data(n, d, K)
@@ -163,7 +164,18 @@ def run(repeats=3, sizes=None):
     rows.append((f"CSR binary n={n} d={d} nnz={X.nnz}: fit vs sklearn newton-cg "
                  f"({p.solver}, {p.n_iter} its, {p.n_hessp} Hv)", fit, skt, skt / fit,
                  float("nan")))
-    return rows
+    return list(rows)
+
+
+class _Rows(list):
+    def __init__(self, verbose):
+        super().__init__()
+        self.verbose = verbose
+
+    def append(self, row):
+        super().append(row)
+        if self.verbose:
+            print(format_rows([row]).splitlines()[1], flush=True)
 
 
 def _statsmodels_logit(X, y, repeats):
@@ -204,4 +216,5 @@ if __name__ == "__main__":
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--small", action="store_true")
     args = ap.parse_args()
-    print(format_rows(run(args.repeats, SMALL_SIZES if args.small else None)))
+    rows = run(args.repeats, SMALL_SIZES if args.small else None, verbose=True)
+    print(format_rows(rows))

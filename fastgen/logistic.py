@@ -24,8 +24,8 @@ convergence check → record the iteration.
   Cholesky solve; above, Newton-CG on Hessian-vector products (one fused pass over X
   each) preconditioned by the fixed Böhning bound ``½(I − 11ᵀ/K) ⊗ (X̃ᵀWX̃) + l2·I``
   (Böhning 1992; Krishnapuram et al. 2005), factorised once, with the forcing term
-  ``min(0.5, √(max|g|/Σw))`` (inexact Newton).  Measured crossover: see
-  ``MULTINOMIAL_EXPLICIT_MAX``.
+  ``min(0.5, √(max|g|/Σw))`` (inexact Newton).  The crossover between the two is
+  discussed at ``MULTINOMIAL_EXPLICIT_MAX``.
 
 Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised objective):
 converged when ``max|∇f| / Σw ≤ tol`` and the Newton decrement ``½ΔᵀHΔ / Σw ≤ tol``.
@@ -61,10 +61,11 @@ __all__ = ["LogisticParams", "ConvergenceWarning", "fit_logistic", "irls_step"]
 BINARY_EXPLICIT_MAX_P = 2048
 
 #: Multinomial problems with K·p at most this use the explicit (K·p)² Hessian; larger
-#: ones Böhning-preconditioned Newton-CG.  Measured on 2 cores, n = 200 000 (whole fit,
-#: seconds, explicit vs CG): K·p = 33 (K=3, d=10) 0.13 vs 0.19; K·p = 105 (K=5, d=20)
-#: 0.47 vs 0.32; K·p = 650 (K=10, d=64) 8.9 vs 1.1.  The explicit Hessian costs
-#: n·(K·p)² flops per iteration against about 20 passes of 4·n·K·p for CG.
+#: ones Böhning-preconditioned Newton-CG.  Cost model: the explicit Hessian takes about
+#: n·(K·p)² flops per iteration at the GEMM rate, Newton-CG about 10–25 Hessian-vector
+#: products of 4·n·K·p flops each at the loop rate, so the explicit form only wins for
+#: small K·p.  The value 64 is a conservative choice from that model, not yet a measured
+#: crossover (W9, K·p = 650, uses CG; its explicit Hessian alone took ~8 s per iteration).
 MULTINOMIAL_EXPLICIT_MAX = 64
 
 #: Above this many parameters per class the Böhning preconditioner keeps only its
