@@ -1,0 +1,319 @@
+"""scikit-learn estimators: estimator checks, parity with scikit-learn >= 1.9, composition.
+
+Parity is checked against scikit-learn 1.9, whose LDA/QDA use maximum-likelihood (÷ n)
+covariances like fastgen's default (``unbiased=False``).
+"""
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+sklearn = pytest.importorskip("sklearn")
+
+from sklearn import discriminant_analysis as sk_da  # noqa: E402
+from sklearn import naive_bayes as sk_nb  # noqa: E402
+from sklearn.base import clone  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+import fastgen  # noqa: E402
+from fastgen import sklearn as fs  # noqa: E402
+
+SKLEARN_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2])
+pytestmark = pytest.mark.skipif(SKLEARN_VERSION < (1, 9), reason="parity needs scikit-learn >= 1.9")
+
+ESTIMATORS = [
+    fs.LinearDiscriminantAnalysis(),
+    fs.QuadraticDiscriminantAnalysis(),
+    fs.GaussianNB(),
+    fs.BernoulliNB(),
+    fs.MultinomialNB(),
+    fs.ComplementNB(),
+    fs.CategoricalNB(),
+    fs.LogisticRegressionIRLS(),
+]
+
+RTOL = 1e-10
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=fs.expected_failed_checks)
+def test_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_expected_failures_have_reasons():
+    for est in ESTIMATORS:
+        for name, reason in fs.expected_failed_checks(est).items():
+            assert name.startswith("check_") and len(reason) > 20
+
+
+# ------------------------------------------------------------------------------ data
+
+
+def _gaussian(n=300, d=4, K=3, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % K
+    A = rng.normal(size=(d, d))
+    X = rng.normal(size=(n, d)) @ A + 2.0 * rng.normal(size=(K, d))[y]
+    return X, y
+
+
+def _counts(n=200, d=12, K=3, seed=1):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % K
+    rates = rng.uniform(0.2, 3.0, size=(K, d))
+    return rng.poisson(rates[y]).astype(np.float64), y
+
+
+def _categories(n=200, d=5, K=3, seed=2):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % K
+    X = np.minimum(rng.poisson(1.0 + y[:, None], size=(n, d)), 5).astype(np.float64)
+    return X, y
+
+
+def _close(a, b, rtol=RTOL, atol=0.0):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
+
+
+# --------------------------------------------------------------------------- parity
+
+
+@pytest.mark.parametrize("solver,shrinkage", [("svd", None), ("lsqr", None), ("lsqr", 0.3),
+                                              ("eigen", 0.1)])
+@pytest.mark.parametrize("K", [2, 3])
+def test_lda_matches_sklearn(solver, shrinkage, K):
+    X, y = _gaussian(K=K)
+    ours = fs.LinearDiscriminantAnalysis(solver=solver, shrinkage=shrinkage,
+                                         store_covariance=True).fit(X, y)
+    ref = sk_da.LinearDiscriminantAnalysis(solver=solver, shrinkage=shrinkage,
+                                           store_covariance=True).fit(X, y)
+    for name in ("classes_", "priors_", "means_", "covariance_", "coef_", "intercept_"):
+        _close(getattr(ours, name), getattr(ref, name), atol=1e-12)
+    _close(ours.predict_proba(X), ref.predict_proba(X), atol=1e-14)
+    _close(ours.decision_function(X), ref.decision_function(X), atol=1e-9)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    if solver == "svd":
+        _close(ours.xbar_, ref.xbar_)
+        # transform: equal up to the sign of each column
+        A, B = ours.transform(X), ref.transform(X)
+        _close(np.abs(A), np.abs(B), rtol=1e-9)
+
+
+def test_lda_priors_and_auto_shrinkage():
+    X, y = _gaussian()
+    pri = np.array([0.2, 0.3, 0.5])
+    ours = fs.LinearDiscriminantAnalysis(priors=pri).fit(X, y)
+    ref = sk_da.LinearDiscriminantAnalysis(priors=pri).fit(X, y)
+    _close(ours.predict_proba(X), ref.predict_proba(X), atol=1e-14)
+    with pytest.warns(UserWarning, match="Renormalizing"):
+        fs.LinearDiscriminantAnalysis(priors=[1.0, 1.0, 2.0]).fit(X, y)
+    # "auto" is Ledoit-Wolf on the pooled covariance (scikit-learn standardises per class)
+    ours = fs.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto").fit(X, y)
+    direct = fastgen.fit_gda(X, y, "pooled", shrinkage="ledoit-wolf")
+    _close(ours.predict_proba(X), fastgen.predict_proba(direct, X))
+
+
+@pytest.mark.parametrize("reg_param", [0.0, 0.3])
+@pytest.mark.parametrize("K", [2, 3])
+def test_qda_matches_sklearn(reg_param, K):
+    X, y = _gaussian(K=K)
+    ours = fs.QuadraticDiscriminantAnalysis(reg_param=reg_param, store_covariance=True).fit(X, y)
+    ref = sk_da.QuadraticDiscriminantAnalysis(reg_param=reg_param,
+                                              store_covariance=True).fit(X, y)
+    _close(ours.means_, ref.means_)
+    _close(ours.priors_, ref.priors_)
+    _close(ours.covariance_, np.asarray(ref.covariance_), atol=1e-12)
+    _close(ours.predict_proba(X), ref.predict_proba(X), atol=1e-13)
+    _close(ours.predict_log_proba(X), ref.predict_log_proba(X), rtol=1e-9, atol=1e-10)
+    _close(ours.decision_function(X), ref.decision_function(X), rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+
+
+def test_gaussian_nb_matches_sklearn():
+    X, y = _gaussian()
+    w = np.random.default_rng(3).uniform(0.5, 2.0, size=y.shape[0])
+    for kw in ({}, {"priors": [0.5, 0.25, 0.25]}, {"var_smoothing": 1e-3}):
+        ours = fs.GaussianNB(**kw).fit(X, y, sample_weight=w)
+        ref = sk_nb.GaussianNB(**kw).fit(X, y, sample_weight=w)
+        for name in ("theta_", "var_", "class_count_", "class_prior_", "epsilon_"):
+            _close(getattr(ours, name), getattr(ref, name))
+        _close(ours.predict_proba(X), ref.predict_proba(X), atol=1e-14)
+        _close(ours.predict_log_proba(X), ref.predict_log_proba(X), rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("name,kw", [
+    ("BernoulliNB", {}),
+    ("BernoulliNB", {"binarize": 1.5, "alpha": 0.5, "fit_prior": False}),
+    ("MultinomialNB", {}),
+    ("MultinomialNB", {"alpha": 0.1, "class_prior": [0.2, 0.3, 0.5]}),
+    ("ComplementNB", {}),
+    ("ComplementNB", {"norm": True, "alpha": 0.5}),
+])
+def test_discrete_nb_matches_sklearn(name, kw, sparse):
+    X, y = _counts()
+    w = np.random.default_rng(4).uniform(0.5, 2.0, size=y.shape[0])
+    Xf = sp.csr_matrix(X) if sparse else X
+    ours = getattr(fs, name)(**kw).fit(Xf, y, sample_weight=w)
+    ref = getattr(sk_nb, name)(**kw).fit(Xf, y, sample_weight=w)
+    for attr in ("class_count_", "feature_count_", "class_log_prior_", "feature_log_prob_"):
+        _close(getattr(ours, attr), getattr(ref, attr))
+    if name == "ComplementNB":
+        _close(ours.feature_all_, ref.feature_all_)
+    _close(ours.predict_proba(Xf), ref.predict_proba(Xf), atol=1e-14)
+    np.testing.assert_array_equal(ours.predict(Xf), ref.predict(Xf))
+
+
+@pytest.mark.parametrize("kw", [{}, {"alpha": 0.5, "min_categories": 7},
+                                {"fit_prior": False}])
+def test_categorical_nb_matches_sklearn(kw):
+    X, y = _categories()
+    ours = fs.CategoricalNB(**kw).fit(X, y)
+    ref = sk_nb.CategoricalNB(**kw).fit(X, y)
+    _close(ours.n_categories_, ref.n_categories_)
+    _close(ours.class_log_prior_, ref.class_log_prior_)
+    for a, b in zip(ours.category_count_, ref.category_count_, strict=True):
+        _close(a, b)
+    for a, b in zip(ours.feature_log_prob_, ref.feature_log_prob_, strict=True):
+        _close(a, b)
+    _close(ours.predict_proba(X), ref.predict_proba(X), atol=1e-14)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_logistic_matches_sklearn(K, sparse):
+    X, y = _gaussian(K=K)
+    X = StandardScaler().fit_transform(X)
+    Xf = sp.csr_matrix(X) if sparse else X
+    ours = fs.LogisticRegressionIRLS(C=0.5, tol=1e-12).fit(Xf, y)
+    ref = LogisticRegression(C=0.5, tol=1e-12, solver="newton-cholesky",
+                             max_iter=200).fit(Xf, y)
+    _close(ours.coef_, ref.coef_, rtol=1e-9)
+    _close(ours.intercept_, ref.intercept_, rtol=1e-9, atol=1e-12)
+    _close(ours.predict_proba(Xf), ref.predict_proba(Xf), rtol=1e-10, atol=1e-13)
+    _close(ours.decision_function(Xf), ref.decision_function(Xf), rtol=1e-9, atol=1e-11)
+    assert ours.n_iter_.shape == (1,) and ours.n_iter_[0] >= 1
+
+
+def test_logistic_options():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 3))
+    y = (X @ np.array([1.0, -0.5, 0.2]) + rng.logistic(size=300) > 0).astype(int)
+    w = np.where(y == 1, 3.0, 1.0)
+    a = fs.LogisticRegressionIRLS(class_weight={0: 1.0, 1: 3.0}, tol=1e-12).fit(X, y)
+    b = fs.LogisticRegressionIRLS(tol=1e-12).fit(X, y, sample_weight=w)
+    _close(a.coef_, b.coef_, rtol=1e-12)
+    # C = inf and penalty=None both mean l2 = 0
+    c = fs.LogisticRegressionIRLS(C=np.inf, tol=1e-12).fit(X, y)
+    d = fs.LogisticRegressionIRLS(penalty=None, tol=1e-12).fit(X, y)
+    assert c.params_.l2 == d.params_.l2 == 0.0
+    _close(c.coef_, d.coef_, rtol=1e-12)
+    # fastgen's ConvergenceWarning surfaces as scikit-learn's
+    with pytest.warns(ConvergenceWarning):
+        fs.LogisticRegressionIRLS(max_iter=1, tol=1e-14).fit(X, y)
+
+
+# ------------------------------------------------------------------------ partial_fit
+
+
+def _chunks(n, k=3):
+    return np.array_split(np.arange(n), k)
+
+
+@pytest.mark.parametrize("name", ["GaussianNB", "BernoulliNB", "MultinomialNB",
+                                  "ComplementNB", "CategoricalNB"])
+def test_partial_fit_equals_fit(name):
+    if name == "GaussianNB":
+        X, y = _gaussian(n=240)
+    elif name == "CategoricalNB":
+        X, y = _categories(n=240)
+    else:
+        X, y = _counts(n=240)
+    # order rows so that the first batch lacks class 2 and (categorical) high categories
+    order = np.lexsort((X.max(axis=1), y == 2))
+    X, y = X[order], y[order]
+    w = np.random.default_rng(5).uniform(0.5, 2.0, size=y.shape[0])
+    full = getattr(fs, name)().fit(X, y, sample_weight=w)
+    inc = getattr(fs, name)()
+    for i, idx in enumerate(_chunks(y.shape[0])):
+        inc.partial_fit(X[idx], y[idx], classes=np.unique(y) if i == 0 else None,
+                        sample_weight=w[idx])
+    np.testing.assert_array_equal(inc.classes_, full.classes_)
+    _close(inc.predict_proba(X), full.predict_proba(X), rtol=1e-10, atol=1e-14)
+    if name == "GaussianNB":
+        _close(inc.var_, full.var_, rtol=1e-10)
+        _close(inc.epsilon_, full.epsilon_, rtol=1e-10)
+    elif name == "CategoricalNB":
+        _close(inc.n_categories_, full.n_categories_)
+    else:
+        _close(inc.feature_count_, full.feature_count_)
+
+
+def test_partial_fit_errors_and_unseen_class():
+    X, y = _counts()
+    with pytest.raises(ValueError, match="classes must be passed"):
+        fs.MultinomialNB().partial_fit(X, y)
+    clf = fs.MultinomialNB().partial_fit(X, y, classes=[0, 1, 2, 3])
+    assert clf.class_count_[3] == 0 and clf.predict_proba(X).shape == (X.shape[0], 4)
+    ref = sk_nb.MultinomialNB().partial_fit(X, y, classes=[0, 1, 2, 3])
+    _close(clf.feature_log_prob_, ref.feature_log_prob_)
+    with pytest.raises(ValueError, match="do not exist in the initial classes"):
+        clf.partial_fit(X, np.full(y.shape[0], 9))
+    g = fs.GaussianNB().partial_fit(*_gaussian(), classes=[0, 1, 2, 3])
+    assert g.class_prior_[3] == 0
+
+
+# ----------------------------------------------------------------------- composition
+
+
+def test_pipeline_gridsearch_cross_val_clone_pickle():
+    X, y = _gaussian()
+    pipe = make_pipeline(StandardScaler(), fs.QuadraticDiscriminantAnalysis())
+    grid = GridSearchCV(pipe, {"quadraticdiscriminantanalysis__reg_param": [0.0, 0.5]},
+                        cv=3).fit(X, y)
+    assert grid.best_params_["quadraticdiscriminantanalysis__reg_param"] in (0.0, 0.5)
+    scores = cross_val_score(fs.LinearDiscriminantAnalysis(), X, y, cv=3)
+    assert scores.shape == (3,) and np.all(scores > 0.5)
+    for est in ESTIMATORS:
+        c = clone(est)
+        assert c.get_params() == est.get_params() and not hasattr(c, "params_")
+    for est in (fs.GaussianNB(), fs.LinearDiscriminantAnalysis(n_components=1),
+                fs.LogisticRegressionIRLS()):
+        fitted = est.fit(X, y)
+        back = pickle.loads(pickle.dumps(fitted))
+        np.testing.assert_array_equal(back.predict_proba(X), fitted.predict_proba(X))
+    # transform in a pipeline, and params_ round-trips through fastgen's npz io
+    Z = make_pipeline(fs.LinearDiscriminantAnalysis(n_components=2)).fit_transform(X, y)
+    assert Z.shape == (X.shape[0], 2)
+
+
+def test_params_save_load(tmp_path):
+    X, y = _gaussian()
+    clf = fs.QuadraticDiscriminantAnalysis().fit(X, y)
+    fastgen.save_params(tmp_path / "qda.npz", clf.params_)
+    back = fastgen.load_params(tmp_path / "qda.npz")
+    np.testing.assert_array_equal(fastgen.predict_proba(back, X), clf.predict_proba(X))
+
+
+def test_string_labels_and_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y = _gaussian()
+    labels = np.array(["ant", "bee", "cat"])[y]
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    clf = fs.GaussianNB().fit(df, labels)
+    assert list(clf.feature_names_in_) == list(df.columns)
+    assert set(clf.predict(df)) <= {"ant", "bee", "cat"}
+
+
+def test_import_fastgen_does_not_import_sklearn():
+    code = "import sys, fastgen; sys.exit(1 if 'sklearn' in sys.modules else 0)"
+    subprocess.run([sys.executable, "-c", code], check=True)
