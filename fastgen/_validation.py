@@ -139,9 +139,47 @@ def check_X(
     if dtype is not None:
         _dense_dtype(A.dtype, name)
     if A.dtype != target or not A.flags.c_contiguous:
+        if A.dtype.kind == "f" and A.dtype.itemsize > target.itemsize:
+            _report_nonfinite(np.ascontiguousarray(A), name)
+            _check_fits(A, target, name)
         A = np.ascontiguousarray(A, dtype=target)
     _report_nonfinite(A, name)
-    return A
+    return _kernel_view(A)
+
+
+def _check_fits(A: np.ndarray, target: np.dtype, name: str) -> None:
+    """Raise if a finite value of A overflows the narrower float dtype ``target``."""
+    big = np.finfo(target).max
+    for r0 in range(0, A.shape[0], 65536):  # bounded temporaries
+        blk = np.abs(A[r0:r0 + 65536]) > big
+        if blk.any():
+            i, j = np.argwhere(blk)[0]
+            raise ValueError(
+                f"{name} value at row {r0 + i}, column {j} ({A[r0 + i, j]:g}) overflows "
+                f"{target} (the dtype the model was fitted in)"
+            )
+
+
+def _kernel_view(A: np.ndarray) -> np.ndarray:
+    """A writeable-flagged alias of a read-only array (no copy).
+
+    numba compiles a separate specialisation of every kernel for read-only arrays, which
+    would double compile time for memmaps and other read-only inputs.  Kernels never
+    write to their inputs, so they get an alias that carries the same memory with the
+    writeable flag set; the caller's array object itself is untouched.
+    """
+    if A.flags.writeable:
+        return A
+    iface = dict(A.__array_interface__)
+    iface["data"] = (iface["data"][0], False)
+
+    class _Alias:
+        __array_interface__ = iface
+
+        def __init__(self, base):
+            self.base = base  # keeps the memory alive as long as the alias
+
+    return np.asarray(_Alias(A))
 
 
 def _check_csr(X, *, name, dtype, min_samples):

@@ -177,7 +177,7 @@ class GDAParams(FittedParams):
 
 
 def _check_covariance_type(covariance):
-    if covariance not in COVARIANCE_TYPES:
+    if not isinstance(covariance, str) or covariance not in COVARIANCE_TYPES:
         raise ValueError(
             f"covariance must be one of {COVARIANCE_TYPES}; got {covariance!r}"
         )

@@ -67,11 +67,12 @@ def load_params(path):
     if not os.path.exists(path):
         raise ValueError(f"params file {os.fspath(path)!r} does not exist")
     try:
-        loaded = np.load(path, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise ValueError(f"{os.fspath(path)!r} is not a fastgen params file (it holds "
-                             f"a single .npy array)")
-        with loaded as data:
+        with open(path, "rb") as fh:  # closed even when np.load fails half-way
+            loaded = np.load(fh, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise ValueError(f"{os.fspath(path)!r} is not a fastgen params file (it "
+                                 f"holds a single .npy array)")
+            data = loaded
             if _HEADER not in data.files:
                 raise ValueError(
                     f"{os.fspath(path)!r} is not a fastgen params file (no fastgen header)"
