@@ -625,3 +625,80 @@ def test_all_minus_inf_prior_rows_are_not_nan(counts):
     P = fg.predict_proba(p, X)
     assert np.all(P[:, 0] == 0.0)
     assert_close(P.sum(axis=1), np.ones(X.shape[0]), rtol=1e-14)
+
+
+# ------------------------------------------------- models from accumulated statistics
+
+
+def _split_fit(fit, X, y, w, **kw):
+    h = X.shape[0] // 2
+    return fit(X[:h], y[:h], sample_weight=w[:h], **kw), fit(X[h:], y[h:], sample_weight=w[h:],
+                                                               **kw)
+
+
+def test_from_counts_of_two_halves_equals_fit():
+    from fastgen.naive_bayes import (
+        bernoulli_nb_from_counts,
+        categorical_nb_from_counts,
+        complement_nb_from_counts,
+        multinomial_nb_from_counts,
+    )
+
+    rng = np.random.default_rng(11)
+    n, d = 120, 6
+    y = np.arange(n) % 3
+    X = rng.poisson(1.5, size=(n, d)).astype(np.float64)
+    w = rng.uniform(0.5, 2.0, size=n)
+    cases = [
+        (fg.fit_multinomial_nb, multinomial_nb_from_counts, {"alpha": 0.5}),
+        (fg.fit_complement_nb, complement_nb_from_counts, {"norm": True}),
+        (fg.fit_bernoulli_nb, bernoulli_nb_from_counts, {"binarize": 1.0}),
+    ]
+    for fit, build, kw in cases:
+        a, b = _split_fit(fit, X, y, w, **kw)
+        full = fit(X, y, sample_weight=w, **kw)
+        rebuilt = build(full.classes, a.class_count + b.class_count,
+                        a.feature_count + b.feature_count, **kw)
+        np.testing.assert_allclose(rebuilt.feature_log_prob, full.feature_log_prob,
+                                   rtol=1e-12)
+        np.testing.assert_allclose(rebuilt.class_log_prior, full.class_log_prior, rtol=1e-12)
+    Xc = np.minimum(X, 4)
+    full = fg.fit_categorical_nb(Xc, y, sample_weight=w, min_categories=5)
+    a, b = _split_fit(fg.fit_categorical_nb, Xc, y, w, min_categories=5)
+    rebuilt = categorical_nb_from_counts(full.classes, a.class_count + b.class_count,
+                                         a.category_count + b.category_count,
+                                         full.n_categories)
+    np.testing.assert_allclose(rebuilt.feature_log_prob, full.feature_log_prob, rtol=1e-12)
+    uniform = categorical_nb_from_counts(full.classes, full.class_count,
+                                         full.category_count, full.n_categories,
+                                         fit_prior=False)
+    np.testing.assert_allclose(uniform.class_log_prior, np.full(3, -np.log(3)))
+    with pytest.raises(ValueError, match="n_categories sums to"):
+        categorical_nb_from_counts(full.classes, full.class_count, full.category_count,
+                                   full.n_categories[:-1])
+    with pytest.raises(ValueError, match="class_count must have shape"):
+        multinomial_nb_from_counts(full.classes, np.ones(2), np.ones((3, d)))
+    with pytest.raises(ValueError, match="non-negative"):
+        multinomial_nb_from_counts(full.classes, np.ones(3), -np.ones((3, d)))
+
+
+def test_gaussian_nb_from_merged_moments_equals_fit():
+    from fastgen.naive_bayes import gaussian_nb_from_moments
+
+    rng = np.random.default_rng(12)
+    n = 150
+    y = np.arange(n) % 3
+    X = rng.normal(size=(n, 4)) * 3.0 + 100.0 + y[:, None]
+    h = n // 2
+    m = fg.merge_moments(fg.class_moments(X[:h], y[:h], kind="diagonal"),
+                              fg.class_moments(X[h:], y[h:], kind="diagonal"))
+    for kw in ({}, {"var_smoothing": 1e-2, "priors": [0.5, 0.3, 0.2]}):
+        ours = gaussian_nb_from_moments(m, **kw)
+        full = fg.fit_gaussian_nb(X, y, **kw)
+        np.testing.assert_allclose(ours.variances, full.variances, rtol=1e-11)
+        np.testing.assert_allclose(ours.means, full.means, rtol=1e-13)
+        np.testing.assert_allclose(ours.epsilon, full.epsilon, rtol=1e-11)
+        np.testing.assert_allclose(fg.predict_proba(ours, X),
+                                   fg.predict_proba(full, X), rtol=1e-9, atol=1e-13)
+    with pytest.raises(ValueError, match="kind 'diagonal'"):
+        gaussian_nb_from_moments(fg.class_moments(X, y))
