@@ -41,7 +41,6 @@ from .kernels.nb import (
     categorical_scores,
     dense_class_counts,
     gaussian_nb_scores,
-    gaussian_nb_stats,
 )
 from .kernels.sparse import (
     COUNT_CHUNK_NNZ,
@@ -335,9 +334,12 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
         ε = var_smoothing · max_j Var(x_j)   (unweighted variance over all rows),
         π_k = N_k / Σ_k N_k   unless ``priors`` is given.
 
-    One parallel pass over X: fixed blocks of rows, shifted sums per block and class,
-    merged pairwise (Chan, Golub & LeVeque), so the variances keep their digits when
-    |μ| ≫ σ, and the result is the same for any number of threads.
+    The class moments come from the same one-pass kernel as
+    ``fit_gda(covariance="diagonal")`` (shifted sums per group of rows and class,
+    merged pairwise: the variances keep their digits when |μ| ≫ σ, and the result is
+    the same for any number of threads).  Var(x_j) over all rows follows exactly from
+    merging the class moments; with sample weights, scikit-learn's unweighted variance
+    takes one more pass.
 
     Parameters
     ----------
@@ -355,35 +357,21 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     -------
     GaussianNBParams
     """
+    from .moments import ClassMoments, _kernel_moments
+
     X, classes, codes, w = _fit_inputs(X, y, sample_weight, allow_sparse=False)
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
     K = classes.shape[0]
-    p = check_priors(priors, K)
-    n = X.shape[0]
-    count, mean, m2 = gaussian_nb_stats(X, codes, w, K)
-    epsilon = var_smoothing * float(np.max(m2[K] / n))
-    class_count = count[:K].copy()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.where(class_count[:, None] > 0, m2[:K] / class_count[:, None], 0.0)
-    var += epsilon
-    if not np.all(var > 0):
-        k, j = np.argwhere(~(var > 0))[0]
-        raise ValueError(
-            f"feature {j} has zero variance in class {classes[k]!r} and var_smoothing="
-            f"{var_smoothing} adds nothing (every feature of X is constant); the Gaussian "
-            f"likelihood is undefined: pass var_smoothing > 0 with non-constant data"
-        )
-    if p is None:
-        p = class_count / class_count.sum()
-    return GaussianNBParams(
-        classes=classes,
-        class_count=class_count,
-        class_log_prior=_log(p),
-        means=mean[:K].astype(X.dtype),
-        variances=var.astype(X.dtype),
-        epsilon=float(epsilon),
-        var_smoothing=float(var_smoothing),
-    )
+    check_priors(priors, K)
+    W, means, scatter = _kernel_moments(X, codes, w, K, "diagonal")
+    moments = ClassMoments(classes, W, means, scatter, "diagonal", str(X.dtype))
+    feature_variance = None  # unweighted: the total variance implied by the moments
+    if w.shape[0]:
+        n = X.shape[0]
+        _, _, m2 = _kernel_moments(X, np.zeros(n, np.int32), np.empty(0), 1, "diagonal")
+        feature_variance = m2[0] / n
+    return gaussian_nb_from_moments(moments, priors=priors, var_smoothing=var_smoothing,
+                                    feature_variance=feature_variance)
 
 
 # --------------------------------------------------------------------------- Bernoulli

@@ -25,10 +25,8 @@ __all__ = [
     "MODE_JLL",
     "MODE_LOG_PROBA",
     "MODE_PROBA",
-    "GNB_BLOCK",
     "SCORE_BLOCK",
     "finish_row",
-    "gaussian_nb_stats",
     "gaussian_nb_scores",
     "dense_class_counts",
     "categorical_counts",
@@ -39,11 +37,6 @@ MODE_JLL = 0
 MODE_LOG_PROBA = 1
 MODE_PROBA = 2
 
-#: Rows per block in the Gaussian statistics kernel (each block is shifted by the
-#: first row of each class it holds, then merged pairwise).
-GNB_BLOCK = 2048
-#: At most this many groups of consecutive blocks are reduced in parallel.
-GNB_MAX_GROUPS = 16
 #: Rows per parallel work item in the dense scoring kernels.
 SCORE_BLOCK = 512
 
@@ -85,121 +78,6 @@ def finish_row(acc, out, i, mode):
         inv = 1.0 / s
         for k in range(K):
             out[i, k] = acc[k] * inv
-
-
-@jit(inline="always")
-def _merge_into(cnt, mean, m2, k, nb, mb, m2b):
-    """Pairwise (Chan-Golub-LeVeque) merge of (nb, mb, m2b) into slot k."""
-    na = cnt[k]
-    if nb <= 0.0:
-        return
-    if na <= 0.0:
-        cnt[k] = nb
-        for j in range(mean.shape[1]):
-            mean[k, j] = mb[j]
-            m2[k, j] = m2b[j]
-        return
-    n = na + nb
-    fa = na * nb / n
-    r = nb / n
-    for j in range(mean.shape[1]):
-        delta = mb[j] - mean[k, j]
-        mean[k, j] += delta * r
-        m2[k, j] += m2b[j] + delta * delta * fa
-    cnt[k] = n
-
-
-@pjit
-def gaussian_nb_stats(X, codes, w, n_classes):
-    """Per-class weighted counts, means and centred sums of squares, in one pass.
-
-    Computes, for each class k and feature j (float64),
-
-        N_k = Σ_{i: y_i=k} w_i,   μ_kj = Σ w_i x_ij / N_k,
-        M2_kj = Σ_{i: y_i=k} w_i (x_ij − μ_kj)²,
-
-    and the unweighted statistics of all rows in slot K (count n, column means,
-    column M2), from which scikit-learn's ε = var_smoothing · max_j Var(x_j) is
-    taken.  Each block of :data:`GNB_BLOCK` rows accumulates x − s with a shift s
-    (the block's first row of that class), is converted to (count, mean, M2) and
-    merged pairwise into its group; groups are merged in order.
-
-    Parameters
-    ----------
-    X : (n, d) float32/float64, C-contiguous
-    codes : (n,) int32 class codes in [0, n_classes)
-    w : (n,) float64 weights, or empty for all ones
-    n_classes : int
-
-    Returns
-    -------
-    count : (K + 1,) float64
-    mean : (K + 1, d) float64
-    m2 : (K + 1, d) float64
-    """
-    n, d = X.shape
-    K = n_classes
-    weighted = w.shape[0] > 0
-    nblocks = (n + GNB_BLOCK - 1) // GNB_BLOCK
-    G = min(nblocks, GNB_MAX_GROUPS)
-    gcnt = np.zeros((G, K + 1))
-    gmean = np.zeros((G, K + 1, d))
-    gm2 = np.zeros((G, K + 1, d))
-    for g in prange(G):
-        b0 = g * nblocks // G
-        b1 = (g + 1) * nblocks // G
-        s1 = np.empty((K + 1, d))
-        s2 = np.empty((K + 1, d))
-        shift = np.empty((K + 1, d))
-        sw = np.empty(K + 1)
-        seen = np.empty(K + 1, dtype=np.bool_)
-        mb = np.empty(d)
-        m2b = np.empty(d)
-        cnt = gcnt[g]
-        mean = gmean[g]
-        m2 = gm2[g]
-        for b in range(b0, b1):
-            s1[:] = 0.0
-            s2[:] = 0.0
-            sw[:] = 0.0
-            seen[:] = False
-            for i in range(b * GNB_BLOCK, min(n, (b + 1) * GNB_BLOCK)):
-                k = codes[i]
-                wi = w[i] if weighted else 1.0
-                if not seen[k]:
-                    seen[k] = True
-                    for j in range(d):
-                        shift[k, j] = X[i, j]
-                if not seen[K]:
-                    seen[K] = True
-                    for j in range(d):
-                        shift[K, j] = X[i, j]
-                for j in range(d):
-                    t = X[i, j] - shift[k, j]
-                    s1[k, j] += wi * t
-                    s2[k, j] += wi * t * t
-                sw[k] += wi
-                for j in range(d):
-                    t = X[i, j] - shift[K, j]
-                    s1[K, j] += t
-                    s2[K, j] += t * t
-                sw[K] += 1.0
-            for k in range(K + 1):
-                nbk = sw[k]
-                if nbk > 0.0:
-                    for j in range(d):
-                        dm = s1[k, j] / nbk
-                        mb[j] = shift[k, j] + dm
-                        v = s2[k, j] - s1[k, j] * dm
-                        m2b[j] = v if v > 0.0 else 0.0
-                    _merge_into(cnt, mean, m2, k, nbk, mb, m2b)
-    count = np.zeros(K + 1)
-    means = np.zeros((K + 1, d))
-    m2s = np.zeros((K + 1, d))
-    for g in range(G):
-        for k in range(K + 1):
-            _merge_into(count, means, m2s, k, gcnt[g, k], gmean[g, k], gm2[g, k])
-    return count, means, m2s
 
 
 @pjit(fastmath={"reassoc", "contract"})
