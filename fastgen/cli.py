@@ -27,6 +27,7 @@ import math
 import os
 import sys
 import warnings
+import zipfile
 
 import numpy as np
 
@@ -520,7 +521,8 @@ def _fmt(mean, se):
     return s + (f" ± {se:.4f}" if np.isfinite(se) else "")
 
 
-def _curve(args, out=sys.stdout):
+def _curve(args, out=None):
+    out = sys.stdout if out is None else out
     models = _parse_models(args.models)
     if args.splits < 1:
         raise CLIError(f"--splits must be at least 1; got {args.splits}")
@@ -650,7 +652,8 @@ def _fit_model(model, X, y, args):
     return model, fastgen.fit_logistic(X, y, l2=args.l2)
 
 
-def _fit(args, out=sys.stdout):
+def _fit(args, out=None):
+    out = sys.stdout if out is None else out
     import fastgen
 
     X, y, names = load_csv(args.data, args.target)
@@ -679,6 +682,8 @@ def _load_params(path):
 
     if not os.path.exists(path):
         raise CLIError(f"file {path!r} does not exist")
+    if not zipfile.is_zipfile(path):
+        raise CLIError(f"{path!r} is not a fastgen params file (not an .npz archive)")
     params = fastgen.load_params(path)
     meta = None
     side = _sidecar(path)
@@ -693,7 +698,8 @@ def _load_params(path):
     return params, meta
 
 
-def _predict(args, out=sys.stdout):
+def _predict(args, out=None):
+    out = sys.stdout if out is None else out
     import fastgen
 
     params, meta = _load_params(args.params)
@@ -738,7 +744,8 @@ def _label_str(v):
     return str(v)
 
 
-def _info(args, out=sys.stdout):
+def _info(args, out=None):
+    out = sys.stdout if out is None else out
     import dataclasses
 
     params, meta = _load_params(args.params)
