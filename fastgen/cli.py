@@ -150,7 +150,7 @@ def _column_index(header, name, path):
 
 
 def _numeric(rows, cols, header, path):
-    """The given columns of ``rows`` as a float64 array, with a clear error if impossible."""
+    """Convert the given columns of ``rows`` to float64, naming any bad cell."""
     X = np.empty((len(rows), len(cols)))
     for i, r in enumerate(rows):
         for jj, j in enumerate(cols):
@@ -197,14 +197,14 @@ def load_csv(path, target):
 
 
 def load_dataset(spec):
-    """A named data set, optionally reduced to two classes (``"digits:3v8"``).
+    """Load a named data set, optionally reduced to two classes (``"digits:3v8"``).
 
     Parameters
     ----------
     spec : str
-        ``NAME`` or ``NAME:AvB`` with NAME one of :data:`DATASETS`; ``A`` and ``B`` are
-        class labels as printed (e.g. ``digits:3v8``, ``iris:versicolorvvirginica`` is
-        ambiguous, so write ``iris:versicolor,virginica`` — a comma also separates).
+        ``NAME``, ``NAME:AvB`` or ``NAME:A,B`` with NAME one of :data:`DATASETS` and A, B
+        two class labels as printed (``digits:3v8``; labels containing a "v" need the
+        comma: ``iris:versicolor,virginica``).
 
     Returns
     -------
@@ -288,8 +288,11 @@ def _fit_curve_model(model, kind, Xtr, ytr):
 
 
 def _nested_order(rng, y_pool, per_class=2):
-    """A random order of the training pool whose first rows hold ``per_class`` rows of
-    every class (fewer if the pool has fewer), so small prefixes see every class."""
+    """Order the training pool at random, every class first.
+
+    The first rows hold ``per_class`` rows of every class (fewer if the pool has fewer),
+    so that small nested training sets (prefixes of the order) see every class.
+    """
     order = rng.permutation(y_pool.shape[0])
     yo = y_pool[order]
     first = []
@@ -420,7 +423,7 @@ def _progress(total, enabled):
 
 
 def run_curve(X, y, *, models, splits, sizes, test_size, seed, jobs, progress):
-    """The learning-curve experiment.
+    """Run the learning-curve experiment.
 
     For each split, a random test set of ``round(test_size·n)`` rows is held out; the
     rest, in a random order whose first rows hold two rows of every class, gives nested
@@ -556,14 +559,14 @@ def _curve(args, out=None):
         progress=not args.no_progress and sys.stderr.isatty())
     mean, se, n_ok = summarise(errors)
 
-    cls = ", ".join(f"{c}: {k}" for c, k in zip(classes, counts))
+    cls = ", ".join(f"{c}: {k}" for c, k in zip(classes, counts, strict=True))
     print(f"{title}: n={n}, d={d}, {classes.shape[0]} classes ({cls}); {kind} features",
           file=out)
     print(f"{args.splits} random splits (seed {args.seed}): {n_test} test rows, nested "
           f"training sets of m rows from the other {n - n_test}", file=out)
     labels = [_model_label(m, kind) for m in models]
     print("models:", file=out)
-    for m, lab in zip(models, labels):
+    for m, lab in zip(models, labels, strict=True):
         help_ = _MODEL_HELP[m] if m != "nb" else f"{_NB_NAME[kind]} naive Bayes"
         print(f"  {lab:<{max(map(len, labels))}}  {help_}", file=out)
     print(f"\ntest error, mean ± standard error over {args.splits} splits", file=out)
@@ -863,7 +866,7 @@ p(CLASS) per class, written with full precision).
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``fastgen`` command."""
+    """Build the argument parser of the ``fastgen`` command."""
     fmt = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
         prog="fastgen",

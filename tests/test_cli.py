@@ -37,7 +37,7 @@ def iris_csv(tmp_path_factory):
     """Iris with the target column in the middle."""
     X, y, names = load_iris()
     path = tmp_path_factory.mktemp("data") / "iris.csv"
-    rows = [[*x[:2], s, *x[2:]] for x, s in zip(X, y)]
+    rows = [[*x[:2], s, *x[2:]] for x, s in zip(X, y, strict=True)]
     return write_csv(path, [*names[:2], "species", *names[2:]], rows)
 
 
@@ -54,7 +54,7 @@ def iris_shuffled_csv(tmp_path_factory):
 def iris_features_csv(tmp_path_factory):
     X, y, names = load_iris()
     path = tmp_path_factory.mktemp("data") / "iris_train.csv"
-    return write_csv(path, [*names, "species"], [[*x, s] for x, s in zip(X, y)])
+    return write_csv(path, [*names, "species"], [[*x, s] for x, s in zip(X, y, strict=True)])
 
 
 CURVE_ARGS = ["curve", "--dataset", "iris", "--splits", "3", "--sizes", "6,15,40",
@@ -114,7 +114,7 @@ def test_curve_on_csv_with_count_features_uses_multinomial_nb(tmp_path):
     y = np.repeat(["a", "b"], 30)
     X = rng.poisson(np.where(y[:, None] == "a", [1.0, 4.0, 2.0], [3.0, 1.0, 2.0]))
     path = write_csv(tmp_path / "counts.csv", ["w1", "label", "w2", "w3"],
-                     [[x[0], t, x[1], x[2]] for x, t in zip(X, y)])
+                     [[x[0], t, x[1], x[2]] for x, t in zip(X, y, strict=True)])
     rc, out, err = run("curve", "--csv", path, "--target", "label", "--splits", "2",
                        "--sizes", "4,20", "--models", "nb,logistic", "--no-progress")
     assert rc == 0, err
@@ -215,7 +215,8 @@ def test_fit_discrete_nb_in_process(tmp_path, capsys, model, cls):
     rng = np.random.default_rng(1)
     X = (rng.random((40, 5)) < 0.3).astype(int)
     y = np.arange(40) % 2
-    data = write_csv(tmp_path / "b.csv", ["y", *"abcde"], [[t, *x] for t, x in zip(y, X)])
+    data = write_csv(tmp_path / "b.csv", ["y", *"abcde"],
+                     [[t, *x] for t, x in zip(y, X, strict=True)])
     path = tmp_path / "nb.npz"
     assert cli.main(["fit", "--model", model, str(data), "--target", "y",
                      "-o", str(path)]) == 0
