@@ -150,7 +150,7 @@ class GDAParams(FittedParams):
             return _g.pooled_scores(X, c, Wc, bc, Linv, const, out)
         if ct == "per_class":
             Linv, bias = self._per_class_tables
-            with blas_single_thread(X.shape[1] >= _g._GEMM_MIN_D):
+            with blas_single_thread(X.shape[1] >= _g.TRMM_MIN_D):
                 return _g.per_class_scores(X, self.means, Linv, bias, out)
         inv_var, bias = self._diagonal_tables
         return _g.diagonal_scores(X, self.means, inv_var, bias, out)
