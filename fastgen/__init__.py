@@ -34,6 +34,8 @@ from .naive_bayes import (
 )
 # --- logistic regression ---
 from .logistic import ConvergenceWarning, LogisticParams, fit_logistic, irls_step
+# --- streaming ---
+from .streaming import NBCounts, merge_counts, nb_counts, nb_from_counts
 
 __version__ = "0.1.0"
 
@@ -68,4 +70,8 @@ __all__ = [
     "predict",
     "save_params",
     "load_params",
+    "NBCounts",
+    "nb_counts",
+    "merge_counts",
+    "nb_from_counts",
 ]
