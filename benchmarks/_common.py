@@ -132,8 +132,9 @@ def _count_cache_files(root):
 def cold_startup_probe(covs=("pooled",)):
     """First call with an empty numba cache: the package is copied (without any
     ``__pycache__``) to a temporary directory that goes first on PYTHONPATH, and
-    NUMBA_CACHE_DIR points to an empty temporary directory too.  numba writes beside
-    the source when it can, so the copy's own ``__pycache__`` is where the cache lands.
+    NUMBA_CACHE_DIR points to an empty temporary directory too.  Both are counted:
+    numba uses NUMBA_CACHE_DIR when it is set (measured with numba 0.68), else the
+    ``__pycache__`` beside the source when writable, else the user cache directory.
 
     Verifies the run was really cold (no index files before, the copy was the one
     imported, index files after), then runs again on the now-filled cache.
