@@ -53,7 +53,8 @@ from ._validation import (
 from .kernels import irls as _k
 from .kernels import irls_sparse as _ks
 
-__all__ = ["LogisticParams", "ConvergenceWarning", "fit_logistic", "irls_step"]
+__all__ = ["LogisticParams", "ConvergenceWarning", "fit_logistic", "irls_step",
+           "logistic_loss_grad_hess"]
 
 #: Binary problems with at most this many parameters (d + intercept) use the explicit
 #: Hessian and Cholesky; wider ones use Jacobi-preconditioned CG on Hessian-vector
@@ -774,3 +775,66 @@ def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
     converged = hist["grad_norm_history"][-1] <= 1e-8
     return _finish(B, data, classes, X.dtype, l2, loss, hist, converged,
                    params.n_iter + n_iter, obj)
+
+
+def logistic_loss_grad_hess(X, codes, beta, *, n_classes, fit_intercept=True,
+                            sample_weight=None, hessian=True):
+    r"""Unpenalised loss, gradient and Hessian of one block of rows, for distributed IRLS.
+
+    With X̃ = [X, 1] (the column of ones only if ``fit_intercept``), η = X̃β and weights
+    w_i, the block's contribution to the objective of :func:`fit_logistic` before the
+    penalty.  Binary (``n_classes == 2``, β of shape (p,), π = σ(η))::
+
+        loss = Σ_i w_i (softplus(η_i) − y_i η_i),   g = X̃ᵀ w(π − y),
+        H = X̃ᵀ diag(w π (1 − π)) X̃.
+
+    Multinomial (β of shape (K, p), P = softmax(η) row-wise, Y one-hot)::
+
+        loss = −Σ_i w_i log P_{i,y_i},   G = (w(P − Y))ᵀ X̃  (K, p),
+        H_{(k,a),(l,b)} = Σ_i w_i P_ik (δ_kl − P_il) x̃_ia x̃_ib  (K·p, K·p).
+
+    All three are sums over rows, so the values of disjoint blocks add up to those of
+    their union; a Newton step needs their sums and the penalty ``l2`` on the client.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or scipy CSR
+    codes : array-like (n,) of int
+        Class indices in ``[0, n_classes)`` (positions in the global sorted label set).
+    beta : ndarray (p,) or (K, p) float64
+        Coefficients with the intercept last, p = d + fit_intercept.
+    n_classes : int
+    fit_intercept : bool, default True
+    sample_weight : array-like (n,), optional
+    hessian : bool, default True
+        Also return H (else None).
+
+    Returns
+    -------
+    loss : float
+    grad : ndarray (p,) or (K, p)
+    hess : ndarray (p, p) or (K·p, K·p), or None
+    eta_max : float
+        max_i |η_i| (binary) or the largest spread of η across classes (multinomial),
+        used to detect separation.
+    """
+    X = check_X(X, allow_sparse=True)
+    n = X.shape[0]
+    K = int(n_classes)
+    c = np.asarray(codes)
+    if c.shape != (n,) or c.dtype.kind not in "iu" or (n and (c.min() < 0 or c.max() >= K)):
+        raise ValueError(f"codes must be {n} integers in [0, {K})")
+    c = np.ascontiguousarray(c, dtype=np.int32)
+    w = check_sample_weight(sample_weight, n)
+    data = _Data(X, bool(fit_intercept))
+    beta = np.ascontiguousarray(beta, dtype=np.float64)
+    shape = (data.p,) if K == 2 else (K, data.p)
+    if beta.shape != shape:
+        raise ValueError(f"beta must have shape {shape}; got {beta.shape}")
+    if K == 2:
+        loss, g, H, emax = data.binary(c, w, beta, bool(hessian), np.empty(0))
+        return float(loss), g, (H if hessian else None), float(emax)
+    P = np.empty((n, K))
+    loss, G, emax = data.multinomial(c, w, beta, P)
+    H = data.multinomial_hessian(w, P) if hessian else None
+    return float(loss), G, H, float(emax)
