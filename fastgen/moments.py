@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._threads import blas_single_thread
-from ._validation import check_sample_weight, check_X, check_y
+from ._validation import check_finite_result, check_sample_weight, check_X, check_y
 from .kernels import moments as _k
 
 __all__ = ["ClassMoments", "class_moments", "merge_moments", "SCATTER_KINDS"]
@@ -117,14 +117,11 @@ def class_moments(X, y, *, kind: str = "pooled", sample_weight=None) -> ClassMom
     """
     if kind not in SCATTER_KINDS:
         raise ValueError(f"kind must be one of {SCATTER_KINDS}; got {kind!r}")
-    X = check_X(X)
+    X = check_X(X, finite=False)  # checked through the moments: no extra pass over X
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
-    return _moments_from_validated(X, classes, codes, w, kind)
-
-
-def _moments_from_validated(X, classes, codes, w, kind):
     W, means, scatter = _kernel_moments(X, codes, w, classes.shape[0], kind)
+    check_finite_result(X, means, scatter)
     return ClassMoments(classes, W, means, scatter, kind, str(X.dtype))
 
 
