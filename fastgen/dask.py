@@ -1,0 +1,452 @@
+"""Fits and scoring on Dask arrays: exact, out-of-core and distributed.
+
+Every generative fit is a reduction of sufficient statistics and every Newton (IRLS)
+iteration a reduction of a loss, a gradient and a Hessian, so a fit over the blocks of
+a ``dask.array`` equals the in-memory fit on all rows (to rounding: sums are associated
+differently).  Each function here
+
+1. reads the labels once (cheap: y and the weights only) to fix the global sorted label
+   set, so that every block codes its labels identically and a block that misses some
+   classes still contributes correctly;
+2. computes per-block statistics with fastgen's public model-layer functions
+   (:func:`fastgen.class_moments`, :func:`fastgen.nb_counts`,
+   :func:`fastgen.logistic.logistic_loss_grad_hess`) as Dask tasks;
+3. combines them with a tree reduction (fan-in ``split_every``) of exact merges
+   (:func:`fastgen.merge_moments`: W = Wa + Wb, δ = μb − μa, μ = μa + δ·Wb/W,
+   M2 = M2a + M2b + δδᵀ·Wa·Wb/W; counts, gradients and Hessians add);
+4. turns the merged statistics into params on the client.
+
+Memory on the workers is a few blocks of X at a time; on the client O(K·d²) at most.
+Any Dask scheduler works: the threaded default, ``processes``, or a
+``dask.distributed`` cluster (workers load the compiled kernels from numba's on-disk
+cache).  Progress bars: ``with dask.diagnostics.ProgressBar(): fit_gda(X, y)`` on the
+local schedulers, ``distributed.progress`` on a cluster.
+
+X must be a 2-D ``dask.array`` whose blocks are numpy arrays (or, for the naive Bayes
+count models and logistic regression, scipy CSR matrices); column chunks are merged
+into one.  y (and ``sample_weight``) may be Dask or numpy arrays; they are re-chunked
+to X's row chunks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:
+    import dask
+    import dask.array as da
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "fastgen.dask needs Dask: pip install 'fastgen[dask]' (dask[array], distributed)"
+    ) from exc
+
+from . import scoring as _scoring
+from .gda import _SCATTER_FOR, GDAParams, gda_from_moments
+from .logistic import (
+    BINARY_EXPLICIT_MAX_P,
+    LogisticParams,
+    _Binary,
+    _check_options,
+    _finish,
+    _Multinomial,
+    _newton,
+    logistic_loss_grad_hess,
+)
+from .moments import class_moments, merge_moments
+from .streaming import merge_counts, nb_counts, nb_from_counts
+
+__all__ = [
+    "fit_gda",
+    "fit_gaussian_nb",
+    "fit_multinomial_nb",
+    "fit_bernoulli_nb",
+    "fit_logistic",
+    "joint_log_likelihood",
+    "predict_log_proba",
+    "predict_proba",
+    "predict",
+    "MULTINOMIAL_MAX_KP",
+]
+
+#: Multinomial logistic regression on Dask forms the explicit (K·p)² Hessian on the
+#: workers and solves it on the client; above this K·p that would exceed 128 MB.
+MULTINOMIAL_MAX_KP = 4096
+
+_SPLIT_EVERY = 8
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _as_dask_X(X):
+    if not isinstance(X, da.Array):
+        raise ValueError(f"X must be a dask.array.Array; got {type(X).__name__} "
+                         f"(use fastgen.fit_* for in-memory data)")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got {X.ndim}-D")
+    if any(math.isnan(c) for c in X.chunks[0]):
+        raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+def _as_dask_vector(v, X, name):
+    """v as a 1-D Dask array with X's row chunks (None stays None)."""
+    if v is None:
+        return None
+    if not isinstance(v, da.Array):
+        v = np.asarray(v)
+        if v.ndim == 2 and v.shape[1] == 1:
+            v = v[:, 0]
+        if v.ndim != 1:
+            raise ValueError(f"{name} must be 1-D (n_samples,); got shape {v.shape}")
+        if v.shape[0] != X.shape[0]:
+            raise ValueError(f"{name} has {v.shape[0]} entries but X has {X.shape[0]} rows; "
+                             f"they must match")
+        return da.from_array(v, chunks=(X.chunks[0],))
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (n_samples,); got {v.ndim}-D")
+    if v.shape[0] != X.shape[0]:
+        raise ValueError(f"{name} has {v.shape[0]} entries but X has {X.shape[0]} rows; "
+                         f"they must match")
+    if v.chunks[0] != X.chunks[0]:
+        v = v.rechunk((X.chunks[0],))
+    return v
+
+
+def _blocks(X, y, w):
+    """Delayed (X block, y block, w block or None) triples, one per row block."""
+    xs = X.to_delayed().ravel()
+    ys = y.to_delayed().ravel()
+    ws = w.to_delayed().ravel() if w is not None else [None] * len(xs)
+    return list(zip(xs, ys, ws))
+
+
+def _label_stats(y, w):
+    """Per block: its sorted labels and their (weighted) counts."""
+    labels, inverse = np.unique(np.asarray(y), return_inverse=True)
+    wts = None if w is None else np.asarray(w, dtype=np.float64)
+    return labels, np.bincount(inverse.reshape(-1), weights=wts, minlength=labels.shape[0])
+
+
+def _merge_label_stats(parts):
+    parts = [p for p in parts if p[0].shape[0]]
+    labels = parts[0][0]
+    for p in parts[1:]:
+        labels = np.union1d(labels, p[0])
+    counts = np.zeros(labels.shape[0])
+    for lab, cnt in parts:
+        counts[np.searchsorted(labels, lab)] += cnt
+    return labels, counts
+
+
+def _merge_all(merge, parts):
+    """Merge a list of partial statistics in order, skipping empty blocks (None)."""
+    acc = None
+    for p in parts:
+        if p is not None:
+            acc = p if acc is None else merge(acc, p)
+    return acc
+
+
+def _tree_reduce(parts, merge, split_every=_SPLIT_EVERY):
+    """Delayed tree reduction of ``parts`` with fan-in ``split_every``."""
+    combine = dask.delayed(_merge_all, pure=True)
+    parts = list(parts)
+    while len(parts) > 1:
+        parts = [combine(merge, parts[i:i + split_every])
+                 for i in range(0, len(parts), split_every)]
+    return parts[0]
+
+
+def _classes_and_counts(y, w):
+    """Global sorted labels and weighted class counts: one pass over y (and w)."""
+    from ._validation import check_y
+
+    parts = [dask.delayed(_label_stats, pure=True)(yb, wb)
+             for yb, wb in zip(y.to_delayed().ravel(),
+                               w.to_delayed().ravel() if w is not None
+                               else [None] * y.numblocks[0])]
+    labels, counts = _tree_reduce(parts, _merge_label_pair).compute()
+    classes, _ = check_y(labels)  # the same validation and label types as in memory
+    return classes, counts
+
+
+def _merge_label_pair(a, b):
+    return _merge_label_stats([a, b])
+
+
+# --------------------------------------------------------------------------- GDA
+
+
+def _block_moments(X, y, w, kind):
+    if X.shape[0] == 0:
+        return None
+    return class_moments(X, y, kind=kind, sample_weight=w)
+
+
+def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
+            reg: float = 0.0, shrinkage=None, unbiased: bool = False,
+            split_every: int = _SPLIT_EVERY) -> GDAParams:
+    """Gaussian discriminant analysis on a Dask array, equal to :func:`fastgen.fit_gda`.
+
+    Each block of rows gives its class moments (W_k, μ_k, scatter M2) with
+    :func:`fastgen.class_moments`; the moments are merged in a tree,
+    W = Wa + Wb, δ = μb − μa, μ = μa + δ·Wb/W, M2 = M2a + M2b + δδᵀ·Wa·Wb/W
+    (Chan, Golub & LeVeque), and :func:`fastgen.gda_from_moments` finishes on the
+    client: φ_k = W_k / W, Σ = M2 / W (pooled) or M2_k / W_k (per class).
+
+    Parameters
+    ----------
+    X : dask.array.Array (n, d)
+        Dense blocks; float32 stays float32.
+    y : dask.array.Array or array-like (n,)
+    covariance, priors, sample_weight, reg, shrinkage, unbiased :
+        As for :func:`fastgen.fit_gda`, except ``shrinkage="ledoit-wolf"`` (it needs a
+        second pass over X for fourth moments; use ``"oas"`` or a float).
+    split_every : int, default 8
+        Fan-in of the tree reduction.
+
+    Returns
+    -------
+    GDAParams
+    """
+    if covariance not in _SCATTER_FOR:
+        raise ValueError(f"covariance must be one of {tuple(_SCATTER_FOR)}; got {covariance!r}")
+    if shrinkage == "ledoit-wolf":
+        raise ValueError("shrinkage='ledoit-wolf' is not available on Dask arrays (it needs "
+                         "a second pass for fourth moments); use 'oas' or a float")
+    X = _as_dask_X(X)
+    y = _as_dask_vector(y, X, "y")
+    w = _as_dask_vector(sample_weight, X, "sample_weight")
+    kind = _SCATTER_FOR[covariance]
+    f = dask.delayed(_block_moments, pure=True)
+    parts = [f(xb, yb, wb, kind) for xb, yb, wb in _blocks(X, y, w)]
+    m = _tree_reduce(parts, merge_moments, split_every).compute()
+    if m is None:
+        raise ValueError("X has no rows")
+    return gda_from_moments(m, covariance, priors=priors, reg=reg, shrinkage=shrinkage,
+                            unbiased=unbiased)
+
+
+# --------------------------------------------------------------------------- naive Bayes
+
+
+def _block_counts(X, y, w, model, binarize, classes):
+    if X.shape[0] == 0:
+        return None
+    return nb_counts(X, y, model, sample_weight=w, binarize=binarize, classes=classes)
+
+
+def _fit_nb(X, y, sample_weight, model, binarize, split_every, options):
+    X = _as_dask_X(X)
+    y = _as_dask_vector(y, X, "y")
+    w = _as_dask_vector(sample_weight, X, "sample_weight")
+    classes, _ = _classes_and_counts(y, w)
+    f = dask.delayed(_block_counts, pure=True)
+    parts = [f(xb, yb, wb, model, binarize, classes) for xb, yb, wb in _blocks(X, y, w)]
+    c = _tree_reduce(parts, merge_counts, split_every).compute()
+    return nb_from_counts(c, **options)
+
+
+def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None,
+                    split_every: int = _SPLIT_EVERY):
+    """Gaussian naive Bayes on a Dask array, equal to :func:`fastgen.fit_gaussian_nb`.
+
+    Per block: diagonal class moments (N_k, μ_kj, S_kj) and, with weights, the
+    unweighted moments of all rows; merged exactly in a tree; then on the client
+    σ²_kj = S_kj / N_k + ε, ε = var_smoothing · max_j Var(x_j) over all rows.
+    """
+    return _fit_nb(X, y, sample_weight, "gaussian", None, split_every,
+                   {"priors": priors, "var_smoothing": var_smoothing})
+
+
+def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
+                       sample_weight=None, split_every: int = _SPLIT_EVERY):
+    """Multinomial naive Bayes on a Dask array (dense or CSR blocks).
+
+    Per block N_k and N_kj = Σ_{i: y_i=k} w_i x_ij, summed in a tree; then
+    log θ_kj = log(N_kj + α) − log(Σ_j N_kj + α·d) on the client.  Equals
+    :func:`fastgen.fit_multinomial_nb`.
+    """
+    return _fit_nb(X, y, sample_weight, "multinomial", None, split_every,
+                   {"alpha": alpha, "fit_prior": fit_prior, "class_prior": class_prior})
+
+
+def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_prior=None,
+                     sample_weight=None, split_every: int = _SPLIT_EVERY):
+    """Bernoulli naive Bayes on a Dask array (dense or CSR blocks).
+
+    Per block N_k and F_kj = Σ_{i: y_i=k} w_i [x_ij > binarize], summed in a tree; then
+    p_kj = (F_kj + α) / (N_k + 2α) on the client.  Equals :func:`fastgen.fit_bernoulli_nb`.
+    """
+    return _fit_nb(X, y, sample_weight, "bernoulli", binarize, split_every,
+                   {"alpha": alpha, "fit_prior": fit_prior, "class_prior": class_prior})
+
+
+# --------------------------------------------------------------------------- logistic
+
+
+def _block_lgh(X, y, w, classes, beta, fit_intercept, hessian):
+    if X.shape[0] == 0:
+        return None
+    codes = np.searchsorted(classes, np.asarray(y))
+    return logistic_loss_grad_hess(X, codes, beta, n_classes=classes.shape[0],
+                                   fit_intercept=fit_intercept, sample_weight=w,
+                                   hessian=hessian)
+
+
+def _add_lgh(a, b):
+    H = None if a[2] is None else a[2] + b[2]
+    return a[0] + b[0], a[1] + b[1], H, max(a[3], b[3])
+
+
+class _DaskData:
+    """The data interface of fastgen's Newton solver, evaluated by Dask reductions.
+
+    ``n`` is 0: the solver keeps no per-row buffers on the client.
+    """
+
+    n = 0
+
+    def __init__(self, X, y, w, classes, fit_intercept, split_every):
+        self.blocks = _blocks(X, y, w)
+        self.classes = classes
+        self.d = X.shape[1]
+        self.fi = fit_intercept
+        self.p = self.d + (1 if fit_intercept else 0)
+        self.split_every = split_every
+        self._B = None
+
+    def _reduce(self, beta, hessian):
+        f = dask.delayed(_block_lgh, pure=True)
+        parts = [f(xb, yb, wb, self.classes, beta, self.fi, hessian)
+                 for xb, yb, wb in self.blocks]
+        return _tree_reduce(parts, _add_lgh, self.split_every).compute()
+
+    def binary(self, y, w, beta, want_hess, s_out):
+        loss, g, H, emax = self._reduce(np.array(beta, dtype=np.float64), want_hess)
+        return loss, g, (H if want_hess else np.zeros((1, 1))), emax
+
+    def multinomial(self, y, w, B, P_out):
+        self._B = np.array(B, dtype=np.float64)
+        loss, G, _, emax = self._reduce(self._B, False)
+        return loss, G, emax
+
+    def multinomial_hessian(self, w, P):
+        # the Hessian at the point of the last multinomial() evaluation
+        return self._reduce(self._B, True)[2]
+
+
+def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
+                 tol=1e-8, split_every: int = _SPLIT_EVERY) -> LogisticParams:
+    r"""Logistic regression by distributed Newton (IRLS) on a Dask array.
+
+    Each Newton iteration maps :func:`fastgen.logistic.logistic_loss_grad_hess` over
+    the blocks (one pass over X: loss, gradient :math:`g = \tilde X^\top w(\pi - y)` and
+    Hessian :math:`H = \tilde X^\top \operatorname{diag}(w\pi(1-\pi))\tilde X`), sums the
+    results in a tree, and on the client adds the penalty, solves
+    :math:`(H + l2\,I)\Delta = -g` by Cholesky and backtracks (Armijo) with further
+    loss-only passes — the solver of :func:`fastgen.fit_logistic` with its explicit
+    Hessian, so results equal the in-memory fit wherever that uses the explicit
+    Hessian (binary with p ≤ 2048, multinomial with K·p ≤ 64) and otherwise converge to
+    the same optimum.  Multinomial models take a second pass per iteration for the
+    (K·p)² Hessian.  Each pass re-reads X: ``X.persist()`` first if it fits in the
+    cluster's memory.
+
+    Parameters
+    ----------
+    X : dask.array.Array (n, d), dense or CSR blocks
+    y : dask.array.Array or array-like (n,)
+    l2, fit_intercept, sample_weight, max_iter, tol :
+        As for :func:`fastgen.fit_logistic`.
+    split_every : int, default 8
+        Fan-in of the tree reduction.
+
+    Returns
+    -------
+    LogisticParams
+    """
+    l2, fit_intercept, max_iter, tol = _check_options(l2, fit_intercept, max_iter, tol)
+    X = _as_dask_X(X)
+    y = _as_dask_vector(y, X, "y")
+    w = _as_dask_vector(sample_weight, X, "sample_weight")
+    classes, counts = _classes_and_counts(y, w)
+    K = classes.shape[0]
+    if K < 2:
+        raise ValueError(f"y has {K} class; logistic regression needs at least 2")
+    data = _DaskData(X, y, w, classes, fit_intercept, split_every)
+    p = data.p
+    if K == 2 and p > BINARY_EXPLICIT_MAX_P:
+        raise ValueError(f"fastgen.dask.fit_logistic forms the explicit Hessian: at most "
+                         f"{BINARY_EXPLICIT_MAX_P} parameters; got {p}")
+    if K > 2 and K * p > MULTINOMIAL_MAX_KP:
+        raise ValueError(f"fastgen.dask.fit_logistic forms the explicit (K·p)² Hessian: "
+                         f"K·p at most {MULTINOMIAL_MAX_KP}; got {K * p}")
+    sw = float(counts.sum())
+    kk = 1 if K == 2 else K
+    B = np.zeros((kk, p))
+    if fit_intercept:  # intercepts at the log prior odds, as fit_logistic starts
+        pri = np.maximum(counts / counts.sum(), 1e-12)
+        if K == 2:
+            B[0, data.d] = np.log(pri[1]) - np.log(pri[0])
+        else:
+            B[:, data.d] = np.log(pri) - np.log(pri).mean()
+    empty = np.empty(0)
+    obj = (_Binary(data, empty, empty, l2, True) if K == 2
+           else _Multinomial(data, empty, empty, l2, K, True))
+    beta0 = B[0] if K == 2 else B
+    beta, loss, hist, converged, n_iter = _newton(obj, beta0, max_iter, tol, sw, l2)
+    Bf = beta.reshape(1, -1) if K == 2 else beta
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    return _finish(Bf, data, classes, dtype, l2, loss, hist, converged, n_iter, obj)
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _score_block(X, params, fn):
+    return fn(params, X)
+
+
+def _check_params_X(params, X):
+    X = _as_dask_X(X)
+    if X.shape[1] != params.n_features_in:
+        raise ValueError(f"X has {X.shape[1]} features but the params were fitted with "
+                         f"{params.n_features_in}")
+    return X
+
+
+def _map_scores(params, X, fn):
+    X = _check_params_X(params, X)
+    K = params.classes.shape[0]
+    dt = np.dtype(params.dtype)
+    return X.map_blocks(_score_block, params, fn, dtype=dt, chunks=(X.chunks[0], (K,)),
+                        meta=np.empty((0, 0), dtype=dt))
+
+
+def joint_log_likelihood(params, X):
+    """log p(x, y=k) of every row of a Dask array, as a Dask array (n, K), block by block
+    (:func:`dask.array.map_blocks` of :func:`fastgen.joint_log_likelihood`)."""
+    return _map_scores(params, X, _scoring.joint_log_likelihood)
+
+
+def predict_log_proba(params, X):
+    """log p(y=k | x) of every row of a Dask array, as a lazy Dask array (n, K)."""
+    return _map_scores(params, X, _scoring.predict_log_proba)
+
+
+def predict_proba(params, X):
+    """p(y=k | x) of every row of a Dask array, as a lazy Dask array (n, K)."""
+    return _map_scores(params, X, _scoring.predict_proba)
+
+
+def predict(params, X):
+    """The most probable label of every row of a Dask array, as a lazy Dask array (n,)."""
+    X = _check_params_X(params, X)
+    dt = params.classes.dtype
+    return X.map_blocks(_score_block, params, _scoring.predict, dtype=dt, drop_axis=1,
+                        chunks=(X.chunks[0],), meta=np.empty((0,), dtype=dt))
