@@ -49,10 +49,10 @@ CURVE_VAR_SMOOTHING = 1e-9  # Gaussian NB, as scikit-learn
 _MODEL_HELP = {
     "nb": "naive Bayes matching the features: Bernoulli (binary), multinomial "
           "(non-negative integer counts) or Gaussian (otherwise)",
-    "gda": f"GDA with variances shared by the classes (covariance='pooled_diagonal', "
-           f"reg={CURVE_REG:g}): the generative partner of logistic regression",
-    "lda": f"GDA with a full pooled covariance (covariance='pooled', reg={CURVE_REG:g})",
-    "qda": f"GDA with per-class covariances (covariance='per_class', reg={CURVE_QDA_REG:g})",
+    "gda": f"GDA, shared variances (covariance='pooled_diagonal', "
+           f"reg={CURVE_REG:g}): the generative partner of logistic",
+    "lda": f"GDA, one full covariance (covariance='pooled', reg={CURVE_REG:g})",
+    "qda": f"GDA, per-class covariances (covariance='per_class', reg={CURVE_QDA_REG:g})",
     "logistic": f"logistic regression by IRLS, l2={CURVE_L2:g}",
 }
 
@@ -567,7 +567,7 @@ def _curve(args, out=None):
     labels = [_model_label(m, kind) for m in models]
     print("models:", file=out)
     for m, lab in zip(models, labels, strict=True):
-        help_ = _MODEL_HELP[m] if m != "nb" else f"{_NB_NAME[kind]} naive Bayes"
+        help_ = _MODEL_HELP[m] if m != "nb" else f"{_NB_NAME[kind].capitalize()} naive Bayes"
         print(f"  {lab:<{max(map(len, labels))}}  {help_}", file=out)
     print(f"\ntest error, mean ± standard error over {args.splits} splits", file=out)
     rows = [[m, *(_fmt(mean[i, j], se[i, j]) for i in range(len(models)))]
@@ -616,6 +616,8 @@ def _plot(path, sizes, mean, se, labels, title, n, d, splits):
         line, = ax.plot(m, mu, marker="o", markersize=3, label=lab)
         ax.fill_between(m, mu - s, mu + s, color=line.get_color(), alpha=0.2, linewidth=0)
     ax.set_xscale("log")
+    ax.set_xticks(m, [str(v) for v in sizes])
+    ax.minorticks_off()
     ax.set_xlabel("training set size m")
     ax.set_ylabel("test error")
     ax.set_title(f"{title} (n={n}, d={d}): mean test error ± s.e. over {splits} splits")
