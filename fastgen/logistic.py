@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-import scipy.special
 
 from ._params import FittedParams, register_params
 from ._threads import blas_single_thread
@@ -183,7 +182,9 @@ class LogisticParams(FittedParams):
     def _predict_proba(self, X):
         eta = self.decision_function(X)
         if eta.shape[1] == 1:
-            return np.concatenate([scipy.special.expit(-eta), scipy.special.expit(eta)], axis=1)
+            from scipy.special import expit  # lazily: keeps `import fastgen` light
+
+            return np.concatenate([expit(-eta), expit(eta)], axis=1)
         return super()._predict_proba(X)
 
     def _predict_log_proba(self, X):
