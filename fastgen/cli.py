@@ -26,6 +26,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 import warnings
 import zipfile
 
@@ -840,7 +841,8 @@ def _demo(args, out=sys.stdout):
 
 _CURVE_EPILOG = f"""\
 models:
-  nb        {_MODEL_HELP['nb']}
+  nb        naive Bayes matching the features: Bernoulli (binary), multinomial
+            (non-negative integer counts) or Gaussian (otherwise)
   gda       {_MODEL_HELP['gda']}
   lda       {_MODEL_HELP['lda']}
   qda       {_MODEL_HELP['qda']}
@@ -853,8 +855,8 @@ training rows of a split are put in a random order whose first rows hold two of 
 class; the training set of size m is the first m rows (nested sets).  A fit that fails is
 recorded as NaN, left out of the mean and reported below the table.
 
-data sets: {', '.join(DATASETS)} (iris is bundled; the others come from scikit-learn);
-NAME:AvB keeps two classes, e.g. digits:3v8.
+data sets: {', '.join(DATASETS)} (iris is bundled; the others come from
+scikit-learn); NAME:AvB keeps two classes, e.g. digits:3v8.
 """
 
 _PREDICT_EPILOG = """\
@@ -865,6 +867,10 @@ Python) every column of DATA must be a feature, in the order used for fitting.  
 CSV with a header and the predicted label per row ('--proba' adds one probability column
 p(CLASS) per class, written with full precision).
 """
+
+
+def _wrap(text):
+    return textwrap.fill(text, width=88)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -881,9 +887,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "curve", formatter_class=fmt, epilog=_CURVE_EPILOG,
         help="learning curves: generative vs discriminative (Ng & Jordan 2001)",
-        description="Test error against training-set size m for generative classifiers "
+        description=_wrap("Test error against training-set size m for generative classifiers "
                     "and logistic regression: mean ± standard error over random splits, "
-                    "printed as a table and optionally drawn as a PNG.")
+                    "printed as a table and optionally drawn as a PNG."))
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--dataset", metavar="NAME", help="a named data set (see below)")
     src.add_argument("--csv", metavar="PATH", help="a CSV file with a header row")
@@ -909,10 +915,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "fit", formatter_class=fmt, epilog=_PREDICT_EPILOG,
         help="fit a model on a CSV file and save its params",
-        description="Fit a model on DATA (every column but the target is a feature) and "
+        description=_wrap("Fit a model on DATA (every column but the target is a feature) and "
                     "write its params.  lda, qda, gda: fit_gda with covariance 'pooled', "
                     "'per_class', 'pooled_diagonal'; nb: Bernoulli, multinomial or "
-                    "Gaussian naive Bayes for binary, count or other features.")
+                    "Gaussian naive Bayes for binary, count or other features."))
     p.add_argument("--model", required=True, choices=FIT_MODELS)
     p.add_argument("data", metavar="DATA", help="CSV file with a header row")
     p.add_argument("--target", required=True, metavar="COL", help="the label column")
