@@ -1,0 +1,203 @@
+"""fastgen.dask: fits on Dask arrays equal the in-memory fits; lazy scoring."""
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+sp = pytest.importorskip("scipy.sparse")
+
+import fastgen  # noqa: E402
+import fastgen.dask as fd  # noqa: E402
+
+RTOL = 1e-12
+
+
+def _assert_params_close(a, b, rtol=RTOL, skip=()):
+    assert type(a) is type(b)
+    for f in dataclasses.fields(a):
+        if f.name in skip:
+            continue
+        u, v = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(u, np.ndarray):
+            assert u.dtype == v.dtype, f.name
+            if u.dtype.kind == "f":
+                scale = max(float(np.max(np.abs(u))), 1e-300) if u.size else 1.0
+                np.testing.assert_allclose(v, u, rtol=0, atol=rtol * scale, err_msg=f.name)
+            else:
+                np.testing.assert_array_equal(v, u, err_msg=f.name)
+        elif isinstance(u, float):
+            assert v == pytest.approx(u, rel=rtol, abs=1e-300), f.name
+        else:
+            assert u == v, f.name
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(11)
+    n = 300
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 4)) @ np.diag([1.0, 2.0, 0.5, 3.0]) + 50.0
+    X[:, :2] += 1.5 * y[:, None]
+    C = rng.poisson(1.0 + y[:, None] * 0.5, size=(n, 6)).astype(np.float64)
+    w = rng.random(n) + 0.2
+    return X, C, y, w
+
+
+#: uneven row chunks; chunks of one row; rows sorted by class so chunks miss classes
+CHUNKINGS = {
+    "uneven": lambda n: (1, 2, 97, n - 100),
+    "one_row": lambda n: (1,) * n,
+}
+
+
+def _dask(A, chunks):
+    return da.from_array(A, chunks=(chunks, A.shape[1]))
+
+
+def _cases(data, layout):
+    X, C, y, w = data
+    if layout == "sorted":  # every chunk of 37 rows sees one or two classes only
+        o = np.argsort(y, kind="stable")
+        X, C, y, w = X[o], C[o], y[o], w[o]
+        return X, C, y, w, (37,) * (len(y) // 37) + ((len(y) % 37,) if len(y) % 37 else ())
+    n = len(y) if layout != "one_row" else 40
+    return X[:n], C[:n], y[:n], w[:n], CHUNKINGS[layout](n)
+
+
+LAYOUTS = ["uneven", "one_row", "sorted"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("covariance", ["pooled", "per_class", "diagonal", "pooled_diagonal"])
+def test_fit_gda(data, layout, covariance):
+    X, _, y, w, chunks = _cases(data, layout)
+    if layout == "one_row" and covariance == "per_class":
+        X, y, w = X[:30], y[:30], w[:30]
+        chunks = (1,) * 30
+    Xd = _dask(X, chunks)
+    yd = da.from_array(y, chunks=7)  # re-chunked to X's rows
+    _assert_params_close(fastgen.fit_gda(X, y, covariance, reg=1e-3),
+                         fd.fit_gda(Xd, yd, covariance, reg=1e-3))
+    _assert_params_close(fastgen.fit_gda(X, y, covariance, sample_weight=w, shrinkage=0.1),
+                         fd.fit_gda(Xd, y, covariance, sample_weight=w, shrinkage=0.1))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_fit_naive_bayes(data, layout):
+    X, C, y, w, chunks = _cases(data, layout)
+    Xd, Cd = _dask(X, chunks), _dask(C, chunks)
+    _assert_params_close(fastgen.fit_gaussian_nb(X, y), fd.fit_gaussian_nb(Xd, y))
+    _assert_params_close(fastgen.fit_gaussian_nb(X, y, sample_weight=w),
+                         fd.fit_gaussian_nb(Xd, y, sample_weight=w))
+    _assert_params_close(fastgen.fit_multinomial_nb(C, y, sample_weight=w, alpha=0.5),
+                         fd.fit_multinomial_nb(Cd, y, sample_weight=w, alpha=0.5))
+    _assert_params_close(fastgen.fit_bernoulli_nb(C, y, binarize=1.0),
+                         fd.fit_bernoulli_nb(Cd, da.from_array(y), binarize=1.0))
+
+
+def _csr_blocks(A, chunks):
+    return _dask(A, chunks).map_blocks(sp.csr_matrix, dtype=A.dtype,
+                                       meta=sp.csr_matrix((0, 0), dtype=A.dtype))
+
+
+def test_fit_naive_bayes_csr_blocks(data):
+    _, C, y, w, chunks = _cases(data, "sorted")
+    Cs = _csr_blocks(C, chunks)
+    _assert_params_close(fastgen.fit_multinomial_nb(C, y, sample_weight=w),
+                         fd.fit_multinomial_nb(Cs, y, sample_weight=w))
+    _assert_params_close(fastgen.fit_bernoulli_nb(C, y), fd.fit_bernoulli_nb(Cs, y))
+
+
+# logistic histories are per iteration and equal up to the same rounding
+_LR_RTOL = 1e-10
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_fit_logistic_binary(data, layout):
+    X, _, y, w, chunks = _cases(data, layout)
+    yb = np.where(y > 0, "b", "a")
+    ref = fastgen.fit_logistic(X - 50.0, yb, l2=0.5, sample_weight=w)
+    got = fd.fit_logistic(_dask(X - 50.0, chunks), yb, l2=0.5, sample_weight=w)
+    assert got.n_iter == ref.n_iter and got.converged
+    _assert_params_close(ref, got, rtol=_LR_RTOL)
+
+
+def test_fit_logistic_multinomial_and_csr(data):
+    X, C, y, w, chunks = _cases(data, "sorted")
+    ref = fastgen.fit_logistic(X[:, :2] - 50.0, y, l2=1.0)
+    got = fd.fit_logistic(_dask(X[:, :2] - 50.0, chunks), y, l2=1.0)
+    assert ref.solver == got.solver == "newton-cholesky" and got.n_iter == ref.n_iter
+    _assert_params_close(ref, got, rtol=_LR_RTOL)
+    ref = fastgen.fit_logistic(C, y == 2, l2=1.0)
+    got = fd.fit_logistic(_csr_blocks(C, chunks), y == 2, l2=1.0)
+    _assert_params_close(ref, got, rtol=_LR_RTOL)
+
+
+def test_scoring_is_lazy_and_equal(data):
+    X, C, y, _, chunks = _cases(data, "uneven")
+    Xd = _dask(X, chunks)
+    for p in (fastgen.fit_gda(X, y, "per_class"), fastgen.fit_gaussian_nb(X, y)):
+        for name in ("joint_log_likelihood", "predict_log_proba", "predict_proba"):
+            lazy = getattr(fd, name)(p, Xd)
+            assert isinstance(lazy, da.Array) and lazy.shape == (len(y), 3)
+            # rows are scored block by block: equal to rounding (BLAS blocking)
+            np.testing.assert_allclose(lazy.compute(), getattr(fastgen, name)(p, X),
+                                       rtol=1e-13, atol=1e-300)
+        lab = fd.predict(p, Xd)
+        assert isinstance(lab, da.Array)
+        np.testing.assert_array_equal(lab.compute(), fastgen.predict(p, X))
+    nb = fastgen.fit_multinomial_nb(C, y)
+    np.testing.assert_allclose(fd.predict_proba(nb, _csr_blocks(C, chunks)).compute(),
+                               fastgen.predict_proba(nb, C), rtol=1e-13, atol=1e-300)
+
+
+def test_progress_bar_and_column_chunks(data, capsys):
+    from dask.diagnostics import ProgressBar
+
+    X, _, y, _, _ = _cases(data, "uneven")
+    Xd = da.from_array(X, chunks=(64, 2))  # column chunks are merged
+    with ProgressBar(minimum=0):
+        got = fd.fit_gda(Xd, y)
+    assert "100%" in capsys.readouterr().out
+    _assert_params_close(fastgen.fit_gda(X, y), got)
+
+
+def test_bad_inputs(data):
+    X, _, y, _, _ = _cases(data, "uneven")
+    Xd = da.from_array(X, chunks=50)
+    with pytest.raises(ValueError, match="dask.array"):
+        fd.fit_gda(X, y)
+    with pytest.raises(ValueError, match="y has 299"):
+        fd.fit_gda(Xd, y[:-1])
+    with pytest.raises(ValueError, match="ledoit-wolf"):
+        fd.fit_gda(Xd, y, shrinkage="ledoit-wolf")
+    with pytest.raises(ValueError, match="at least 2"):
+        fd.fit_logistic(Xd, np.zeros(len(y)))
+    with pytest.raises(ValueError, match="features"):
+        fd.predict(fastgen.fit_gda(X[:, :2], y), Xd)
+
+
+def test_local_cluster_with_processes(data):
+    """Two worker processes: kernels load from numba's cache, fits equal in memory."""
+    distributed = pytest.importorskip("distributed")
+    X, C, y, w, chunks = _cases(data, "sorted")
+    Xd, Cd = _dask(X, chunks), _dask(C, chunks)
+    with warnings.catch_warnings():
+        # the cluster's own resource tracking may warn about slow startup on busy machines
+        warnings.filterwarnings("ignore", message=".*[Cc]reating scratch directories.*")
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, silence_logs=40) as cluster, \
+                distributed.Client(cluster) as client:
+            assert len(client.scheduler_info()["workers"]) == 2
+            g = fd.fit_gda(Xd, y, "per_class")
+            nb = fd.fit_multinomial_nb(Cd, y, sample_weight=w)
+            lr = fd.fit_logistic(Xd - 50.0, y == 1, l2=1.0)
+            proba = fd.predict_proba(g, Xd).compute()
+    _assert_params_close(fastgen.fit_gda(X, y, "per_class"), g)
+    _assert_params_close(fastgen.fit_multinomial_nb(C, y, sample_weight=w), nb)
+    _assert_params_close(fastgen.fit_logistic(X - 50.0, y == 1, l2=1.0), lr, rtol=_LR_RTOL)
+    np.testing.assert_allclose(proba, fastgen.predict_proba(g, X), rtol=1e-13, atol=1e-300)
