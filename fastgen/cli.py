@@ -152,6 +152,12 @@ def _column_index(header, name, path):
 
 def _numeric(rows, cols, header, path):
     """Convert the given columns of ``rows`` to float64, naming any bad cell."""
+    try:  # fast path; on failure, the loop below finds and names the bad cell
+        X = np.array([[r[j] for j in cols] for r in rows], dtype=str).astype(np.float64)
+        if np.all(np.isfinite(X)):
+            return X
+    except ValueError:
+        pass
     X = np.empty((len(rows), len(cols)))
     for i, r in enumerate(rows):
         for jj, j in enumerate(cols):
