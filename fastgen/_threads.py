@@ -1,4 +1,7 @@
-"""Keep BLAS at one thread around kernels that call BLAS from inside ``prange``.
+"""Thread-pool policy: BLAS held at one thread inside parallel kernels, and one numba
+thread for small inputs.
+
+Keep BLAS at one thread around kernels that call BLAS from inside ``prange``.
 
 numba's ``np.dot`` calls the OpenBLAS bundled with scipy.  Left at its default thread
 count inside a parallel numba region, each numba worker would start BLAS threads of its
@@ -26,3 +29,56 @@ def blas_single_thread(active: bool = True):
         return
     with _controller().limit(limits=1, user_api="blas"):
         yield
+
+
+# Below this many stored values (n·d dense, nnz sparse) kernels run on one numba
+# thread: waking the thread pool costs more than the work, and on a busy machine a
+# parallel region waits for a core (measured with the cores shared: a 30×3 fit took
+# ~100 ms on two threads, 0.1 ms on one).  The work split does not depend on the thread
+# count, so results are the same either way.
+SMALL_WORK = 1 << 15
+
+
+def _work_of(X) -> int:
+    nnz = getattr(X, "nnz", None)
+    if nnz is not None:
+        return int(nnz) + int(X.shape[0])
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        return SMALL_WORK  # not an array yet (a list…): leave the thread count alone
+    size = 1
+    for s in shape:
+        size *= int(s)
+    return size
+
+
+@contextlib.contextmanager
+def threads_for(X):
+    """Run numba kernels inside on one thread when X is small (see ``SMALL_WORK``)."""
+    if _work_of(X) >= SMALL_WORK:
+        yield
+        return
+    import numba
+
+    prev = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(prev)
+
+
+def serial_for_small_inputs(x_index=0):
+    """Decorator factory: :func:`threads_for` applied to the function's X argument
+    (positional index ``x_index``, or the keyword ``X``)."""
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            X = args[x_index] if len(args) > x_index else kwargs.get("X")
+            with threads_for(X):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

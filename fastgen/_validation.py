@@ -65,6 +65,8 @@ def _dense_dtype(dtype: np.dtype, name: str) -> np.dtype:
 
 def _first_nonfinite_flat(a: np.ndarray) -> int:
     """Index of the first NaN/inf of a contiguous 1-D float32/float64 array, or -1."""
+    if a.shape[0] < 2 * _SCAN_BLOCK:  # too small to be worth waking the thread pool
+        return int(first_nonfinite(a))
     if a.dtype == np.float64:
         b = nonfinite_block(a.view(np.int64), np.int64(0x7FF0000000000000))
     else:

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from ._params import FittedParams, register_params
-from ._threads import blas_single_thread
+from ._threads import blas_single_thread, serial_for_small_inputs
 from ._validation import (
     check_finite_result,
     check_n_features,
@@ -402,6 +402,7 @@ def _check_options(covariance, priors, reg, shrinkage, unbiased, K):
     return priors, reg, shrinkage
 
 
+@serial_for_small_inputs(0)
 def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
             reg: float = 0.0, shrinkage=None, unbiased: bool = False) -> GDAParams:
     """Fit Gaussian discriminant analysis by maximum likelihood.

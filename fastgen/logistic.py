@@ -40,7 +40,7 @@ import numpy as np
 import scipy.linalg
 
 from ._params import FittedParams, register_params
-from ._threads import blas_single_thread
+from ._threads import blas_single_thread, serial_for_small_inputs
 from ._validation import (
     check_n_features,
     check_sample_weight,
@@ -653,6 +653,7 @@ def _objective(data, codes, w, l2, K, explicit=None):
     return _Multinomial(data, codes, w, l2, K, explicit)
 
 
+@serial_for_small_inputs(0)
 def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
                  tol=1e-8, init=None) -> LogisticParams:
     r"""Fit logistic regression by Newton's method (IRLS).
@@ -727,6 +728,7 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     return _finish(B, data, classes, X.dtype, l2, loss, hist, converged, n_iter, obj)
 
 
+@serial_for_small_inputs(1)
 def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
     r"""Take exactly one Newton (IRLS) step from ``params`` on (X, y).
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._threads import blas_single_thread
+from ._threads import blas_single_thread, serial_for_small_inputs
 from ._validation import check_finite_result, check_sample_weight, check_X, check_y
 from .kernels import moments as _k
 
@@ -94,6 +94,7 @@ def _kernel_moments(X, codes, w, K, kind):
         return _k.moments_per_class(X, codes, w, K, groups)
 
 
+@serial_for_small_inputs(0)
 def class_moments(X, y, *, kind: str = "pooled", sample_weight=None) -> ClassMoments:
     """Per-class weighted counts, means and scatter in one read of X.
 

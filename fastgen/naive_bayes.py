@@ -25,6 +25,7 @@ from functools import cached_property
 import numpy as np
 
 from ._params import FittedParams, register_params
+from ._threads import serial_for_small_inputs
 from ._validation import (
     check_priors,
     check_sample_weight,
@@ -324,6 +325,7 @@ class GaussianNBParams(FittedParams):
         return self._scores(X, MODE_PROBA)
 
 
+@serial_for_small_inputs(0)
 def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None):
     """Fit Gaussian naive Bayes.
 
@@ -420,6 +422,7 @@ class BernoulliNBParams(_LinearNB):
         return W, b, binarize, self.binarize if binarize else 0.0
 
 
+@serial_for_small_inputs(0)
 def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_prior=None,
                      sample_weight=None):
     """Fit Bernoulli naive Bayes.
@@ -525,6 +528,7 @@ class MultinomialNBParams(_LinearNB):
         return self.feature_log_prob.T, self.class_log_prior, False, 0.0
 
 
+@serial_for_small_inputs(0)
 def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
                        sample_weight=None):
     """Fit multinomial naive Bayes.
@@ -618,6 +622,7 @@ class ComplementNBParams(_LinearNB):
         return self.feature_log_prob.T, b, False, 0.0
 
 
+@serial_for_small_inputs(0)
 def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
     """Fit complement naive Bayes.
 
@@ -792,6 +797,7 @@ class CategoricalNBParams(FittedParams):
         return self._scores(X, MODE_PROBA)
 
 
+@serial_for_small_inputs(0)
 def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=None):
     """Fit categorical naive Bayes.
 

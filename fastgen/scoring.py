@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._params import FittedParams
+from ._threads import serial_for_small_inputs
 from ._validation import check_n_features, check_X
 
 __all__ = ["joint_log_likelihood", "predict_log_proba", "predict_proba", "predict"]
@@ -25,6 +26,7 @@ def _prepare(params, X):
     return X
 
 
+@serial_for_small_inputs(1)
 def joint_log_likelihood(params, X) -> np.ndarray:
     """log p(x, y=k) = log p(x | y=k) + log p(y=k) for each row and class, shape (n, K).
 
@@ -35,6 +37,7 @@ def joint_log_likelihood(params, X) -> np.ndarray:
     return params._joint_log_likelihood(X)
 
 
+@serial_for_small_inputs(1)
 def predict_log_proba(params, X) -> np.ndarray:
     """log p(y=k | x), shape (n, K), normalised with a stable log-sum-exp.
 
@@ -44,12 +47,14 @@ def predict_log_proba(params, X) -> np.ndarray:
     return params._predict_log_proba(X)
 
 
+@serial_for_small_inputs(1)
 def predict_proba(params, X) -> np.ndarray:
     """p(y=k | x), shape (n, K); rows sum to one."""
     X = _prepare(params, X)
     return params._predict_proba(X)
 
 
+@serial_for_small_inputs(1)
 def predict(params, X) -> np.ndarray:
     """The most probable class label of each row, taken from ``params.classes``."""
     X = _prepare(params, X)
