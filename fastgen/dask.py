@@ -122,7 +122,7 @@ def _blocks(X, y, w):
     xs = X.to_delayed().ravel()
     ys = y.to_delayed().ravel()
     ws = w.to_delayed().ravel() if w is not None else [None] * len(xs)
-    return list(zip(xs, ys, ws))
+    return list(zip(xs, ys, ws, strict=True))
 
 
 def _label_stats(y, w):
@@ -169,7 +169,7 @@ def _classes_and_counts(y, w):
     parts = [dask.delayed(_label_stats, pure=True)(yb, wb)
              for yb, wb in zip(y.to_delayed().ravel(),
                                w.to_delayed().ravel() if w is not None
-                               else [None] * y.numblocks[0])]
+                               else [None] * y.numblocks[0], strict=True)]
     labels, counts = _tree_reduce(parts, _merge_label_pair).compute()
     classes, _ = check_y(labels)  # the same validation and label types as in memory
     return classes, counts
