@@ -13,13 +13,15 @@ Before each pass the file's pages are dropped from the page cache (``drop_caches
 run as root, else ``posix_fadvise(DONTNEED)`` on the file, which needs no privileges),
 so every pass reads the disk.  Peak RSS is that of the process tree (psutil when
 available, else ``/proc``), sampled every 20 ms.  File-backed pages of the memmap count
-towards RSS while mapped; ``--source pread`` reads each chunk into a fresh buffer
-instead (``da.from_array`` over a small reader object).
+towards RSS while mapped, and recent Dask versions copy a memmap passed to
+``da.from_array`` into memory, so the default ``--source npy`` uses
+``fastgen.dask.from_npy`` (each task reads its chunk into a fresh buffer);
+``--source memmap`` (or ``both``) is for files that fit in memory.
 
 Usage::
 
     python benchmarks/out_of_core.py --gb 2 [--dtype float32|float64] [--dir PATH]
-        [--d 32] [--classes 10] [--chunk-mb 64] [--source memmap|pread] [--keep]
+        [--d 32] [--classes 10] [--chunk-mb 64] [--source npy|memmap|both] [--keep]
 """
 
 from __future__ import annotations
@@ -157,31 +159,6 @@ def plain_read(path, block=64 << 20):
     return total
 
 
-class NpyReader:
-    """Array-like over an .npy file whose ``__getitem__`` reads rows with pread."""
-
-    def __init__(self, path):
-        with open(path, "rb") as f:
-            major, _ = np.lib.format.read_magic(f)
-            read = (np.lib.format.read_array_header_1_0 if major == 1
-                    else np.lib.format.read_array_header_2_0)
-            shape, fortran, dtype = read(f)
-            self.offset = f.tell()
-        assert not fortran and len(shape) == 2
-        self.path, self.shape, self.dtype, self.ndim = path, shape, dtype, 2
-        self._fd = os.open(path, os.O_RDONLY)
-
-    def __getitem__(self, key):
-        rows = key[0] if isinstance(key, tuple) else key
-        s, e, _ = rows.indices(self.shape[0])
-        out = np.empty((e - s, self.shape[1]), dtype=self.dtype)
-        rowbytes = self.shape[1] * self.dtype.itemsize
-        os.preadv(self._fd, [memoryview(out).cast("B")], self.offset + s * rowbytes)
-        if isinstance(key, tuple) and len(key) > 1:
-            out = out[(slice(None),) + tuple(key[1:])]
-        return out
-
-
 # --------------------------------------------------------------------------- run
 
 
@@ -197,7 +174,7 @@ def main(argv=None):
     ap.add_argument("--d", type=int, default=32)
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--chunk-mb", type=float, default=64.0)
-    ap.add_argument("--source", choices=["memmap", "pread", "both"], default="both")
+    ap.add_argument("--source", choices=["memmap", "npy", "both"], default="npy")
     ap.add_argument("--keep", action="store_true", help="keep the data files")
     args = ap.parse_args(argv)
 
@@ -244,11 +221,15 @@ def main(argv=None):
               f"peak RSS {mem.peak / 2**30:.2f} GiB", flush=True)
 
         fits = {}
-        sources = ("memmap", "pread") if args.source == "both" else (args.source,)
+        sources = ("memmap", "npy") if args.source == "both" else (args.source,)
         for source, cov in [(s, c) for s in sources for c in ("pooled", "per_class")]:
             drop_cache([xp, yp])
-            src = np.load(xp, mmap_mode="r") if source == "memmap" else NpyReader(xp)
-            Xd = da.from_array(src, chunks=(chunk_rows, args.d))
+            if source == "memmap":
+                src = np.load(xp, mmap_mode="r")
+                Xd = da.from_array(src, chunks=(chunk_rows, args.d))
+            else:
+                src = None
+                Xd = fd.from_npy(xp, chunk_rows)
             yd = da.from_array(y, chunks=(chunk_rows,))
             t = time.perf_counter()
             with PeakRSS() as mem, dask.config.set(scheduler="threads"):

@@ -201,3 +201,14 @@ def test_local_cluster_with_processes(data):
     _assert_params_close(fastgen.fit_multinomial_nb(C, y, sample_weight=w), nb)
     _assert_params_close(fastgen.fit_logistic(X - 50.0, y == 1, l2=1.0), lr, rtol=_LR_RTOL)
     np.testing.assert_allclose(proba, fastgen.predict_proba(g, X), rtol=1e-13, atol=1e-300)
+
+
+def test_from_npy_reads_chunks_from_disk(tmp_path, data):
+    X, _, y, _, _ = _cases(data, "uneven")
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    Xd = fd.from_npy(path, 64)
+    assert Xd.chunks[0] == (64, 64, 64, 64, 44)
+    np.testing.assert_array_equal(Xd.compute(), X)
+    np.testing.assert_array_equal(Xd[10:20, 1:3].compute(), X[10:20, 1:3])
+    _assert_params_close(fastgen.fit_gda(X, y, "per_class"), fd.fit_gda(Xd, y, "per_class"))
