@@ -5,7 +5,7 @@ from numba import prange
 
 from ._jit import jit, pjit
 
-__all__ = ["int_label_codes", "first_nonfinite", "nonfinite_block"]
+__all__ = ["int_label_codes", "class_order", "first_nonfinite", "nonfinite_block"]
 
 # Elements per block of the parallel finiteness scan (fixed: the result is the first
 # bad block whatever the thread count).
@@ -65,3 +65,26 @@ def nonfinite_block(bits, expmask):
         if bad[b]:
             return b
     return -1
+
+
+@jit
+def class_order(codes, K):
+    """Stable counting sort of the rows by class, O(n).
+
+    Returns ``order`` (n,) int64, the row indices grouped by class (ascending within a
+    class), and ``start`` (K + 1,) int64: class k's rows are
+    ``order[start[k]:start[k + 1]]``.
+    """
+    n = codes.shape[0]
+    start = np.zeros(K + 1, dtype=np.int64)
+    for i in range(n):
+        start[codes[i] + 1] += 1
+    for k in range(K):
+        start[k + 1] += start[k]
+    pos = start[:K].copy()
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        k = codes[i]
+        order[pos[k]] = i
+        pos[k] += 1
+    return order, start

@@ -31,6 +31,7 @@ from numba import prange
 
 from ._jit import jit, pjit
 from .blas import syrk_upper
+from .labels import class_order
 
 __all__ = [
     "moments_pooled",
@@ -86,9 +87,12 @@ def _row_weight(w, i):
 @jit(fastmath={"reassoc", "contract"})
 def _gram_t(R, Zt, m):
     """R += Zt[:, :m] · Zt[:, :m]ᵀ (upper triangle; the caller mirrors it) for a
-    transposed chunk Zt (d, C) of small d.  Reassociation is allowed here, and only here, so the inner dot
-    products vectorise; it changes rounding, never NaN/inf handling, and the result is
-    still the same for any thread count.
+    transposed chunk Zt (d, C) of small d.
+
+    Reassociation is allowed here (and in :func:`_gram_rows`) so the inner dot products
+    vectorise: measured on one core, n=2e5, d=16, 3.0 ms against 12.7 ms without it
+    (numpy's X.T @ X: 3.0 ms).  It changes rounding, never NaN/inf handling, and the
+    result is still the same for any thread count.
     """
     d = Zt.shape[0]
     for j in range(d):
@@ -335,7 +339,13 @@ def merge_diagonal(Wa, ma, M2a, Wb, mb, M2b):
 
 @pjit
 def moments_diagonal(X, codes, w, K, n_groups):
-    """Class weights, means and per-class per-feature scatter (K, d) in one read of X."""
+    """Class weights, means and per-class per-feature scatter (K, d) in one read of X.
+
+    The same driver as :func:`moments_pooled` with the diagonal group and merge
+    functions.  The two stay separate kernels on purpose: passing the group function as
+    an argument would defeat numba's cache, and one kernel branching on the kind would
+    compile both paths whenever either is used.
+    """
     n, d = X.shape
     G = n_groups
     Wg = np.zeros((G, K))
@@ -351,24 +361,6 @@ def moments_diagonal(X, codes, w, K, n_groups):
     for g in range(1, G):
         merge_diagonal(W, means, M2, Wg[g], Mg[g], Sg[g])
     return W, means, M2
-
-
-@jit
-def class_order(codes, K):
-    """Stable counting sort of rows by class: (order (n,), start (K + 1,))."""
-    n = codes.shape[0]
-    start = np.zeros(K + 1, dtype=np.int64)
-    for i in range(n):
-        start[codes[i] + 1] += 1
-    for k in range(K):
-        start[k + 1] += start[k]
-    pos = start[:K].copy()
-    order = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        k = codes[i]
-        order[pos[k]] = i
-        pos[k] += 1
-    return order, start
 
 
 @jit

@@ -13,11 +13,11 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit, pjit
+from .labels import class_order
 from .nb import finish_row
 
 __all__ = [
     "COUNT_CHUNK_NNZ",
-    "class_row_order",
     "nnz_balanced_bounds",
     "csr_class_counts",
     "csr_linear_scores",
@@ -51,28 +51,6 @@ def nnz_balanced_bounds(indptr, n_blocks):
 #: Stored values per work item of :func:`csr_class_counts` (at least; a class is split
 #: into at most ``max_chunks`` pieces).
 COUNT_CHUNK_NNZ = 1 << 20
-
-
-@jit
-def class_row_order(codes, n_classes):
-    """Stable counting sort of the rows by class.
-
-    Returns ``order`` (n,) int64, the row indices grouped by class (ascending within a
-    class), and ``start`` (K + 1,) int64: class k's rows are ``order[start[k]:start[k+1]]``.
-    """
-    n = codes.shape[0]
-    start = np.zeros(n_classes + 1, dtype=np.int64)
-    for i in range(n):
-        start[codes[i] + 1] += 1
-    for k in range(n_classes):
-        start[k + 1] += start[k]
-    pos = start[:n_classes].copy()
-    order = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        k = codes[i]
-        order[pos[k]] = i
-        pos[k] += 1
-    return order, start
 
 
 @jit
@@ -143,7 +121,7 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
     K = n_classes
     d = n_features
     weighted = w.shape[0] > 0
-    order, start = class_row_order(codes, K)
+    order, start = class_order(codes, K)
     item_class, item_lo, item_hi, item_slot, n_slots = _count_items(
         indptr, order, start, K, chunk_nnz)
     n_items = item_class.shape[0]
