@@ -199,7 +199,7 @@ def _reject_negative(X, first, model):
     if first >= 0:
         i, j = _locate(X, first)
         raise ValueError(
-            f"X contains a negative value ({_value_at(X, first)!r}) at row {i}, column "
+            f"X contains a negative value ({float(_value_at(X, first))!r}) at row {i}, column "
             f"{j}; {model} naive Bayes needs non-negative feature counts"
         )
 
@@ -700,7 +700,7 @@ def _check_categories(X, n_categories=None):
     if v < 0 or v != np.floor(v):
         kind = "a negative" if v < 0 else "a non-integer"
         raise ValueError(
-            f"X contains {kind} category code ({v!r}) at row {i}, column {j}; categorical "
+            f"X contains {kind} category code ({float(v)!r}) at row {i}, column {j}; categorical "
             f"naive Bayes needs integer codes 0, 1, 2, ... (e.g. from an ordinal encoder)"
         )
     raise ValueError(
@@ -959,7 +959,7 @@ def gaussian_nb_from_moments(moments, *, priors=None, var_smoothing=1e-9,
     if not np.all(var > 0):
         k, j = np.argwhere(~(var > 0))[0]
         raise ValueError(
-            f"feature {j} has zero variance in class {moments.classes[k]!r} and "
+            f"feature {j} has zero variance in class {moments.classes[k].item()!r} and "
             f"var_smoothing={var_smoothing} adds nothing (every feature is constant, as with "
             f"one sample); pass var_smoothing > 0 with non-constant data"
         )
