@@ -24,6 +24,10 @@ _VERSION = 1
 _HEADER = "__fastgen__"
 
 
+class _NotParams(ValueError):
+    """A file that was read but is not (a readable version of) a fastgen params file."""
+
+
 def _kind(value):
     if value is None:
         return "none"
@@ -70,24 +74,24 @@ def load_params(path):
         with open(path, "rb") as fh:  # closed even when np.load fails half-way
             loaded = np.load(fh, allow_pickle=False)
             if not isinstance(loaded, np.lib.npyio.NpzFile):
-                raise ValueError(f"{os.fspath(path)!r} is not a fastgen params file (it "
+                raise _NotParams(f"{os.fspath(path)!r} is not a fastgen params file (it "
                                  f"holds a single .npy array)")
             data = loaded
             if _HEADER not in data.files:
-                raise ValueError(
+                raise _NotParams(
                     f"{os.fspath(path)!r} is not a fastgen params file (no fastgen header)"
                 )
             header = json.loads(str(data[_HEADER][()]))
             if header.get("format") != _FORMAT:
-                raise ValueError(f"{os.fspath(path)!r} is not a fastgen params file")
+                raise _NotParams(f"{os.fspath(path)!r} is not a fastgen params file")
             if header.get("version", 0) > _VERSION:
-                raise ValueError(
+                raise _NotParams(
                     f"{os.fspath(path)!r} was written by a newer fastgen (format version "
                     f"{header['version']}); upgrade fastgen to read it"
                 )
             cls = PARAMS_TYPES.get(header.get("type"))
             if cls is None:
-                raise ValueError(f"{os.fspath(path)!r} holds unknown params type "
+                raise _NotParams(f"{os.fspath(path)!r} holds unknown params type "
                                  f"{header.get('type')!r}")
             values = {}
             for name, kind in header["fields"].items():
@@ -95,14 +99,18 @@ def load_params(path):
                     values[name] = None
                     continue
                 if name not in data.files:
-                    raise ValueError(f"{os.fspath(path)!r} lacks the field {name!r}")
+                    raise _NotParams(f"{os.fspath(path)!r} lacks the field {name!r}")
                 arr = data[name]
                 if kind == "array":
                     values[name] = arr
                 else:
                     values[name] = {"int": int, "float": float, "bool": bool,
                                     "str": str}[kind](arr[()])
-    except (zipfile.BadZipFile, EOFError, OSError, KeyError, json.JSONDecodeError) as exc:
+    except _NotParams:
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError, TypeError,
+            AttributeError) as exc:
+        # ValueError: np.load refusing pickled data, a malformed .npy member, or bad JSON
         raise ValueError(f"{os.fspath(path)!r} could not be read as a fastgen params file: "
                          f"{exc}") from None
     expected = {f.name for f in dataclasses.fields(cls)}
