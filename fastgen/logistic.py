@@ -618,6 +618,17 @@ def _prepare(X, y, sample_weight, l2, fit_intercept, max_iter, tol):
     X = check_X(X, allow_sparse=True)
     classes, codes = check_y(y, X.shape[0], min_classes=2)
     w = check_sample_weight(sample_weight, X.shape[0])
+    if w.shape[0]:
+        # a class whose rows all have weight 0 is absent from the likelihood: its
+        # intercept would run to -inf (the fit would stop at once at a clipped prior)
+        absent = np.flatnonzero(np.bincount(codes, weights=w, minlength=len(classes)) <= 0)
+        if absent.size:
+            label = classes[absent[0]]
+            label = label.item() if hasattr(label, "item") else label
+            raise ValueError(
+                f"class {label!r} has zero total weight (sample_weight is 0 on all its "
+                f"rows); logistic regression needs every class of y to carry weight"
+            )
     sw = float(w.sum()) if w.shape[0] else float(X.shape[0])
     return X, classes, codes, w, sw, l2, fit_intercept, max_iter, tol
 
