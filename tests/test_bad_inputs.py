@@ -43,7 +43,7 @@ def _arrays_in(obj, depth=0):
     elif isinstance(obj, dict):
         for v in obj.values():
             yield from _arrays_in(v, depth + 1)
-    elif hasattr(obj, "__dataclass_fields__"):
+    elif hasattr(obj, "__dataclass_fields__") and not isinstance(obj, type):
         for name in obj.__dataclass_fields__:
             yield from _arrays_in(getattr(obj, name), depth + 1)
     elif sp.issparse(obj):
@@ -324,8 +324,461 @@ GDA_CASES = [
      r"does not exist"),
 ]
 
-# Rows for other models are appended here: CASES += NB_CASES, etc.
-CASES = list(GDA_CASES)
+
+# ---- data shared by the naive Bayes, logistic and streaming rows ----
+_rng = np.random.default_rng(7)
+_C = _rng.poisson(1.5, size=(30, 4)).astype(np.float64)  # counts (every class non-empty)
+_Cat = _rng.integers(0, 3, size=(30, 4)).astype(np.float64)  # category codes
+_y2 = np.arange(30) % 2  # two classes
+_X2 = _X + 2.0 * _y2[:, None]
+
+
+def C(**edits):
+    """A fresh copy of the count data with entries replaced."""
+    A = _C.copy()
+    if "at" in edits:
+        A[edits["at"]] = edits["value"]
+    return A
+
+
+def Cat(**edits):
+    A = _Cat.copy()
+    if "at" in edits:
+        A[edits["at"]] = edits["value"]
+    return A
+
+
+def X2(**edits):
+    A = _X2.copy()
+    if "at" in edits:
+        A[edits["at"]] = edits["value"]
+    return A
+
+
+def y2():
+    return _y2.copy()
+
+
+def csr(A, *, at=None, value=None, index_dtype=None):
+    """A CSR copy of A; ``at``/``value`` overwrite one stored value (keeps sparsity)."""
+    M = sp.csr_matrix(A)
+    if at is not None:
+        M.data[at] = value
+    if index_dtype is not None:
+        M.indices = M.indices.astype(index_dtype)
+        M.indptr = M.indptr.astype(index_dtype)
+    return M
+
+
+_NB = {
+    "gaussian": fastgen.fit_gaussian_nb(_X, _y),
+    "bernoulli": fastgen.fit_bernoulli_nb(_C, _y),
+    "multinomial": fastgen.fit_multinomial_nb(_C, _y),
+    "complement": fastgen.fit_complement_nb(_C, _y),
+    "categorical": fastgen.fit_categorical_nb(_Cat, _y),
+}
+_LOGIT = fastgen.fit_logistic(_X2, _y2, l2=1.0)
+_LOGIT3 = fastgen.fit_logistic(_X, _y, l2=1.0)
+_COUNT_FITS = {
+    "bernoulli": fastgen.fit_bernoulli_nb,
+    "multinomial": fastgen.fit_multinomial_nb,
+    "complement": fastgen.fit_complement_nb,
+    "categorical": fastgen.fit_categorical_nb,
+}
+_DATA_OF = {"bernoulli": C, "multinomial": C, "complement": C, "categorical": Cat}
+
+# files for load_params: truncated, garbage, a foreign npz, and a header from the future
+_GOOD_NPZ = os.path.join(_TMP, "good.npz")
+fastgen.save_params(_GOOD_NPZ, _NB["multinomial"])
+_TRUNC = os.path.join(_TMP, "truncated.npz")
+with open(_GOOD_NPZ, "rb") as _fh:
+    _blob = _fh.read()
+with open(_TRUNC, "wb") as _fh:
+    _fh.write(_blob[: len(_blob) // 2])
+_GARBAGE = os.path.join(_TMP, "garbage.npz")
+with open(_GARBAGE, "wb") as _fh:
+    _fh.write(b"this is not a zip file at all" * 10)
+_EMPTY_FILE = os.path.join(_TMP, "empty.npz")
+open(_EMPTY_FILE, "wb").close()
+_FOREIGN = os.path.join(_TMP, "foreign.npz")
+np.savez(_FOREIGN, a=np.arange(3), b=np.ones((2, 2)))
+_PICKLED = os.path.join(_TMP, "pickled.npz")
+np.savez(_PICKLED, __fastgen__=np.array([{"format": "x"}], dtype=object))
+
+
+def _with_header(name, **changes):
+    """A copy of the good file whose JSON header has ``changes`` applied."""
+    import json
+
+    path = os.path.join(_TMP, name)
+    with np.load(_GOOD_NPZ) as f:
+        arrays = {k: f[k] for k in f.files}
+    header = json.loads(str(arrays["__fastgen__"][()]))
+    for k, v in changes.items():
+        if v is None:
+            header.pop(k, None)
+        else:
+            header[k] = v
+    arrays["__fastgen__"] = np.asarray(json.dumps(header))
+    np.savez(path, **arrays)
+    return path
+
+
+def _with_header_json(name, text):
+    path = os.path.join(_TMP, name)
+    with np.load(_GOOD_NPZ) as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["__fastgen__"] = np.asarray(text)
+    np.savez(path, **arrays)
+    return path
+
+
+def _without_field(name, field):
+    path = os.path.join(_TMP, name)
+    with np.load(_GOOD_NPZ) as f:
+        arrays = {k: f[k] for k in f.files if k != field}
+    np.savez(path, **arrays)
+    return path
+
+
+def _counts(model="multinomial", data=None, yy=None, **kw):
+    A = (_X if model == "gaussian" else _C) if data is None else data
+    return fastgen.nb_counts(A, _y if yy is None else yy, model, **kw)
+
+
+NB_CASES = [
+    # ---- X, every naive Bayes fit ----
+    *[(f"{m}-X-nan", call(f, _DATA_OF[m](at=(4, 2), value=np.nan), y()), ValueError,
+       r"X contains NaN at row 4, column 2") for m, f in _COUNT_FITS.items()],
+    *[(f"{m}-X-inf", call(f, _DATA_OF[m](at=(11, 0), value=np.inf), y()), ValueError,
+       r"X contains infinity at row 11, column 0") for m, f in _COUNT_FITS.items()],
+    ("gaussian-X-nan", call(fastgen.fit_gaussian_nb, X(at=(6, 1), value=np.nan), y()),
+     ValueError, r"X contains NaN at row 6, column 1"),
+    ("gaussian-X-neg-inf", call(fastgen.fit_gaussian_nb, X(at=(29, 2), value=-np.inf), y()),
+     ValueError, r"X contains infinity at row 29, column 2"),
+    ("gaussian-X-empty", call(fastgen.fit_gaussian_nb, np.empty((0, 3)),
+                              np.empty(0, dtype=int)), ValueError, r"X has 0 rows"),
+    ("multinomial-X-empty", call(fastgen.fit_multinomial_nb, np.empty((0, 4)),
+                                 np.empty(0, dtype=int)), ValueError, r"X has 0 rows"),
+    ("bernoulli-0-features", call(fastgen.fit_bernoulli_nb, np.empty((30, 0)), y()),
+     ValueError, r"X has 0 features"),
+    ("categorical-0-features", call(fastgen.fit_categorical_nb, np.empty((30, 0)), y()),
+     ValueError, r"X has 0 features"),
+    ("gaussian-X-1d", call(fastgen.fit_gaussian_nb, _X[:, 0].copy(), y()), ValueError,
+     r"X must be 2-D.*got 1-D"),
+    ("complement-X-3d", call(fastgen.fit_complement_nb, _C.reshape(30, 2, 2).copy(), y()),
+     ValueError, r"X must be 2-D.*got 3-D"),
+    ("gaussian-X-sparse", call(fastgen.fit_gaussian_nb, csr(_X), y()), ValueError,
+     r"X is a scipy sparse matrix"),
+    ("multinomial-X-complex", call(fastgen.fit_multinomial_nb, C() + 0j, y()), ValueError,
+     r"X has complex dtype"),
+    ("bernoulli-X-object", call(fastgen.fit_bernoulli_nb,
+                                np.array([["x", 1.0, 0.0, 1.0]] * 30, dtype=object), y()),
+     ValueError, r"X has dtype object with non-numeric entries"),
+    ("categorical-X-complex", call(fastgen.fit_categorical_nb, Cat() + 0j, y()), ValueError,
+     r"X has complex dtype"),
+    # ---- negative counts and bad category codes ----
+    ("multinomial-negative", call(fastgen.fit_multinomial_nb, C(at=(7, 3), value=-2.0), y()),
+     ValueError, r"X contains a negative value \(-2\.0\) at row 7, column 3; multinomial"),
+    ("complement-negative", call(fastgen.fit_complement_nb, C(at=(0, 1), value=-0.5), y()),
+     ValueError, r"X contains a negative value \(-0\.5\) at row 0, column 1; complement"),
+    ("multinomial-negative-csr", call(fastgen.fit_multinomial_nb,
+                                      csr(C(at=(5, 2), value=-1.0)), y()),
+     ValueError, r"X contains a negative value \(-1\.0\) at row 5, column 2"),
+    ("complement-negative-csr", call(fastgen.fit_complement_nb,
+                                     csr(C(at=(28, 0), value=-3.0)), y()),
+     ValueError, r"X contains a negative value \(-3\.0\) at row 28, column 0"),
+    ("categorical-negative", call(fastgen.fit_categorical_nb, Cat(at=(3, 3), value=-1.0), y()),
+     ValueError, r"X contains a negative category code \(-1\.0\) at row 3, column 3"),
+    ("categorical-negative-csr", call(fastgen.fit_categorical_nb,
+                                      csr(Cat(at=(9, 1), value=-2.0)), y()),
+     ValueError, r"X contains a negative category code \(-2\.0\) at row 9, column 1"),
+    ("categorical-fraction", call(fastgen.fit_categorical_nb, Cat(at=(2, 0), value=1.5), y()),
+     ValueError, r"X contains a non-integer category code \(1\.5\) at row 2, column 0"),
+    # ---- NaN / inf in sparse data ----
+    ("multinomial-csr-nan", call(fastgen.fit_multinomial_nb, csr(_C, at=3, value=np.nan),
+                                 y()), ValueError, r"X contains NaN at row \d+, column \d+"),
+    ("bernoulli-csr-inf", call(fastgen.fit_bernoulli_nb, csr(_C, at=0, value=np.inf), y()),
+     ValueError, r"X contains infinity at row 0, column \d+"),
+    ("complement-csr-int64-nan", call(fastgen.fit_complement_nb,
+                                      csr(_C, at=5, value=np.nan, index_dtype=np.int64), y()),
+     ValueError, r"X contains NaN at row \d+"),
+    ("categorical-csr-nan", call(fastgen.fit_categorical_nb, csr(_Cat, at=2, value=np.nan),
+                                 y()), ValueError, r"X contains NaN at row \d+"),
+    ("multinomial-csc-nan", call(fastgen.fit_multinomial_nb,
+                                 sp.csc_matrix(C(at=(8, 1), value=np.nan)), y()),
+     ValueError, r"X contains NaN at row 8, column 1"),
+    ("bernoulli-coo-inf", call(fastgen.fit_bernoulli_nb,
+                               sp.coo_matrix(C(at=(12, 3), value=-np.inf)), y()),
+     ValueError, r"X contains infinity at row 12, column 3"),
+    # ---- y ----
+    ("multinomial-y-length", call(fastgen.fit_multinomial_nb, C(), y()[:-2]), ValueError,
+     r"y has 28 labels but X has 30 rows"),
+    ("gaussian-y-none", call(fastgen.fit_gaussian_nb, X(),
+                             np.array(["a", None] * 15, dtype=object)),
+     ValueError, r"y contains None"),
+    ("bernoulli-y-mixed", call(fastgen.fit_bernoulli_nb, C(),
+                               np.array(["a", 2, 3.5] * 10, dtype=object)),
+     ValueError, r"y mixes label types"),
+    ("categorical-y-nan", call(fastgen.fit_categorical_nb, Cat(),
+                               np.where(_y == 0, np.nan, _y)),
+     ValueError, r"y contains NaN"),
+    ("complement-y-empty", call(fastgen.fit_complement_nb, C()[:0], np.empty(0)),
+     ValueError, r"X has 0 rows"),
+    # ---- sample_weight ----
+    ("gaussian-w-nan", call(fastgen.fit_gaussian_nb, X(), y(),
+                            sample_weight=np.r_[np.ones(5), np.nan, np.ones(24)]),
+     ValueError, r"sample_weight contains a non-finite value at index 5"),
+    ("bernoulli-w-inf", call(fastgen.fit_bernoulli_nb, C(), y(),
+                             sample_weight=np.r_[np.ones(29), -np.inf]),
+     ValueError, r"sample_weight contains a non-finite value at index 29"),
+    ("complement-w-negative", call(fastgen.fit_complement_nb, C(), y(),
+                                   sample_weight=np.r_[-1.0, np.ones(29)]),
+     ValueError, r"sample_weight contains a negative value \(-1\.0\) at index 0"),
+    ("categorical-w-zero", call(fastgen.fit_categorical_nb, Cat(), y(),
+                                sample_weight=np.zeros(30)),
+     ValueError, r"sample_weight is zero everywhere"),
+    ("multinomial-w-length", call(fastgen.fit_multinomial_nb, C(), y(),
+                                  sample_weight=np.ones(31)),
+     ValueError, r"sample_weight must have shape \(30,\)"),
+    # ---- options ----
+    ("gaussian-priors-sum", call(fastgen.fit_gaussian_nb, X(), y(),
+                                 priors=np.array([0.2, 0.2, 0.2])),
+     ValueError, r"priors must sum to 1; they sum to 0.6"),
+    ("multinomial-class-prior-sum", call(fastgen.fit_multinomial_nb, C(), y(),
+                                         class_prior=np.array([0.5, 0.5, 0.5])),
+     ValueError, r"class_prior must sum to 1; they sum to 1.5"),
+    ("bernoulli-class-prior-length", call(fastgen.fit_bernoulli_nb, C(), y(),
+                                          class_prior=np.array([0.5, 0.5])),
+     ValueError, r"class_prior must have shape \(3,\)"),
+    ("gaussian-var-smoothing-negative", call(fastgen.fit_gaussian_nb, X(), y(),
+                                             var_smoothing=-1e-9),
+     ValueError, r"var_smoothing must be >= 0"),
+    ("multinomial-alpha-negative", call(fastgen.fit_multinomial_nb, C(), y(), alpha=-1.0),
+     ValueError, r"alpha must be >= 0"),
+    ("categorical-alpha-nan", call(fastgen.fit_categorical_nb, Cat(), y(), alpha=np.nan),
+     ValueError, r"alpha must be finite"),
+    ("bernoulli-binarize-str", call(fastgen.fit_bernoulli_nb, C(), y(), binarize="0.5"),
+     ValueError, r"binarize must be a real number"),
+    ("categorical-min-categories-negative", call(fastgen.fit_categorical_nb, Cat(), y(),
+                                                 min_categories=-1),
+     ValueError, r"min_categories must be non-negative"),
+    # ---- scoring: every params type ----
+    *[(f"{m}-predict-n-features", call(fastgen.predict, p,
+                                       np.ones((3, 5 if m != "gaussian" else 2))),
+       ValueError, r"X has \d features, but the model was fitted with \d")
+      for m, p in _NB.items()],
+    *[(f"{m}-proba-nan", call(fastgen.predict_proba, p,
+                              np.where(np.arange(12).reshape(3, 4) == 5, np.nan, 1.0)
+                              [:, : p.n_features_in]),
+       ValueError, r"X contains NaN at row 1, column 1") for m, p in _NB.items()],
+    ("gaussian-jll-sparse", call(fastgen.joint_log_likelihood, _NB["gaussian"], csr(_Xt)),
+     ValueError, r"X is a scipy sparse matrix"),
+    ("multinomial-log-proba-1d", call(fastgen.predict_log_proba, _NB["multinomial"],
+                                      np.ones(4)), ValueError, r"X must be 2-D"),
+    ("bernoulli-jll-complex", call(fastgen.joint_log_likelihood, _NB["bernoulli"],
+                                   np.ones((2, 4)) + 0j), ValueError, r"complex"),
+    ("complement-proba-csr-inf", call(fastgen.predict_proba, _NB["complement"],
+                                      csr(_C[:5], at=1, value=np.inf)),
+     ValueError, r"X contains infinity at row \d+"),
+    ("categorical-predict-out-of-range", call(fastgen.predict, _NB["categorical"],
+                                              np.full((2, 4), 5.0)),
+     ValueError, r"X has category 5 at row 0, column 0, but feature 0 was fitted with 3"),
+    ("categorical-proba-negative", call(fastgen.predict_proba, _NB["categorical"],
+                                        -np.ones((2, 4))),
+     ValueError, r"negative category code"),
+    ("score-counts-as-params", call(fastgen.predict_proba, _counts(), _C[:3].copy()),
+     ValueError, r"params must be a fitted fastgen params object.*NBCounts"),
+    ("score-array-as-params", call(fastgen.predict, _C, _C[:3].copy()), ValueError,
+     r"params must be a fitted fastgen params object.*ndarray"),
+    ("score-class-as-params", call(fastgen.joint_log_likelihood, fastgen.GDAParams, _Xt),
+     ValueError, r"params must be a fitted fastgen params object"),
+    # ---- streaming statistics ----
+    ("nb-counts-model", call(fastgen.nb_counts, C(), y(), "poisson"), ValueError,
+     r"model must be one of .*'poisson'"),
+    ("nb-counts-negative", call(fastgen.nb_counts, C(at=(1, 1), value=-1.0), y()),
+     ValueError, r"X contains a negative value \(-1\.0\) at row 1, column 1"),
+    ("nb-counts-nan", call(fastgen.nb_counts, C(at=(2, 3), value=np.nan), y(), "bernoulli"),
+     ValueError, r"X contains NaN at row 2, column 3"),
+    ("nb-counts-gaussian-inf", call(fastgen.nb_counts, X(at=(0, 2), value=np.inf), y(),
+                                    "gaussian"),
+     ValueError, r"X contains infinity at row 0, column 2"),
+    ("nb-counts-gaussian-sparse", call(fastgen.nb_counts, csr(_X), y(), "gaussian"),
+     ValueError, r"X is a scipy sparse matrix"),
+    ("nb-counts-y-length", call(fastgen.nb_counts, C(), y()[:10], "complement"), ValueError,
+     r"y has 10 labels but X has 30 rows"),
+    ("nb-counts-w-negative", call(fastgen.nb_counts, C(), y(),
+                                  sample_weight=np.r_[np.ones(29), -2.0]),
+     ValueError, r"sample_weight contains a negative value"),
+    ("nb-counts-gaussian-w-nan", call(fastgen.nb_counts, X(), y(), "gaussian",
+                                      sample_weight=np.r_[np.nan, np.ones(29)]),
+     ValueError, r"sample_weight contains a non-finite value at index 0"),
+    ("nb-counts-unknown-label", call(fastgen.nb_counts, C(), y(), classes=np.array([0, 1])),
+     ValueError, r"y contains labels \[2\] that are not in classes"),
+    ("nb-counts-unsorted-classes", call(fastgen.nb_counts, C(), y(),
+                                        classes=np.array([2, 1, 0])),
+     ValueError, r"classes must be sorted and unique"),
+    ("merge-counts-models", call(fastgen.merge_counts, _counts("multinomial"),
+                                 _counts("complement")),
+     ValueError, r"cannot merge counts of model 'multinomial' with model 'complement'"),
+    ("merge-counts-n-features", call(fastgen.merge_counts, _counts(),
+                                     _counts(data=_C[:, :3].copy())),
+     ValueError, r"cannot merge counts with 4 and 3 features"),
+    ("merge-counts-binarize", call(fastgen.merge_counts, _counts("bernoulli"),
+                                   _counts("bernoulli", binarize=1.0)),
+     ValueError, r"cannot merge Bernoulli counts taken with binarize=0.0 and binarize=1.0"),
+    ("merge-counts-label-types", call(fastgen.merge_counts, _counts(),
+                                      _counts(yy=np.array(["a", "b", "c"])[_y])),
+     ValueError, r"incompatible label types"),
+    ("merge-counts-not-counts", call(fastgen.merge_counts, _counts(), _C), ValueError,
+     r"b must be NBCounts; got ndarray"),
+    ("merge-counts-moments", call(fastgen.merge_counts, _moments(), _counts()), ValueError,
+     r"a must be NBCounts; got ClassMoments"),
+    ("nb-from-counts-type", call(fastgen.nb_from_counts, _moments()), ValueError,
+     r"counts must be NBCounts; got ClassMoments"),
+    ("nb-from-counts-alpha", call(fastgen.nb_from_counts, _counts(), alpha=-1.0), ValueError,
+     r"alpha must be >= 0"),
+    ("nb-from-counts-priors", call(fastgen.nb_from_counts, _counts(),
+                                   class_prior=np.array([0.9, 0.9, 0.9])),
+     ValueError, r"class_prior must sum to 1"),
+    ("nb-from-counts-gaussian-priors", call(fastgen.nb_from_counts, _counts("gaussian"),
+                                            priors=np.array([1.0, 1.0])),
+     ValueError, r"priors must have shape \(3,\)"),
+    # ---- moments (beyond the GDA rows) ----
+    ("moments-X-1d", call(fastgen.class_moments, _X[:, 0].copy(), y()), ValueError,
+     r"X must be 2-D"),
+    ("moments-y-mixed", call(fastgen.class_moments, X(),
+                             np.array([None, "a", 1] * 10, dtype=object)),
+     ValueError, r"y contains None"),
+    ("moments-sparse", call(fastgen.class_moments, csr(_X), y()), ValueError,
+     r"X is a scipy sparse matrix"),
+    ("merge-moments-not-moments", call(fastgen.merge_moments, _counts("gaussian"),
+                                       _moments()),
+     ValueError, r"a must be ClassMoments; got NBCounts"),
+]
+
+LOGISTIC_CASES = [
+    ("logistic-X-nan", call(fastgen.fit_logistic, X2(at=(13, 0), value=np.nan), y2()),
+     ValueError, r"X contains NaN at row 13, column 0"),
+    ("logistic-X-inf", call(fastgen.fit_logistic, X2(at=(0, 2), value=-np.inf), y2()),
+     ValueError, r"X contains infinity at row 0, column 2"),
+    ("logistic-X-empty", call(fastgen.fit_logistic, np.empty((0, 3)), np.empty(0, int)),
+     ValueError, r"X has 0 rows"),
+    ("logistic-0-features", call(fastgen.fit_logistic, np.empty((30, 0)), y2()), ValueError,
+     r"X has 0 features"),
+    ("logistic-X-3d", call(fastgen.fit_logistic, _X2.reshape(30, 3, 1).copy(), y2()),
+     ValueError, r"X must be 2-D.*got 3-D"),
+    ("logistic-X-complex", call(fastgen.fit_logistic, X2() * 1j, y2()), ValueError,
+     r"X has complex dtype"),
+    ("logistic-X-object-none", call(fastgen.fit_logistic,
+                                    np.array([[None, 1.0, 2.0]] * 30, dtype=object), y2()),
+     ValueError, r"X contains NaN at row 0, column 0"),  # None converts to NaN
+    ("logistic-X-object-str", call(fastgen.fit_logistic,
+                                   np.array([["1", 1.0, {}]] * 30, dtype=object), y2()),
+     ValueError, r"X has dtype object with non-numeric entries"),
+    ("logistic-csr-nan", call(fastgen.fit_logistic, csr(_X2, at=10, value=np.nan), y2()),
+     ValueError, r"X contains NaN at row 3, column 1"),
+    ("logistic-one-class", call(fastgen.fit_logistic, X2(), np.zeros(30, int)), ValueError,
+     r"y has 1 distinct class.*at least 2"),
+    ("logistic-one-class-str", call(fastgen.fit_logistic, X2(), np.array(["spam"] * 30)),
+     ValueError, r"y has 1 distinct class"),
+    ("logistic-one-weighted-class", call(fastgen.fit_logistic, X2(), y2(),
+                                         sample_weight=(_y2 == 0).astype(float)),
+     ValueError, r"class 1 has zero total weight.*every class of y to carry weight"),
+    ("logistic-one-weighted-class-multinomial", call(fastgen.fit_logistic, X(), y(),
+                                                     sample_weight=(_y != 2).astype(float)),
+     ValueError, r"class 2 has zero total weight"),
+    ("logistic-y-length", call(fastgen.fit_logistic, X2(), y2()[1:]), ValueError,
+     r"y has 29 labels but X has 30 rows"),
+    ("logistic-y-none", call(fastgen.fit_logistic, X2(),
+                             np.array([None, "b"] * 15, dtype=object)),
+     ValueError, r"y contains None"),
+    ("logistic-y-mixed", call(fastgen.fit_logistic, X2(),
+                              np.array([1, "b"] * 15, dtype=object)),
+     ValueError, r"y mixes label types"),
+    ("logistic-w-nan", call(fastgen.fit_logistic, X2(), y2(),
+                            sample_weight=np.r_[np.ones(3), np.nan, np.ones(26)]),
+     ValueError, r"sample_weight contains a non-finite value at index 3"),
+    ("logistic-w-negative", call(fastgen.fit_logistic, X2(), y2(),
+                                 sample_weight=np.r_[np.ones(29), -0.5]),
+     ValueError, r"sample_weight contains a negative value \(-0\.5\) at index 29"),
+    ("logistic-l2-inf", call(fastgen.fit_logistic, X2(), y2(), l2=np.inf), ValueError,
+     r"l2 must be finite"),
+    ("logistic-init-nan", call(fastgen.fit_logistic, X2(), y2(),
+                               init=(np.full((1, 3), np.nan), np.zeros(1))),
+     ValueError, r"init contains NaN or infinity"),
+    ("logistic-init-classes", call(fastgen.fit_logistic, X2(), y2() + 1, init=_LOGIT),
+     ValueError, r"init was fitted with classes \[0, 1\] but y has classes \[1, 2\]"),
+    ("logistic-sparse-int64-inf", call(fastgen.fit_logistic,
+                                       csr(_X2, at=0, value=np.inf, index_dtype=np.int64),
+                                       y2()),
+     ValueError, r"X contains infinity at row 0, column 0"),
+    # ---- irls_step ----
+    ("irls-step-params-type", call(fastgen.irls_step, _NB["gaussian"], X2(), y2()),
+     ValueError, r"params must be a LogisticParams.*GaussianNBParams"),
+    ("irls-step-n-features", call(fastgen.irls_step, _LOGIT, _X2[:, :2].copy(), y2()),
+     ValueError, r"X has 2 features, but the model was fitted with 3"),
+    ("irls-step-classes", call(fastgen.irls_step, _LOGIT, X2(), y()), ValueError,
+     r"y has classes \[0, 1, 2\] but params were fitted with \[0, 1\]"),
+    ("irls-step-one-class", call(fastgen.irls_step, _LOGIT, X2(), np.ones(30, int)),
+     ValueError, r"y has 1 distinct class"),
+    ("irls-step-nan", call(fastgen.irls_step, _LOGIT, X2(at=(1, 1), value=np.nan), y2()),
+     ValueError, r"X contains NaN at row 1, column 1"),
+    ("irls-step-w-inf", call(fastgen.irls_step, _LOGIT, X2(), y2(),
+                             sample_weight=np.full(30, np.inf)),
+     ValueError, r"sample_weight contains a non-finite value at index 0"),
+    ("irls-step-l2-negative", call(fastgen.irls_step, _LOGIT, X2(), y2(), l2=-1.0),
+     ValueError, r"l2 must be >= 0"),
+    # ---- scoring ----
+    ("logistic-predict-n-features", call(fastgen.predict, _LOGIT, np.ones((2, 4))),
+     ValueError, r"X has 4 features, but the model was fitted with 3"),
+    ("logistic-multinomial-jll-n-features", call(fastgen.joint_log_likelihood, _LOGIT3,
+                                                 np.ones((2, 1))),
+     ValueError, r"X has 1 features, but the model was fitted with 3"),
+    ("logistic-proba-csr-nan", call(fastgen.predict_proba, _LOGIT,
+                                    csr(_Xt, at=0, value=np.nan)),
+     ValueError, r"X contains NaN at row 0"),
+    ("logistic-log-proba-inf", call(fastgen.predict_log_proba, _LOGIT3,
+                                    np.array([[0.0, np.inf, 1.0]])),
+     ValueError, r"X contains infinity at row 0, column 1"),
+    ("logistic-predict-3d", call(fastgen.predict, _LOGIT, np.ones((2, 3, 1))), ValueError,
+     r"X must be 2-D"),
+    ("logistic-predict-empty-features", call(fastgen.predict, _LOGIT, np.ones((2, 0))),
+     ValueError, r"X has 0 features"),
+]
+
+IO_CASES = [
+    ("load-truncated", call(fastgen.load_params, _TRUNC), ValueError,
+     r"could not be read as a fastgen params file"),
+    ("load-garbage", call(fastgen.load_params, _GARBAGE), ValueError,
+     r"could not be read as a fastgen params file"),
+    ("load-empty-file", call(fastgen.load_params, _EMPTY_FILE), ValueError,
+     r"could not be read as a fastgen params file"),
+    ("load-foreign-npz", call(fastgen.load_params, _FOREIGN), ValueError,
+     r"not a fastgen params file \(no fastgen header\)"),
+    ("load-json-list-header", call(fastgen.load_params, _with_header_json("list.npz", "[1]")),
+     ValueError, r"could not be read as a fastgen params file"),
+    ("load-pickled-header", call(fastgen.load_params, _PICKLED), ValueError,
+     r"could not be read as a fastgen params file"),
+    ("load-wrong-format", call(fastgen.load_params, _with_header("fmt.npz", format="other")),
+     ValueError, r"is not a fastgen params file"),
+    ("load-newer-version", call(fastgen.load_params, _with_header("ver.npz", version=99)),
+     ValueError, r"written by a newer fastgen \(format version 99\)"),
+    ("load-unknown-type", call(fastgen.load_params,
+                               _with_header("type.npz", type="RandomForestParams")),
+     ValueError, r"unknown params type 'RandomForestParams'"),
+    ("load-missing-field", call(fastgen.load_params,
+                                _without_field("nofield.npz", "feature_log_prob")),
+     ValueError, r"lacks the field 'feature_log_prob'"),
+    ("load-directory", call(fastgen.load_params, _TMP), ValueError,
+     r"could not be read as a fastgen params file"),
+    ("save-array", call(fastgen.save_params, os.path.join(_TMP, "x.npz"), _C), ValueError,
+     r"params must be a fitted fastgen params object; got ndarray"),
+    ("save-counts", call(fastgen.save_params, os.path.join(_TMP, "x.npz"), _counts()),
+     ValueError, r"params must be a fitted fastgen params object; got NBCounts"),
+]
+
+CASES = list(GDA_CASES) + NB_CASES + LOGISTIC_CASES + IO_CASES
 
 
 def _unpack(case):
@@ -347,6 +800,7 @@ def test_rejected(case_id, fn, exc, match):
 
 def test_catalogue_is_large_enough():
     assert len(GDA_CASES) >= 20
+    assert len(NB_CASES) + len(LOGISTIC_CASES) + len(IO_CASES) >= 60
     ids = [c.values[0] if hasattr(c, "values") else c[0] for c in CASES]
     assert len(ids) == len(set(ids))
 
@@ -354,3 +808,173 @@ def test_catalogue_is_large_enough():
 def test_singular_covariance_error_is_both():
     assert issubclass(SingularCovarianceError, np.linalg.LinAlgError)
     assert issubclass(SingularCovarianceError, ValueError)
+
+
+# --------------------------------------------------------------------------- accepted
+#
+# Valid but unusual inputs must work and give what the canonical input gives: each row is
+# ``(id, odd_callable, canonical_callable)``; the odd call must also leave its arrays
+# unchanged (non-canonical CSR is canonicalised on a copy).
+
+
+def _unsorted_csr(A):
+    """CSR with each row's column indices reversed (valid, but not sorted)."""
+    M = sp.csr_matrix(A)
+    for i in range(M.shape[0]):
+        lo, hi = M.indptr[i], M.indptr[i + 1]
+        M.indices[lo:hi] = M.indices[lo:hi][::-1].copy()
+        M.data[lo:hi] = M.data[lo:hi][::-1].copy()
+    M.has_sorted_indices = False
+    assert not M.has_canonical_format
+    return M
+
+
+def _duplicate_csr(A):
+    """CSR storing each value as two halves at the same (row, column)."""
+    M = sp.csr_matrix(A)
+    indices = np.repeat(M.indices, 2)
+    data = np.repeat(M.data / 2, 2)
+    D = sp.csr_matrix((data, indices, 2 * M.indptr), shape=A.shape)
+    assert D.nnz == 2 * M.nnz and not D.has_canonical_format
+    return D
+
+
+def _readonly_memmap(A, name):
+    path = os.path.join(_TMP, name)
+    np.save(path, A)
+    M = np.load(path, mmap_mode="r")
+    assert not M.flags.writeable
+    return M
+
+
+_Cb = (_C > 1).astype(bool)  # binary features as bool
+
+ACCEPTED = [
+    # ---- sparse layouts, every sparse-capable fit ----
+    *[(f"{m}-{kind}", call(f, make(_DATA_OF[m]()), y()), call(f, csr(_DATA_OF[m]()), y()))
+      for m, f in _COUNT_FITS.items()
+      for kind, make in [("csr-unsorted", _unsorted_csr), ("csr-duplicates", _duplicate_csr),
+                         ("csr-int64", lambda A: csr(A, index_dtype=np.int64)),
+                         ("csc", sp.csc_matrix), ("coo", sp.coo_matrix),
+                         ("csr-array", sp.csr_array), ("dense", np.asarray)]],
+    ("logistic-csr-unsorted", call(fastgen.fit_logistic, _unsorted_csr(_X2), y2(), l2=1.0),
+     call(fastgen.fit_logistic, csr(_X2), y2(), l2=1.0)),
+    ("logistic-csr-duplicates", call(fastgen.fit_logistic, _duplicate_csr(_X2), y2(), l2=1.0),
+     call(fastgen.fit_logistic, csr(_X2), y2(), l2=1.0)),
+    ("logistic-csr-int64", call(fastgen.fit_logistic, csr(_X2, index_dtype=np.int64), y2(),
+                                l2=1.0),
+     call(fastgen.fit_logistic, csr(_X2), y2(), l2=1.0)),
+    ("logistic-csc", call(fastgen.fit_logistic, sp.csc_matrix(_X2), y2(), l2=1.0),
+     call(fastgen.fit_logistic, csr(_X2), y2(), l2=1.0)),
+    ("logistic-coo", call(fastgen.fit_logistic, sp.coo_matrix(_X2), y2(), l2=1.0),
+     call(fastgen.fit_logistic, csr(_X2), y2(), l2=1.0)),
+    ("nb-counts-csc", call(fastgen.nb_counts, sp.csc_matrix(_C), y()),
+     call(fastgen.nb_counts, _C, y())),
+    ("multinomial-proba-csr-unsorted", call(fastgen.predict_proba, _NB["multinomial"],
+                                            _unsorted_csr(_C)),
+     call(fastgen.predict_proba, _NB["multinomial"], _C)),
+    ("bernoulli-jll-coo", call(fastgen.joint_log_likelihood, _NB["bernoulli"],
+                               sp.coo_matrix(_C)),
+     call(fastgen.joint_log_likelihood, _NB["bernoulli"], _C)),
+    ("categorical-proba-csr-int64", call(fastgen.predict_proba, _NB["categorical"],
+                                         csr(_Cat, index_dtype=np.int64)),
+     call(fastgen.predict_proba, _NB["categorical"], _Cat)),
+    ("logistic-log-proba-csc", call(fastgen.predict_log_proba, _LOGIT, sp.csc_matrix(_X2)),
+     call(fastgen.predict_log_proba, _LOGIT, _X2)),
+    # ---- layouts and dtypes: Fortran order, read-only memmap, int, bool, float16 ----
+    *[(f"{name}-fortran", call(f, np.asfortranarray(A), yy), call(f, A, yy))
+      for name, f, A, yy in [
+          ("gda-pooled", fastgen.fit_gda, _X, _y), ("gaussian-nb", fastgen.fit_gaussian_nb,
+                                                    _X, _y),
+          ("multinomial", fastgen.fit_multinomial_nb, _C, _y),
+          ("logistic", fastgen.fit_logistic, _X2, _y2),
+          ("class-moments", fastgen.class_moments, _X, _y)]],
+    *[(f"{name}-memmap", call(f, _readonly_memmap(A, f"{name}.npy"), yy), call(f, A, yy))
+      for name, f, A, yy in [
+          ("gda-pooled", fastgen.fit_gda, _X, _y), ("gaussian-nb", fastgen.fit_gaussian_nb,
+                                                    _X, _y),
+          ("complement", fastgen.fit_complement_nb, _C, _y),
+          ("categorical", fastgen.fit_categorical_nb, _Cat, _y),
+          ("logistic", fastgen.fit_logistic, _X2, _y2),
+          ("nb-counts", fastgen.nb_counts, _C, _y)]],
+    *[(f"{name}-int", call(f, A.astype(np.int64), _y), call(f, A, _y))
+      for name, f, A in [("gda-per-class", functools.partial(fastgen.fit_gda,
+                                                             covariance="per_class"), _C + 0),
+                         ("multinomial", fastgen.fit_multinomial_nb, _C),
+                         ("categorical", fastgen.fit_categorical_nb, _Cat),
+                         ("logistic", functools.partial(fastgen.fit_logistic, l2=1.0), _C)]],
+    *[(f"{name}-bool", call(f, _Cb.copy(), _y), call(f, _Cb.astype(np.float64), _y))
+      for name, f in [("bernoulli", fastgen.fit_bernoulli_nb),
+                      ("multinomial", fastgen.fit_multinomial_nb),
+                      ("logistic", functools.partial(fastgen.fit_logistic, l2=1.0))]],
+    *[(f"{name}-float16", call(f, A.astype(np.float16), _y),
+       call(f, A.astype(np.float16).astype(np.float64), _y))
+      for name, f, A in [("gda-pooled", fastgen.fit_gda, _X),
+                         ("gaussian-nb", fastgen.fit_gaussian_nb, _X),
+                         ("multinomial", fastgen.fit_multinomial_nb, _C)]],
+    ("gda-proba-fortran", call(fastgen.predict_proba, _P["per_class"], np.asfortranarray(_X)),
+     call(fastgen.predict_proba, _P["per_class"], _X)),
+    ("gda-proba-memmap", call(fastgen.predict_proba, _P["pooled"],
+                              _readonly_memmap(_X, "score.npy")),
+     call(fastgen.predict_proba, _P["pooled"], _X)),
+    ("gaussian-nb-jll-int", call(fastgen.joint_log_likelihood, _NB["gaussian"],
+                                 np.arange(12).reshape(4, 3)),
+     call(fastgen.joint_log_likelihood, _NB["gaussian"],
+          np.arange(12.0).reshape(4, 3))),
+    ("logistic-predict-bool", call(fastgen.predict, _LOGIT, _X2 > 0),
+     call(fastgen.predict, _LOGIT, (_X2 > 0).astype(np.float64))),
+    ("irls-step-fortran", call(fastgen.irls_step, _LOGIT, np.asfortranarray(_X2), _y2),
+     call(fastgen.irls_step, _LOGIT, _X2, _y2)),
+    # ---- labels: pandas-style object arrays, lists, bool ----
+    ("gda-y-object-str", call(fastgen.fit_gda, _X, np.array(["a", "b", "c"], dtype=object)[_y]),
+     call(fastgen.fit_gda, _X, np.array(["a", "b", "c"])[_y])),
+    ("multinomial-y-list", call(fastgen.fit_multinomial_nb, _C, _y.tolist()),
+     call(fastgen.fit_multinomial_nb, _C, _y)),
+    ("logistic-y-bool", call(fastgen.fit_logistic, _X2, _y2.astype(bool)),
+     call(fastgen.fit_logistic, _X2, _y2.astype(bool).astype(object))),
+    ("priors-within-tolerance", call(fastgen.fit_gda, _X, _y,
+                                     priors=np.array([0.2, 0.3, 0.5 + 1e-12])),
+     call(fastgen.fit_gda, _X, _y, priors=np.array([0.2, 0.3, 0.5 + 1e-12]))),
+]
+
+
+def _values(obj):
+    """The arrays and scalars of a result (params, moments, counts, or an array)."""
+    if isinstance(obj, np.ndarray):
+        return {"": obj}
+    out = {}
+    for name in obj.__dataclass_fields__:
+        v = getattr(obj, name)
+        if hasattr(v, "__dataclass_fields__"):
+            out.update({f"{name}.{k}": x for k, x in _values(v).items()})
+        else:
+            out[name] = v
+    return out
+
+
+@pytest.mark.parametrize("case_id, odd, canonical",
+                         [pytest.param(*c, id=c[0]) for c in ACCEPTED])
+def test_accepted(case_id, odd, canonical):
+    arrays = list(_arrays_in(odd))
+    before = _digest(arrays)
+    got, want = _values(odd()), _values(canonical())
+    assert _digest(arrays) == before, "the caller's arrays were modified"
+    assert got.keys() == want.keys()
+    for k in want:
+        g, w = got[k], want[k]
+        if isinstance(w, np.ndarray) and w.dtype.kind == "f":
+            assert g.dtype == w.dtype, k
+            # duplicate CSR entries are summed first: the sums may differ by rounding
+            np.testing.assert_allclose(g, w, rtol=64 * np.finfo(w.dtype).eps, atol=1e-12,
+                                       err_msg=k)
+        elif isinstance(w, np.ndarray):
+            np.testing.assert_array_equal(g, w, err_msg=k)
+        elif isinstance(w, float):
+            assert g == pytest.approx(w, rel=1e-12), k
+        else:
+            assert g == w, k
+
+
+def test_accepted_catalogue_is_large_enough():
+    assert len(ACCEPTED) >= 40
+    assert len({c[0] for c in ACCEPTED}) == len(ACCEPTED)
