@@ -376,10 +376,30 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
                 f"feature {bad[0][0]} has zero pooled within-class variance; pass reg>0 "
                 f"or drop the feature"
             )
+        tiny = 1.0 / np.finfo(np.dtype(m.dtype)).max  # below it 1/σ² overflows
+        small = np.argwhere(cov < tiny)
+        if small.size:
+            where = (f"feature {small[0][-1]} in class {_label(classes, small[0][0])}"
+                     if cov.ndim == 2 else f"feature {small[0][0]} (pooled)")
+            raise SingularCovarianceError(
+                f"the variance of {where} is {float(cov[tuple(small[0])]):.3g}, too small "
+                f"for {m.dtype} (its reciprocal overflows); rescale the features (e.g. "
+                f"divide by their standard deviation) or pass reg>0"
+            )
         chol = np.sqrt(cov)
         logv = np.log(cov)
         log_det = logv.sum(axis=-1) if cov.ndim == 2 else np.full(K, logv.sum())
     dt = np.dtype(m.dtype)
+    if dt != np.float64:
+        fi = np.finfo(dt)
+        var = np.diagonal(cov, axis1=-2, axis2=-1) if covariance in ("pooled",
+                                                                      "per_class") else cov
+        if not (np.all(np.abs(cov) <= fi.max) and np.all(np.abs(means) <= fi.max)
+                and np.all(var >= 1.0 / fi.max)):
+            raise ValueError(
+                f"the fitted means or covariance overflow or underflow {dt} (the dtype of "
+                f"X); pass X as float64 or rescale the features"
+            )
     return GDAParams(
         classes=classes,
         priors=np.asarray(pri, dtype=dt),
