@@ -27,6 +27,7 @@ import numpy as np
 from ._params import FittedParams, register_params
 from ._threads import serial_for_small_inputs
 from ._validation import (
+    check_finite_result,
     check_priors,
     check_sample_weight,
     check_scalar,
@@ -366,6 +367,7 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     K = classes.shape[0]
     check_priors(priors, K)
     W, means, scatter = _kernel_moments(X, codes, w, K, "diagonal")
+    check_finite_result(X, scatter)  # squares that overflow float64: a clear error
     moments = ClassMoments(classes, W, means, scatter, "diagonal", str(X.dtype))
     feature_variance = None  # unweighted: the total variance implied by the moments
     if w.shape[0]:
@@ -945,7 +947,13 @@ def gaussian_nb_from_moments(moments, *, priors=None, var_smoothing=1e-9,
         raise ValueError("moments have zero total weight; fit at least one sample")
     if feature_variance is None:
         mu = cc @ moments.means / cc.sum()
-        total = moments.scatter.sum(axis=0) + cc @ (moments.means - mu) ** 2
+        with np.errstate(over="ignore"):
+            total = moments.scatter.sum(axis=0) + cc @ (moments.means - mu) ** 2
+        if not np.all(np.isfinite(total)):
+            raise ValueError(
+                "the feature variances overflow float64 (X has values near 1e154 or "
+                "larger); rescale the features (e.g. divide by their standard deviation)"
+            )
         feature_variance = total / cc.sum()
     fv = np.asarray(feature_variance, dtype=np.float64)
     if fv.shape != (d,) or not np.all(np.isfinite(fv)) or np.any(fv < 0):
@@ -963,9 +971,23 @@ def gaussian_nb_from_moments(moments, *, priors=None, var_smoothing=1e-9,
             f"var_smoothing={var_smoothing} adds nothing (every feature is constant, as with "
             f"one sample); pass var_smoothing > 0 with non-constant data"
         )
+    dt = np.dtype(moments.dtype)
+    small = np.argwhere(var < 1.0 / np.finfo(dt).max)  # 1/σ² would overflow
+    if small.size:
+        k, j = small[0]
+        raise ValueError(
+            f"the variance of feature {j} in class {moments.classes[k].item()!r} is "
+            f"{float(var[k, j]):.3g}, too small for {dt} (its reciprocal overflows); "
+            f"rescale the features (e.g. divide by their standard deviation)"
+        )
+    if dt != np.float64 and not (np.all(var <= np.finfo(dt).max)
+                                 and np.all(np.abs(moments.means) <= np.finfo(dt).max)):
+        raise ValueError(
+            f"the fitted means or variances overflow {dt} (the dtype of X); pass X as "
+            f"float64 or rescale the features"
+        )
     if p is None:
         p = cc / cc.sum()
-    dt = np.dtype(moments.dtype)
     return GaussianNBParams(
         classes=moments.classes,
         class_count=cc,
