@@ -513,8 +513,10 @@ def _newton(obj, beta, max_iter, tol, sw, l2, check_separation=True):
             break
         # Alignment of the step with the iterate: along a separating direction the
         # iterates grow without bound in a fixed direction.
-        nb = np.linalg.norm(beta)
-        cos = float(np.vdot(step, beta)) / (np.linalg.norm(step) * nb) if nb > 0 else 0.0
+        # (normalise each vector first: with features near 1e150 both norms are near
+        # 1e-150 and their product underflows to 0)
+        nb, ns = np.linalg.norm(beta), np.linalg.norm(step)
+        cos = float(np.vdot(step / ns, beta / nb)) if nb > 0 and ns > 0 else 0.0
         aligned = aligned + 1 if cos > 0.9 else 0
         beta, loss, f, g, emax = bt, lt, ft, gt, et
         n_iter += 1
