@@ -14,6 +14,15 @@ import os as _os
 # user chose (or an OpenMP runtime already started by another library) wins.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+# numba raises at import when it can write its cache nowhere (a read-only install and no
+# writable home): fall back to a private temp directory first (see fastgen/_cache.py).
+# A truncated or garbled cache file of a fastgen kernel is recompiled, not an error.
+from ._cache import ensure_writable_cache as _ensure_writable_cache
+from ._cache import tolerate_corrupt_cache as _tolerate_corrupt_cache
+
+_ensure_writable_cache()
+_tolerate_corrupt_cache()
+
 from .io import load_params, save_params
 from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba
 
