@@ -1,0 +1,177 @@
+"""numba's on-disk cache: a read-only install and corrupted cache files.
+
+Each test runs a fresh interpreter on a copy of the ``fastgen`` package whose kernels
+have never been compiled, and exercises one small kernel path (a pooled GDA fit on 50×3
+data), so a cold run compiles only a few kernels.
+
+*Read-only package.*  The copy is made read-only, and HOME/XDG_CACHE_HOME point at a
+read-only directory, so numba has nowhere to write: without fastgen's fallback numba
+raises ``RuntimeError: cannot cache function ...: no locator available`` at import.
+Running as root, ``chmod`` does not stop writes; the interpreter is then started with
+every capability dropped (``setpriv --bounding-set=-all``), under which root is bound by
+file permissions like any user.  The test checks that writing really fails.
+
+*Corrupted cache.*  After a run has filled the cache, every index (.nbi) and data (.nbc)
+file is truncated or garbled; the next run must still import, fit and give the same
+result (numba recompiles).
+"""
+
+import glob
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fastgen
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_SCRIPT = r"""
+import json, os, sys
+target = os.environ["FASTGEN_PROBE_TARGET"]
+try:
+    open(os.path.join(target, "probe-write"), "w").close()
+    writable = True
+except OSError:
+    writable = False
+import numpy as np
+import fastgen
+assert os.path.dirname(fastgen.__file__) == target, fastgen.__file__
+rng = np.random.default_rng(0)
+X = rng.standard_normal((50, 3))
+y = np.arange(50) % 2
+p = fastgen.fit_gda(X, y)
+json.dump({"writable": writable, "cache_dir": os.environ.get("NUMBA_CACHE_DIR", ""),
+           "means": p.means.tolist(), "covariance": p.covariance.tolist()}, sys.stdout)
+"""
+
+
+def _expected():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 3))
+    return fastgen.fit_gda(X, np.arange(50) % 2)
+
+
+def _copy_package(dest):
+    shutil.copytree(os.path.join(ROOT, "fastgen"), os.path.join(dest, "fastgen"),
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return os.path.join(dest, "fastgen")
+
+
+def _make_read_only(path):
+    for dirpath, dirnames, filenames in os.walk(path):
+        for name in filenames:
+            p = os.path.join(dirpath, name)
+            os.chmod(p, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        os.chmod(dirpath, 0o555)
+
+
+def _make_writable(path):
+    for dirpath, dirnames, filenames in os.walk(path):
+        os.chmod(dirpath, 0o755)
+        for name in filenames:
+            os.chmod(os.path.join(dirpath, name), 0o644)
+
+
+def _unprivileged_prefix():
+    """Command prefix under which file permissions bind (empty unless running as root)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: cannot make a directory read-only")
+    return [setpriv, "--bounding-set=-all", "--inh-caps=-all"]
+
+
+def _run(pkg_parent, target, env_extra, prefix=()):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "HOME", "XDG_CACHE_HOME")}
+    env.update(env_extra, PYTHONPATH=pkg_parent, FASTGEN_PROBE_TARGET=target)
+    res = subprocess.run([*prefix, sys.executable, "-W", "error", "-c", _SCRIPT], env=env,
+                         cwd=pkg_parent, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout)
+
+
+def _check_result(out):
+    want = _expected()
+    np.testing.assert_allclose(out["means"], want.means, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(out["covariance"], want.covariance, rtol=1e-13, atol=1e-15)
+
+
+@pytest.fixture(scope="module")
+def read_only_setup(tmp_path_factory):
+    base = tmp_path_factory.mktemp("ro")
+    parent = base / "site"
+    parent.mkdir()
+    pkg = _copy_package(str(parent))
+    home = base / "home"
+    home.mkdir()
+    tmp = base / "tmp"  # where the fallback cache goes (cleaned with tmp_path)
+    tmp.mkdir()
+    _make_read_only(pkg)
+    os.chmod(home, 0o555)
+    os.chmod(parent, 0o555)
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "TMPDIR": str(tmp)}
+    yield str(parent), pkg, env, str(tmp)
+    _make_writable(str(base))
+
+
+def test_import_and_first_call_with_read_only_package(read_only_setup):
+    parent, pkg, env, tmp = read_only_setup
+    prefix = _unprivileged_prefix()
+    out = _run(parent, pkg, env, prefix)
+    assert not out["writable"], "the package copy is still writable: the test proves nothing"
+    _check_result(out)
+    # the kernels were cached in a private directory under TMPDIR, not nowhere
+    assert out["cache_dir"].startswith(tmp), out["cache_dir"]
+    assert glob.glob(os.path.join(out["cache_dir"], "*", "*.nbi"))
+    # and a second process loads them from there
+    _check_result(_run(parent, pkg, env, prefix))
+
+
+def test_corrupted_cache_files_are_recompiled(read_only_setup):
+    parent, pkg, env, tmp = read_only_setup
+    prefix = _unprivileged_prefix()
+    out = _run(parent, pkg, env, prefix)  # fills the cache (or reuses it)
+    files = sorted(glob.glob(os.path.join(out["cache_dir"], "*", "*.nb[ic]")))
+    assert any(f.endswith(".nbi") for f in files) and any(f.endswith(".nbc") for f in files)
+    # a quarter of the files, on the kernels this call uses (each recompile costs ~1 s)
+    for i, f in enumerate(files[::4]):
+        with open(f, "rb") as fh:
+            data = fh.read()
+        with open(f, "wb") as fh:
+            if f.endswith(".nbi"):  # truncated pickle, or garbage after the version
+                fh.write(data[: len(data) // 2] if i % 2 else b"\x80\x04garbage" * 4)
+            else:  # truncated, or byte-reversed, compiled code
+                fh.write(data[: len(data) // 3] if i % 2 else data[::-1])
+    _check_result(_run(parent, pkg, env, prefix))
+    # the rewritten cache is sound again
+    _check_result(_run(parent, pkg, env, prefix))
+
+
+def test_corrupted_in_tree_cache(tmp_path, read_only_setup):
+    """The usual case: a writable package whose own __pycache__ holds a corrupt index.
+
+    The cache files of the read-only test are copied in (same sources, same names), so
+    only the corrupted kernels compile here."""
+    parent, ro_pkg, ro_env, tmp = read_only_setup
+    pkg = _copy_package(str(tmp_path))
+    cache = os.path.join(pkg, "kernels", "__pycache__")
+    os.makedirs(cache, exist_ok=True)
+    for f in glob.glob(os.path.join(tmp, "fastgen-numba-cache-*", "kernels_*", "*.nb[ic]")):
+        shutil.copy(f, cache)
+    env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / ".cache")}
+    out = _run(str(tmp_path), pkg, env)
+    assert out["cache_dir"] == ""  # numba's own choice (kernels/__pycache__) was kept
+    files = sorted(glob.glob(os.path.join(cache, "*.nbi")))
+    assert files
+    for f in files[::3]:
+        with open(f, "r+b") as fh:
+            fh.truncate(max(1, os.path.getsize(f) // 2))
+    _check_result(_run(str(tmp_path), pkg, env))
