@@ -27,6 +27,8 @@ from ._validation import (
 )
 from .kernels import gaussian as _g
 from .kernels import moments as _km
+from .kernels.special import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA
+from .kernels.special import finish_all_rows
 from .moments import ClassMoments, _kernel_moments
 
 __all__ = [
@@ -142,13 +144,28 @@ class GDAParams(FittedParams):
         return (1.0 / var).astype(self.dtype), bias.astype(self.dtype)
 
     # ---- scoring on validated X ----
-    def _joint_log_likelihood(self, X):
+    def _scores(self, X, mode):
+        """Joint log-likelihoods (``MODE_JLL``), log posteriors or posteriors.
+
+        The kernels write the scores; a second parallel pass normalises the rows.
+        (Fusing the normalisation into the BLAS-based kernels measured twice as slow:
+        n=1e6, d=16, K=10, 47 ms fused against 22 ms in two passes.)
+        """
+        s = self._raw_scores(X, mode)
+        return s if mode == MODE_JLL else finish_all_rows(s, mode)
+
+    def _raw_scores(self, X, mode):
         n = X.shape[0]
         out = np.empty((n, self.n_classes), dtype=self.dtype)
         ct = self.covariance_type
         if ct == "pooled":
             Wc, bc, Linv, const, c = self._pooled_tables
-            return _g.pooled_scores(X, c, Wc, bc, Linv, const, out)
+            if mode != MODE_JLL:
+                # posteriors need only the linear part (X − c)·W + b: the shared
+                # quadratic term cancels
+                Linv = np.empty((0, 0), self.dtype)
+            with blas_single_thread():
+                return _g.pooled_scores(X, c, Wc, bc, Linv, const, out)
         if ct == "per_class":
             Linv, bias = self._per_class_tables
             with blas_single_thread(X.shape[1] >= _g.TRMM_MIN_D):
@@ -156,25 +173,24 @@ class GDAParams(FittedParams):
         inv_var, bias = self._diagonal_tables
         return _g.diagonal_scores(X, self.means, inv_var, bias, out)
 
-    def _decision_scores(self, X):
-        if self.covariance_type != "pooled":
-            return self._joint_log_likelihood(X)
-        # posteriors need only the linear part X·W + b (the shared quadratic cancels)
-        Wc, bc, _, _, c = self._pooled_tables
-        out = np.empty((X.shape[0], self.n_classes), dtype=self.dtype)
-        return _g.pooled_scores(X, c, Wc, bc, np.empty((0, 0), self.dtype), 0.0, out)
+    def _joint_log_likelihood(self, X):
+        return self._scores(X, MODE_JLL)
 
     def _predict_log_proba(self, X):
-        from .kernels.special import log_normalize_rows
-
-        s = self._decision_scores(X)
-        return log_normalize_rows(s, s)
+        return self._scores(X, MODE_LOG_PROBA)
 
     def _predict_proba(self, X):
-        from .kernels.special import softmax_rows
+        return self._scores(X, MODE_PROBA)
 
-        s = self._decision_scores(X)
-        return softmax_rows(s, s)
+    def _decision_scores(self, X):
+        if self.covariance_type != "pooled":
+            return self._scores(X, MODE_JLL)
+        # any scores with the posteriors' row-wise argmax will do: for the pooled model
+        # the linear part alone
+        Wc, bc, _, _, c = self._pooled_tables
+        out = np.empty((X.shape[0], self.n_classes), dtype=self.dtype)
+        with blas_single_thread():
+            return _g.pooled_scores(X, c, Wc, bc, np.empty((0, 0), self.dtype), 0.0, out)
 
 
 def _check_covariance_type(covariance):

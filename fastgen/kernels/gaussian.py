@@ -38,33 +38,35 @@ def pooled_scores(X, center, Wc, bc, Linv, const, out):
     If ``Linv`` (the inverse Cholesky factor, lower, (d, d)) has d rows, the shared term
     −½‖L⁻¹(x − c)‖² + ``const`` is added too, giving log p(x, y=k) exactly; pass an
     empty (0, 0) array to skip it.  Centring on ``c`` first keeps digits when |x| ≫ σ.
+    Each block of rows is centred into a buffer and multiplied by BLAS (the caller
+    holds BLAS at one thread).
     """
     n, d = X.shape
     K = Wc.shape[1]
     quad = Linv.shape[0] == d
     nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
     for b in prange(nb):
-        xc = np.empty(d)
-        acc = np.empty(K)
-        for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
-            for k in range(K):
-                acc[k] = bc[k]
+        r0 = b * ROW_BLOCK
+        r1 = min(n, r0 + ROW_BLOCK)
+        m = r1 - r0
+        Z = np.empty((m, d), dtype=Wc.dtype)
+        for r in range(m):
             for j in range(d):
-                v = np.float64(X[i, j]) - center[j]
-                xc[j] = v
-                for k in range(K):
-                    acc[k] += v * Wc[j, k]
-            shared = 0.0
-            if quad:
+                Z[r, j] = X[r0 + r, j] - center[j]
+        S = np.dot(Z, Wc)  # (m, K) by BLAS; the caller holds BLAS at one thread
+        for r in range(m):
+            for k in range(K):
+                out[r0 + r, k] = S[r, k] + bc[k]
+        if quad:
+            trmm_lower_rows(Linv, Z, m)  # row r becomes L⁻¹(x_r − c)
+            for r in range(m):
                 q = 0.0
                 for j in range(d):
-                    s = 0.0
-                    for l in range(j + 1):
-                        s += Linv[j, l] * xc[l]
-                    q += s * s
-                shared = const - 0.5 * q
-            for k in range(K):
-                out[i, k] = acc[k] + shared
+                    u = np.float64(Z[r, j])
+                    q += u * u
+                sh = const - 0.5 * q
+                for k in range(K):
+                    out[r0 + r, k] += sh
     return out
 
 
@@ -128,7 +130,9 @@ def diagonal_scores(X, means, inv_var, bias, out):
     shared = inv_var.shape[0] == 1
     nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
     for b in prange(nb):
-        for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
+        r0 = b * ROW_BLOCK
+        r1 = min(n, r0 + ROW_BLOCK)
+        for i in range(r0, r1):
             for k in range(K):
                 kv = 0 if shared else k
                 q = 0.0

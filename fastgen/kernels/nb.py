@@ -20,6 +20,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit, pjit
+from .special import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA, finish_row  # noqa: F401
 
 __all__ = [
     "MODE_JLL",
@@ -33,51 +34,9 @@ __all__ = [
     "categorical_scores",
 ]
 
-MODE_JLL = 0
-MODE_LOG_PROBA = 1
-MODE_PROBA = 2
 
 #: Rows per parallel work item in the dense scoring kernels.
 SCORE_BLOCK = 512
-
-
-@jit(inline="always")
-def finish_row(acc, out, i, mode):
-    """Write row ``i`` of ``out`` from the joint log-likelihoods in ``acc`` (K,).
-
-    mode 0: ``out[i] = acc``; mode 1: ``acc - logsumexp(acc)``; mode 2:
-    ``exp(acc - logsumexp(acc))`` (``acc`` is overwritten with the unnormalised
-    exponentials).  A row whose entries are all -inf gives -inf (mode 1) or zeros
-    (mode 2), never NaN.
-    """
-    K = acc.shape[0]
-    if mode == 0:
-        for k in range(K):
-            out[i, k] = acc[k]
-        return
-    m = -np.inf
-    for k in range(K):
-        if acc[k] > m:
-            m = acc[k]
-    if m == -np.inf:
-        for k in range(K):
-            out[i, k] = -np.inf if mode == 1 else 0.0
-        return
-    s = 0.0
-    if mode == 1:
-        for k in range(K):
-            s += np.exp(acc[k] - m)
-        lse = m + np.log(s)
-        for k in range(K):
-            out[i, k] = acc[k] - lse
-    else:
-        for k in range(K):
-            e = np.exp(acc[k] - m)
-            acc[k] = e
-            s += e
-        inv = 1.0 / s
-        for k in range(K):
-            out[i, k] = acc[k] * inv
 
 
 @pjit(fastmath={"reassoc", "contract"})

@@ -14,7 +14,7 @@ from numba import prange
 
 from ._jit import jit, pjit
 from .labels import class_order
-from .nb import finish_row
+from .special import finish_row
 
 __all__ = [
     "COUNT_CHUNK_NNZ",
@@ -174,7 +174,7 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
     (W = (log p − log(1 − p))ᵀ, b_k = log π_k + Σ_j log(1 − p_kj)).  ``weights`` is
     (d, K) C-contiguous so each stored value reads one contiguous row; accumulation
     is in float64 and each row is finished per ``mode`` (see
-    :func:`fastgen.kernels.nb.finish_row`).
+    :func:`fastgen.kernels.special.finish_row`).
     """
     K = bias.shape[0]
     G = bounds.shape[0] - 1
