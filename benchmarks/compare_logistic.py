@@ -1,6 +1,7 @@
 """Side-by-side timings of fastgen's logistic regression against its peers (W8, W9, CSR).
 
-``run(repeats, sizes)`` returns rows ``(workload, fastgen_s, peer_s, ratio, floor_s)``:
+``run(repeats, quick)`` returns rows in ``benchmarks/compare.py``'s dict format;
+``run_tuples(repeats, sizes)`` returns rows ``(workload, fastgen_s, peer_s, ratio, floor_s)``:
 medians over ``repeats`` timed runs after one warm-up (so JIT compilation is excluded;
 the compile/first-call time is reported in its own row), ``ratio = peer / fastgen``
 (> 1: fastgen is faster; for "per iteration" rows the peer is the floor, one weighted
@@ -97,7 +98,35 @@ def _compile_time():
         return float("nan")
 
 
-def run(repeats=3, sizes=None, verbose=False):
+def run(repeats: int = 5, quick: bool = False):
+    """Rows in ``benchmarks/compare.py``'s format (dicts), with the issue's targets."""
+    rows = []
+    for name, fast, peer_s, ratio, floor in run_tuples(
+            repeats, SMALL_SIZES if quick else None):
+        row = {"workload": name, "fastgen_s": fast, "peer": None, "peer_s": None,
+               "floor_s": None, "target": "report", "met": None, "note": ""}
+        if "per Newton iteration" in name:
+            row.update(floor_s=floor, floor="one weighted Gram X.T @ (w[:, None] * X)",
+                       target="≤1.3× floor", met=None if quick else fast <= 1.3 * floor)
+        elif "sklearn" in name and not np.isnan(peer_s):
+            target = 5.0 if name.startswith("W9") else 1.5
+            row.update(peer="sklearn LogisticRegression", peer_s=peer_s,
+                       target=f"≥{target:g}× sklearn" if not name.startswith("CSR")
+                       else "report",
+                       met=None if quick or name.startswith("CSR") else ratio >= target)
+        elif "statsmodels" in name and not np.isnan(peer_s):
+            row.update(peer="statsmodels", peer_s=peer_s,
+                       target="≥5× statsmodels" if name.startswith("W8") else "report",
+                       met=None if quick or not name.startswith("W8") else ratio >= 5.0)
+        else:
+            row["note"] = "fresh process, warm cache: import + two small fits"
+        if quick:
+            row["note"] = (row["note"] + " (quick sizes: target not judged)").strip()
+        rows.append(row)
+    return rows
+
+
+def run_tuples(repeats=3, sizes=None, verbose=False):
     """Time the logistic workloads; return rows (workload, fastgen, peer, ratio, floor).
 
     With ``verbose`` each row is printed as soon as it is measured.
@@ -216,5 +245,5 @@ if __name__ == "__main__":
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--small", action="store_true")
     args = ap.parse_args()
-    rows = run(args.repeats, SMALL_SIZES if args.small else None, verbose=True)
+    rows = run_tuples(args.repeats, SMALL_SIZES if args.small else None, verbose=True)
     print(format_rows(rows))
