@@ -34,6 +34,9 @@ class FittedParams:
 
     #: whether scoring accepts scipy CSR input
     accepts_sparse: bool = False
+    #: whether scoring finds non-finite X through its own results, so that validation
+    #: can skip the up-front scan (a full extra read of X)
+    checks_finite_scores: bool = False
 
     @property
     def n_features_in(self) -> int:  # pragma: no cover - every subclass overrides

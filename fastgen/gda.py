@@ -75,6 +75,9 @@ class GDAParams(FittedParams):
     covariance_type : one of "pooled", "per_class", "diagonal", "pooled_diagonal"
     """
 
+    #: scoring detects non-finite X from the scores themselves (see ``_check_rows``)
+    checks_finite_scores = True
+
     classes: np.ndarray
     priors: np.ndarray
     means: np.ndarray
@@ -135,6 +138,18 @@ class GDAParams(FittedParams):
         return np.ascontiguousarray(Linv, dtype=self.dtype), bias.astype(self.dtype)
 
     @functools.cached_property
+    def _stacked_tables(self):
+        """[L_1⁻ᵀ … L_K⁻ᵀ] (d, K·d) and a_k = L_k⁻¹(μ_k − c) for the stacked kernel."""
+        Linv, _ = self._per_class_tables
+        Linv = Linv.astype(np.float64)
+        K, d = self.means.shape
+        c = self._center
+        Wst = np.ascontiguousarray(Linv.transpose(2, 0, 1).reshape(d, K * d))
+        A = np.einsum("kjl,kl->kj", Linv, self.means.astype(np.float64) - c)
+        dt = self.dtype
+        return Wst.astype(dt), np.ascontiguousarray(A), c.astype(dt)
+
+    @functools.cached_property
     def _diagonal_tables(self):
         d = self.n_features_in
         var = self.covariance.astype(np.float64)
@@ -152,7 +167,16 @@ class GDAParams(FittedParams):
         n=1e6, d=16, K=10, 47 ms fused against 22 ms in two passes.)
         """
         s = self._raw_scores(X, mode)
-        return s if mode == MODE_JLL else finish_all_rows(s, mode)
+        self._check_rows(X, finish_all_rows(s, mode))
+        return s
+
+    @staticmethod
+    def _check_rows(X, n_bad):
+        """Scoring skips the up-front scan of X (``checks_finite_scores``): a row of
+        scores with a NaN or a non-finite maximum can only come from a non-finite or
+        overflowing x (every class with a positive prior scores finitely otherwise)."""
+        if n_bad:
+            check_finite_result(X, np.array([np.nan]))
 
     def _raw_scores(self, X, mode):
         n = X.shape[0]
@@ -168,7 +192,11 @@ class GDAParams(FittedParams):
                 return _g.pooled_scores(X, c, Wc, bc, Linv, const, out)
         if ct == "per_class":
             Linv, bias = self._per_class_tables
-            with blas_single_thread(X.shape[1] >= _g.TRMM_MIN_D):
+            d = X.shape[1]
+            with blas_single_thread(d >= _g.TRMM_MIN_D):
+                if _g.TRMM_MIN_D <= d < _g.STACKED_MAX_D:
+                    Wst, A, c = self._stacked_tables
+                    return _g.per_class_scores_stacked(X, c, Wst, A, bias, out)
                 return _g.per_class_scores(X, self.means, Linv, bias, out)
         inv_var, bias = self._diagonal_tables
         return _g.diagonal_scores(X, self.means, inv_var, bias, out)
@@ -190,7 +218,9 @@ class GDAParams(FittedParams):
         Wc, bc, _, _, c = self._pooled_tables
         out = np.empty((X.shape[0], self.n_classes), dtype=self.dtype)
         with blas_single_thread():
-            return _g.pooled_scores(X, c, Wc, bc, np.empty((0, 0), self.dtype), 0.0, out)
+            _g.pooled_scores(X, c, Wc, bc, np.empty((0, 0), self.dtype), 0.0, out)
+        self._check_rows(X, finish_all_rows(out, MODE_JLL))
+        return out
 
 
 def _check_covariance_type(covariance):

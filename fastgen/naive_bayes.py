@@ -112,8 +112,8 @@ def _check_bool(value, name) -> bool:
     return bool(value)
 
 
-def _fit_inputs(X, y, sample_weight, *, allow_sparse):
-    X = check_X(X, allow_sparse=allow_sparse)
+def _fit_inputs(X, y, sample_weight, *, allow_sparse, finite=True):
+    X = check_X(X, allow_sparse=allow_sparse, finite=finite)
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
     return X, classes, codes, w
@@ -362,12 +362,15 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     """
     from .moments import ClassMoments, _kernel_moments
 
-    X, classes, codes, w = _fit_inputs(X, y, sample_weight, allow_sparse=False)
+    # finiteness is checked through the moments (NaN/inf make them non-finite): no
+    # separate pass over X
+    X, classes, codes, w = _fit_inputs(X, y, sample_weight, allow_sparse=False,
+                                       finite=False)
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
     K = classes.shape[0]
     check_priors(priors, K)
     W, means, scatter = _kernel_moments(X, codes, w, K, "diagonal")
-    check_finite_result(X, scatter)  # squares that overflow float64: a clear error
+    check_finite_result(X, means, scatter)  # NaN/inf in X, or squares that overflow
     moments = ClassMoments(classes, W, means, scatter, "diagonal", str(X.dtype))
     feature_variance = None  # unweighted: the total variance implied by the moments
     if w.shape[0]:

@@ -21,7 +21,8 @@ def _prepare(params, X):
             f"params must be a fitted fastgen params object (e.g. the result of fit_gda); "
             f"got {type(params).__name__}"
         )
-    X = check_X(X, allow_sparse=params.accepts_sparse, dtype=params.dtype)
+    X = check_X(X, allow_sparse=params.accepts_sparse, dtype=params.dtype,
+                finite=not params.checks_finite_scores)
     check_n_features(X, params.n_features_in)
     return X
 

@@ -117,6 +117,47 @@ def per_class_scores(X, means, Linv, bias, out):
     return out
 
 
+# Below this dimension per-class scoring multiplies all classes at once (one GEMM of a
+# centred block by the stacked factors) instead of one TRMM per class: twice the flops,
+# but far better BLAS efficiency on thin matrices (n=1e6, d=16, K=10, 2 threads:
+# 0.16 s per class by TRMM).
+STACKED_MAX_D = 64
+
+
+@pjit(fastmath={"reassoc", "contract"})
+def per_class_scores_stacked(X, center, Wst, A, bias, out):
+    """Per-class joint log-likelihood through one GEMM for all classes.
+
+    out[i, k] = −½‖L_k⁻¹(x_i − c) − a_k‖² + bias[k], with ``Wst`` (d, K·d) the stacked
+    [L_1⁻ᵀ … L_K⁻ᵀ], a_k = L_k⁻¹(μ_k − c) (``A``, (K, d)) and c the data's mean
+    (``center``).  Rows are centred on c first, so |x| ≫ σ keeps its digits; what is
+    lost is of the order of eps·‖L_k⁻¹(x − c)‖, negligible unless the classes lie
+    millions of standard deviations apart.  The squared norms are summed with
+    reassociation allowed (vectorised; the order is fixed at compile time, so results
+    still do not depend on the thread count).
+    """
+    n, d = X.shape
+    K = A.shape[0]
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    for b in prange(nb):
+        r0 = b * ROW_BLOCK
+        r1 = min(n, r0 + ROW_BLOCK)
+        m = r1 - r0
+        Z = np.empty((m, d), dtype=Wst.dtype)
+        for r in range(m):
+            for j in range(d):
+                Z[r, j] = X[r0 + r, j] - center[j]
+        U = np.dot(Z, Wst)  # (m, K·d); the caller holds BLAS at one thread
+        for r in range(m):
+            for k in range(K):
+                q = 0.0
+                for j in range(d):
+                    u = np.float64(U[r, k * d + j]) - A[k, j]
+                    q += u * u
+                out[r0 + r, k] = bias[k] - 0.5 * q
+    return out
+
+
 @pjit
 def diagonal_scores(X, means, inv_var, bias, out):
     """Diagonal-covariance joint log-likelihood by a direct n·K·d loop.

@@ -20,7 +20,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit, pjit
-from .special import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA, finish_row  # noqa: F401
+from .special import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA, finish_row, finish_rows  # noqa: F401
 
 __all__ = [
     "MODE_JLL",
@@ -46,10 +46,10 @@ def gaussian_nb_scores(X, means, inv_var, const, mode, out):
         jll_ik = c_k − ½ Σ_j (x_ij − μ_kj)² / σ²_kj,
         c_k = log π_k − ½ Σ_j log(2π σ²_kj),
 
-    accumulated in float64 and finished per ``mode`` (see :func:`finish_row`).  The
-    sum over features may be reassociated (vectorised); every row is still computed
-    the same way whatever the thread count.  ``acc`` of :func:`finish_row` is
-    overwritten.
+    accumulated in float64 and finished per ``mode`` block by block (see
+    :func:`fastgen.kernels.special.finish_rows`).  The sum over features may be
+    reassociated (vectorised); every row is still computed the same way whatever the
+    thread count.
 
     Parameters
     ----------
@@ -63,15 +63,16 @@ def gaussian_nb_scores(X, means, inv_var, const, mode, out):
     K = const.shape[0]
     nb = (n + SCORE_BLOCK - 1) // SCORE_BLOCK
     for b in prange(nb):
-        acc = np.empty(K)
-        for i in range(b * SCORE_BLOCK, min(n, (b + 1) * SCORE_BLOCK)):
+        r0 = b * SCORE_BLOCK
+        r1 = min(n, r0 + SCORE_BLOCK)
+        for i in range(r0, r1):
             for k in range(K):
                 s = 0.0
                 for j in range(d):
                     t = np.float64(X[i, j]) - means[k, j]
                     s += t * t * inv_var[k, j]
-                acc[k] = const[k] - 0.5 * s
-            finish_row(acc, out, i, mode)
+                out[i, k] = const[k] - 0.5 * s
+        finish_rows(out, r0, r1, mode)
     return out
 
 
@@ -154,12 +155,16 @@ def categorical_scores(X, table, offsets, bias, mode, out):
     nb = (n + SCORE_BLOCK - 1) // SCORE_BLOCK
     for b in prange(nb):
         acc = np.empty(K)
-        for i in range(b * SCORE_BLOCK, min(n, (b + 1) * SCORE_BLOCK)):
+        r0 = b * SCORE_BLOCK
+        r1 = min(n, r0 + SCORE_BLOCK)
+        for i in range(r0, r1):
             for k in range(K):
                 acc[k] = bias[k]
             for j in range(d):
                 r = offsets[j] + np.int64(X[i, j])
                 for k in range(K):
                     acc[k] += table[r, k]
-            finish_row(acc, out, i, mode)
+            for k in range(K):
+                out[i, k] = acc[k]
+        finish_rows(out, r0, r1, mode)
     return out

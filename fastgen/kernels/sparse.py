@@ -14,7 +14,7 @@ from numba import prange
 
 from ._jit import jit, pjit
 from .labels import class_order
-from .special import finish_row
+from .special import finish_rows
 
 __all__ = [
     "COUNT_CHUNK_NNZ",
@@ -174,7 +174,7 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
     (W = (log p − log(1 − p))ᵀ, b_k = log π_k + Σ_j log(1 − p_kj)).  ``weights`` is
     (d, K) C-contiguous so each stored value reads one contiguous row; accumulation
     is in float64 and each row is finished per ``mode`` (see
-    :func:`fastgen.kernels.special.finish_row`).
+    :func:`fastgen.kernels.special.finish_rows`).
     """
     K = bias.shape[0]
     G = bounds.shape[0] - 1
@@ -195,7 +195,9 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
                     j = indices[p]
                     for k in range(K):
                         acc[k] += v * weights[j, k]
-            finish_row(acc, out, i, mode)
+            for k in range(K):
+                out[i, k] = acc[k]
+        finish_rows(out, bounds[g], bounds[g + 1], mode)
     return out
 
 
@@ -245,5 +247,7 @@ def csr_categorical_scores(indptr, indices, data, table, offsets, base, mode, bo
                 r = o + np.int64(data[p])
                 for k in range(K):
                     acc[k] += table[r, k] - table[o, k]
-            finish_row(acc, out, i, mode)
+            for k in range(K):
+                out[i, k] = acc[k]
+        finish_rows(out, bounds[g], bounds[g + 1], mode)
     return out

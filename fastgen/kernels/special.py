@@ -139,18 +139,38 @@ def finish_rows(out, r0, r1, mode):
     Subtracts each row's maximum, takes all the exponentials of the block in one long
     loop (which vectorises, where a loop over one row's K entries barely does), then
     normalises each row.  Rows of all −inf give −inf (log posteriors) or zeros.
+
+    Returns the number of rows holding a NaN or whose maximum is ±inf (with
+    ``MODE_JLL`` the rows are only counted).  For the Gaussian models such a row can
+    only come from a non-finite (or overflowing) x, which lets scoring skip a separate
+    finiteness scan of X.
     """
-    if mode == MODE_JLL or r1 <= r0:
-        return
     K = out.shape[1]
     m = r1 - r0
+    bad = 0
+    if m <= 0:
+        return bad
+    if mode == MODE_JLL:
+        for r in range(m):
+            v = -np.inf
+            nan = False
+            for k in range(K):
+                x = out[r0 + r, k]
+                nan |= x != x
+                v = max(v, x)
+            bad += nan or v == np.inf or v == -np.inf
+        return bad
     mx = np.empty(m)
     e = np.empty(m * K)
     for r in range(m):
         v = -np.inf
+        nan = False
         for k in range(K):
-            if out[r0 + r, k] > v:
-                v = out[r0 + r, k]
+            x = out[r0 + r, k]
+            nan |= x != x
+            if x > v:
+                v = x
+        bad += nan or v == np.inf or v == -np.inf
         mx[r] = v
         shift = v if v > -np.inf else 0.0
         for k in range(K):
@@ -174,6 +194,7 @@ def finish_rows(out, r0, r1, mode):
             inv = 1.0 / s
             for k in range(K):
                 out[i, k] = e[r * K + k] * inv
+    return bad
 
 
 @pjit
@@ -193,12 +214,16 @@ def logsumexp_rows(a):
 
 @pjit
 def finish_all_rows(a, mode):
-    """:func:`finish_rows` over every row of ``a`` in place (parallel over row blocks)."""
+    """:func:`finish_rows` over every row of ``a`` in place (parallel over row blocks).
+
+    Returns the number of rows with a NaN or a non-finite maximum.
+    """
     n, K = a.shape
     nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    bad = 0
     for b in prange(nb):
-        finish_rows(a, b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK), mode)
-    return a
+        bad += finish_rows(a, b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK), mode)
+    return bad
 
 
 def log_normalize_rows(a, out=None):
@@ -206,13 +231,15 @@ def log_normalize_rows(a, out=None):
 
     Rows of all −inf stay −inf.
     """
-    return finish_all_rows(a, MODE_LOG_PROBA)
+    finish_all_rows(a, MODE_LOG_PROBA)
+    return a
 
 
 def softmax_rows(a, out=None):
     """exp(a[i] − logsumexp(a[i])) in place (``out`` must be ``a`` or None); a row of
     all −inf gives zeros, not NaN."""
-    return finish_all_rows(a, MODE_PROBA)
+    finish_all_rows(a, MODE_PROBA)
+    return a
 
 
 @jit
