@@ -646,3 +646,23 @@ def test_results_do_not_depend_on_thread_count():
         digests.append(json.loads(res.stdout.strip().splitlines()[-1]))
     assert digests[0] == digests[1]
     assert len(digests[0]) == 6
+
+
+# --------------------------------------------------------------------------------------
+# scoring detects non-finite X through the scores (no separate scan of X)
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("covariance", COV_TYPES)
+@pytest.mark.parametrize("score", [fastgen.predict, fastgen.predict_proba,
+                                   fastgen.predict_log_proba, fastgen.joint_log_likelihood])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_scoring_names_the_nonfinite_entry(covariance, score, bad):
+    X, y = make_blobs(400, 5, 3, seed=4)
+    p = fastgen.fit_gda(X, y, covariance, priors=[0.5, 0.5, 0.0])  # a zero prior: -inf
+    Xt = X.copy()
+    Xt[137, 3] = bad
+    before = Xt.tobytes()
+    what = "NaN" if np.isnan(bad) else "infinity"
+    with pytest.raises(ValueError, match=f"X contains {what} at row 137, column 3"):
+        score(p, Xt)
+    assert Xt.tobytes() == before
+    assert np.all(np.isfinite(fastgen.predict_log_proba(p, X)[:, :2]))
