@@ -281,6 +281,9 @@ class GaussianNBParams(FittedParams):
     var_smoothing : float
     """
 
+    #: NaN/inf in X is found through the scores (no separate scan of X)
+    checks_finite_scores = True
+
     classes: np.ndarray
     class_count: np.ndarray
     class_log_prior: np.ndarray
@@ -314,7 +317,9 @@ class GaussianNBParams(FittedParams):
     def _scores(self, X, mode):
         means, inv_var, const = self._tables
         out = np.empty((X.shape[0], const.shape[0]), dtype=self.dtype)
-        return gaussian_nb_scores(X, means, inv_var, const, mode, out)
+        if gaussian_nb_scores(X, means, inv_var, const, mode, out):
+            check_finite_result(X, np.array([np.nan]))  # names the bad entry of X
+        return out
 
     def _joint_log_likelihood(self, X):
         return self._scores(X, MODE_JLL)

@@ -57,11 +57,18 @@ def gaussian_nb_scores(X, means, inv_var, const, mode, out):
     means, inv_var : (K, d) float64, C-contiguous: μ and 1/σ²
     const : (K,) float64, c_k above
     mode : int
-    out : (n, K) output array (float32 or float64)
+    out : (n, K) output array (float32 or float64), written in place
+
+    Returns
+    -------
+    int
+        The number of rows whose scores hold a NaN or a non-finite maximum: with finite
+        parameters only a non-finite (or overflowing) x gives one.
     """
     n, d = X.shape
     K = const.shape[0]
     nb = (n + SCORE_BLOCK - 1) // SCORE_BLOCK
+    bad = 0
     for b in prange(nb):
         r0 = b * SCORE_BLOCK
         r1 = min(n, r0 + SCORE_BLOCK)
@@ -72,8 +79,8 @@ def gaussian_nb_scores(X, means, inv_var, const, mode, out):
                     t = np.float64(X[i, j]) - means[k, j]
                     s += t * t * inv_var[k, j]
                 out[i, k] = const[k] - 0.5 * s
-        finish_rows(out, r0, r1, mode)
-    return out
+        bad += finish_rows(out, r0, r1, mode)
+    return bad
 
 
 @pjit
