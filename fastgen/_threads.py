@@ -82,3 +82,19 @@ def serial_for_small_inputs(x_index=0):
         return wrapper
 
     return decorate
+
+
+def single_thread_blas_call(func):
+    """Decorator: the whole call runs with BLAS on one thread.
+
+    For fits whose client-side linear algebra is small (Cholesky solves of d×d
+    systems between parallel passes over X): BLAS threads woken by those calls keep
+    spinning afterwards and slow the next parallel kernel.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with blas_single_thread():
+            return func(*args, **kwargs)
+
+    return wrapper

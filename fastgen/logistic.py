@@ -40,7 +40,7 @@ import numpy as np
 import scipy.linalg
 
 from ._params import FittedParams, register_params
-from ._threads import blas_single_thread, serial_for_small_inputs
+from ._threads import blas_single_thread, serial_for_small_inputs, single_thread_blas_call
 from ._validation import (
     check_n_features,
     check_sample_weight,
@@ -667,6 +667,7 @@ def _objective(data, codes, w, l2, K, explicit=None):
 
 
 @serial_for_small_inputs(0)
+@single_thread_blas_call
 def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
                  tol=1e-8, init=None) -> LogisticParams:
     r"""Fit logistic regression by Newton's method (IRLS).
@@ -742,6 +743,7 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
 
 
 @serial_for_small_inputs(1)
+@single_thread_blas_call
 def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
     r"""Take exactly one Newton (IRLS) step from ``params`` on (X, y).
 
