@@ -6,7 +6,6 @@ JIT compilation (or loading from the numba cache) is never timed; ``track_speedu
 time fastgen and scikit-learn in the same call and return the ratio.
 """
 
-import numpy as np
 
 import fastgen
 

@@ -5,7 +5,8 @@ Every workload builds its data once (seeded), then times fastgen, the peer
 on the same arrays in this one process: one untimed warm-up call each (so JIT
 compilation and cache loading are excluded), then ``--repeats`` (≥ 5) timed rounds that
 alternate fastgen, peer and floor (so load from other processes on a shared machine
-hits all three alike); the table shows medians, the JSON every timing.  The workloads and targets are those of the design card (§6) and issue 3.
+hits all three alike); the table shows medians, the JSON every timing.
+The workloads and targets are those of the design card (§6) and issue 3.
 
 Usage::
 
@@ -107,8 +108,9 @@ def _ratio(a, b):
 
 # ----------------------------------------------------------------------------- W1, W2
 def w1(repeats, quick):
-    import fastgen
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as LDA
+
+    import fastgen
 
     n, d = _sz(1_000_000, quick), 16
     X, y = make_data(n, d, K)
@@ -122,8 +124,9 @@ def w1(repeats, quick):
 
 
 def w2(repeats, quick):
-    import fastgen
     from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis as QDA
+
+    import fastgen
 
     n, d = _sz(200_000, quick), 128
     X, y = make_data(n, d, K)
@@ -138,8 +141,9 @@ def w2(repeats, quick):
 
 # ----------------------------------------------------------------------------- W3, W3b
 def _w3(wid, n, d, repeats, target_speedup):
-    import fastgen
     from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis as QDA
+
+    import fastgen
 
     X, y = make_data(n, d, K)
     params = fastgen.fit_gda(X, y, "per_class")
@@ -175,8 +179,9 @@ def w3b(repeats, quick):
 
 # ----------------------------------------------------------------------------- W4
 def w4(repeats, quick):
-    import fastgen
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as LDA
+
+    import fastgen
 
     n, d = _sz(1_000_000, quick), 16
     X, y = make_data(n, d, K)

@@ -131,8 +131,9 @@ def run_tuples(repeats=3, sizes=None, verbose=False):
 
     With ``verbose`` each row is printed as soon as it is measured.
     """
-    import fastgen
     from sklearn.linear_model import LogisticRegression
+
+    import fastgen
 
     s = dict(DEFAULT_SIZES)
     s.update(sizes or {})

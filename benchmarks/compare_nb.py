@@ -151,8 +151,9 @@ def run(repeats: int = 5, quick: bool = False, compile: bool = True):
         peer_s, floor_s, target, met, note, plus ``ratio`` = peer_s / fastgen_s and
         every timing).
     """
-    import fastgen as fg
     from sklearn import naive_bayes as sknb
+
+    import fastgen as fg
 
     cfg = SIZES["small" if quick else "full"]
     rows = []
@@ -173,7 +174,7 @@ def run(repeats: int = 5, quick: bool = False, compile: bool = True):
          lambda: sknb.GaussianNB().fit(X, y), "sklearn GaussianNB.fit", 20)
     pair("W5", f"GaussianNB predict_proba {dims}", lambda: fg.predict_proba(pg, X),
          lambda: sg.predict_proba(X), "sklearn GaussianNB.predict_proba", 40)
-    del X
+
 
     n, d, K, per_row = cfg["W6"]
     Xs, y = make_counts(n, d, K, per_row)
@@ -200,7 +201,7 @@ def run(repeats: int = 5, quick: bool = False, compile: bool = True):
          lambda: sknb.ComplementNB().fit(Xs, y), "sklearn ComplementNB.fit")
     pair("NB-C", f"ComplementNB predict_proba {dims}", lambda: fg.predict_proba(pc, Xs),
          lambda: sc.predict_proba(Xs), "sklearn ComplementNB.predict_proba")
-    del Xs
+
 
     # Categorical: scikit-learn needs dense integer codes; 20 features, 8 categories.
     rng = np.random.default_rng(1)

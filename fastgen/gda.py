@@ -27,8 +27,7 @@ from ._validation import (
 )
 from .kernels import gaussian as _g
 from .kernels import moments as _km
-from .kernels.special import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA
-from .kernels.special import finish_all_rows
+from .kernels.special import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA, finish_all_rows
 from .moments import ClassMoments, _kernel_moments
 
 __all__ = [

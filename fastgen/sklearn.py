@@ -36,11 +36,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
 from . import naive_bayes as _nb
+from ._validation import check_y
 from .gda import fit_gda, lda_transform, linear_discriminant
 from .logistic import ConvergenceWarning as _FgConvergenceWarning
 from .logistic import fit_logistic
 from .moments import ClassMoments, class_moments, merge_moments
-from ._validation import check_y
 from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba
 
 __all__ = [

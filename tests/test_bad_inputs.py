@@ -18,10 +18,10 @@ import tempfile
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import make_blobs
 
 import fastgen
 from fastgen import SingularCovarianceError
-from reference import make_blobs
 
 
 def call(fn, *args, **kwargs):

@@ -64,7 +64,7 @@ def _copy_package(dest):
 
 
 def _make_read_only(path):
-    for dirpath, dirnames, filenames in os.walk(path):
+    for dirpath, _dirnames, filenames in os.walk(path):
         for name in filenames:
             p = os.path.join(dirpath, name)
             os.chmod(p, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
@@ -72,7 +72,7 @@ def _make_read_only(path):
 
 
 def _make_writable(path):
-    for dirpath, dirnames, filenames in os.walk(path):
+    for dirpath, _dirnames, filenames in os.walk(path):
         os.chmod(dirpath, 0o755)
         for name in filenames:
             os.chmod(os.path.join(dirpath, name), 0o644)

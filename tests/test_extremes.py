@@ -11,9 +11,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import make_blobs
 
 import fastgen
-from reference import make_blobs
 
 GDA_TYPES = ("pooled", "per_class", "diagonal", "pooled_diagonal")
 EPS = np.finfo(np.float64).eps

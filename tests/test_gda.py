@@ -14,10 +14,12 @@ import textwrap
 
 import numpy as np
 import pytest
+import reference as ref
 import scipy.stats
 import sklearn
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import make_blobs, rel_err
 from sklearn.covariance import ledoit_wolf, oas
 from sklearn.discriminant_analysis import (
     LinearDiscriminantAnalysis,
@@ -26,8 +28,6 @@ from sklearn.discriminant_analysis import (
 from sklearn.naive_bayes import GaussianNB
 
 import fastgen
-import reference as ref
-from reference import make_blobs, rel_err
 
 COV_TYPES = ("pooled", "per_class", "diagonal", "pooled_diagonal")
 RTOL = 1e-10  # float64 agreement with scikit-learn and the reference formulas

@@ -5,9 +5,9 @@ import gc
 
 import numpy as np
 import pytest
+from reference import make_blobs
 
 import fastgen
-from reference import make_blobs
 
 COV_TYPES = ("pooled", "per_class", "diagonal", "pooled_diagonal")
 

@@ -6,13 +6,13 @@ weights as float64 (an empty array meaning "all ones").
 
 import numpy as np
 import pytest
+import reference as ref
 from numba import njit
+from reference import make_blobs, rel_err
 
 import fastgen
-import reference as ref
 from fastgen.kernels.gaussian import pooled_scores
 from fastgen.kernels.moments import moments_pooled
-from reference import make_blobs, rel_err
 
 
 @njit

@@ -6,7 +6,6 @@ whose objective is C·Σ loss + ½‖coef‖², i.e. ours with l2 = 1/C) and sta
 ``reference_logistic.py`` and finite differences.
 """
 
-import warnings
 
 import numba
 import numpy as np

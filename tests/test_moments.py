@@ -8,12 +8,12 @@ all the data.
 
 import numpy as np
 import pytest
+import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import make_blobs, rel_err
 
 import fastgen
-import reference as ref
-from reference import make_blobs, rel_err
 
 KINDS = ("pooled", "per_class", "diagonal")
 COV_TYPES = ("pooled", "per_class", "diagonal", "pooled_diagonal")

@@ -9,13 +9,12 @@ from fractions import Fraction
 import numba
 import numpy as np
 import pytest
+import reference_nb as ref
 import scipy.sparse as sp
 from sklearn import naive_bayes as sknb
 
 import fastgen as fg
 from fastgen.kernels.sparse import csr_class_counts, csr_linear_scores, nnz_balanced_bounds
-
-import reference_nb as ref
 
 RTOL = 1e-10
 
