@@ -15,7 +15,13 @@ import dataclasses
 
 import numpy as np
 
-from .kernels.special import argmax_rows, log_normalize_rows, softmax_rows
+from .kernels.special import (
+    MODE_JLL,
+    MODE_LOG_PROBA,
+    MODE_PROBA,
+    argmax_rows,
+    finish_all_rows,
+)
 
 __all__ = ["FittedParams", "register_params", "PARAMS_TYPES"]
 
@@ -51,16 +57,27 @@ class FittedParams:
     def n_classes(self) -> int:
         return int(self.classes.shape[0])
 
-    def _joint_log_likelihood(self, X):  # pragma: no cover
-        raise NotImplementedError
+    def _scores(self, X, mode):
+        """Joint log-likelihoods, log posteriors or posteriors (``mode``, see
+        :mod:`fastgen.kernels.special`) of validated X.
+
+        Models with fused scoring kernels override this; the default normalises the rows
+        of :meth:`_joint_log_likelihood` in place.
+        """
+        jll = self._joint_log_likelihood(X)
+        if mode != MODE_JLL:
+            finish_all_rows(jll, mode)
+        return jll
+
+    def _joint_log_likelihood(self, X):
+        # a subclass overrides this or _scores (defining neither would recurse)
+        return self._scores(X, MODE_JLL)
 
     def _predict_log_proba(self, X):
-        jll = self._joint_log_likelihood(X)
-        return log_normalize_rows(jll, jll)
+        return self._scores(X, MODE_LOG_PROBA)
 
     def _predict_proba(self, X):
-        jll = self._joint_log_likelihood(X)
-        return softmax_rows(jll, jll)
+        return self._scores(X, MODE_PROBA)
 
     def _predict(self, X):
         return self.classes[argmax_rows(self._decision_scores(X))]

@@ -27,7 +27,7 @@ from ._validation import (
 )
 from .kernels import gaussian as _g
 from .kernels import moments as _km
-from .kernels.special import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA, finish_all_rows
+from .kernels.special import MODE_JLL, finish_all_rows
 from .moments import ClassMoments, _kernel_moments
 
 __all__ = [
@@ -199,15 +199,6 @@ class GDAParams(FittedParams):
                 return _g.per_class_scores(X, self.means, Linv, bias, out)
         inv_var, bias = self._diagonal_tables
         return _g.diagonal_scores(X, self.means, inv_var, bias, out)
-
-    def _joint_log_likelihood(self, X):
-        return self._scores(X, MODE_JLL)
-
-    def _predict_log_proba(self, X):
-        return self._scores(X, MODE_LOG_PROBA)
-
-    def _predict_proba(self, X):
-        return self._scores(X, MODE_PROBA)
 
     def _decision_scores(self, X):
         if self.covariance_type != "pooled":

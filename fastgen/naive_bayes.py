@@ -36,7 +36,6 @@ from ._validation import (
     is_sparse,
 )
 from .kernels.nb import (
-    MODE_JLL,
     MODE_LOG_PROBA,
     MODE_PROBA,
     categorical_counts,
@@ -250,15 +249,6 @@ class _LinearNB(FittedParams):
             return softmax_rows(out, out)
         return out
 
-    def _joint_log_likelihood(self, X):
-        return self._scores(X, MODE_JLL)
-
-    def _predict_log_proba(self, X):
-        return self._scores(X, MODE_LOG_PROBA)
-
-    def _predict_proba(self, X):
-        return self._scores(X, MODE_PROBA)
-
 
 # --------------------------------------------------------------------------- Gaussian
 
@@ -320,15 +310,6 @@ class GaussianNBParams(FittedParams):
         if gaussian_nb_scores(X, means, inv_var, const, mode, out):
             check_finite_result(X, np.array([np.nan]))  # names the bad entry of X
         return out
-
-    def _joint_log_likelihood(self, X):
-        return self._scores(X, MODE_JLL)
-
-    def _predict_log_proba(self, X):
-        return self._scores(X, MODE_LOG_PROBA)
-
-    def _predict_proba(self, X):
-        return self._scores(X, MODE_PROBA)
 
 
 @serial_for_small_inputs(0)
@@ -796,15 +777,6 @@ class CategoricalNBParams(FittedParams):
             return csr_categorical_scores(indptr, indices, data, table, self.offsets, base,
                                           mode, _score_bounds(indptr), out)
         return categorical_scores(X, table, self.offsets, bias, mode, out)
-
-    def _joint_log_likelihood(self, X):
-        return self._scores(X, MODE_JLL)
-
-    def _predict_log_proba(self, X):
-        return self._scores(X, MODE_LOG_PROBA)
-
-    def _predict_proba(self, X):
-        return self._scores(X, MODE_PROBA)
 
 
 @serial_for_small_inputs(0)
