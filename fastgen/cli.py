@@ -974,7 +974,9 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows up here when the output was buffered
+        return status
     except (CLIError, ValueError) as exc:
         # fastgen reports every invalid input as a ValueError naming the problem.
         print(f"fastgen: error: {exc}", file=sys.stderr)
@@ -982,3 +984,8 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("fastgen: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`fastgen demo | head`): stop quietly, as Unix tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

@@ -359,3 +359,14 @@ def test_progress_bar_goes_to_stderr(capsys):
     cap = capsys.readouterr()
     assert cap.out == "" and "splits" in cap.err
     assert cli._progress(3, False) is None
+
+
+def test_demo_into_a_closed_pipe_exits_quietly():
+    """`fastgen demo | head -1` where the reader has gone: no traceback, exit status 0."""
+    proc = subprocess.Popen([sys.executable, "-m", "fastgen", "demo"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the child (still importing) has written anything
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 0, err
+    assert b"Traceback" not in err and b"BrokenPipe" not in err, err
