@@ -184,3 +184,29 @@ def rel_err(a, b):
     b = np.asarray(b, dtype=np.float64)
     scale = np.max(np.abs(b))
     return float(np.max(np.abs(a - b)) / (scale if scale > 0 else 1.0))
+
+
+def assert_params_close(a, b, rtol=1e-12, skip=()):
+    """Two params objects of one type agree field by field: arrays to ``rtol`` of their
+    largest magnitude (same dtype), integer/str arrays and scalars exactly (floats to
+    ``rtol``)."""
+    import dataclasses
+
+    import pytest
+
+    assert type(a) is type(b)
+    for f in dataclasses.fields(a):
+        if f.name in skip:
+            continue
+        u, v = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(u, np.ndarray):
+            assert u.dtype == v.dtype, f.name
+            if u.dtype.kind == "f":
+                scale = max(float(np.max(np.abs(u))), 1e-300) if u.size else 1.0
+                np.testing.assert_allclose(v, u, rtol=0, atol=rtol * scale, err_msg=f.name)
+            else:
+                np.testing.assert_array_equal(v, u, err_msg=f.name)
+        elif isinstance(u, float):
+            assert v == pytest.approx(u, rel=rtol, abs=1e-300), f.name
+        else:
+            assert u == v, f.name

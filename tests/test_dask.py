@@ -1,10 +1,10 @@
 """fastgen.dask: fits on Dask arrays equal the in-memory fits; lazy scoring."""
 
-import dataclasses
 import warnings
 
 import numpy as np
 import pytest
+from reference import assert_params_close
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -16,23 +16,6 @@ import fastgen.dask as fd  # noqa: E402
 RTOL = 1e-12
 
 
-def _assert_params_close(a, b, rtol=RTOL, skip=()):
-    assert type(a) is type(b)
-    for f in dataclasses.fields(a):
-        if f.name in skip:
-            continue
-        u, v = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(u, np.ndarray):
-            assert u.dtype == v.dtype, f.name
-            if u.dtype.kind == "f":
-                scale = max(float(np.max(np.abs(u))), 1e-300) if u.size else 1.0
-                np.testing.assert_allclose(v, u, rtol=0, atol=rtol * scale, err_msg=f.name)
-            else:
-                np.testing.assert_array_equal(v, u, err_msg=f.name)
-        elif isinstance(u, float):
-            assert v == pytest.approx(u, rel=rtol, abs=1e-300), f.name
-        else:
-            assert u == v, f.name
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +63,9 @@ def test_fit_gda(data, layout, covariance):
         chunks = (1,) * 30
     Xd = _dask(X, chunks)
     yd = da.from_array(y, chunks=7)  # re-chunked to X's rows
-    _assert_params_close(fastgen.fit_gda(X, y, covariance, reg=1e-3),
+    assert_params_close(fastgen.fit_gda(X, y, covariance, reg=1e-3),
                          fd.fit_gda(Xd, yd, covariance, reg=1e-3))
-    _assert_params_close(fastgen.fit_gda(X, y, covariance, sample_weight=w, shrinkage=0.1),
+    assert_params_close(fastgen.fit_gda(X, y, covariance, sample_weight=w, shrinkage=0.1),
                          fd.fit_gda(Xd, y, covariance, sample_weight=w, shrinkage=0.1))
 
 
@@ -90,12 +73,12 @@ def test_fit_gda(data, layout, covariance):
 def test_fit_naive_bayes(data, layout):
     X, C, y, w, chunks = _cases(data, layout)
     Xd, Cd = _dask(X, chunks), _dask(C, chunks)
-    _assert_params_close(fastgen.fit_gaussian_nb(X, y), fd.fit_gaussian_nb(Xd, y))
-    _assert_params_close(fastgen.fit_gaussian_nb(X, y, sample_weight=w),
+    assert_params_close(fastgen.fit_gaussian_nb(X, y), fd.fit_gaussian_nb(Xd, y))
+    assert_params_close(fastgen.fit_gaussian_nb(X, y, sample_weight=w),
                          fd.fit_gaussian_nb(Xd, y, sample_weight=w))
-    _assert_params_close(fastgen.fit_multinomial_nb(C, y, sample_weight=w, alpha=0.5),
+    assert_params_close(fastgen.fit_multinomial_nb(C, y, sample_weight=w, alpha=0.5),
                          fd.fit_multinomial_nb(Cd, y, sample_weight=w, alpha=0.5))
-    _assert_params_close(fastgen.fit_bernoulli_nb(C, y, binarize=1.0),
+    assert_params_close(fastgen.fit_bernoulli_nb(C, y, binarize=1.0),
                          fd.fit_bernoulli_nb(Cd, da.from_array(y), binarize=1.0))
 
 
@@ -107,9 +90,9 @@ def _csr_blocks(A, chunks):
 def test_fit_naive_bayes_csr_blocks(data):
     _, C, y, w, chunks = _cases(data, "sorted")
     Cs = _csr_blocks(C, chunks)
-    _assert_params_close(fastgen.fit_multinomial_nb(C, y, sample_weight=w),
+    assert_params_close(fastgen.fit_multinomial_nb(C, y, sample_weight=w),
                          fd.fit_multinomial_nb(Cs, y, sample_weight=w))
-    _assert_params_close(fastgen.fit_bernoulli_nb(C, y), fd.fit_bernoulli_nb(Cs, y))
+    assert_params_close(fastgen.fit_bernoulli_nb(C, y), fd.fit_bernoulli_nb(Cs, y))
 
 
 # logistic histories are per iteration and equal up to the same rounding
@@ -123,7 +106,7 @@ def test_fit_logistic_binary(data, layout):
     ref = fastgen.fit_logistic(X - 50.0, yb, l2=0.5, sample_weight=w)
     got = fd.fit_logistic(_dask(X - 50.0, chunks), yb, l2=0.5, sample_weight=w)
     assert got.n_iter == ref.n_iter and got.converged
-    _assert_params_close(ref, got, rtol=_LR_RTOL)
+    assert_params_close(ref, got, rtol=_LR_RTOL)
 
 
 def test_fit_logistic_multinomial_and_csr(data):
@@ -131,10 +114,10 @@ def test_fit_logistic_multinomial_and_csr(data):
     ref = fastgen.fit_logistic(X[:, :2] - 50.0, y, l2=1.0)
     got = fd.fit_logistic(_dask(X[:, :2] - 50.0, chunks), y, l2=1.0)
     assert ref.solver == got.solver == "newton-cholesky" and got.n_iter == ref.n_iter
-    _assert_params_close(ref, got, rtol=_LR_RTOL)
+    assert_params_close(ref, got, rtol=_LR_RTOL)
     ref = fastgen.fit_logistic(C, y == 2, l2=1.0)
     got = fd.fit_logistic(_csr_blocks(C, chunks), y == 2, l2=1.0)
-    _assert_params_close(ref, got, rtol=_LR_RTOL)
+    assert_params_close(ref, got, rtol=_LR_RTOL)
 
 
 def test_scoring_is_lazy_and_equal(data):
@@ -163,7 +146,7 @@ def test_progress_bar_and_column_chunks(data, capsys):
     with ProgressBar(minimum=0):
         got = fd.fit_gda(Xd, y)
     assert "100%" in capsys.readouterr().out
-    _assert_params_close(fastgen.fit_gda(X, y), got)
+    assert_params_close(fastgen.fit_gda(X, y), got)
 
 
 def test_bad_inputs(data):
@@ -197,9 +180,9 @@ def test_local_cluster_with_processes(data):
             nb = fd.fit_multinomial_nb(Cd, y, sample_weight=w)
             lr = fd.fit_logistic(Xd - 50.0, y == 1, l2=1.0)
             proba = fd.predict_proba(g, Xd).compute()
-    _assert_params_close(fastgen.fit_gda(X, y, "per_class"), g)
-    _assert_params_close(fastgen.fit_multinomial_nb(C, y, sample_weight=w), nb)
-    _assert_params_close(fastgen.fit_logistic(X - 50.0, y == 1, l2=1.0), lr, rtol=_LR_RTOL)
+    assert_params_close(fastgen.fit_gda(X, y, "per_class"), g)
+    assert_params_close(fastgen.fit_multinomial_nb(C, y, sample_weight=w), nb)
+    assert_params_close(fastgen.fit_logistic(X - 50.0, y == 1, l2=1.0), lr, rtol=_LR_RTOL)
     np.testing.assert_allclose(proba, fastgen.predict_proba(g, X), rtol=1e-13, atol=1e-300)
 
 
@@ -211,4 +194,4 @@ def test_from_npy_reads_chunks_from_disk(tmp_path, data):
     assert Xd.chunks[0] == (64, 64, 64, 64, 44)
     np.testing.assert_array_equal(Xd.compute(), X)
     np.testing.assert_array_equal(Xd[10:20, 1:3].compute(), X[10:20, 1:3])
-    _assert_params_close(fastgen.fit_gda(X, y, "per_class"), fd.fit_gda(Xd, y, "per_class"))
+    assert_params_close(fastgen.fit_gda(X, y, "per_class"), fd.fit_gda(Xd, y, "per_class"))

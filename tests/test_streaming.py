@@ -1,30 +1,13 @@
 """Streaming fits: statistics of chunks merged exactly equal the fit on all rows."""
 
-import dataclasses
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import assert_params_close
 
 import fastgen
 from fastgen.streaming import NBCounts, merge_counts, nb_counts, nb_from_counts
-
-
-def _assert_params_close(a, b, rtol=1e-12):
-    assert type(a) is type(b)
-    for f in dataclasses.fields(a):
-        u, v = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(u, np.ndarray):
-            assert u.dtype == v.dtype, f.name
-            if u.dtype.kind == "f":
-                scale = max(float(np.max(np.abs(u))), 1e-300) if u.size else 1.0
-                np.testing.assert_allclose(v, u, rtol=0, atol=rtol * scale, err_msg=f.name)
-            else:
-                np.testing.assert_array_equal(v, u, err_msg=f.name)
-        elif isinstance(u, float):
-            assert v == pytest.approx(u, rel=rtol, abs=1e-300), f.name
-        else:
-            assert u == v, f.name
 
 
 def _chunks(n, m, rng):
@@ -69,7 +52,7 @@ def test_merged_chunks_equal_fit(data, model, m, weighted):
         "complement": lambda: fastgen.fit_complement_nb(A, y, norm=True, sample_weight=w),
         "bernoulli": lambda: fastgen.fit_bernoulli_nb(A, y, binarize=1.0, sample_weight=w),
     }[model]()
-    _assert_params_close(fit, got)
+    assert_params_close(fit, got)
 
 
 def test_merge_is_order_independent(data):
@@ -78,7 +61,7 @@ def test_merge_is_order_independent(data):
     chunks = _chunks(X.shape[0], 100, rng)
     a = nb_from_counts(_stream(chunks, X, y, None, model="gaussian"))
     b = nb_from_counts(_stream(chunks[::-1], X, y, None, model="gaussian"))
-    _assert_params_close(a, b)
+    assert_params_close(a, b)
 
 
 def test_chunks_missing_classes_and_global_classes(data):
@@ -87,7 +70,7 @@ def test_chunks_missing_classes_and_global_classes(data):
     Cs, ys = C[order], y[order]
     chunks = np.array_split(np.arange(len(ys)), 7)
     c = _stream(chunks, Cs, ys, None, model="multinomial")
-    _assert_params_close(fastgen.fit_multinomial_nb(C, y), nb_from_counts(c))
+    assert_params_close(fastgen.fit_multinomial_nb(C, y), nb_from_counts(c))
     one = nb_counts(Cs[:5], ys[:5], "multinomial", classes=np.arange(4))
     assert one.classes.tolist() == [0, 1, 2, 3]
     assert one.class_count[1:].sum() == 0
@@ -103,7 +86,7 @@ def test_sparse_chunks(data):
     for idx in chunks:
         ci = nb_counts(S[idx], y[idx], "bernoulli", binarize=0.0)
         c = ci if c is None else merge_counts(c, ci)
-    _assert_params_close(fastgen.fit_bernoulli_nb(C, y), nb_from_counts(c))
+    assert_params_close(fastgen.fit_bernoulli_nb(C, y), nb_from_counts(c))
 
 
 def test_float32_chunks_give_float32_params(data):
@@ -112,7 +95,7 @@ def test_float32_chunks_give_float32_params(data):
     c = _stream(np.array_split(np.arange(len(y)), 4), X32, y, None, model="gaussian")
     got = nb_from_counts(c)
     assert got.means.dtype == np.float32
-    _assert_params_close(fastgen.fit_gaussian_nb(X32, y), got, rtol=1e-6)
+    assert_params_close(fastgen.fit_gaussian_nb(X32, y), got, rtol=1e-6)
 
 
 @pytest.mark.parametrize("m", [1, 2, 100])
@@ -125,7 +108,7 @@ def test_gda_moments_stream(data, kind, m):
     for idx in _chunks(X.shape[0], m, rng):
         mi = fastgen.class_moments(X[idx], y[idx], kind=kind)
         mom = mi if mom is None else fastgen.merge_moments(mom, mi)
-    _assert_params_close(fastgen.fit_gda(X, y, kind), fastgen.gda_from_moments(mom, kind))
+    assert_params_close(fastgen.fit_gda(X, y, kind), fastgen.gda_from_moments(mom, kind))
 
 
 def test_memmap_chunks(tmp_path, data):
@@ -138,7 +121,7 @@ def test_memmap_chunks(tmp_path, data):
         mi = fastgen.class_moments(mm[s:s + 64], y[s:s + 64], kind="pooled")
         mom = mi if mom is None else fastgen.merge_moments(mom, mi)
     del mm
-    _assert_params_close(fastgen.fit_gda(X, y), fastgen.gda_from_moments(mom))
+    assert_params_close(fastgen.fit_gda(X, y), fastgen.gda_from_moments(mom))
 
 
 def test_merge_counts_rejects_mismatches(data):
