@@ -110,9 +110,11 @@ def check_X(
     min_samples : int
         Minimum number of rows.
     finite : bool
-        Scan dense X for NaN/inf now.  A fit whose kernel propagates non-finite values
-        into its (small) results passes False and calls :func:`check_finite_result`
-        afterwards, saving a full read of X; the caller's contract is unchanged.
+        Scan X (dense, or the stored values of sparse X) for NaN/inf now.  A caller
+        whose kernel finds non-finite values itself (through its small results, or on
+        its way through X) passes False and then calls :func:`check_finite_result` or
+        :func:`report_nonfinite`, saving a full read of X; the caller's contract is
+        unchanged.
 
     Returns
     -------
@@ -124,7 +126,8 @@ def check_X(
                 f"{name} is a scipy sparse matrix, which this function does not accept; "
                 f"pass a dense array (e.g. {name}.toarray()) if it fits in memory"
             )
-        return _check_csr(X, name=name, dtype=dtype, min_samples=min_samples)
+        return _check_csr(X, name=name, dtype=dtype, min_samples=min_samples,
+                          finite=finite)
     if isinstance(X, np.ndarray):
         A = X
     else:
@@ -211,7 +214,7 @@ def _kernel_view(A: np.ndarray) -> np.ndarray:
     return np.asarray(_Alias(A))
 
 
-def _check_csr(X, *, name, dtype, min_samples):
+def _check_csr(X, *, name, dtype, min_samples, finite=True):
     n, d = X.shape
     if n < min_samples:
         raise ValueError(f"{name} has {n} rows; at least {min_samples} required")
@@ -236,6 +239,17 @@ def _check_csr(X, *, name, dtype, min_samples):
         X = X.copy() if not copied else X
         X.sum_duplicates()  # sorts indices and merges duplicates, on our copy
         copied = True
+    if finite:
+        report_nonfinite(X, name)
+    return X
+
+
+def report_nonfinite(X, name: str = "X") -> None:
+    """Raise naming the first NaN/inf of validated X (C-contiguous 2-D array or
+    canonical CSR matrix), if it holds one; return otherwise."""
+    if not is_sparse(X):
+        _report_nonfinite(X, name)
+        return
     data = X.data
     bad = _first_nonfinite_flat(np.ascontiguousarray(data)) if data.size else -1
     if bad >= 0:
@@ -243,7 +257,6 @@ def _check_csr(X, *, name, dtype, min_samples):
         col = int(X.indices[bad])
         what = "NaN" if np.isnan(data[bad]) else "infinity"
         raise ValueError(f"{name} contains {what} at row {row}, column {col}")
-    return X
 
 
 def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: int = 1):

