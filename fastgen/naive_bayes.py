@@ -492,15 +492,21 @@ def _bernoulli_from_counts(classes, cc, fc, alpha, binarize, fit_prior, class_pr
             "exceed the class counts; pass a binarize threshold"
         )
     log_denom = _log(cc + 2.0 * alpha)[:, None]
-    flp = np.log(fc + alpha) - log_denom
-    neg = np.log(cc[:, None] - fc + alpha) - log_denom
+    # in place: each (K, d) temporary is a full pass over a table as large as X's rows
+    flp = np.add(fc, alpha)
+    np.log(flp, out=flp)
+    flp -= log_denom
+    neg = np.subtract(cc[:, None], fc)  # N_k − F_kj first: exact for counts near N_k
+    neg += alpha
+    np.log(neg, out=neg)
+    neg -= log_denom
     return BernoulliNBParams(
         classes=classes,
         class_count=cc,
         feature_count=fc,
         class_log_prior=clp,
-        feature_log_prob=flp.astype(dtype),
-        neg_feature_log_prob=neg.astype(dtype),
+        feature_log_prob=flp.astype(dtype, copy=False),
+        neg_feature_log_prob=neg.astype(dtype, copy=False),
         alpha=alpha,
         binarize=binarize,
     )
@@ -582,14 +588,16 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
 
 def _multinomial_from_counts(classes, cc, fc, alpha, fit_prior, class_prior, dtype):
     clp = _class_log_prior(cc, fit_prior, class_prior)
-    smoothed = fc + alpha
-    flp = np.log(smoothed) - np.log(smoothed.sum(axis=1))[:, None]
+    flp = np.add(fc, alpha)  # smoothed counts, then their logs in place
+    log_total = np.log(flp.sum(axis=1))[:, None]
+    np.log(flp, out=flp)
+    flp -= log_total
     return MultinomialNBParams(
         classes=classes,
         class_count=cc,
         feature_count=fc,
         class_log_prior=clp,
-        feature_log_prob=flp.astype(dtype),
+        feature_log_prob=flp.astype(dtype, copy=False),
         alpha=alpha,
     )
 

@@ -14,7 +14,7 @@ from numba import prange
 
 from ._jit import jit, pjit
 from .labels import class_order
-from .memory import prefetch_csr_row
+from .memory import prefetch_csr_row, prefetch_span
 from .special import finish_rows
 
 __all__ = [
@@ -48,6 +48,9 @@ def nnz_balanced_bounds(indptr, n_blocks):
     bounds[n_blocks] = n
     return bounds
 
+
+#: How many stored values ahead the scoring kernels prefetch weight rows.
+SCORE_PREFETCH = 48
 
 #: Stored values per work item of :func:`csr_class_counts` (at least; a class is split
 #: into at most ``max_chunks`` pieces).
@@ -203,7 +206,8 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
     v(x) = x, or with ``binarize`` v(x) = 1 if x > threshold else 0.  This is the
     multinomial and complement model (W = log θᵀ) and the Bernoulli model
     (W = (log p − log(1 − p))ᵀ, b_k = log π_k + Σ_j log(1 − p_kj)).  ``weights`` is
-    (d, K) C-contiguous so each stored value reads one contiguous row; accumulation
+    (d, K) C-contiguous so each stored value reads one contiguous row (prefetched
+    ``SCORE_PREFETCH`` stored values ahead); accumulation
     is in float64 and each row is finished per ``mode`` (see
     :func:`fastgen.kernels.special.finish_rows`).
 
@@ -212,6 +216,8 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
     """
     K = bias.shape[0]
     G = bounds.shape[0] - 1
+    nnz = indptr[indptr.shape[0] - 1]
+    wflat = weights.reshape(-1)
     bad = np.zeros(G, dtype=np.int64)
     for g in prange(G):
         acc = np.empty(K)
@@ -223,6 +229,8 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
             nonfinite = 0.0  # NaN if the row holds a NaN/inf (see csr_class_counts)
             if binarize:
                 for p in range(a, e):
+                    if p + SCORE_PREFETCH < nnz:
+                        prefetch_span(wflat, np.int64(indices[p + SCORE_PREFETCH]) * K, K)
                     x = data[p]
                     nonfinite += x * 0.0
                     if x > threshold:
@@ -231,6 +239,8 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
                             acc[k] += weights[j, k]
             else:
                 for p in range(a, e):
+                    if p + SCORE_PREFETCH < nnz:
+                        prefetch_span(wflat, np.int64(indices[p + SCORE_PREFETCH]) * K, K)
                     v = np.float64(data[p])
                     nonfinite += v * 0.0
                     j = indices[p]
