@@ -150,32 +150,27 @@ def finish_rows(out, r0, r1, mode):
     bad = 0
     if m <= 0:
         return bad
-    if mode == MODE_JLL:
-        for r in range(m):
-            v = -np.inf
-            nan = False
-            for k in range(K):
-                x = out[r0 + r, k]
-                nan |= x != x
-                v = max(v, x)
-            bad += nan or v == np.inf or v == -np.inf
-        return bad
-    mx = np.empty(m)
-    e = np.empty(m * K)
+    shift = np.empty(m)
     for r in range(m):
+        i = r0 + r
         v = -np.inf
         nan = False
         for k in range(K):
-            x = out[r0 + r, k]
+            x = out[i, k]
             nan |= x != x
-            if x > v:
-                v = x
-        bad += nan or v == np.inf or v == -np.inf
-        mx[r] = v
-        shift = v if v > -np.inf else 0.0
+            v = max(v, x)
+        if nan or v == np.inf or v == -np.inf:
+            bad += 1
+        shift[r] = v if v > -np.inf else 0.0  # rows of all -inf: e = 0 below
+    if mode == MODE_JLL:
+        return bad
+    # shifted scores into one flat buffer (``out`` keeps the scores), whose
+    # exponentials vectorise as one long loop
+    e = np.empty(m * K)
+    for r in range(m):
+        c = shift[r]
         for k in range(K):
-            out[r0 + r, k] -= shift
-            e[r * K + k] = out[r0 + r, k]
+            e[r * K + k] = out[r0 + r, k] - c
     for t in range(m * K):
         e[t] = exp_nonpos(e[t])
     for r in range(m):
@@ -183,15 +178,12 @@ def finish_rows(out, r0, r1, mode):
         for k in range(K):
             s += e[r * K + k]
         i = r0 + r
-        if mx[r] == -np.inf:
+        if mode == MODE_LOG_PROBA:
+            c = shift[r] + np.log(s) if s != 0.0 else np.inf  # all -inf: stays -inf
             for k in range(K):
-                out[i, k] = -np.inf if mode == MODE_LOG_PROBA else 0.0
-        elif mode == MODE_LOG_PROBA:
-            ls = np.log(s)
-            for k in range(K):
-                out[i, k] -= ls
+                out[i, k] -= c
         else:
-            inv = 1.0 / s
+            inv = 1.0 / s if s != 0.0 else 0.0  # all -inf: zeros
             for k in range(K):
                 out[i, k] = e[r * K + k] * inv
     return bad
