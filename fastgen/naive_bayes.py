@@ -49,6 +49,7 @@ from .kernels.sparse import (
     csr_categorical_counts,
     csr_categorical_scores,
     csr_class_counts,
+    csr_linear_argmax,
     csr_linear_scores,
     nnz_balanced_bounds,
 )
@@ -242,17 +243,32 @@ class _LinearNB(FittedParams):
         return np.ascontiguousarray(W, dtype=np.float64), np.ascontiguousarray(
             b, dtype=np.float64), bool(binarize), float(threshold)
 
+    def _predict(self, X):
+        if not is_sparse(X):
+            return super()._predict(X)
+        W, b, binarize, threshold = self._form
+        indptr, indices, data = self._csr_inputs(X, binarize, threshold)
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        if csr_linear_argmax(indptr, indices, data, W, b, binarize, threshold,
+                             _score_bounds(indptr), labels):
+            report_nonfinite(X)
+        return self.classes[labels]
+
+    @staticmethod
+    def _csr_inputs(X, binarize, threshold):
+        if binarize and threshold < 0:
+            raise ValueError(
+                f"binarize={threshold} < 0 would turn the implicit zeros of sparse X "
+                f"into ones; pass a dense array"
+            )
+        return _csr_arrays(X)
+
     def _scores(self, X, mode):
         W, b, binarize, threshold = self._form
         n, K = X.shape[0], b.shape[0]
         out = np.empty((n, K), dtype=self.dtype)
         if is_sparse(X):
-            if binarize and threshold < 0:
-                raise ValueError(
-                    f"binarize={threshold} < 0 would turn the implicit zeros of sparse X "
-                    f"into ones; pass a dense array"
-                )
-            indptr, indices, data = _csr_arrays(X)
+            indptr, indices, data = self._csr_inputs(X, binarize, threshold)
             if csr_linear_scores(indptr, indices, data, W, b, binarize, threshold,
                                  mode, _score_bounds(indptr), out):
                 report_nonfinite(X)

@@ -279,6 +279,25 @@ def test_csr_equals_dense(counts, cats, model):
         assert_close(fg.joint_log_likelihood(pd, Xs), Jd, rtol=1e-12)
 
 
+@pytest.mark.parametrize("model", ["multinomial", "bernoulli", "complement"])
+def test_csr_predict_ties_and_argmax(counts, model):
+    # CSR predict takes the argmax inside the scoring kernel: it must agree with the
+    # argmax of the scores, first class on ties
+    X, y, _ = counts
+    K = np.unique(y).shape[0]
+    opts = {} if model == "complement" else {"class_prior": np.full(K, 1.0 / K)}
+    p = FITTERS[model](X, y, **opts)
+    Xt = X.copy()
+    Xt[::3] = 0.0
+    Xs = sp.csr_matrix(Xt)
+    jll = fg.joint_log_likelihood(p, Xs)
+    got = fg.predict(p, Xs)
+    np.testing.assert_array_equal(got, p.classes[np.argmax(jll, axis=1)])
+    np.testing.assert_array_equal(got, fg.predict(p, Xt))
+    if model == "multinomial":  # an empty row scores log π_k only: an exact tie
+        assert np.all(got[::3] == p.classes[0])
+
+
 def test_unsorted_and_duplicate_csr_entries(counts):
     X, y, _ = counts
     A = sp.coo_matrix(X)

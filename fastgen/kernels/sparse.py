@@ -22,6 +22,7 @@ __all__ = [
     "nnz_balanced_bounds",
     "csr_class_counts",
     "csr_linear_scores",
+    "csr_linear_argmax",
     "csr_categorical_counts",
     "csr_categorical_scores",
 ]
@@ -198,6 +199,35 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
     return out, first
 
 
+@jit(inline="always")
+def _linear_row(indptr, indices, data, weights, wflat, nnz, binarize, threshold, i, acc):
+    """acc += Σ_{j stored in row i} v(x_ij) W_j·; False if the row holds a NaN/inf."""
+    K = acc.shape[0]
+    a = indptr[i]
+    e = indptr[i + 1]
+    nonfinite = 0.0  # NaN if the row holds a NaN/inf (see csr_class_counts)
+    if binarize:
+        for p in range(a, e):
+            if p + SCORE_PREFETCH < nnz:
+                prefetch_span(wflat, np.int64(indices[p + SCORE_PREFETCH]) * K, K)
+            x = data[p]
+            nonfinite += x * 0.0
+            if x > threshold:
+                j = indices[p]
+                for k in range(K):
+                    acc[k] += weights[j, k]
+    else:
+        for p in range(a, e):
+            if p + SCORE_PREFETCH < nnz:
+                prefetch_span(wflat, np.int64(indices[p + SCORE_PREFETCH]) * K, K)
+            v = np.float64(data[p])
+            nonfinite += v * 0.0
+            j = indices[p]
+            for k in range(K):
+                acc[k] += v * weights[j, k]
+    return nonfinite == 0.0
+
+
 @pjit
 def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold, mode,
                       bounds, out):
@@ -207,9 +237,8 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
     multinomial and complement model (W = log θᵀ) and the Bernoulli model
     (W = (log p − log(1 − p))ᵀ, b_k = log π_k + Σ_j log(1 − p_kj)).  ``weights`` is
     (d, K) C-contiguous so each stored value reads one contiguous row (prefetched
-    ``SCORE_PREFETCH`` stored values ahead); accumulation
-    is in float64 and each row is finished per ``mode`` (see
-    :func:`fastgen.kernels.special.finish_rows`).
+    ``SCORE_PREFETCH`` stored values ahead); accumulation is in float64 and each row
+    is finished per ``mode`` (see :func:`fastgen.kernels.special.finish_rows`).
 
     Returns the number of rows holding a NaN or infinite stored value (found on the
     way, so X needs no separate finiteness scan); their scores are not meaningful.
@@ -224,33 +253,41 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
         for i in range(bounds[g], bounds[g + 1]):
             for k in range(K):
                 acc[k] = bias[k]
-            a = indptr[i]
-            e = indptr[i + 1]
-            nonfinite = 0.0  # NaN if the row holds a NaN/inf (see csr_class_counts)
-            if binarize:
-                for p in range(a, e):
-                    if p + SCORE_PREFETCH < nnz:
-                        prefetch_span(wflat, np.int64(indices[p + SCORE_PREFETCH]) * K, K)
-                    x = data[p]
-                    nonfinite += x * 0.0
-                    if x > threshold:
-                        j = indices[p]
-                        for k in range(K):
-                            acc[k] += weights[j, k]
-            else:
-                for p in range(a, e):
-                    if p + SCORE_PREFETCH < nnz:
-                        prefetch_span(wflat, np.int64(indices[p + SCORE_PREFETCH]) * K, K)
-                    v = np.float64(data[p])
-                    nonfinite += v * 0.0
-                    j = indices[p]
-                    for k in range(K):
-                        acc[k] += v * weights[j, k]
-            if nonfinite != 0.0:
+            if not _linear_row(indptr, indices, data, weights, wflat, nnz, binarize,
+                               threshold, i, acc):
                 bad[g] += 1
             for k in range(K):
                 out[i, k] = acc[k]
         finish_rows(out, bounds[g], bounds[g + 1], mode)
+    return bad.sum()
+
+
+@pjit
+def csr_linear_argmax(indptr, indices, data, weights, bias, binarize, threshold, bounds,
+                      labels):
+    """The class of highest score of :func:`csr_linear_scores` for each row.
+
+    Writes ``labels`` (n,) int64 (the first maximum on ties, as ``np.argmax``) without
+    the (n, K) scores.  Returns the number of rows holding a NaN or infinite value.
+    """
+    K = bias.shape[0]
+    G = bounds.shape[0] - 1
+    nnz = indptr[indptr.shape[0] - 1]
+    wflat = weights.reshape(-1)
+    bad = np.zeros(G, dtype=np.int64)
+    for g in prange(G):
+        acc = np.empty(K)
+        for i in range(bounds[g], bounds[g + 1]):
+            for k in range(K):
+                acc[k] = bias[k]
+            if not _linear_row(indptr, indices, data, weights, wflat, nnz, binarize,
+                               threshold, i, acc):
+                bad[g] += 1
+            best = 0
+            for k in range(1, K):
+                if acc[k] > acc[best]:
+                    best = k
+            labels[i] = best
     return bad.sum()
 
 
