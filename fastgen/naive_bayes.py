@@ -25,7 +25,7 @@ from functools import cached_property
 import numpy as np
 
 from ._params import FittedParams, register_params
-from ._threads import serial_for_small_inputs
+from ._threads import serial_for_small_inputs, ufunc_inplace
 from ._validation import (
     check_finite_result,
     check_priors,
@@ -509,12 +509,11 @@ def _bernoulli_from_counts(classes, cc, fc, alpha, binarize, fit_prior, class_pr
         )
     log_denom = _log(cc + 2.0 * alpha)[:, None]
     # in place: each (K, d) temporary is a full pass over a table as large as X's rows
-    flp = np.add(fc, alpha)
-    np.log(flp, out=flp)
+    flp = ufunc_inplace(np.log, np.add(fc, alpha))
     flp -= log_denom
     neg = np.subtract(cc[:, None], fc)  # N_k − F_kj first: exact for counts near N_k
     neg += alpha
-    np.log(neg, out=neg)
+    ufunc_inplace(np.log, neg)
     neg -= log_denom
     return BernoulliNBParams(
         classes=classes,
@@ -606,7 +605,7 @@ def _multinomial_from_counts(classes, cc, fc, alpha, fit_prior, class_prior, dty
     clp = _class_log_prior(cc, fit_prior, class_prior)
     flp = np.add(fc, alpha)  # smoothed counts, then their logs in place
     log_total = np.log(flp.sum(axis=1))[:, None]
-    np.log(flp, out=flp)
+    ufunc_inplace(np.log, flp)
     flp -= log_total
     return MultinomialNBParams(
         classes=classes,

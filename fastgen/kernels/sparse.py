@@ -50,6 +50,9 @@ def nnz_balanced_bounds(indptr, n_blocks):
     return bounds
 
 
+#: How many rows ahead the class-count kernel prefetches (rows are visited by class).
+COUNT_PREFETCH_ROWS = 2
+
 #: How many stored values ahead the scoring kernels prefetch weight rows.
 SCORE_PREFETCH = 48
 
@@ -155,8 +158,8 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
         lo = item_lo[it]
         hi = item_hi[it]
         for r in range(lo, hi):
-            if r + 2 < hi:
-                prefetch_csr_row(indptr, indices, data, order[r + 2])
+            if r + COUNT_PREFETCH_ROWS < hi:
+                prefetch_csr_row(indptr, indices, data, order[r + COUNT_PREFETCH_ROWS])
             i = order[r]
             wi = w[i] if weighted else 1.0
             a = indptr[i]
