@@ -14,7 +14,7 @@ from numba import prange
 
 from ._jit import jit, pjit
 from .labels import class_order
-from .memory import prefetch_csr_row, prefetch_span
+from .memory import prefetch, prefetch_csr_row, prefetch_span
 from .special import finish_rows
 
 __all__ = [
@@ -158,6 +158,8 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
         lo = item_lo[it]
         hi = item_hi[it]
         for r in range(lo, hi):
+            if r + 4 * COUNT_PREFETCH_ROWS < hi:  # the row pointers of a later row
+                prefetch(indptr, order[r + 4 * COUNT_PREFETCH_ROWS])
             if r + COUNT_PREFETCH_ROWS < hi:
                 prefetch_csr_row(indptr, indices, data, order[r + COUNT_PREFETCH_ROWS])
             i = order[r]
