@@ -107,11 +107,22 @@ def single_thread_blas_call(func):
 PARALLEL_UFUNC_MIN = 1 << 19
 
 
-@functools.lru_cache(maxsize=1)
-def _ufunc_pool():
-    import concurrent.futures
+_POOL = {}
 
-    return concurrent.futures.ThreadPoolExecutor(thread_name_prefix="fastgen-ufunc")
+
+def _ufunc_pool():
+    """The process's worker threads, made on first use.  Keyed by pid: a forked child
+    inherits the pool object but not its threads, and would wait forever on it."""
+    import concurrent.futures
+    import os
+
+    pid = os.getpid()
+    pool = _POOL.get(pid)
+    if pool is None:
+        _POOL.clear()
+        pool = _POOL[pid] = concurrent.futures.ThreadPoolExecutor(
+            thread_name_prefix="fastgen-ufunc")
+    return pool
 
 
 def ufunc_inplace(ufunc, a):
