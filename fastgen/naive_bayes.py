@@ -208,7 +208,8 @@ def _reject_bad_values(X, first, model, *, negative=True):
     """
     if first < 0:
         return
-    report_nonfinite(X)
+    if is_sparse(X):  # dense X was scanned by check_X
+        report_nonfinite(X)
     if negative:
         i, j = _locate(X, first)
         raise ValueError(

@@ -205,9 +205,12 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
 
 
 @jit(inline="always")
-def _linear_row(indptr, indices, data, weights, wflat, nnz, binarize, threshold, i, acc):
-    """acc += Σ_{j stored in row i} v(x_ij) W_j·; False if the row holds a NaN/inf."""
+def _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize, threshold, i,
+                acc):
+    """acc = b + Σ_{j stored in row i} v(x_ij) W_j·; False if the row holds a NaN/inf."""
     K = acc.shape[0]
+    for k in range(K):
+        acc[k] = bias[k]
     a = indptr[i]
     e = indptr[i + 1]
     nonfinite = 0.0  # NaN if the row holds a NaN/inf (see csr_class_counts)
@@ -256,9 +259,7 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
     for g in prange(G):
         acc = np.empty(K)
         for i in range(bounds[g], bounds[g + 1]):
-            for k in range(K):
-                acc[k] = bias[k]
-            if not _linear_row(indptr, indices, data, weights, wflat, nnz, binarize,
+            if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize,
                                threshold, i, acc):
                 bad[g] += 1
             for k in range(K):
@@ -283,9 +284,7 @@ def csr_linear_argmax(indptr, indices, data, weights, bias, binarize, threshold,
     for g in prange(G):
         acc = np.empty(K)
         for i in range(bounds[g], bounds[g + 1]):
-            for k in range(K):
-                acc[k] = bias[k]
-            if not _linear_row(indptr, indices, data, weights, wflat, nnz, binarize,
+            if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize,
                                threshold, i, acc):
                 bad[g] += 1
             best = 0
