@@ -36,6 +36,7 @@ __all__ = [
     "check_n_features",
     "check_scalar",
     "is_sparse",
+    "csr_arrays",
 ]
 
 _FLOAT_TYPES = (np.float32, np.float64)
@@ -242,6 +243,20 @@ def _check_csr(X, *, name, dtype, min_samples, finite=True):
     if finite:
         report_nonfinite(X, name)
     return X
+
+
+def csr_arrays(X):
+    """(indptr, indices, data) of a validated CSR matrix, as every CSR kernel takes them:
+    indptr as int64 and indices as int32 (int64 only past 2**31 features).
+
+    Normalising here keeps one kernel specialisation per data dtype; an int64 matrix
+    costs one copy of its indices.
+    """
+    indptr = X.indptr.astype(np.int64, copy=False)
+    indices = X.indices
+    if indices.dtype != np.int32 and X.shape[1] <= np.iinfo(np.int32).max:
+        indices = indices.astype(np.int32)
+    return indptr, indices, X.data
 
 
 def report_nonfinite(X, name: str = "X") -> None:

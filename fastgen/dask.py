@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from . import scoring as _scoring
-from .gda import _SCATTER_FOR, GDAParams, gda_from_moments
+from .gda import SCATTER_FOR, GDAParams, gda_from_moments
 from .logistic import (
     BINARY_EXPLICIT_MAX_P,
     LogisticParams,
@@ -275,15 +275,15 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     -------
     GDAParams
     """
-    if covariance not in _SCATTER_FOR:
-        raise ValueError(f"covariance must be one of {tuple(_SCATTER_FOR)}; got {covariance!r}")
+    if covariance not in SCATTER_FOR:
+        raise ValueError(f"covariance must be one of {tuple(SCATTER_FOR)}; got {covariance!r}")
     if shrinkage == "ledoit-wolf":
         raise ValueError("shrinkage='ledoit-wolf' is not available on Dask arrays (it needs "
                          "a second pass for fourth moments); use 'oas' or a float")
     X = _as_dask_X(X)
     y = _as_dask_vector(y, X, "y")
     w = _as_dask_vector(sample_weight, X, "sample_weight")
-    kind = _SCATTER_FOR[covariance]
+    kind = SCATTER_FOR[covariance]
     f = dask.delayed(_block_moments, pure=True)
     parts = [f(xb, yb, wb, kind) for xb, yb, wb in _blocks(X, y, w)]
     m = _tree_reduce(parts, merge_moments, split_every).compute()

@@ -28,7 +28,7 @@ from ._validation import (
 from .kernels import gaussian as _g
 from .kernels import moments as _km
 from .kernels.special import MODE_JLL, finish_all_rows
-from .moments import ClassMoments, _kernel_moments
+from .moments import ClassMoments, moments_arrays
 
 __all__ = [
     "GDAParams",
@@ -41,8 +41,9 @@ __all__ = [
 ]
 
 COVARIANCE_TYPES = ("pooled", "per_class", "diagonal", "pooled_diagonal")
-_SCATTER_FOR = {"pooled": "pooled", "per_class": "per_class", "diagonal": "diagonal",
-                "pooled_diagonal": "diagonal"}
+# The scatter kind (class_moments(kind=...)) each covariance model is computed from.
+SCATTER_FOR = {"pooled": "pooled", "per_class": "per_class", "diagonal": "diagonal",
+               "pooled_diagonal": "diagonal"}
 # Which stored scatter kinds can produce which covariance model.
 _DERIVABLE = {
     "pooled": ("pooled", "pooled_diagonal"),
@@ -512,8 +513,8 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     w = check_sample_weight(sample_weight, X.shape[0])
     priors, reg, shrinkage = _check_options(covariance, priors, reg, shrinkage, unbiased,
                                             classes.shape[0])
-    kind = _SCATTER_FOR[covariance]
-    W, means, scatter = _kernel_moments(X, codes, w, classes.shape[0], kind)
+    kind = SCATTER_FOR[covariance]
+    W, means, scatter = moments_arrays(X, codes, w, classes.shape[0], kind)
     check_finite_result(X, means, scatter)
     m = ClassMoments(classes, W, means, scatter, kind, str(X.dtype))
     fourth = None
@@ -542,7 +543,7 @@ def gda_from_moments(moments: ClassMoments, covariance: str = "pooled", *, prior
     if covariance not in _DERIVABLE[moments.kind]:
         raise ValueError(
             f"moments of kind {moments.kind!r} cannot give covariance={covariance!r}; "
-            f"compute class_moments(..., kind={_SCATTER_FOR[covariance]!r})"
+            f"compute class_moments(..., kind={SCATTER_FOR[covariance]!r})"
         )
     if shrinkage == "ledoit-wolf":
         raise ValueError(

@@ -47,6 +47,7 @@ from ._validation import (
     check_scalar,
     check_X,
     check_y,
+    csr_arrays,
     is_sparse,
 )
 from .kernels import irls as _k
@@ -207,7 +208,7 @@ class _Data:
         self.fi = bool(fit_intercept)
         self.p = self.d + (1 if fit_intercept else 0)
         if self.sparse:
-            self.csr = (X.indptr, X.indices, X.data, self.d)
+            self.csr = (*csr_arrays(X), self.d)
             self.block = 1
         else:
             self.X = X

@@ -79,18 +79,23 @@ class ClassMoments:
         return float(self.counts.sum())
 
 
-def _kernel_moments(X, codes, w, K, kind):
-    """Dispatch to the moments kernel of ``kind`` on validated arrays."""
+def moments_arrays(X, codes, w, K, kind):
+    """(weights, means, scatter) of validated X by the moments kernel of ``kind``.
+
+    X is C-contiguous float32/float64, ``codes`` intp class codes in ``[0, K)``, ``w`` the
+    sample weights (empty for unit weights); ``kind`` is "pooled", "per_class" or
+    "diagonal".  Used by every family that needs class moments (GDA, Gaussian naive Bayes).
+    """
     n, d = X.shape
     if kind == "pooled":
         G = _k.n_row_groups(n, K * (2 * d + 1) + d * d + 128 * d, _GROUP_BUDGET)
-        with blas_single_thread(d >= _k._GEMM_MIN_D):
+        with blas_single_thread(d >= _k.GEMM_MIN_D):
             return _k.moments_pooled(X, codes, w, K, G)
     if kind == "diagonal":
         G = _k.n_row_groups(n, 3 * K * d + K, _GROUP_BUDGET)
         return _k.moments_diagonal(X, codes, w, K, G)
     groups = max(1, min(16, _GROUP_BUDGET // max(d * d + _k.CLASS_BLOCK_DOUBLES, 1)))
-    with blas_single_thread(d >= _k._GEMM_MIN_D):
+    with blas_single_thread(d >= _k.GEMM_MIN_D):
         return _k.moments_per_class(X, codes, w, K, groups)
 
 
@@ -121,7 +126,7 @@ def class_moments(X, y, *, kind: str = "pooled", sample_weight=None) -> ClassMom
     X = check_X(X, finite=False)  # checked through the moments: no extra pass over X
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
-    W, means, scatter = _kernel_moments(X, codes, w, classes.shape[0], kind)
+    W, means, scatter = moments_arrays(X, codes, w, classes.shape[0], kind)
     check_finite_result(X, means, scatter)
     return ClassMoments(classes, W, means, scatter, kind, str(X.dtype))
 

@@ -33,6 +33,7 @@ from ._validation import (
     check_scalar,
     check_X,
     check_y,
+    csr_arrays,
     is_sparse,
     report_nonfinite,
 )
@@ -144,19 +145,6 @@ def _class_log_prior(class_count, fit_prior, class_prior):
     return np.full(K, -np.log(K))
 
 
-def _csr_arrays(X):
-    """indptr as int64 and indices as int32 (int64 only past 2**31 features).
-
-    Normalising here keeps one kernel specialisation per data dtype; an int64 matrix
-    costs one copy of its indices.
-    """
-    indptr = X.indptr.astype(np.int64, copy=False)
-    indices = X.indices
-    if indices.dtype != np.int32 and X.shape[1] <= np.iinfo(np.int32).max:
-        indices = indices.astype(np.int32)
-    return indptr, indices, X.data
-
-
 def _n_groups(work, K, d):
     g = min(_MAX_GROUPS, max(1, work // _MIN_GROUP_WORK))
     cap = max(1, _GROUP_BUFFER_BYTES // (8 * K * d))
@@ -189,7 +177,7 @@ def _feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0):
     """(K, d) float64 weighted feature sums and the flat position of a negative value."""
     d = X.shape[1]
     if is_sparse(X):
-        indptr, indices, data = _csr_arrays(X)
+        indptr, indices, data = csr_arrays(X)
         # pieces of >= COUNT_CHUNK_NNZ stored values, at most ~64 of them
         chunk = max(COUNT_CHUNK_NNZ, data.shape[0] // 64)
         return csr_class_counts(indptr, indices, data, codes, w, d, K, bool(binarize),
@@ -262,7 +250,7 @@ class _LinearNB(FittedParams):
                 f"binarize={threshold} < 0 would turn the implicit zeros of sparse X "
                 f"into ones; pass a dense array"
             )
-        return _csr_arrays(X)
+        return csr_arrays(X)
 
     def _scores(self, X, mode):
         W, b, binarize, threshold = self._form
@@ -381,7 +369,7 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     -------
     GaussianNBParams
     """
-    from .moments import ClassMoments, _kernel_moments
+    from .moments import ClassMoments, moments_arrays
 
     # finiteness is checked through the moments (NaN/inf make them non-finite): no
     # separate pass over X
@@ -390,13 +378,13 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
     K = classes.shape[0]
     check_priors(priors, K)
-    W, means, scatter = _kernel_moments(X, codes, w, K, "diagonal")
+    W, means, scatter = moments_arrays(X, codes, w, K, "diagonal")
     check_finite_result(X, means, scatter)  # NaN/inf in X, or squares that overflow
     moments = ClassMoments(classes, W, means, scatter, "diagonal", str(X.dtype))
     feature_variance = None  # unweighted: the total variance implied by the moments
     if w.shape[0]:
         n = X.shape[0]
-        _, _, m2 = _kernel_moments(X, np.zeros(n, np.int32), np.empty(0), 1, "diagonal")
+        _, _, m2 = moments_arrays(X, np.zeros(n, np.int32), np.empty(0), 1, "diagonal")
         feature_variance = m2[0] / n
     return gaussian_nb_from_moments(moments, priors=priors, var_smoothing=var_smoothing,
                                     feature_variance=feature_variance)
@@ -819,7 +807,7 @@ class CategoricalNBParams(FittedParams):
         bias = self.class_log_prior.astype(np.float64)
         out = np.empty((X.shape[0], bias.shape[0]), dtype=self.dtype)
         if is_sparse(X):
-            indptr, indices, data = _csr_arrays(X)
+            indptr, indices, data = csr_arrays(X)
             base = bias + table[self.offsets[:-1]].sum(axis=0)
             return csr_categorical_scores(indptr, indices, data, table, self.offsets, base,
                                           mode, _score_bounds(indptr), out)
@@ -873,7 +861,7 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     np.cumsum(n_cat, out=offsets[1:])
     cc = _class_count(codes, w, K)
     if is_sparse(X):
-        indptr, indices, data = _csr_arrays(X)
+        indptr, indices, data = csr_arrays(X)
         counts = csr_categorical_counts(indptr, indices, data, codes, w, K, offsets, cc)
     else:
         counts = categorical_counts(X, codes, w, K, offsets)

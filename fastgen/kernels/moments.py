@@ -47,7 +47,7 @@ __all__ = [
 # Rows buffered before a rank-C update of the scatter (hand loop or GEMM).
 _CHUNK = 128
 # Dimension from which the scatter update goes through BLAS (np.dot) instead of loops.
-_GEMM_MIN_D = 24
+GEMM_MIN_D = 24
 # Target rows per group and the most groups; the memory bound is applied by the caller.
 GROUP_ROWS = 8192
 MAX_GROUPS = 64
@@ -107,9 +107,9 @@ def _gram_t(R, Zt, m):
 @jit(fastmath={"reassoc", "contract"})
 def _gram_rows(R, Z, m):
     """R += Z[:m]ᵀ Z[:m] on the upper triangle (the caller mirrors it) for a row-major
-    chunk Z (C, d): BLAS SYRK from ``_GEMM_MIN_D`` on, rank-1 updates below."""
+    chunk Z (C, d): BLAS SYRK from ``GEMM_MIN_D`` on, rank-1 updates below."""
     d = Z.shape[1]
-    if d >= _GEMM_MIN_D:
+    if d >= GEMM_MIN_D:
         syrk_upper(Z, m, R)
     else:
         for i in range(m):
@@ -133,7 +133,7 @@ def _add_outer_rows(M, D, scale, sign):
     m, d = D.shape
     if m == 0:
         return
-    if d >= _GEMM_MIN_D and m >= 4:
+    if d >= GEMM_MIN_D and m >= 4:
         E = np.empty((m, d))
         for r in range(m):
             s = np.sqrt(scale[r])
@@ -157,7 +157,7 @@ def _pooled_group(X, codes, w, K, r0, r1, W, means, M2):
     S = np.zeros((K, d))
     # chunk of centred rows: transposed (d, C) for the loop path, row-major (C, d) for
     # BLAS, so that writes stay within a few cache lines either way
-    gemm = d >= _GEMM_MIN_D
+    gemm = d >= GEMM_MIN_D
     Zt = np.empty((0 if gemm else d, _CHUNK))
     Z = np.empty((_CHUNK if gemm else 0, d))
     c = 0
