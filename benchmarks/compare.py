@@ -15,6 +15,17 @@ Usage::
     python benchmarks/compare.py --only W1,W3b    # a subset (ids as in the table)
     python benchmarks/compare.py --json out.json  # also write the raw numbers
 
+    # strong scaling: every workload W1-W9 and the W10 import split, per thread count
+    python benchmarks/compare.py --threads 1,2,4,8,16 --out results/scaling.csv
+    python benchmarks/compare.py --threads 1,4 --workloads W1,W5 --scale 0.1
+    python benchmarks/plot_scaling.py results/scaling.csv   # -> results/scaling.png
+
+Without ``--threads`` the report is the default table below (the README's performance
+table); with it, ``scaling.py`` measures each workload at each thread count (numba's
+``set_num_threads`` and threadpoolctl's ``threadpool_limits`` for every BLAS/OpenMP pool,
+fastgen and scikit-learn alike) with a memory floor (a parallel read of X) for the
+memory-bound ones, and writes a markdown table and a CSV (workload,threads,impl,seconds).
+
 Row format
 ----------
 Every workload (here and in the optional companion modules ``compare_nb.py`` and
@@ -60,14 +71,17 @@ import numpy as np
 
 try:  # run as a script (python benchmarks/compare.py) or imported as benchmarks.compare
     from . import _common as common
+    from . import scaling
 except ImportError:
     import _common as common
+    import scaling
 
 make_data = common.make_data
 interleaved = common.interleaved_medians
 
 WORKLOAD_IDS = ("W1", "W2", "W3", "W3b", "W4", "W10", "W11")
 EXTRA_MODULES = ("compare_nb", "compare_logistic")
+SCALING_IDS = scaling.WORKLOAD_IDS
 REQUIRED_KEYS = frozenset({"workload", "fastgen_s", "peer", "peer_s", "floor_s", "target",
                            "met", "note"})
 K = 10
@@ -303,7 +317,8 @@ def _f(v, unit="s"):
     return f"{v:.3g}" if v >= 0.001 else f"{v * 1e3:.3g} ms"
 
 
-def markdown(rows, env):
+def env_lines(env):
+    """The report's header: CPU, versions, thread pools, load average, environment."""
     out = []
     out.append(f"CPU: {env['cpu']} ({env['cores']} cores; {', '.join(env['simd'])}) · "
                f"Python {env['python']} · numpy {env['numpy']} · scipy {env['scipy']} · "
@@ -318,6 +333,11 @@ def markdown(rows, env):
                f"(above 0 means other processes shared the cores during the run)")
     if env["env"]:
         out.append("Environment: " + " ".join(f"{k}={v}" for k, v in env["env"].items()))
+    return out
+
+
+def markdown(rows, env):
+    out = env_lines(env)
     out.append("")
     out.append("| workload | fastgen s | peer | peer s | speed-up | floor s | fastgen/floor "
                "| target | met? |")
@@ -386,7 +406,34 @@ def main(argv=None):
     ap.add_argument("--json", metavar="PATH", help="write the rows and environment as JSON")
     ap.add_argument("--no-extra", action="store_true",
                     help="skip compare_nb.py / compare_logistic.py")
+    sc = ap.add_argument_group(
+        "scaling", "with --threads: every workload W1-W9 (and the W10 import split) at "
+        "each thread count instead of the default table; see benchmarks/scaling.py")
+    sc.add_argument("--threads", metavar="1,2,4,...",
+                    help="comma-separated thread counts (numba and every BLAS/OpenMP pool)")
+    sc.add_argument("--workloads", default="", metavar="W1,W5,...",
+                    help=f"with --threads: a subset of {','.join(SCALING_IDS)}")
+    sc.add_argument("--scale", type=float, default=1.0,
+                    help="with --threads: row counts × scale; 1 = issue 16's sizes (4× "
+                         "compare.py's for W1, W5, W8; 2× for W2, W3)")
+    sc.add_argument("--out", metavar="PATH.csv",
+                    help="with --threads: write workload,threads,impl,seconds to PATH.csv "
+                         "and the markdown table to PATH.md")
+    sc.add_argument("--note", default="", help="with --threads: a line for the markdown")
     args = ap.parse_args(argv)
+    if args.threads:
+        if args.repeats < 3:
+            ap.error("--repeats must be at least 3 with --threads")
+        load_start = os.getloadavg()
+
+        def header():
+            env = environment()
+            env["loadavg_start"] = load_start
+            return env_lines(env)
+
+        return scaling.main_threads(args, header)
+    if args.workloads or args.out or args.scale != 1.0:
+        ap.error("--workloads, --scale and --out go with --threads")
     if args.repeats < 5 and not args.quick:
         ap.error("--repeats must be at least 5 (medians of ≥ 5 warm repeats)")
     only = [w.strip() for w in args.only.split(",") if w.strip()]
