@@ -18,9 +18,9 @@ from reference_logistic import (
 )
 
 import fastgen
-from fastgen.logistic import objectives as lobj
 from fastgen.kernels import irls as kirls
 from fastgen.kernels import irls_sparse as kcsr
+from fastgen.logistic import objectives as lobj
 
 TOL = 1e-10
 
