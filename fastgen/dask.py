@@ -44,16 +44,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from . import scoring as _scoring
 from .gda import SCATTER_FOR, GDAParams, gda_from_moments
-from .logistic import (
-    BINARY_EXPLICIT_MAX_P,
-    LogisticParams,
-    _Binary,
-    _check_options,
-    _finish,
-    _Multinomial,
-    _newton,
-    logistic_loss_grad_hess,
-)
+from .logistic import LogisticParams, logistic_loss_grad_hess
+from .logistic.api import ParamsSpec, check_fit_options, params_from_result, prior_start
+from .logistic.newton import newton_solve
+from .logistic.objectives import BINARY_EXPLICIT_MAX_P, make_objective
 from .moments import class_moments, merge_moments
 from .streaming import merge_counts, nb_counts, nb_from_counts
 
@@ -365,41 +359,41 @@ def _add_lgh(a, b):
     return a[0] + b[0], a[1] + b[1], H, max(a[3], b[3])
 
 
-class _DaskData:
-    """The data interface of fastgen's Newton solver, evaluated by Dask reductions.
+class _DaskLogisticData:
+    """The sample of a Dask fit as a :class:`fastgen.logistic.data.LogisticData`.
 
-    ``n`` is 0: the solver keeps no per-row buffers on the client.
+    Every call is one Dask reduction of :func:`fastgen.logistic.logistic_loss_grad_hess`
+    over the blocks at the point it is given; no per-row quantities come back to the
+    client, so Newton-CG (Hessian-vector products) is not offered.
     """
 
-    n = 0
+    supports_hessp = False
 
     def __init__(self, X, y, w, classes, fit_intercept, split_every):
         self.blocks = _blocks(X, y, w)
         self.classes = classes
         self.d = X.shape[1]
-        self.fi = fit_intercept
+        self.fit_intercept = fit_intercept
         self.p = self.d + (1 if fit_intercept else 0)
         self.split_every = split_every
-        self._B = None
 
     def _reduce(self, beta, hessian):
         f = dask.delayed(_block_lgh, pure=True)
-        parts = [f(xb, yb, wb, self.classes, beta, self.fi, hessian)
+        beta = np.array(beta, dtype=np.float64)
+        parts = [f(xb, yb, wb, self.classes, beta, self.fit_intercept, hessian)
                  for xb, yb, wb in self.blocks]
         return _tree_reduce(parts, _add_lgh, self.split_every).compute()
 
-    def binary(self, y, w, beta, want_hess, s_out):
-        loss, g, H, emax = self._reduce(np.array(beta, dtype=np.float64), want_hess)
-        return loss, g, (H if want_hess else np.zeros((1, 1))), emax
+    def binary(self, beta, hessian, rows):
+        loss, g, H, emax = self._reduce(beta, hessian)
+        return loss, g, H, emax, None
 
-    def multinomial(self, y, w, B, P_out):
-        self._B = np.array(B, dtype=np.float64)
-        loss, G, _, emax = self._reduce(self._B, False)
-        return loss, G, emax
+    def multinomial(self, B):
+        loss, G, _, emax = self._reduce(B, False)
+        return loss, G, emax, None
 
-    def multinomial_hessian(self, w, P):
-        # the Hessian at the point of the last multinomial() evaluation
-        return self._reduce(self._B, True)[2]
+    def multinomial_hessian(self, B, P):
+        return self._reduce(B, True)[2]
 
 
 def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
@@ -431,7 +425,7 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     -------
     LogisticParams
     """
-    l2, fit_intercept, max_iter, tol = _check_options(l2, fit_intercept, max_iter, tol)
+    opt = check_fit_options(l2, fit_intercept, max_iter, tol)
     X = _as_dask_X(X)
     y = _as_dask_vector(y, X, "y")
     w = _as_dask_vector(sample_weight, X, "sample_weight")
@@ -439,7 +433,7 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     K = classes.shape[0]
     if K < 2:
         raise ValueError(f"y has {K} class; logistic regression needs at least 2")
-    data = _DaskData(X, y, w, classes, fit_intercept, split_every)
+    data = _DaskLogisticData(X, y, w, classes, opt.fit_intercept, split_every)
     p = data.p
     if K == 2 and p > BINARY_EXPLICIT_MAX_P:
         raise ValueError(f"fastgen.dask.fit_logistic forms the explicit Hessian: at most "
@@ -447,23 +441,13 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     if K > 2 and K * p > MULTINOMIAL_MAX_KP:
         raise ValueError(f"fastgen.dask.fit_logistic forms the explicit (K·p)² Hessian: "
                          f"K·p at most {MULTINOMIAL_MAX_KP}; got {K * p}")
-    sw = float(counts.sum())
-    kk = 1 if K == 2 else K
-    B = np.zeros((kk, p))
-    if fit_intercept:  # intercepts at the log prior odds, as fit_logistic starts
-        pri = np.maximum(counts / counts.sum(), 1e-12)
-        if K == 2:
-            B[0, data.d] = np.log(pri[1]) - np.log(pri[0])
-        else:
-            B[:, data.d] = np.log(pri) - np.log(pri).mean()
-    empty = np.empty(0)
-    obj = (_Binary(data, empty, empty, l2, True) if K == 2
-           else _Multinomial(data, empty, empty, l2, K, True))
-    beta0 = B[0] if K == 2 else B
-    beta, loss, hist, converged, n_iter = _newton(obj, beta0, max_iter, tol, sw, l2)
-    Bf = beta.reshape(1, -1) if K == 2 else beta
+    B0 = prior_start(counts, data.d, opt.fit_intercept)  # as fastgen.fit_logistic starts
+    obj = make_objective(data, opt.l2, K, explicit=True)
+    result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=opt.max_iter, tol=opt.tol,
+                          sum_weights=float(counts.sum()), l2=opt.l2)
     dtype = np.float32 if X.dtype == np.float32 else np.float64
-    return _finish(Bf, data, classes, dtype, l2, loss, hist, converged, n_iter, obj)
+    return params_from_result(
+        result, obj, ParamsSpec(classes, data.d, opt.fit_intercept, opt.l2, dtype))
 
 
 # --------------------------------------------------------------------------- scoring

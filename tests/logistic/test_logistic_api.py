@@ -1,4 +1,4 @@
-"""Tests for fastgen.logistic: IRLS / Newton logistic regression.
+"""Tests for fastgen.logistic's public functions: IRLS / Newton logistic regression.
 
 Compared with scikit-learn >= 1.9 (``LogisticRegression(solver="newton-cholesky")``,
 whose objective is C·Σ loss + ½‖coef‖², i.e. ours with l2 = 1/C) and statsmodels
@@ -18,9 +18,9 @@ from reference_logistic import (
 )
 
 import fastgen
-from fastgen import logistic as lg
 from fastgen.kernels import irls as kirls
 from fastgen.kernels import irls_sparse as kcsr
+from fastgen.logistic import objectives as lobj
 
 TOL = 1e-10
 
@@ -83,7 +83,7 @@ def test_binary_matches_statsmodels_logit():
 
 @pytest.mark.parametrize("explicit", [True, False])
 def test_multinomial_matches_sklearn(explicit, monkeypatch):
-    monkeypatch.setattr(lg, "MULTINOMIAL_EXPLICIT_MAX", 10**6 if explicit else 0)
+    monkeypatch.setattr(lobj, "MULTINOMIAL_EXPLICIT_MAX", 10**6 if explicit else 0)
     X, y = _multi_data()
     p = fastgen.fit_logistic(X, y, l2=0.5, tol=TOL)
     assert p.solver == ("newton-cholesky" if explicit else "newton-cg")
@@ -103,7 +103,7 @@ def test_multinomial_matches_sklearn(explicit, monkeypatch):
 def test_multinomial_matches_statsmodels_mnlogit(explicit, monkeypatch):
     import statsmodels.api as sm
 
-    monkeypatch.setattr(lg, "MULTINOMIAL_EXPLICIT_MAX", 10**6 if explicit else 0)
+    monkeypatch.setattr(lobj, "MULTINOMIAL_EXPLICIT_MAX", 10**6 if explicit else 0)
     X, y = _multi_data(n=500, d=3, K=3, seed=4)
     p = fastgen.fit_logistic(X, y, tol=TOL)
     assert p.parametrization == "reference" and p.converged
@@ -224,7 +224,7 @@ def test_binary_newton_cg_path_matches_cholesky(monkeypatch):
     X, y = _binary_data(n=400, d=6, seed=10)
     X[np.abs(X) < 0.6] = 0.0
     pd = fastgen.fit_logistic(X, y, l2=0.2, tol=TOL)
-    monkeypatch.setattr(lg, "BINARY_EXPLICIT_MAX_P", 1)
+    monkeypatch.setattr(lobj, "BINARY_EXPLICIT_MAX_P", 1)
     pc = fastgen.fit_logistic(sp.csr_matrix(X), y, l2=0.2, tol=TOL)
     assert pc.solver == "newton-cg" and pc.n_hessp > 0
     np.testing.assert_allclose(pc.coef, pd.coef, rtol=1e-7)

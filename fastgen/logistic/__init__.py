@@ -1,0 +1,53 @@
+"""Logistic regression by Newton's method (IRLS), binary and multinomial, dense and CSR.
+
+The discriminative partner of the generative models: with the same X and y,
+``fit_logistic`` estimates p(y | x) directly, so the generative-vs-discriminative
+comparison needs one package.
+
+Objective (minimised)::
+
+    f(β) = −Σ_i w_i log p(y_i | x_i; β) + (l2 / 2) · ‖coef‖²
+
+the negative log-likelihood summed over samples plus a ridge penalty on the
+coefficients (never on the intercept), so ``l2 = 1 / C`` in scikit-learn's terms.
+
+Solver (glum's shape: data + state + a short loop): evaluate loss, gradient and
+curvature in one fused pass over X → Newton step → Armijo backtracking (step halving) →
+convergence check → record the iteration.
+
+* Binary, p = d + 1 ≤ ``BINARY_EXPLICIT_MAX_P``: explicit Hessian
+  ``X̃ᵀ diag(w π(1−π)) X̃`` (one √s-scaled GEMM per fixed row block) and a Cholesky solve
+  (jitter ``1e-10·tr(H)/p`` and up if the factorisation fails).  Wider problems (sparse
+  text data) use conjugate gradients on Hessian-vector products with a Jacobi
+  preconditioner.
+* Multinomial: for K·p ≤ ``MULTINOMIAL_EXPLICIT_MAX`` the explicit (K·p)² Hessian and a
+  Cholesky solve; above, Newton-CG on Hessian-vector products (one fused pass over X
+  each) preconditioned by the fixed Böhning bound ``½(I − 11ᵀ/K) ⊗ (X̃ᵀWX̃) + l2·I``
+  (Böhning 1992; Krishnapuram et al. 2005), factorised once, with the forcing term
+  ``min(0.5, √(max|g|/Σw))`` (inexact Newton).  The crossover between the two is
+  discussed at ``MULTINOMIAL_EXPLICIT_MAX``.
+
+Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised objective):
+converged when ``max|∇f| / Σw ≤ tol`` and the Newton decrement ``½ΔᵀHΔ / Σw ≤ tol``.
+
+Modules, each importing only those above it in this list (plus ``fastgen._params``,
+``fastgen._validation``, ``fastgen._threads`` and the kernels):
+
+* ``params``      LogisticParams (the fitted model) and ConvergenceWarning;
+* ``newton``      the solver: Objective protocol, NewtonState, NewtonResult,
+  ``newton_solve`` and its steps (direction, line search, update, convergence check),
+  and the linear solvers (Cholesky with jitter, preconditioned CG);
+* ``data``        the LogisticData protocol and InMemoryData (dense or CSR, the kernels);
+* ``objectives``  BinaryObjective, MultinomialObjective, ``make_objective`` and the
+  size thresholds between explicit Hessian and Newton-CG;
+* ``api``         fit_logistic, irls_step, logistic_loss_grad_hess and the public
+  assembly steps (options, inputs, starting point, params from a result).
+"""
+
+from .api import fit_logistic, irls_step, logistic_loss_grad_hess
+from .objectives import BINARY_EXPLICIT_MAX_P, BOHNING_FULL_MAX_P, MULTINOMIAL_EXPLICIT_MAX
+from .params import ConvergenceWarning, LogisticParams
+
+__all__ = ["LogisticParams", "ConvergenceWarning", "fit_logistic", "irls_step",
+           "logistic_loss_grad_hess", "BINARY_EXPLICIT_MAX_P", "MULTINOMIAL_EXPLICIT_MAX",
+           "BOHNING_FULL_MAX_P"]

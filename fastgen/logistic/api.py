@@ -1,0 +1,382 @@
+"""The public functions of logistic regression and the steps they share with other fits.
+
+:func:`fit_logistic`, :func:`irls_step` and :func:`logistic_loss_grad_hess` validate
+once, then assemble the pieces: :class:`~fastgen.logistic.data.InMemoryData` → an
+objective (``objectives.py``) → :func:`~fastgen.logistic.newton.newton_solve` →
+:func:`params_from_result`.  The assembly steps (:func:`check_fit_options`,
+:func:`prior_start`, :class:`ParamsSpec`, :func:`params_from_result`) are public so that
+other fits of the same model (``fastgen.dask``) reuse them with their own data.
+
+Imports: the sibling modules of this package, ``fastgen._validation`` and
+``fastgen._threads``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._threads import serial_for_small_inputs, single_thread_blas_call
+from .._validation import (
+    check_n_features,
+    check_sample_weight,
+    check_scalar,
+    check_X,
+    check_y,
+)
+from .data import InMemoryData
+from .newton import NewtonResult, newton_solve
+from .objectives import make_objective
+from .params import ConvergenceWarning, LogisticParams
+
+__all__ = ["fit_logistic", "irls_step", "logistic_loss_grad_hess", "FitOptions",
+           "check_fit_options", "FitInputs", "prepare_inputs", "prior_start",
+           "initial_coefficients", "ParamsSpec", "params_from_result"]
+
+
+# --------------------------------------------------------------------------- assembly
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """The validated options of a logistic fit."""
+
+    l2: float
+    fit_intercept: bool
+    max_iter: int
+    tol: float
+
+
+def check_fit_options(l2, fit_intercept, max_iter, tol) -> FitOptions:
+    """Validate the options: l2 ≥ 0 finite, fit_intercept a bool, max_iter an int ≥ 0,
+    tol > 0; a ``ValueError`` naming the argument otherwise."""
+    l2 = check_scalar(l2, "l2", low=0.0)
+    if not isinstance(fit_intercept, (bool, np.bool_)):
+        raise ValueError(f"fit_intercept must be True or False; got {fit_intercept!r}")
+    if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (int, np.integer)):
+        raise ValueError(f"max_iter must be a non-negative integer; got {max_iter!r}")
+    if max_iter < 0:
+        raise ValueError(f"max_iter must be >= 0; got {max_iter}")
+    tol = check_scalar(tol, "tol", low=0.0, low_inclusive=False)
+    return FitOptions(l2, bool(fit_intercept), int(max_iter), tol)
+
+
+@dataclass(frozen=True)
+class FitInputs:
+    """Validated in-memory inputs: X, the sorted ``classes``, int ``codes`` into them,
+    weights ``w`` (empty for unit weights) and their sum ``sum_weights``."""
+
+    X: object
+    classes: np.ndarray
+    codes: np.ndarray
+    w: np.ndarray
+    sum_weights: float
+
+
+def prepare_inputs(X, y, sample_weight) -> FitInputs:
+    """Validate X (dense or sparse), y (at least two classes) and the weights; every
+    class must carry positive total weight."""
+    X = check_X(X, allow_sparse=True)
+    classes, codes = check_y(y, X.shape[0], min_classes=2)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    if w.shape[0]:
+        # a class whose rows all have weight 0 is absent from the likelihood: its
+        # intercept would run to -inf (the fit would stop at once at a clipped prior)
+        absent = np.flatnonzero(np.bincount(codes, weights=w, minlength=len(classes)) <= 0)
+        if absent.size:
+            label = classes[absent[0]]
+            label = label.item() if hasattr(label, "item") else label
+            raise ValueError(
+                f"class {label!r} has zero total weight (sample_weight is 0 on all its "
+                f"rows); logistic regression needs every class of y to carry weight"
+            )
+    sw = float(w.sum()) if w.shape[0] else float(X.shape[0])
+    return FitInputs(X, classes, codes, w, sw)
+
+
+def prior_start(counts, d, fit_intercept):
+    """The default starting point (K', p): zero coefficients and, with an intercept,
+    intercepts at the log prior odds log(π_1/π_0) (binary) or the centred log priors,
+    π_k = counts_k / Σ counts (clipped at 1e-12)."""
+    K = counts.shape[0]
+    B = np.zeros((1 if K == 2 else K, d + (1 if fit_intercept else 0)))
+    if fit_intercept:
+        pri = np.maximum(counts / counts.sum(), 1e-12)
+        if K == 2:
+            B[0, d] = np.log(pri[1]) - np.log(pri[0])
+        else:
+            B[:, d] = np.log(pri) - np.log(pri).mean()
+    return B
+
+
+def initial_coefficients(init, classes, d, fit_intercept, codes, w):
+    """Starting point in the internal (centred) layout, shape (K', p): :func:`prior_start`
+    when ``init`` is None, else ``init`` (a LogisticParams or (coef, intercept)) checked."""
+    K = classes.shape[0]
+    if init is None:
+        counts = np.bincount(codes, weights=w if w.shape[0] else None, minlength=K)
+        return prior_start(counts, d, fit_intercept)
+    kk = 1 if K == 2 else K
+    B = np.zeros((kk, d + (1 if fit_intercept else 0)))
+    if isinstance(init, LogisticParams):
+        if not np.array_equal(init.classes, classes):
+            raise ValueError(
+                f"init was fitted with classes {init.classes.tolist()} but y has classes "
+                f"{classes.tolist()}; they must match"
+            )
+        coef, icpt = init.coef, init.intercept
+    elif isinstance(init, tuple) and len(init) == 2:
+        coef, icpt = (np.asarray(a, dtype=np.float64) for a in init)
+    else:
+        raise ValueError(
+            "init must be None, a LogisticParams, or a (coef, intercept) tuple; "
+            f"got {type(init).__name__}"
+        )
+    coef = np.asarray(coef, dtype=np.float64)
+    icpt = np.asarray(icpt, dtype=np.float64).reshape(-1)
+    if coef.shape != (kk, d) or icpt.shape != (kk,):
+        raise ValueError(
+            f"init must have coef of shape ({kk}, {d}) and intercept of shape ({kk},); "
+            f"got {coef.shape} and {icpt.shape}"
+        )
+    if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(icpt))):
+        raise ValueError("init contains NaN or infinity")
+    B[:, :d] = coef
+    if fit_intercept:
+        B[:, d] = icpt
+    if kk > 1:
+        B -= B.mean(axis=0)
+    return B
+
+
+@dataclass(frozen=True)
+class ParamsSpec:
+    """What a solution needs besides β to become LogisticParams."""
+
+    classes: np.ndarray
+    n_features: int
+    fit_intercept: bool
+    l2: float
+    dtype: np.dtype
+
+
+def params_from_result(result: NewtonResult, objective, spec: ParamsSpec) -> LogisticParams:
+    """LogisticParams from a Newton result: binary as is; multinomial in the symmetric
+    (l2 > 0, centred) or reference-class (l2 = 0, ``coef[0] = 0``) parametrisation;
+    coefficients cast to ``spec.dtype``."""
+    K = spec.classes.shape[0]
+    d = spec.n_features
+    B = (result.beta.reshape(1, -1) if K == 2 else result.beta).copy()
+    if K > 2:
+        param = "symmetric" if spec.l2 > 0 else "reference"
+        if spec.l2 > 0:
+            B -= B.mean(axis=0)
+        else:
+            B -= B[0]
+    else:
+        param = "binary"
+    coef = np.ascontiguousarray(B[:, :d], dtype=spec.dtype)
+    icpt = (B[:, d] if spec.fit_intercept else np.zeros(B.shape[0])).astype(spec.dtype)
+    return LogisticParams(
+        classes=spec.classes, coef=coef, intercept=icpt, parametrization=param,
+        l2=float(spec.l2), fit_intercept=spec.fit_intercept, n_iter=int(result.n_iter),
+        converged=bool(result.converged), log_likelihood=float(-result.loss),
+        solver=objective.solver, n_hessp=int(objective.nprod), **result.histories(),
+    )
+
+
+# --------------------------------------------------------------------------- public API
+
+
+@serial_for_small_inputs(0)
+@single_thread_blas_call
+def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
+                 tol=1e-8, init=None) -> LogisticParams:
+    r"""Fit logistic regression by Newton's method (IRLS).
+
+    Minimises the penalised negative log-likelihood
+
+    .. math::
+
+        f(\beta) = -\sum_i w_i \log p(y_i \mid x_i) + \tfrac{l2}{2}\,\lVert W\rVert_F^2,
+
+    with :math:`p(y=1 \mid x) = \sigma(w^\top x + b)` for two classes and
+    :math:`p(y=k \mid x) = \exp(w_k^\top x + b_k) / \sum_l \exp(w_l^\top x + b_l)` for more
+    (multinomial).  The intercept is never penalised; ``l2 = 1 / C`` in scikit-learn's
+    terms.  Each Newton step solves :math:`H\Delta = -g` with the gradient
+    :math:`g = \tilde X^\top W(\pi - y)` and Hessian
+    :math:`H = \tilde X^\top \operatorname{diag}(w\,\pi(1-\pi))\tilde X + l2\,I`
+    (binary), computed in one fused pass over X, followed by step halving until the
+    Armijo condition holds.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or scipy sparse matrix
+        float32 data gives float32 coefficients (accumulation is always float64).
+    y : array-like (n,)
+        Labels; two distinct values give binary, more give multinomial regression.
+    l2 : float, default 0
+        Ridge penalty on the coefficients.  With ``l2 = 0`` and more than two classes the
+        coefficients are reported against ``classes[0]`` (reference class: its row is
+        zero, as in statsmodels' MNLogit); with ``l2 > 0`` in the symmetric
+        parametrisation (one row per class, as in scikit-learn).
+    fit_intercept : bool, default True
+    sample_weight : array-like (n,), optional
+        Non-negative weights; a weight of 2 is the same as repeating the row.
+    max_iter : int, default 100
+        Maximum Newton steps.
+    tol : float, default 1e-8
+        Converged when ``max|∇f| / Σw ≤ tol`` and the Newton decrement
+        ``½ΔᵀHΔ / Σw ≤ tol`` (scikit-learn's newton-cholesky criterion).
+    init : LogisticParams or (coef, intercept), optional
+        Starting point (default: zero coefficients, intercepts at the log prior odds).
+
+    Returns
+    -------
+    LogisticParams
+
+    Warns
+    -----
+    ConvergenceWarning
+        If max_iter is reached, the line search fails, or (with ``l2 = 0``) the classes
+        are perfectly or quasi-perfectly separable, in which case the maximum-likelihood
+        estimate does not exist (Albert & Anderson 1984).  The warning names the cause;
+        the returned coefficients are finite.  Detected when some sample's linear
+        predictor exceeds 30 in absolute value while either the mean loss is below
+        1e-10 or three successive Newton steps point along the current coefficients.
+
+    Raises
+    ------
+    ValueError
+        For invalid inputs (the message names the argument).
+    numpy.linalg.LinAlgError
+        If the Hessian is singular even after jitter (collinear features with l2 = 0).
+    """
+    opt = check_fit_options(l2, fit_intercept, max_iter, tol)
+    inp = prepare_inputs(X, y, sample_weight)
+    K = inp.classes.shape[0]
+    data = InMemoryData(inp.X, inp.codes, inp.w, opt.fit_intercept)
+    B0 = initial_coefficients(init, inp.classes, data.d, opt.fit_intercept, inp.codes, inp.w)
+    obj = make_objective(data, opt.l2, K)
+    result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=opt.max_iter, tol=opt.tol,
+                          sum_weights=inp.sum_weights, l2=opt.l2)
+    return params_from_result(
+        result, obj, ParamsSpec(inp.classes, data.d, opt.fit_intercept, opt.l2, inp.X.dtype))
+
+
+@serial_for_small_inputs(1)
+@single_thread_blas_call
+def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
+    r"""Take exactly one Newton (IRLS) step from ``params`` on (X, y).
+
+    Uses the explicit Hessian and a Cholesky solve,
+    :math:`\beta \leftarrow \beta + t\,\Delta` with :math:`H\Delta = -g` and t the first of
+    1, ½, ¼, … satisfying the Armijo condition, for solvers that embed logistic
+    regression in a larger loop.  The objective is that of :func:`fit_logistic`.
+
+    Parameters
+    ----------
+    params : LogisticParams
+        The current iterate; its classes must equal those of y, its number of features
+        that of X, and its ``fit_intercept`` is kept.
+    X, y, l2, sample_weight :
+        As for :func:`fit_logistic`.
+
+    Returns
+    -------
+    LogisticParams
+        ``n_iter`` is one more than that of ``params`` (unchanged if the line search
+        found no decrease); ``converged`` tells whether max|∇f|/Σw ≤ 1e-8 at the new
+        point.  Histories describe this step only.
+    """
+    if not isinstance(params, LogisticParams):
+        raise ValueError(
+            f"params must be a LogisticParams (the result of fit_logistic); "
+            f"got {type(params).__name__}"
+        )
+    opt = check_fit_options(l2, params.fit_intercept, 1, 1e-8)
+    inp = prepare_inputs(X, y, sample_weight)
+    check_n_features(inp.X, params.n_features_in)
+    K = inp.classes.shape[0]
+    if not np.array_equal(inp.classes, params.classes):
+        raise ValueError(
+            f"y has classes {inp.classes.tolist()} but params were fitted with "
+            f"{params.classes.tolist()}; they must match"
+        )
+    data = InMemoryData(inp.X, inp.codes, inp.w, opt.fit_intercept)
+    B0 = initial_coefficients(params, inp.classes, data.d, opt.fit_intercept, inp.codes,
+                              inp.w)
+    obj = make_objective(data, opt.l2, K, explicit=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=1, tol=-1.0,
+                              sum_weights=inp.sum_weights, l2=opt.l2, check_separation=False)
+    result = dataclasses.replace(result, n_iter=params.n_iter + result.n_iter,
+                                 converged=result.grad_norm_history[-1] <= 1e-8)
+    return params_from_result(
+        result, obj, ParamsSpec(inp.classes, data.d, opt.fit_intercept, opt.l2, inp.X.dtype))
+
+
+def logistic_loss_grad_hess(X, codes, beta, *, n_classes, fit_intercept=True,
+                            sample_weight=None, hessian=True):
+    r"""Unpenalised loss, gradient and Hessian of one block of rows, for distributed IRLS.
+
+    With X̃ = [X, 1] (the column of ones only if ``fit_intercept``), η = X̃β and weights
+    w_i, the block's contribution to the objective of :func:`fit_logistic` before the
+    penalty.  Binary (``n_classes == 2``, β of shape (p,), π = σ(η))::
+
+        loss = Σ_i w_i (softplus(η_i) − y_i η_i),   g = X̃ᵀ w(π − y),
+        H = X̃ᵀ diag(w π (1 − π)) X̃.
+
+    Multinomial (β of shape (K, p), P = softmax(η) row-wise, Y one-hot)::
+
+        loss = −Σ_i w_i log P_{i,y_i},   G = (w(P − Y))ᵀ X̃  (K, p),
+        H_{(k,a),(l,b)} = Σ_i w_i P_ik (δ_kl − P_il) x̃_ia x̃_ib  (K·p, K·p).
+
+    All three are sums over rows, so the values of disjoint blocks add up to those of
+    their union; a Newton step needs their sums and the penalty ``l2`` on the client.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or scipy CSR
+    codes : array-like (n,) of int
+        Class indices in ``[0, n_classes)`` (positions in the global sorted label set).
+    beta : ndarray (p,) or (K, p) float64
+        Coefficients with the intercept last, p = d + fit_intercept.
+    n_classes : int
+    fit_intercept : bool, default True
+    sample_weight : array-like (n,), optional
+    hessian : bool, default True
+        Also return H (else None).
+
+    Returns
+    -------
+    loss : float
+    grad : ndarray (p,) or (K, p)
+    hess : ndarray (p, p) or (K·p, K·p), or None
+    eta_max : float
+        max_i |η_i| (binary) or the largest spread of η across classes (multinomial),
+        used to detect separation.
+    """
+    X = check_X(X, allow_sparse=True)
+    n = X.shape[0]
+    K = int(n_classes)
+    c = np.asarray(codes)
+    if c.shape != (n,) or c.dtype.kind not in "iu" or (n and (c.min() < 0 or c.max() >= K)):
+        raise ValueError(f"codes must be {n} integers in [0, {K})")
+    c = np.ascontiguousarray(c, dtype=np.int32)
+    w = check_sample_weight(sample_weight, n)
+    data = InMemoryData(X, c, w, bool(fit_intercept))
+    beta = np.ascontiguousarray(beta, dtype=np.float64)
+    shape = (data.p,) if K == 2 else (K, data.p)
+    if beta.shape != shape:
+        raise ValueError(f"beta must have shape {shape}; got {beta.shape}")
+    if K == 2:
+        loss, g, H, emax, _ = data.binary(beta, bool(hessian), False)
+        return float(loss), g, H, float(emax)
+    loss, G, emax, P = data.multinomial(beta)
+    H = data.multinomial_hessian(beta, P) if hessian else None
+    return float(loss), G, H, float(emax)

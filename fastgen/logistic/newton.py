@@ -1,0 +1,345 @@
+"""The Newton solver: a state, a result and a loop in named steps.
+
+The loop (glum's shape) repeats: :func:`direction` (the Newton step from the objective's
+curvature) → :func:`is_converged` → :func:`separation_detected` → :func:`line_search`
+(Armijo backtracking by step halving) → :func:`update` (move, record the iteration).  It
+stops with :class:`~fastgen.logistic.params.ConvergenceWarning` when it cannot go on.
+
+Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised objective):
+converged when ``max|∇f| / Σw ≤ tol`` and the Newton decrement ``½ΔᵀHΔ / Σw ≤ tol``.
+
+The solver sees the problem only through an :class:`Objective`; it never touches X, so
+the in-memory, CSR and Dask fits share it.  The linear solvers the objectives use for
+the direction (:func:`cholesky_solve`, :func:`pcg`) live here too.
+
+Imports: ``params`` (the warning) only.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import scipy.linalg
+
+from .params import ConvergenceWarning
+
+__all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
+           "direction", "is_converged", "separation_detected", "line_search", "update",
+           "cholesky_solve", "pcg"]
+
+#: Separation heuristic: with l2 = 0, a linear predictor beyond this (in absolute value,
+#: for softmax the spread between classes) means probabilities saturated at 1 − 1e-13.
+_SEPARATION_ETA = 30.0
+
+_MAX_HALVINGS = 40
+_ARMIJO = 1e-4
+
+
+class Objective(Protocol):
+    """What the solver needs from a penalised objective f(β) (see ``objectives.py``)."""
+
+    def evaluate(self, beta, curvature: bool):
+        """An :class:`~fastgen.logistic.objectives.Evaluation` at β; with ``curvature``
+        also the curvature there, for the next :meth:`step`."""
+
+    def has_curvature(self) -> bool:
+        """Whether the latest evaluation left what :meth:`step` needs."""
+
+    def step(self, g, gscaled):
+        """The Newton direction Δ (HΔ = −g) at the latest curvature, and ½ΔᵀHΔ."""
+
+
+@dataclass
+class NewtonState:
+    """The current iterate and the record of the iterations so far.
+
+    Attributes
+    ----------
+    beta : ndarray
+        Current coefficients (intercept last).
+    current : Evaluation
+        The objective at ``beta``.
+    sum_weights : float
+        Σw, which normalises gradient and decrement in the stopping rule.
+    n_iter : int
+        Steps taken.
+    aligned : int
+        Successive steps nearly parallel to β (cosine > 0.9): a separation signal.
+    objective_history, grad_norm_history, step_size_history : list of float
+    """
+
+    beta: np.ndarray
+    current: object
+    sum_weights: float
+    n_iter: int = 0
+    aligned: int = 0
+    objective_history: list = field(default_factory=list)
+    grad_norm_history: list = field(default_factory=list)
+    step_size_history: list = field(default_factory=list)
+
+    @property
+    def grad_scaled(self) -> float:
+        """max|∇f| / Σw at the current iterate."""
+        return float(np.max(np.abs(self.current.grad))) / self.sum_weights
+
+    def record(self):
+        """Append the current objective and scaled gradient to the histories."""
+        self.objective_history.append(self.current.objective)
+        self.grad_norm_history.append(self.grad_scaled)
+
+
+@dataclass(frozen=True)
+class LineSearchStep:
+    """An accepted trial point: β + t·Δ and the objective there."""
+
+    beta: np.ndarray
+    evaluation: object
+    t: float
+
+
+@dataclass(frozen=True)
+class NewtonResult:
+    """What :func:`newton_solve` returns.
+
+    Attributes
+    ----------
+    beta : ndarray
+        The last iterate.
+    loss : float
+        Unpenalised loss there.
+    converged : bool
+    n_iter : int
+    cause : str or None
+        Why it stopped early: "separation", "line search", "max_iter", or None.
+    objective_history, grad_norm_history, step_size_history : ndarray
+    """
+
+    beta: np.ndarray
+    loss: float
+    converged: bool
+    n_iter: int
+    cause: str | None
+    objective_history: np.ndarray
+    grad_norm_history: np.ndarray
+    step_size_history: np.ndarray
+
+    def histories(self) -> dict:
+        """The three histories by their LogisticParams field names."""
+        return {"objective_history": self.objective_history,
+                "grad_norm_history": self.grad_norm_history,
+                "step_size_history": self.step_size_history}
+
+
+# --------------------------------------------------------------------------- linear solves
+
+
+def cholesky_solve(H, rhs, what):
+    """Solve H x = rhs by Cholesky, adding jitter 1e-10·tr(H)/q (then ×100) on failure."""
+    q = H.shape[0]
+    scale = max(np.trace(H) / q, np.finfo(np.float64).tiny)
+    jitter = 0.0
+    for _ in range(6):
+        try:
+            A = H if jitter == 0.0 else H + jitter * np.eye(q)
+            c = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+            x = scipy.linalg.cho_solve(c, rhs, check_finite=False)
+            if np.all(np.isfinite(x)):
+                return x
+        except np.linalg.LinAlgError:
+            pass
+        jitter = 1e-10 * scale if jitter == 0.0 else jitter * 100.0
+    raise np.linalg.LinAlgError(
+        f"the {what} is singular even with jitter {jitter:.3g}: the features are (nearly) "
+        f"collinear or constant; pass l2 > 0"
+    )
+
+
+def pcg(hessp, precond, g, rtol, maxiter):
+    """Preconditioned CG for H x = −g.  Returns (x, ½xᵀHx, number of products).
+
+    Stops when ‖r‖ ≤ rtol·‖g‖, after ``maxiter`` products, or on non-positive curvature;
+    falls back to the preconditioned steepest-descent step if no progress was made.
+    """
+    x = np.zeros_like(g)
+    r = -g
+    z = precond(r)
+    dirn = z.copy()
+    rz = float(np.vdot(r, z))
+    gnorm = float(np.linalg.norm(g))
+    nprod = 0
+    for _ in range(maxiter):
+        Hd = hessp(dirn)
+        nprod += 1
+        dHd = float(np.vdot(dirn, Hd))
+        if not dHd > 0.0:
+            break
+        alpha = rz / dHd
+        x += alpha * dirn
+        r -= alpha * Hd
+        if np.linalg.norm(r) <= rtol * gnorm:
+            break
+        z = precond(r)
+        rz_new = float(np.vdot(r, z))
+        dirn *= rz_new / rz
+        dirn += z
+        rz = rz_new
+    if nprod == 0 or not np.any(x):
+        x = precond(-g)  # preconditioned steepest descent as a fallback
+    # Hx = −g − r, so ½xᵀHx = ½(−gᵀx − rᵀx)
+    dec = 0.5 * float(-np.vdot(g, x) - np.vdot(r, x))
+    return x, max(dec, 0.0), nprod
+
+
+# --------------------------------------------------------------------------- the steps
+
+
+def direction(objective, state):
+    """The Newton step Δ and decrement ½ΔᵀHΔ at the current iterate (re-evaluating the
+    curvature there first if the latest evaluation did not keep it)."""
+    gscaled = state.grad_scaled
+    if not objective.has_curvature():
+        state.current = objective.evaluate(state.beta, True)
+    return objective.step(state.current.grad, gscaled)
+
+
+def is_converged(state, decrement, tol):
+    """max|∇f| / Σw ≤ tol and ½ΔᵀHΔ / Σw ≤ tol."""
+    return state.grad_scaled <= tol and decrement / state.sum_weights <= tol
+
+
+def separation_detected(state, l2):
+    """The separation heuristic (unpenalised fits only): some |η| > ``_SEPARATION_ETA`` (30)
+    while the mean loss is below 1e-10 or three successive steps point along β."""
+    cur = state.current
+    return (l2 == 0.0 and cur.eta_max > _SEPARATION_ETA
+            and (cur.objective / state.sum_weights < 1e-10 or state.aligned >= 3))
+
+
+def line_search(objective, state, step):
+    """Armijo backtracking: the first t in 1, ½, ¼, … with f(β + tΔ) ≤ f + 1e-4·t·gᵀΔ
+    (or, with f flat to rounding, a smaller max|g|).  None if no t in 40 halvings."""
+    cur = state.current
+    f, g = cur.objective, cur.grad
+    slope = float(np.vdot(g, step))
+    gmax = float(np.max(np.abs(g)))
+    eps = np.finfo(np.float64).eps
+    t = 1.0
+    for ls in range(_MAX_HALVINGS):
+        bt = state.beta + t * step
+        ev = objective.evaluate(bt, ls == 0)
+        if ev.objective <= f + _ARMIJO * t * slope:
+            return LineSearchStep(bt, ev, t)
+        if abs(ev.objective - f) <= 64 * eps * abs(f) and float(np.max(np.abs(ev.grad))) < gmax:
+            return LineSearchStep(bt, ev, t)  # objective flat to rounding, gradient shrinks
+        t *= 0.5
+    return None
+
+
+def update(state, step, accepted):
+    """Move to the accepted point, count the step and record it."""
+    # Alignment of the step with the iterate: along a separating direction the
+    # iterates grow without bound in a fixed direction.
+    # (normalise each vector first: with features near 1e150 both norms are near
+    # 1e-150 and their product underflows to 0)
+    beta = state.beta
+    nb, ns = np.linalg.norm(beta), np.linalg.norm(step)
+    cos = float(np.vdot(step / ns, beta / nb)) if nb > 0 and ns > 0 else 0.0
+    state.aligned = state.aligned + 1 if cos > 0.9 else 0
+    state.beta, state.current = accepted.beta, accepted.evaluation
+    state.n_iter += 1
+    state.record()
+    state.step_size_history.append(accepted.t)
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
+                 check_separation=True) -> NewtonResult:
+    """Minimise ``objective`` from ``beta0`` by damped Newton steps.
+
+    Parameters
+    ----------
+    objective : Objective
+    beta0 : ndarray
+        Starting point.
+    max_iter : int
+        Maximum steps.
+    tol : float
+        Stopping tolerance (see the module docstring); negative never converges.
+    sum_weights : float
+        Σw.
+    l2 : float
+        The penalty (the separation heuristic applies only when it is 0).
+    check_separation : bool, default True
+        Stop as soon as :func:`separation_detected`.
+
+    Returns
+    -------
+    NewtonResult
+
+    Warns
+    -----
+    ConvergenceWarning
+        If it stops unconverged: separation, failed line search, or ``max_iter``.
+    """
+    state = NewtonState(beta0, objective.evaluate(beta0, True), float(sum_weights))
+    state.record()
+    converged, cause = False, None
+    while True:
+        step, dec = direction(objective, state)
+        if is_converged(state, dec, tol):
+            converged = True
+            break
+        if check_separation and separation_detected(state, l2):
+            cause = "separation"
+            break
+        if state.n_iter >= max_iter:
+            break
+        accepted = line_search(objective, state, step)
+        if accepted is None:
+            objective.evaluate(state.beta, True)  # restore the curvature at the iterate
+            cause = "line search"
+            break
+        update(state, step, accepted)
+    if not converged:
+        if cause is None:
+            sep = l2 == 0.0 and state.current.eta_max > _SEPARATION_ETA
+            cause = "separation" if sep else "max_iter"
+        _warn_stopped(cause, state, max_iter, tol)
+    return NewtonResult(
+        beta=state.beta, loss=state.current.loss, converged=converged, n_iter=state.n_iter,
+        cause=None if converged else cause,
+        objective_history=np.asarray(state.objective_history, dtype=np.float64),
+        grad_norm_history=np.asarray(state.grad_norm_history, dtype=np.float64),
+        step_size_history=np.asarray(state.step_size_history, dtype=np.float64),
+    )
+
+
+def _warn_stopped(cause, state, max_iter, tol):
+    n_iter, gscaled = state.n_iter, state.grad_scaled
+    if cause == "separation":
+        msg = (
+            f"fit_logistic stopped after {n_iter} iterations: the classes are (quasi-)"
+            f"perfectly separable, so the unpenalised maximum-likelihood estimate does "
+            f"not exist (coefficients grow without bound; some samples have |linear "
+            f"predictor| > {state.current.eta_max:.3g}). The returned coefficients are "
+            f"finite but arbitrary in scale; pass l2 > 0 for a unique solution."
+        )
+    elif cause == "line search":
+        msg = (
+            f"fit_logistic stopped after {n_iter} iterations: the line search could not "
+            f"decrease the objective (max|gradient|/sum(w) = {gscaled:.3g} > tol = "
+            f"{tol:.3g}); the data may be badly scaled, or tol below the attainable "
+            f"precision."
+        )
+    else:
+        msg = (
+            f"fit_logistic did not converge in max_iter={max_iter} iterations "
+            f"(max|gradient|/sum(w) = {gscaled:.3g}, tol = {tol:.3g}); increase max_iter."
+        )
+    # the frame three above newton_solve, as the warning has always been raised
+    warnings.warn(msg, ConvergenceWarning, stacklevel=4)

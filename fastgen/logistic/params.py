@@ -1,0 +1,124 @@
+"""The fitted logistic model (:class:`LogisticParams`) and :class:`ConvergenceWarning`.
+
+Imports the shared params base only (``fastgen._params``); nothing of the solver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._params import FittedParams, register_params
+
+__all__ = ["LogisticParams", "ConvergenceWarning"]
+
+
+class ConvergenceWarning(UserWarning):
+    """The solver stopped before meeting its convergence criterion."""
+
+
+
+@register_params
+@dataclass(frozen=True)
+class LogisticParams(FittedParams):
+    """A fitted logistic-regression model.
+
+    Binary (two classes): one coefficient vector, ``p(y = classes[1] | x) =
+    σ(coef[0]·x + intercept[0])``.  Multinomial (K > 2): ``p(y = k | x) ∝
+    exp(coef[k]·x + intercept[k])``; with ``l2 > 0`` the symmetric parametrisation
+    (every class has its coefficients, which sum to zero over classes at the optimum;
+    the intercepts are centred to sum to zero), with ``l2 = 0`` the reference-class one
+    (``coef[0]`` and ``intercept[0]`` are zero, the others are log-odds against
+    ``classes[0]``, as statsmodels' MNLogit reports them).
+
+    Attributes
+    ----------
+    classes : ndarray (K,)
+    coef : ndarray (K', d)
+        K' = 1 for binary, K otherwise; dtype float32 when fitted on float32 data.
+    intercept : ndarray (K',)
+    parametrization : str
+        "binary", "symmetric" or "reference".
+    l2, fit_intercept :
+        The fit's options.
+    n_iter : int
+        Newton steps taken.
+    converged : bool
+    log_likelihood : float
+        Σ_i w_i log p(y_i | x_i) at the solution (no penalty).
+    objective_history, grad_norm_history : ndarray (n_iter + 1,)
+        Penalised objective and max|∇f| / Σw at the start and after each step.
+    step_size_history : ndarray (n_iter,)
+        Accepted line-search step of each iteration (1 = full Newton step).
+    solver : str
+        "newton-cholesky" or "newton-cg".
+    n_hessp : int
+        Hessian-vector products used (Newton-CG only).
+    """
+
+    classes: np.ndarray
+    coef: np.ndarray
+    intercept: np.ndarray
+    parametrization: str
+    l2: float
+    fit_intercept: bool
+    n_iter: int
+    converged: bool
+    log_likelihood: float
+    objective_history: np.ndarray
+    grad_norm_history: np.ndarray
+    step_size_history: np.ndarray
+    solver: str
+    n_hessp: int
+
+    accepts_sparse = True
+
+    def __post_init__(self):
+        self._check_arrays()
+        K = self.classes.shape[0]
+        kk = 1 if K == 2 else K
+        if self.coef.ndim != 2 or self.coef.shape[0] != kk:
+            raise ValueError(
+                f"LogisticParams.coef must have shape ({kk}, n_features) for {K} classes; "
+                f"got {self.coef.shape}"
+            )
+        if self.intercept.shape != (kk,):
+            raise ValueError(
+                f"LogisticParams.intercept must have shape ({kk},); got {self.intercept.shape}"
+            )
+
+    @property
+    def n_features_in(self) -> int:
+        return int(self.coef.shape[1])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.coef.dtype
+
+    def decision_function(self, X):
+        """Linear predictor ``X·coefᵀ + intercept`` on already validated X, shape (n, K')."""
+        eta = X @ self.coef.T
+        eta = np.asarray(eta)
+        eta += self.intercept
+        return eta
+
+    def _joint_log_likelihood(self, X):
+        eta = self.decision_function(X)
+        if eta.shape[1] == 1:
+            return np.concatenate([np.zeros_like(eta), eta], axis=1)
+        return eta
+
+    def _predict_proba(self, X):
+        eta = self.decision_function(X)
+        if eta.shape[1] == 1:
+            from scipy.special import expit  # lazily: keeps `import fastgen` light
+
+            return np.concatenate([expit(-eta), expit(eta)], axis=1)
+        return super()._predict_proba(X)
+
+    def _predict_log_proba(self, X):
+        eta = self.decision_function(X)
+        if eta.shape[1] == 1:
+            return np.concatenate([-np.logaddexp(0, eta), -np.logaddexp(0, -eta)], axis=1)
+        return super()._predict_log_proba(X)
