@@ -47,8 +47,10 @@ def _workloads():
     out["W3 per-class predict_proba n=1e5 d=128 K=10"] = lambda: fastgen.predict_proba(q, X2)
 
     n3, d3, K3 = 100_000, 50_000, 20
-    C = sp.random(n3, d3, density=1e-3, format="csr", random_state=1, dtype=np.float64)
-    C.data = np.ceil(C.data * 3)
+    per_row = 50
+    cols = rng.integers(0, d3, size=n3 * per_row)
+    C = sp.csr_matrix((rng.integers(1, 4, size=n3 * per_row).astype(np.float64), cols,
+                       np.arange(0, n3 * per_row + 1, per_row)), shape=(n3, d3))
     y3 = rng.integers(0, K3, n3)
     out["W6 multinomial NB fit CSR n=1e5 d=5e4 nnz=5e6"] = (
         lambda: fastgen.fit_multinomial_nb(C, y3))
