@@ -24,14 +24,13 @@ import inspect
 import re
 import typing
 
+import api_groups
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
-
-import api_groups
 
 logger = logging.getLogger(__name__)
 

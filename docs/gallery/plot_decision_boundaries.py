@@ -52,7 +52,10 @@ def ellipse(ax, mean, cov, n_std, color):
                          ls="-" if n_std == 1 else "--", color=color))
 
 
-def main(out=os.path.join(HERE, "decision_boundaries.png")):
+OUT = os.path.join(HERE, "decision_boundaries.png")
+
+
+def main(out=OUT):
     X, y = make_data()
     models = [
         ("LDA: fit_gda(X, y)  (pooled)", fastgen.fit_gda(X, y, "pooled")),
