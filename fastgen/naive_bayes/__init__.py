@@ -1,0 +1,81 @@
+"""Naive Bayes: Gaussian, Bernoulli, multinomial, complement and categorical models.
+
+Every ``fit_*`` function validates its input once, runs one counting kernel over the
+data (reading each stored value once, dense or CSR) and returns a frozen params
+dataclass whose vocabulary follows scikit-learn (``classes``, ``class_count``,
+``class_log_prior``, ``feature_count``, ``feature_log_prob``, ...).  The scoring
+functions of :mod:`fastgen.scoring` accept all of them; the Bernoulli, multinomial,
+complement and categorical models score scipy CSR input without densifying it.
+
+Smoothing: ``alpha = 1`` is Laplace smoothing (a feature never seen with a class in
+training still gets a finite log-probability), ``0 < alpha < 1`` Lidstone smoothing.
+``alpha`` below 1e-10 (including 0) is clipped to 1e-10 with an
+:class:`AlphaClippedWarning`, as scikit-learn does with ``force_alpha=False``.
+
+float32 data gives float32 parameters and float32 scores; counts are accumulated in
+float64 and kept in float64.
+Modules:
+
+* :mod:`~fastgen.naive_bayes.base`: argument checks, priors, the counting helpers and
+  ``LinearNB``, the scoring base of the models linear in their features;
+* :mod:`~fastgen.naive_bayes.gaussian`: ``GaussianNBParams``, ``fit_gaussian_nb``;
+* :mod:`~fastgen.naive_bayes.discrete`: Bernoulli, multinomial and complement params and
+  fits, and ``discrete_counts``, the one counting pass they share;
+* :mod:`~fastgen.naive_bayes.categorical`: ``CategoricalNBParams``, ``fit_categorical_nb``;
+* :mod:`~fastgen.naive_bayes.counts`: mergeable statistics (``NBCounts``, ``nb_counts``,
+  ``merge_counts``, ``nb_from_counts``, also reachable as ``fastgen.streaming``) and the
+  ``*_from_counts`` / ``*_from_moments`` builders.
+
+The package imports the shared core only (``fastgen._params``, ``_threads``,
+``_validation``, ``moments``, ``kernels``); adapters (scikit-learn, Dask, CLI) use the
+names exported here.
+"""
+
+from .base import ALPHA_MIN, AlphaClippedWarning
+from .categorical import CategoricalNBParams, fit_categorical_nb
+from .counts import (
+    NB_MODELS,
+    NBCounts,
+    bernoulli_nb_from_counts,
+    categorical_nb_from_counts,
+    complement_nb_from_counts,
+    gaussian_nb_from_moments,
+    merge_counts,
+    multinomial_nb_from_counts,
+    nb_counts,
+    nb_from_counts,
+)
+from .discrete import (
+    BernoulliNBParams,
+    ComplementNBParams,
+    MultinomialNBParams,
+    fit_bernoulli_nb,
+    fit_complement_nb,
+    fit_multinomial_nb,
+)
+from .gaussian import GaussianNBParams, fit_gaussian_nb
+
+__all__ = [
+    "ALPHA_MIN",
+    "AlphaClippedWarning",
+    "GaussianNBParams",
+    "BernoulliNBParams",
+    "MultinomialNBParams",
+    "ComplementNBParams",
+    "CategoricalNBParams",
+    "fit_gaussian_nb",
+    "fit_bernoulli_nb",
+    "fit_multinomial_nb",
+    "fit_complement_nb",
+    "fit_categorical_nb",
+    "gaussian_nb_from_moments",
+    "bernoulli_nb_from_counts",
+    "multinomial_nb_from_counts",
+    "complement_nb_from_counts",
+    "categorical_nb_from_counts",
+    "NB_MODELS",
+    "NBCounts",
+    "nb_counts",
+    "merge_counts",
+    "nb_from_counts",
+]

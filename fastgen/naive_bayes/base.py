@@ -1,0 +1,252 @@
+"""What every naive Bayes model shares: argument checks, priors, counting, linear scoring.
+
+Imports the shared core only (``fastgen._params``, ``_threads``, ``_validation``,
+``kernels``); the model modules of this package import from here, never the reverse.
+The names here are public within the package (its model and counts modules use them);
+users reach the models through :mod:`fastgen.naive_bayes`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import cached_property
+
+import numpy as np
+
+from .._params import FittedParams
+from .._validation import (
+    check_priors,
+    check_sample_weight,
+    check_scalar,
+    check_X,
+    check_y,
+    csr_arrays,
+    is_sparse,
+    report_nonfinite,
+)
+from ..kernels.nb import MODE_LOG_PROBA, MODE_PROBA, dense_class_counts
+from ..kernels.sparse import (
+    COUNT_CHUNK_NNZ,
+    csr_class_counts,
+    csr_linear_argmax,
+    csr_linear_scores,
+    nnz_balanced_bounds,
+)
+from ..kernels.special import log_normalize_rows, softmax_rows
+
+__all__ = [
+    "ALPHA_MIN",
+    "AlphaClippedWarning",
+    "LinearNB",
+    "check_alpha",
+    "check_bool",
+    "class_feature_counts",
+    "fit_inputs",
+    "locate_flat",
+    "log_allow_zero",
+    "log_priors",
+    "reject_bad_values",
+    "score_bounds",
+    "weighted_class_count",
+]
+
+ALPHA_MIN = 1e-10
+
+# Work split of the counting reductions: at most _MAX_GROUPS row ranges of at least
+# _MIN_GROUP_WORK stored values each, and at most _GROUP_BUFFER_BYTES of (K, d) float64
+# partial sums.  These depend on the problem size only, never on the thread count.
+_MAX_GROUPS = 8
+_MIN_GROUP_WORK = 1 << 17
+_GROUP_BUFFER_BYTES = 1 << 26
+# Stored values (plus rows) per work item in CSR scoring.
+_SCORE_BLOCK_WORK = 1 << 15
+
+
+class AlphaClippedWarning(UserWarning):
+    """``alpha`` was below 1e-10 and has been clipped to 1e-10."""
+
+
+def check_alpha(alpha) -> float:
+    """``alpha`` as a float >= 0, clipped to :data:`ALPHA_MIN` with a warning."""
+    a = check_scalar(alpha, "alpha", low=0.0)
+    if a < ALPHA_MIN:
+        warnings.warn(
+            f"alpha={alpha!r} is below {ALPHA_MIN:.0e} and would give log(0) for unseen "
+            f"features; clipping alpha to {ALPHA_MIN:.0e}",
+            AlphaClippedWarning,
+            stacklevel=3,
+        )
+        a = ALPHA_MIN
+    return a
+
+
+def check_bool(value, name) -> bool:
+    """``value`` as a bool; anything but True/False is a ValueError naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def fit_inputs(X, y, sample_weight, *, allow_sparse, finite=True, csr_counts=False):
+    """Validated (X, classes, codes, w) of a fit; w is empty when no weights were given."""
+    # csr_counts: the fit runs csr_class_counts, which checks the stored values on its
+    # way (see reject_bad_values), so sparse X is not scanned here
+    X = check_X(X, allow_sparse=allow_sparse,
+                finite=finite and not (csr_counts and is_sparse(X)))
+    classes, codes = check_y(y, X.shape[0])
+    w = check_sample_weight(sample_weight, X.shape[0])
+    return X, classes, codes, w
+
+
+def weighted_class_count(codes, w, K):
+    """(K,) float64 N_k = Σ_{i: y_i=k} w_i (w_i = 1 when ``w`` is empty)."""
+    return np.bincount(codes, weights=w if w.shape[0] else None, minlength=K).astype(
+        np.float64
+    )
+
+
+def log_allow_zero(a):
+    """log(a) with log(0) = −∞ and no divide warning."""
+    with np.errstate(divide="ignore"):
+        return np.log(a)
+
+
+def log_priors(class_count, fit_prior, class_prior):
+    """log π_k: from ``class_prior`` if given, else N_k / Σ N_k (``fit_prior``) or 1/K."""
+    K = class_count.shape[0]
+    p = check_priors(class_prior, K, name="class_prior")
+    if p is not None:
+        return log_allow_zero(p)
+    if fit_prior:
+        return log_allow_zero(class_count) - np.log(class_count.sum())
+    return np.full(K, -np.log(K))
+
+
+def _n_groups(work, K, d):
+    g = min(_MAX_GROUPS, max(1, work // _MIN_GROUP_WORK))
+    cap = max(1, _GROUP_BUFFER_BYTES // (8 * K * d))
+    return int(min(g, cap))
+
+
+def _dense_bounds(n, G):
+    return np.array([n * g // G for g in range(G + 1)], dtype=np.int64)
+
+
+def score_bounds(indptr):
+    """Row ranges of CSR scoring: work items of about _SCORE_BLOCK_WORK rows + values."""
+    n = indptr.shape[0] - 1
+    blocks = max(1, (int(indptr[-1]) + n) // _SCORE_BLOCK_WORK)
+    return nnz_balanced_bounds(indptr, blocks)
+
+
+def locate_flat(X, flat):
+    """(row, column) of flat position ``flat`` (dense: i·d + j; CSR: index into data)."""
+    if is_sparse(X):
+        row = int(np.searchsorted(X.indptr, flat, side="right") - 1)
+        return row, int(X.indices[flat])
+    return divmod(int(flat), X.shape[1])
+
+
+def _value_at(X, flat):
+    return X.data[flat] if is_sparse(X) else X.reshape(-1)[flat]
+
+
+def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0):
+    """(K, d) float64 weighted feature sums and the flat position of a negative value."""
+    d = X.shape[1]
+    if is_sparse(X):
+        indptr, indices, data = csr_arrays(X)
+        # pieces of >= COUNT_CHUNK_NNZ stored values, at most ~64 of them
+        chunk = max(COUNT_CHUNK_NNZ, data.shape[0] // 64)
+        return csr_class_counts(indptr, indices, data, codes, w, d, K, bool(binarize),
+                                float(threshold), chunk)
+    n = X.shape[0]
+    G = _n_groups(n * d, K, d)
+    return dense_class_counts(X, codes, w, K, bool(binarize), float(threshold),
+                              _dense_bounds(n, G))
+
+
+def reject_bad_values(X, first, model, *, negative=True):
+    """Raise for the value the count kernels flagged at flat position ``first``.
+
+    The CSR kernel flags NaN/inf (not scanned for beforehand) as well as negative
+    values: a non-finite stored value is named as :func:`check_X` would name it.
+    """
+    if first < 0:
+        return
+    if is_sparse(X):  # dense X was scanned by check_X
+        report_nonfinite(X)
+    if negative:
+        i, j = locate_flat(X, first)
+        raise ValueError(
+            f"X contains a negative value ({float(_value_at(X, first))!r}) at row {i}, column "
+            f"{j}; {model} naive Bayes needs non-negative feature counts"
+        )
+
+
+class LinearNB(FittedParams):
+    """Models whose joint log-likelihood is linear in (possibly binarized) features."""
+
+    accepts_sparse = True
+    #: the CSR kernel checks stored values as it reads them; dense X is scanned in
+    #: _scores (binarizing would hide a NaN)
+    checks_finite_scores = True
+
+    @property
+    def n_features_in(self) -> int:
+        return int(self.feature_log_prob.shape[1])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.feature_log_prob.dtype
+
+    # (d, K) float64 weights, (K,) float64 bias, binarize flag, threshold
+    def _linear_form(self):  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+    @cached_property
+    def _form(self):
+        W, b, binarize, threshold = self._linear_form()
+        return np.ascontiguousarray(W, dtype=np.float64), np.ascontiguousarray(
+            b, dtype=np.float64), bool(binarize), float(threshold)
+
+    def _predict(self, X):
+        if not is_sparse(X):
+            return super()._predict(X)
+        W, b, binarize, threshold = self._form
+        indptr, indices, data = self._csr_inputs(X, binarize, threshold)
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        if csr_linear_argmax(indptr, indices, data, W, b, binarize, threshold,
+                             score_bounds(indptr), labels):
+            report_nonfinite(X)
+        return self.classes[labels]
+
+    @staticmethod
+    def _csr_inputs(X, binarize, threshold):
+        if binarize and threshold < 0:
+            raise ValueError(
+                f"binarize={threshold} < 0 would turn the implicit zeros of sparse X "
+                f"into ones; pass a dense array"
+            )
+        return csr_arrays(X)
+
+    def _scores(self, X, mode):
+        W, b, binarize, threshold = self._form
+        n, K = X.shape[0], b.shape[0]
+        out = np.empty((n, K), dtype=self.dtype)
+        if is_sparse(X):
+            indptr, indices, data = self._csr_inputs(X, binarize, threshold)
+            if csr_linear_scores(indptr, indices, data, W, b, binarize, threshold,
+                                 mode, score_bounds(indptr), out):
+                report_nonfinite(X)
+            return out
+        report_nonfinite(X)
+        A = (X > threshold).astype(X.dtype) if binarize else X
+        np.matmul(A, W.astype(X.dtype, copy=False), out=out)
+        out += b.astype(X.dtype, copy=False)
+        if mode == MODE_LOG_PROBA:
+            return log_normalize_rows(out, out)
+        if mode == MODE_PROBA:
+            return softmax_rows(out, out)
+        return out
+

@@ -1,0 +1,210 @@
+"""Categorical naive Bayes on integer category codes: params, fit, params from counts.
+
+Imports the shared core (``_params``, ``_threads``, ``_validation``, ``kernels``) and
+:mod:`fastgen.naive_bayes.base`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from .._params import FittedParams, register_params
+from .._threads import serial_for_small_inputs
+from .._validation import csr_arrays, is_sparse
+from ..kernels.nb import categorical_counts, categorical_scores
+from ..kernels.sparse import csr_categorical_counts, csr_categorical_scores
+from .base import (
+    check_alpha,
+    fit_inputs,
+    locate_flat,
+    log_priors,
+    score_bounds,
+    weighted_class_count,
+)
+
+__all__ = ["CategoricalNBParams", "fit_categorical_nb", "categorical_params"]
+
+
+def _check_categories(X, n_categories=None):
+    """Raise unless every value of X is a non-negative integer (< n_categories[j])."""
+    if is_sparse(X):
+        vals, cols = X.data, X.indices
+    else:
+        vals, cols = X.reshape(-1), None
+    if vals.size == 0:
+        return
+    bad = (vals < 0) | (vals != np.floor(vals))
+    if n_categories is not None:
+        limit = n_categories[cols] if cols is not None else np.tile(n_categories,
+                                                                     X.shape[0])
+        bad |= vals >= limit
+    if not bad.any():
+        return
+    flat = int(np.argmax(bad))
+    i, j = locate_flat(X, flat)
+    v = vals[flat]
+    if v < 0 or v != np.floor(v):
+        kind = "a negative" if v < 0 else "a non-integer"
+        raise ValueError(
+            f"X contains {kind} category code ({float(v)!r}) at row {i}, column {j}; categorical "
+            f"naive Bayes needs integer codes 0, 1, 2, ... (e.g. from an ordinal encoder)"
+        )
+    raise ValueError(
+        f"X has category {int(v)} at row {i}, column {j}, but feature {j} was fitted with "
+        f"{int(n_categories[j])} categories (0..{int(n_categories[j]) - 1}); refit with "
+        f"min_categories covering it"
+    )
+
+
+def _check_min_categories(min_categories, d):
+    if min_categories is None:
+        return None
+    m = np.asarray(min_categories)
+    if m.dtype.kind not in "iu":
+        raise ValueError(f"min_categories must be integers; got dtype {m.dtype}")
+    if m.ndim == 0:
+        m = np.full(d, int(m))
+    if m.shape != (d,):
+        raise ValueError(
+            f"min_categories must be an int or have shape ({d},), one per feature; got "
+            f"shape {m.shape}"
+        )
+    if np.any(m < 0):
+        raise ValueError("min_categories must be non-negative")
+    return m.astype(np.int64)
+
+
+@register_params
+@dataclass(frozen=True)
+class CategoricalNBParams(FittedParams):
+    """Categorical naive Bayes on integer category codes (implicit CSR zeros are category 0).
+
+    The per-feature tables are stored flat: feature j's categories are columns
+    ``offsets[j]:offsets[j + 1]`` of ``category_count`` and ``feature_log_prob``.
+
+    Attributes
+    ----------
+    classes : (K,)
+    class_count : (K,) float64 N_k
+    category_count : (K, C) float64 N_kjc, C = Σ_j n_categories[j]
+    class_log_prior : (K,) float64
+    feature_log_prob : (K, C) log p(x_j = c | k) = log(N_kjc + α) − log(N_k' + α·m_j),
+        N_k' = Σ_c N_kjc and m_j the number of categories of feature j
+    n_categories : (d,) int64
+    offsets : (d + 1,) int64
+    alpha : float
+    """
+
+    classes: np.ndarray
+    class_count: np.ndarray
+    category_count: np.ndarray
+    class_log_prior: np.ndarray
+    feature_log_prob: np.ndarray
+    n_categories: np.ndarray
+    offsets: np.ndarray
+    alpha: float
+
+    accepts_sparse = True
+
+    def __post_init__(self):
+        self._check_arrays()
+
+    @property
+    def n_features_in(self) -> int:
+        return int(self.n_categories.shape[0])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.feature_log_prob.dtype
+
+    @cached_property
+    def _table(self):
+        return np.ascontiguousarray(self.feature_log_prob.T, dtype=np.float64)
+
+    def _scores(self, X, mode):
+        _check_categories(X, self.n_categories)
+        table = self._table
+        bias = self.class_log_prior.astype(np.float64)
+        out = np.empty((X.shape[0], bias.shape[0]), dtype=self.dtype)
+        if is_sparse(X):
+            indptr, indices, data = csr_arrays(X)
+            base = bias + table[self.offsets[:-1]].sum(axis=0)
+            return csr_categorical_scores(indptr, indices, data, table, self.offsets, base,
+                                          mode, score_bounds(indptr), out)
+        return categorical_scores(X, table, self.offsets, bias, mode, out)
+
+
+@serial_for_small_inputs(0)
+def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=None):
+    """Fit categorical naive Bayes.
+
+    Feature j takes categories 0 … m_j − 1 with m_j = max(max_i x_ij + 1,
+    min_categories[j]); then::
+
+        N_kjc = Σ_{i: y_i=k, x_ij=c} w_i,
+        log p(x_j = c | y = k) = log(N_kjc + α) − log(Σ_c N_kjc + α·m_j),
+        log π_k = log N_k − log Σ_k N_k.
+
+    CSR input is accepted (scikit-learn documents but rejects it): implicit zeros are
+    category 0, and their count is N_k minus the counts of the stored categories.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or scipy CSR matrix/array
+        Non-negative integer category codes (floats holding integers are fine).
+    y : array-like (n,)
+    alpha : float, default 1.0
+    min_categories : int or array-like (d,) of int, optional
+        Minimum number of categories per feature, for categories absent in training.
+    sample_weight : array-like (n,), optional
+
+    Returns
+    -------
+    CategoricalNBParams
+    """
+    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True)
+    alpha = check_alpha(alpha)
+    d = X.shape[1]
+    min_cat = _check_min_categories(min_categories, d)
+    _check_categories(X)
+    K = classes.shape[0]
+    if is_sparse(X):
+        colmax = np.zeros(d)
+        if X.data.size:
+            np.maximum.at(colmax, X.indices, X.data)
+    else:
+        colmax = X.max(axis=0)
+    n_cat = colmax.astype(np.int64) + 1
+    if min_cat is not None:
+        n_cat = np.maximum(n_cat, min_cat)
+    offsets = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(n_cat, out=offsets[1:])
+    cc = weighted_class_count(codes, w, K)
+    if is_sparse(X):
+        indptr, indices, data = csr_arrays(X)
+        counts = csr_categorical_counts(indptr, indices, data, codes, w, K, offsets, cc)
+    else:
+        counts = categorical_counts(X, codes, w, K, offsets)
+    return categorical_params(classes, cc, counts, n_cat, offsets, alpha, True, None,
+                              X.dtype)
+
+
+def categorical_params(classes, cc, counts, n_cat, offsets, alpha, fit_prior,
+                       class_prior, dtype):
+    """:class:`CategoricalNBParams` from checked counts (see :func:`fit_categorical_nb`)."""
+    smoothed = counts + alpha
+    sums = np.add.reduceat(smoothed, offsets[:-1], axis=1)
+    flp = np.log(smoothed) - np.log(np.repeat(sums, n_cat, axis=1))
+    return CategoricalNBParams(
+        classes=classes,
+        class_count=cc,
+        category_count=counts,
+        class_log_prior=log_priors(cc, fit_prior, class_prior),
+        feature_log_prob=flp.astype(dtype),
+        n_categories=n_cat,
+        offsets=offsets,
+        alpha=alpha,
+    )

@@ -1,0 +1,400 @@
+"""Discrete naive Bayes on feature counts: Bernoulli, multinomial and complement.
+
+Each model is a params dataclass (scored through :class:`~fastgen.naive_bayes.base.LinearNB`:
+dense by one GEMM, CSR by the linear kernels), a ``fit_*_nb`` function, and
+``*_params``, the params from class counts N_k and feature counts N_kj (or F_kj), used by
+the fits and by the validated builders of :mod:`fastgen.naive_bayes.counts`.
+:func:`discrete_counts` is the one counting pass all of them (and
+:func:`~fastgen.naive_bayes.counts.nb_counts`) share.
+
+Imports the shared core (``_params``, ``_threads``, ``_validation``) and
+:mod:`fastgen.naive_bayes.base`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._params import register_params
+from .._threads import serial_for_small_inputs, ufunc_inplace
+from .._validation import check_scalar, is_sparse
+from .base import (
+    LinearNB,
+    check_alpha,
+    check_bool,
+    class_feature_counts,
+    fit_inputs,
+    log_allow_zero,
+    log_priors,
+    reject_bad_values,
+    weighted_class_count,
+)
+
+__all__ = [
+    "BernoulliNBParams",
+    "MultinomialNBParams",
+    "ComplementNBParams",
+    "fit_bernoulli_nb",
+    "fit_multinomial_nb",
+    "fit_complement_nb",
+    "bernoulli_params",
+    "multinomial_params",
+    "complement_params",
+    "discrete_counts",
+    "check_binarize",
+    "check_binary_counts",
+]
+
+def discrete_counts(X, codes, w, K, model, *, binarize=None):
+    """Class counts and feature counts of validated input, in one pass over X.
+
+    ::
+
+        N_k = Σ_{i: y_i=k} w_i,
+        N_kj = Σ_{i: y_i=k} w_i x_ij          (multinomial, complement),
+        F_kj = Σ_{i: y_i=k} w_i [x_ij > t]     (Bernoulli with binarize=t; x_ij if None).
+
+    Parameters
+    ----------
+    X : ndarray (n, d) or CSR, from :func:`~fastgen.naive_bayes.base.fit_inputs`
+        (``csr_counts=True``: the CSR kernel checks the stored values itself).
+    codes, w, K
+        Class codes, weights (empty: all 1) and number of classes.
+    model : {"bernoulli", "multinomial", "complement"}
+    binarize : float or None
+        Bernoulli threshold (checked by the caller).
+
+    Returns
+    -------
+    class_count : (K,) float64
+    feature_count : (K, d) float64
+
+    Raises
+    ------
+    ValueError
+        NaN/inf among the stored values of CSR X, or (multinomial, complement) a negative
+        value, named by row and column.
+    """
+    if model == "bernoulli":
+        fc, bad = class_feature_counts(X, codes, w, K, binarize=binarize is not None,
+                                       threshold=binarize if binarize is not None else 0.0)
+        # NaN/inf in CSR X; negative values with binarize=None fail check_binary_counts
+        reject_bad_values(X, bad, "Bernoulli", negative=False)
+    else:
+        fc, neg = class_feature_counts(X, codes, w, K)
+        reject_bad_values(X, neg, model)
+    return weighted_class_count(codes, w, K), fc
+
+
+def check_binarize(binarize, X):
+    """The Bernoulli threshold as a float (or None); below 0 is an error for sparse X."""
+    if binarize is not None:
+        binarize = check_scalar(binarize, "binarize")
+        if is_sparse(X) and binarize < 0:
+            raise ValueError(
+                f"binarize={binarize} < 0 would turn the implicit zeros of sparse X into "
+                f"ones; use binarize >= 0 or pass a dense array"
+            )
+    return binarize
+
+
+def check_binary_counts(cc, fc, alpha):
+    """Raise unless N_k − F_kj + α > 0 for all k, j (binarize=None needs binary X)."""
+    if np.any(cc[:, None] - fc + alpha <= 0):
+        raise ValueError(
+            "binarize=None needs binary features (0 or 1), but the feature counts of X "
+            "exceed the class counts; pass a binarize threshold"
+        )
+
+
+@register_params
+@dataclass(frozen=True)
+class BernoulliNBParams(LinearNB):
+    """Bernoulli naive Bayes (McCallum & Nigam 1998) on binary features.
+
+    Attributes
+    ----------
+    classes : (K,)
+    class_count : (K,) float64 N_k
+    feature_count : (K, d) float64 F_kj, weighted number of class-k rows with x_j = 1
+    class_log_prior : (K,) float64 log π_k
+    feature_log_prob : (K, d) log p_kj = log(F_kj + α) − log(N_k + 2α)
+    neg_feature_log_prob : (K, d) log(1 − p_kj) = log(N_k − F_kj + α) − log(N_k + 2α)
+    alpha : float
+    binarize : float or None
+        Threshold applied to X at fit and predict time (x > binarize means 1); None
+        takes X as already binary.
+
+    Scores: jll_ik = log π_k + Σ_j log(1 − p_kj) + Σ_{j: x_ij=1} (log p_kj − log(1 − p_kj)),
+    the middle sum precomputed per class so that absent features cost nothing.
+    """
+
+    classes: np.ndarray
+    class_count: np.ndarray
+    feature_count: np.ndarray
+    class_log_prior: np.ndarray
+    feature_log_prob: np.ndarray
+    neg_feature_log_prob: np.ndarray
+    alpha: float
+    binarize: float | None
+
+    def __post_init__(self):
+        self._check_arrays()
+
+    def _linear_form(self):
+        flp = self.feature_log_prob.astype(np.float64)
+        neg = self.neg_feature_log_prob.astype(np.float64)
+        W = (flp - neg).T
+        b = self.class_log_prior + neg.sum(axis=1)
+        binarize = self.binarize is not None
+        return W, b, binarize, self.binarize if binarize else 0.0
+
+
+@serial_for_small_inputs(0)
+def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_prior=None,
+                     sample_weight=None):
+    """Fit Bernoulli naive Bayes.
+
+    With b_ij = [x_ij > binarize] (or x_ij itself when ``binarize`` is None)::
+
+        N_k = Σ_{i: y_i=k} w_i,   F_kj = Σ_{i: y_i=k} w_i b_ij,
+        p_kj = (F_kj + α) / (N_k + 2α),
+        log(1 − p_kj) = log(N_k − F_kj + α) − log(N_k + 2α),
+
+    the last taken from the counts rather than as log(1 − exp(log p)), which loses
+    digits as p → 1.  X is binarized on the fly and never modified.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or scipy CSR matrix/array
+    y : array-like (n,)
+    alpha : float, default 1.0
+        Additive smoothing: 1 is Laplace, below 1 Lidstone; < 1e-10 is clipped.
+    binarize : float or None, default 0.0
+        Threshold for binarizing X (must be >= 0 for sparse X); None if X is binary.
+    fit_prior : bool, default True
+        Learn class priors from the (weighted) class counts; False gives uniform priors.
+    class_prior : array-like (K,), optional
+        Fixed class priors (non-negative, summing to 1); overrides ``fit_prior``.
+    sample_weight : array-like (n,), optional
+
+    Returns
+    -------
+    BernoulliNBParams
+    """
+    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
+                                      csr_counts=True)
+    alpha = check_alpha(alpha)
+    fit_prior = check_bool(fit_prior, "fit_prior")
+    binarize = check_binarize(binarize, X)
+    cc, fc = discrete_counts(X, codes, w, classes.shape[0], "bernoulli", binarize=binarize)
+    return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, X.dtype)
+
+
+def bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype):
+    """:class:`BernoulliNBParams` from checked counts (see :func:`fit_bernoulli_nb`)."""
+    clp = log_priors(cc, fit_prior, class_prior)
+    if binarize is None:
+        check_binary_counts(cc, fc, alpha)
+    log_denom = log_allow_zero(cc + 2.0 * alpha)[:, None]
+    # in place: each (K, d) temporary is a full pass over a table as large as X's rows
+    flp = ufunc_inplace(np.log, np.add(fc, alpha))
+    flp -= log_denom
+    neg = np.subtract(cc[:, None], fc)  # N_k − F_kj first: exact for counts near N_k
+    neg += alpha
+    ufunc_inplace(np.log, neg)
+    neg -= log_denom
+    return BernoulliNBParams(
+        classes=classes,
+        class_count=cc,
+        feature_count=fc,
+        class_log_prior=clp,
+        feature_log_prob=flp.astype(dtype, copy=False),
+        neg_feature_log_prob=neg.astype(dtype, copy=False),
+        alpha=alpha,
+        binarize=binarize,
+    )
+
+
+# ------------------------------------------------------------------------- multinomial
+
+
+@register_params
+@dataclass(frozen=True)
+class MultinomialNBParams(LinearNB):
+    """Multinomial naive Bayes on feature counts.
+
+    Attributes
+    ----------
+    classes : (K,)
+    class_count : (K,) float64 N_k
+    feature_count : (K, d) float64 N_kj = Σ_{i: y_i=k} w_i x_ij
+    class_log_prior : (K,) float64 log π_k
+    feature_log_prob : (K, d) log θ_kj = log(N_kj + α) − log(Σ_j N_kj + α·d)
+    alpha : float
+
+    Scores: jll_ik = log π_k + Σ_j x_ij log θ_kj.
+    """
+
+    classes: np.ndarray
+    class_count: np.ndarray
+    feature_count: np.ndarray
+    class_log_prior: np.ndarray
+    feature_log_prob: np.ndarray
+    alpha: float
+
+    def __post_init__(self):
+        self._check_arrays()
+
+    def _linear_form(self):
+        return self.feature_log_prob.T, self.class_log_prior, False, 0.0
+
+
+@serial_for_small_inputs(0)
+def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
+                       sample_weight=None):
+    """Fit multinomial naive Bayes.
+
+    ::
+
+        N_kj = Σ_{i: y_i=k} w_i x_ij,
+        log θ_kj = log(N_kj + α) − log(Σ_j N_kj + α·d),
+        log π_k = log N_k − log Σ_k N_k   (``fit_prior``), or fixed / uniform.
+
+    The counts take one parallel pass over the stored values (dense or CSR), with
+    per-range (K, d) buffers merged in a fixed order.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or scipy CSR matrix/array
+        Non-negative feature counts (a negative value is an error).
+    y : array-like (n,)
+    alpha : float, default 1.0
+        Additive smoothing: 1 is Laplace, below 1 Lidstone; < 1e-10 is clipped.
+    fit_prior : bool, default True
+    class_prior : array-like (K,), optional
+    sample_weight : array-like (n,), optional
+
+    Returns
+    -------
+    MultinomialNBParams
+    """
+    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
+                                      csr_counts=True)
+    alpha = check_alpha(alpha)
+    fit_prior = check_bool(fit_prior, "fit_prior")
+    cc, fc = discrete_counts(X, codes, w, classes.shape[0], "multinomial")
+    return multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, X.dtype)
+
+
+def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype):
+    """:class:`MultinomialNBParams` from checked counts (see :func:`fit_multinomial_nb`)."""
+    clp = log_priors(cc, fit_prior, class_prior)
+    flp = np.add(fc, alpha)  # smoothed counts, then their logs in place
+    log_total = np.log(flp.sum(axis=1))[:, None]
+    ufunc_inplace(np.log, flp)
+    flp -= log_total
+    return MultinomialNBParams(
+        classes=classes,
+        class_count=cc,
+        feature_count=fc,
+        class_log_prior=clp,
+        feature_log_prob=flp.astype(dtype, copy=False),
+        alpha=alpha,
+    )
+
+
+# -------------------------------------------------------------------------- complement
+
+
+@register_params
+@dataclass(frozen=True)
+class ComplementNBParams(LinearNB):
+    """Complement naive Bayes (Rennie et al. 2003), as scikit-learn scores it.
+
+    Attributes
+    ----------
+    classes : (K,)
+    class_count : (K,) float64
+    feature_count : (K, d) float64 N_kj
+    feature_all : (d,) float64 Σ_k N_kj
+    class_log_prior : (K,) float64, used in the scores only when K = 1
+    feature_log_prob : (K, d) weights w_kj: with c_kj = Σ_k' N_k'j − N_kj + α and
+        ℓ_kj = log(c_kj / Σ_j c_kj), w_kj = −ℓ_kj, or ℓ_kj / Σ_j ℓ_kj if ``norm``
+    alpha : float
+    norm : bool
+
+    Scores: jll_ik = Σ_j x_ij w_kj (argmax is the prediction).
+    """
+
+    classes: np.ndarray
+    class_count: np.ndarray
+    feature_count: np.ndarray
+    feature_all: np.ndarray
+    class_log_prior: np.ndarray
+    feature_log_prob: np.ndarray
+    alpha: float
+    norm: bool
+
+    def __post_init__(self):
+        self._check_arrays()
+
+    def _linear_form(self):
+        K = self.class_log_prior.shape[0]
+        b = self.class_log_prior if K == 1 else np.zeros(K)
+        return self.feature_log_prob.T, b, False, 0.0
+
+
+@serial_for_small_inputs(0)
+def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
+    """Fit complement naive Bayes.
+
+    ::
+
+        c_kj = Σ_k' N_k'j + α − N_kj,     ℓ_kj = log(c_kj / Σ_j c_kj),
+        w_kj = −ℓ_kj,  or with ``norm``  w_kj = ℓ_kj / Σ_j ℓ_kj.
+
+    Class priors are the empirical ones and enter the scores only when there is a
+    single class, as in scikit-learn.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or scipy CSR matrix/array
+        Non-negative feature counts.
+    y : array-like (n,)
+    alpha : float, default 1.0
+    norm : bool, default False
+        Second normalisation of the weights (Rennie et al. §3.3).
+    sample_weight : array-like (n,), optional
+
+    Returns
+    -------
+    ComplementNBParams
+    """
+    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
+                                      csr_counts=True)
+    alpha = check_alpha(alpha)
+    norm = check_bool(norm, "norm")
+    cc, fc = discrete_counts(X, codes, w, classes.shape[0], "complement")
+    return complement_params(classes, cc, fc, alpha, norm, True, None, X.dtype)
+
+
+def complement_params(classes, cc, fc, alpha, norm, fit_prior, class_prior, dtype):
+    """:class:`ComplementNBParams` from checked counts (see :func:`fit_complement_nb`)."""
+    clp = log_priors(cc, fit_prior, class_prior)
+    feature_all = fc.sum(axis=0)
+    comp = feature_all + alpha - fc
+    logged = np.log(comp / comp.sum(axis=1, keepdims=True))
+    flp = logged / logged.sum(axis=1, keepdims=True) if norm else -logged
+    return ComplementNBParams(
+        classes=classes,
+        class_count=cc,
+        feature_count=fc,
+        feature_all=feature_all,
+        class_log_prior=clp,
+        feature_log_prob=flp.astype(dtype),
+        alpha=alpha,
+        norm=norm,
+    )

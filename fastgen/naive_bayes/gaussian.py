@@ -1,0 +1,198 @@
+"""Gaussian naive Bayes: params, fit and the params from (merged) diagonal class moments.
+
+Imports the shared core (``fastgen.moments``, ``_validation``, ``kernels``) and
+:mod:`fastgen.naive_bayes.base`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from .._params import FittedParams, register_params
+from .._threads import serial_for_small_inputs
+from .._validation import check_finite_result, check_priors, check_scalar
+from ..kernels.nb import gaussian_nb_scores
+from ..moments import ClassMoments, moments_arrays
+from .base import fit_inputs, log_allow_zero
+
+__all__ = ["GaussianNBParams", "fit_gaussian_nb", "gaussian_params"]
+
+
+@register_params
+@dataclass(frozen=True)
+class GaussianNBParams(FittedParams):
+    """Gaussian naive Bayes: x_j | y=k ~ N(μ_kj, σ²_kj), features independent.
+
+    Attributes
+    ----------
+    classes : (K,) original labels
+    class_count : (K,) float64 weighted number of samples per class
+    class_log_prior : (K,) log π_k (float64)
+    means : (K, d) μ_kj
+    variances : (K, d) σ²_kj = (1/N_k) Σ_{i: y_i=k} w_i (x_ij − μ_kj)² + ε
+    epsilon : float
+        ε = var_smoothing · max_j Var(x_j), the variance of each feature over all rows
+        (unweighted), as scikit-learn.
+    var_smoothing : float
+    """
+
+    #: NaN/inf in X is found through the scores (no separate scan of X)
+    checks_finite_scores = True
+
+    classes: np.ndarray
+    class_count: np.ndarray
+    class_log_prior: np.ndarray
+    means: np.ndarray
+    variances: np.ndarray
+    epsilon: float
+    var_smoothing: float
+
+    accepts_sparse = False
+
+    def __post_init__(self):
+        self._check_arrays()
+
+    @property
+    def n_features_in(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.means.dtype
+
+    @cached_property
+    def _tables(self):
+        var = self.variances.astype(np.float64)
+        means = np.ascontiguousarray(self.means, dtype=np.float64)
+        const = self.class_log_prior.astype(np.float64) - 0.5 * np.sum(
+            np.log(2.0 * np.pi * var), axis=1
+        )
+        return means, np.ascontiguousarray(1.0 / var), const
+
+    def _scores(self, X, mode):
+        means, inv_var, const = self._tables
+        out = np.empty((X.shape[0], const.shape[0]), dtype=self.dtype)
+        if gaussian_nb_scores(X, means, inv_var, const, mode, out):
+            check_finite_result(X, np.array([np.nan]))  # names the bad entry of X
+        return out
+
+
+@serial_for_small_inputs(0)
+def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None):
+    """Fit Gaussian naive Bayes.
+
+    For each class k and feature j, with weights w_i (1 if not given)::
+
+        N_k = Σ_{i: y_i=k} w_i,     μ_kj = (1/N_k) Σ_{i: y_i=k} w_i x_ij,
+        σ²_kj = (1/N_k) Σ_{i: y_i=k} w_i (x_ij − μ_kj)² + ε,
+        ε = var_smoothing · max_j Var(x_j)   (unweighted variance over all rows),
+        π_k = N_k / Σ_k N_k   unless ``priors`` is given.
+
+    The class moments come from the same one-pass kernel as
+    ``fit_gda(covariance="diagonal")`` (shifted sums per group of rows and class,
+    merged pairwise: the variances keep their digits when |μ| ≫ σ, and the result is
+    the same for any number of threads).  Var(x_j) over all rows follows exactly from
+    merging the class moments; with sample weights, scikit-learn's unweighted variance
+    takes one more pass.
+
+    Parameters
+    ----------
+    X : array-like (n, d)
+        Dense real data; float32 stays float32.
+    y : array-like (n,)
+        Class labels.
+    priors : array-like (K,), optional
+        Class prior probabilities (non-negative, summing to 1).
+    var_smoothing : float, default 1e-9
+        Fraction of the largest feature variance added to every variance.
+    sample_weight : array-like (n,), optional
+
+    Returns
+    -------
+    GaussianNBParams
+    """
+    # finiteness is checked through the moments (NaN/inf make them non-finite): no
+    # separate pass over X
+    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=False,
+                                      finite=False)
+    var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
+    K = classes.shape[0]
+    check_priors(priors, K)
+    W, means, scatter = moments_arrays(X, codes, w, K, "diagonal")
+    check_finite_result(X, means, scatter)  # NaN/inf in X, or squares that overflow
+    moments = ClassMoments(classes, W, means, scatter, "diagonal", str(X.dtype))
+    feature_variance = None  # unweighted: the total variance implied by the moments
+    if w.shape[0]:
+        n = X.shape[0]
+        _, _, m2 = moments_arrays(X, np.zeros(n, np.int32), np.empty(0), 1, "diagonal")
+        feature_variance = m2[0] / n
+    return gaussian_params(moments, priors, var_smoothing, feature_variance)
+
+
+def gaussian_params(moments, priors, var_smoothing, feature_variance):
+    """:class:`GaussianNBParams` from diagonal ``moments`` (``var_smoothing`` checked).
+
+    σ²_kj = S_kj / N_k + ε, ε = var_smoothing · max_j feature_variance_j (by default the
+    weighted total variance implied by the moments), π_k = N_k / Σ_k N_k unless
+    ``priors``; see :func:`fastgen.naive_bayes.gaussian_nb_from_moments`.
+    """
+    cc = moments.counts.astype(np.float64)
+    K, d = moments.means.shape
+    p = check_priors(priors, K)
+    if cc.sum() <= 0:
+        raise ValueError("moments have zero total weight; fit at least one sample")
+    if feature_variance is None:
+        mu = cc @ moments.means / cc.sum()
+        with np.errstate(over="ignore"):
+            total = moments.scatter.sum(axis=0) + cc @ (moments.means - mu) ** 2
+        if not np.all(np.isfinite(total)):
+            raise ValueError(
+                "the feature variances overflow float64 (X has values near 1e154 or "
+                "larger); rescale the features (e.g. divide by their standard deviation)"
+            )
+        feature_variance = total / cc.sum()
+    fv = np.asarray(feature_variance, dtype=np.float64)
+    if fv.shape != (d,) or not np.all(np.isfinite(fv)) or np.any(fv < 0):
+        raise ValueError(
+            f"feature_variance must have shape ({d},) with finite non-negative entries"
+        )
+    epsilon = var_smoothing * float(np.max(fv))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.where(cc[:, None] > 0, moments.scatter / cc[:, None], 0.0)
+    var += epsilon
+    if not np.all(var > 0):
+        k, j = np.argwhere(~(var > 0))[0]
+        raise ValueError(
+            f"feature {j} has zero variance in class {moments.classes[k].item()!r} and "
+            f"var_smoothing={var_smoothing} adds nothing (every feature is constant, as with "
+            f"one sample); pass var_smoothing > 0 with non-constant data"
+        )
+    dt = np.dtype(moments.dtype)
+    small = np.argwhere(var < 1.0 / np.finfo(dt).max)  # 1/σ² would overflow
+    if small.size:
+        k, j = small[0]
+        raise ValueError(
+            f"the variance of feature {j} in class {moments.classes[k].item()!r} is "
+            f"{float(var[k, j]):.3g}, too small for {dt} (its reciprocal overflows); "
+            f"rescale the features (e.g. divide by their standard deviation)"
+        )
+    if dt != np.float64 and not (np.all(var <= np.finfo(dt).max)
+                                 and np.all(np.abs(moments.means) <= np.finfo(dt).max)):
+        raise ValueError(
+            f"the fitted means or variances overflow {dt} (the dtype of X); pass X as "
+            f"float64 or rescale the features"
+        )
+    if p is None:
+        p = cc / cc.sum()
+    return GaussianNBParams(
+        classes=moments.classes,
+        class_count=cc,
+        class_log_prior=log_allow_zero(p),
+        means=moments.means.astype(dt),
+        variances=var.astype(dt),
+        epsilon=float(epsilon),
+        var_smoothing=float(var_smoothing),
+    )
