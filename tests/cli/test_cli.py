@@ -10,9 +10,10 @@ import pytest
 
 import fastgen
 from fastgen import cli
+from fastgen.cli import curve
 from fastgen.datasets import load_iris
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run(*args, cwd=None):
@@ -337,14 +338,14 @@ def test_feature_kind():
 def test_nested_order_starts_with_every_class():
     y = np.array([0] * 50 + [1] * 3 + [2] * 1)
     for seed in range(5):
-        order = cli._nested_order(np.random.default_rng(seed), y)
+        order = curve.nested_order(np.random.default_rng(seed), y)
         assert sorted(order.tolist()) == list(range(54))
         assert sorted(y[order[:5]].tolist()) == [0, 0, 1, 1, 2]
 
 
 def test_summarise_leaves_failures_out():
     e = np.array([[[0.1, np.nan]], [[0.3, np.nan]], [[np.nan, 0.2]]])  # (3 splits, 1, 2)
-    mean, se, n_ok = cli.summarise(e)
+    mean, se, n_ok = curve.summarise(e)
     np.testing.assert_allclose(mean, [[0.2, 0.2]])
     np.testing.assert_allclose(se[0, 0], np.std([0.1, 0.3], ddof=1) / np.sqrt(2))
     assert np.isnan(se[0, 1])
@@ -352,13 +353,13 @@ def test_summarise_leaves_failures_out():
 
 
 def test_progress_bar_goes_to_stderr(capsys):
-    bar = cli._progress(3, True)
+    bar = curve.progress_bar(3, True)
     for _ in range(3):
         bar.update()
     bar.close()
     cap = capsys.readouterr()
     assert cap.out == "" and "splits" in cap.err
-    assert cli._progress(3, False) is None
+    assert curve.progress_bar(3, False) is None
 
 
 def test_demo_into_a_closed_pipe_exits_quietly():

@@ -1,0 +1,307 @@
+"""The commands of ``fastgen``: ``demo``, ``curve``, ``fit``, ``predict`` and ``info``.
+
+Each command takes the parsed arguments and an output stream, calls the pieces of the
+other modules (CSV input, the model registry, the curve experiment, the plot) and
+fastgen's public API, prints its report and returns the exit status 0; a user mistake
+is a :class:`~fastgen.cli.errors.CLIError`.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import os
+import sys
+import warnings
+import zipfile
+
+import numpy as np
+
+from .. import (
+    fit_gda,
+    linear_discriminant,
+    load_params,
+    predict,
+    predict_proba,
+    save_params,
+)
+from ..datasets import load_iris
+from .csvio import column_index, load_csv, load_dataset, numeric_columns, read_csv
+from .curve import curve_sizes, n_test_rows, parse_models, run_curve, summarise
+from .errors import CLIError
+from .models import feature_kind, label, resolve
+from .plot import check_plot_possible, plot_curves
+
+__all__ = ["demo", "curve", "fit", "predict_csv", "info", "print_table"]
+
+
+def print_table(rows, header, out):
+    """Print rows under a header, every column right-aligned to its widest cell."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = "  ".join(str(h).rjust(w) for h, w in zip(header, widths))
+    print(line, file=out)
+    print("  ".join("-" * w for w in widths), file=out)
+    for r in rows:
+        print("  ".join(str(v).rjust(w) for v, w in zip(r, widths)), file=out)
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def _confusion(y_true, y_pred, classes):
+    idx = {c: i for i, c in enumerate(classes)}
+    C = np.zeros((len(classes), len(classes)), dtype=int)
+    for t, p in zip(y_true, y_pred):
+        C[idx[t], idx[p]] += 1
+    return C
+
+
+def demo(args, out=None):
+    """``fastgen demo``: LDA and QDA on the bundled iris data, parameters and accuracy."""
+    out = sys.stdout if out is None else out
+    X, y, names = load_iris()
+    print(f"Fisher's iris: {X.shape[0]} flowers, {X.shape[1]} features "
+          f"({', '.join(names)})\n", file=out)
+    np.set_printoptions(precision=4, suppress=True, linewidth=100)
+    for cov, title in (("pooled", "pooled covariance (LDA)"),
+                       ("per_class", "per-class covariance (QDA)")):
+        params = fit_gda(X, y, covariance=cov)
+        pred = predict(params, X)
+        acc = float(np.mean(pred == y))
+        print(f"== Gaussian discriminant analysis, {title} ==", file=out)
+        print("priors: " + ", ".join(f"{c}={p:.4f}" for c, p in
+                                    zip(params.classes, params.priors)), file=out)
+        print("class means:", file=out)
+        print_table([[c, *(f"{v:.4f}" for v in m)] for c, m in
+                     zip(params.classes, params.means)], ["class", *names], out)
+        if cov == "pooled":
+            print("pooled covariance Σ:", file=out)
+            print(params.covariance, file=out)
+            W, b = linear_discriminant(params)
+            print("linear discriminant w_k = Σ⁻¹μ_k (columns) and "
+                  "b_k = -½μ_kᵀΣ⁻¹μ_k + log p_k:", file=out)
+            print_table([[c, *(f"{v:.3f}" for v in W[:, k]), f"{b[k]:.3f}"]
+                         for k, c in enumerate(params.classes)],
+                        ["class", *names, "b"], out)
+        else:
+            print("log|Σ_k|: " + ", ".join(f"{c}={v:.4f}" for c, v in
+                                           zip(params.classes, params.log_det)), file=out)
+        print(f"training accuracy: {acc:.4f} ({int(round(acc * len(y)))}/{len(y)})",
+              file=out)
+        C = _confusion(y, pred, params.classes)
+        print("confusion table (rows: true class, columns: predicted):", file=out)
+        print_table([[c, *C[i]] for i, c in enumerate(params.classes)],
+                    ["true \\ pred", *params.classes], out)
+        print(file=out)
+    return 0
+
+
+# --------------------------------------------------------------------------- curve
+
+
+def _fmt(mean, se):
+    if not np.isfinite(mean):
+        return "failed"
+    s = f"{mean:.4f}"
+    return s + (f" ± {se:.4f}" if np.isfinite(se) else "")
+
+
+def _curve_data(args):
+    """X, y and the title from ``--csv``/``--target`` or ``--dataset``."""
+    if args.csv is not None:
+        if args.target is None:
+            raise CLIError("--csv needs --target COL (the name of the label column)")
+        X, y, _names = load_csv(args.csv, args.target)
+        return X, y, os.path.basename(args.csv)
+    if args.target is not None:
+        raise CLIError("--target goes with --csv, not --dataset")
+    X, y, _names, title = load_dataset(args.dataset)
+    return X, y, title
+
+
+def curve(args, out=None):
+    """``fastgen curve``: run :func:`~fastgen.cli.curve.run_curve`, print the table, plot."""
+    out = sys.stdout if out is None else out
+    models = parse_models(args.models)
+    if args.splits < 1:
+        raise CLIError(f"--splits must be at least 1; got {args.splits}")
+    if args.jobs < 1:
+        raise CLIError(f"--jobs must be at least 1; got {args.jobs}")
+    if not 0 < args.test_size < 1:
+        raise CLIError(f"--test-size must be a fraction in (0, 1); got {args.test_size:g}")
+    X, y, title = _curve_data(args)
+    classes, counts = np.unique(y, return_counts=True)
+    if classes.shape[0] < 2:
+        raise CLIError(f"{title}: the target has a single class ({classes[0]!r}); "
+                       f"a classifier needs at least two")
+    n, d = X.shape
+    n_test = n_test_rows(args.test_size, n)
+    sizes = curve_sizes(args.sizes, n - n_test, classes.shape[0])
+    if args.plot is not None:
+        check_plot_possible(args.plot)
+    kind = feature_kind(X)
+
+    errors, failures, n_warned = run_curve(
+        X, y, models=models, splits=args.splits, sizes=sizes, test_size=args.test_size,
+        seed=args.seed, jobs=args.jobs,
+        progress=not args.no_progress and sys.stderr.isatty())
+    mean, se, n_ok = summarise(errors)
+
+    cls = ", ".join(f"{c}: {k}" for c, k in zip(classes, counts, strict=True))
+    print(f"{title}: n={n}, d={d}, {classes.shape[0]} classes ({cls}); {kind} features",
+          file=out)
+    print(f"{args.splits} random splits (seed {args.seed}): {n_test} test rows, nested "
+          f"training sets of m rows from the other {n - n_test}", file=out)
+    labels = [label(m, kind) for m in models]
+    print("models:", file=out)
+    for m, lab in zip(models, labels, strict=True):
+        print(f"  {lab:<{max(map(len, labels))}}  {resolve(m, kind).curve_description}",
+              file=out)
+    print(f"\ntest error, mean ± standard error over {args.splits} splits", file=out)
+    rows = [[m, *(_fmt(mean[i, j], se[i, j]) for i in range(len(models)))]
+            for j, m in enumerate(sizes)]
+    print_table(rows, ["m", *labels], out)
+    if failures or n_warned.any():
+        print(file=out)
+    if failures:
+        for im in range(len(models)):
+            mine = [f for f in failures if f[1] == im]
+            if not mine:
+                continue
+            at = ", ".join(f"m={sizes[j]}: {args.splits - n_ok[im, j]}"
+                           for j in range(len(sizes)) if n_ok[im, j] < args.splits)
+            print(f"{labels[im]}: {len(mine)} failed fits recorded as NaN and left out of "
+                  f"the mean ({at}); first: {mine[0][3]}", file=out)
+    for im in np.flatnonzero(n_warned):
+        print(f"{labels[im]}: {n_warned[im]} of {args.splits * len(sizes)} fits warned "
+              f"(e.g. not converged)", file=out)
+    if args.plot is not None:
+        plot_curves(args.plot, sizes, mean, se, labels, title, n, d, args.splits)
+        print(f"\nplot written to {args.plot}", file=out)
+    return 0
+
+
+# --------------------------------------------------------------------------- fit / predict
+
+
+def sidecar(path):
+    """The JSON file beside a params file that names its model, target and features."""
+    return os.fspath(path) + ".json"
+
+
+def fit(args, out=None):
+    """``fastgen fit``: fit the registry's model on a CSV file, write params and sidecar."""
+    out = sys.stdout if out is None else out
+    X, y, names = load_csv(args.data, args.target)
+    entry = resolve(args.model, feature_kind(X))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        params = entry.fit_with(X, y, getattr(args, entry.option))
+    for w in caught:
+        print(f"fastgen: warning: {w.message}", file=sys.stderr)
+    path = os.fspath(args.output)
+    if not path.endswith(".npz"):
+        path += ".npz"
+    try:
+        save_params(path, params)
+        with open(sidecar(path), "w", encoding="utf-8") as f:
+            json.dump({"model": entry.name, "target": args.target, "features": names}, f,
+                      indent=1)
+    except OSError as exc:
+        raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+    print(f"fitted {entry.name} on {X.shape[0]} rows, {X.shape[1]} features, "
+          f"{params.n_classes} classes; wrote {path} and {sidecar(path)}", file=out)
+    return 0
+
+
+def _load_params(path):
+    """Params and the sidecar's metadata (None without a sidecar)."""
+    if not os.path.exists(path):
+        raise CLIError(f"file {path!r} does not exist")
+    if not zipfile.is_zipfile(path):
+        raise CLIError(f"{path!r} is not a fastgen params file (not an .npz archive)")
+    params = load_params(path)
+    meta = None
+    side = sidecar(path)
+    if os.path.exists(side):
+        try:
+            with open(side, encoding="utf-8") as f:
+                meta = json.load(f)
+            if not isinstance(meta.get("features"), list):
+                raise ValueError("no feature list")
+        except (OSError, ValueError, AttributeError) as exc:
+            raise CLIError(f"cannot read {side!r}: {exc}") from None
+    return params, meta
+
+
+def _label_str(v):
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
+    return str(v)
+
+
+def predict_csv(args, out=None):
+    """``fastgen predict``: labels (and probabilities) for every row of a CSV file."""
+    out = sys.stdout if out is None else out
+    params, meta = _load_params(args.params)
+    header, rows = read_csv(args.data)
+    d = params.n_features_in
+    if meta is not None:
+        cols = [column_index(header, name, args.data) for name in meta["features"]]
+    else:
+        if len(header) != d:
+            raise CLIError(f"{args.params!r} has no {sidecar(args.params)!r} naming its "
+                           f"features, so every column of {args.data!r} must be a feature, "
+                           f"in order: expected {d} columns, found {len(header)}")
+        cols = list(range(len(header)))
+    X = numeric_columns(rows, cols, header, args.data)
+    if X.shape[1] != d:
+        raise CLIError(f"{args.params!r} expects {d} features; found {X.shape[1]}")
+    pred = predict(params, X)
+    proba = predict_proba(params, X) if args.proba else None
+    name = (meta or {}).get("target") or "prediction"
+    head = [name] + ([f"p({c})" for c in params.classes] if args.proba else [])
+    try:
+        f = open(args.output, "w", newline="", encoding="utf-8") if args.output else out
+    except OSError as exc:
+        raise CLIError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
+    try:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(head)
+        for i in range(X.shape[0]):
+            row = [_label_str(pred[i])]
+            if proba is not None:
+                row += [repr(float(v)) for v in proba[i]]
+            w.writerow(row)
+    finally:
+        if f is not out:
+            f.close()
+    return 0
+
+
+def info(args, out=None):
+    """``fastgen info``: type, classes, features and array shapes of a params file."""
+    out = sys.stdout if out is None else out
+    params, meta = _load_params(args.params)
+    print(f"type: {type(params).__name__}", file=out)
+    if meta is not None:
+        print(f"model: {meta.get('model')}", file=out)
+    cov = getattr(params, "covariance_type", None)
+    if cov is not None:
+        print(f"covariance type: {cov}", file=out)
+    print(f"classes ({params.n_classes}): "
+          + ", ".join(_label_str(c) for c in params.classes), file=out)
+    print(f"n_features: {params.n_features_in}", file=out)
+    if meta is not None:
+        print(f"target: {meta.get('target')}", file=out)
+        print("features: " + ", ".join(meta["features"]), file=out)
+    print("fields:", file=out)
+    for fld in dataclasses.fields(params):
+        v = getattr(params, fld.name)
+        if isinstance(v, np.ndarray):
+            desc = f"array {v.dtype} {tuple(v.shape)}"
+        else:
+            desc = repr(v)
+        print(f"  {fld.name}: {desc}", file=out)
+    return 0

@@ -1,0 +1,129 @@
+"""The shared base of fastgen's scikit-learn estimators, and the list of known check failures.
+
+:class:`FastgenClassifier` validates input the scikit-learn way (``validate_data``,
+``check_classification_targets``) and scores with fastgen's public scoring functions;
+:func:`expected_failed_checks` names the ``check_estimator`` checks an estimator cannot
+pass, with the reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import predict, predict_log_proba, predict_proba
+
+__all__ = ["FLOATS", "FastgenClassifier", "expected_failed_checks"]
+
+#: the dtypes the estimators keep (float32 stays float32); others become float64
+FLOATS = [np.float64, np.float32]
+
+
+class FastgenClassifier(ClassifierMixin, BaseEstimator):
+    """Shared fit/predict plumbing: validate, call the model layer, map attributes.
+
+    A subclass fits the model layer's params into ``params_`` and sets scikit-learn's
+    attributes from them; ``predict``, ``predict_proba`` and ``predict_log_proba`` call
+    fastgen's scoring functions on ``params_``.  Class attributes: ``_accept_sparse``
+    (CSR input), ``_min_samples`` (rows ``fit`` needs).
+    """
+
+    _accept_sparse = False
+    _min_samples = 1
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._accept_sparse
+        return tags
+
+    def _validate_fit(self, X, y, reset=True):
+        X, y = validate_data(self, X, y, reset=reset, dtype=FLOATS,
+                             accept_sparse="csr" if self._accept_sparse else False,
+                             ensure_min_samples=self._min_samples)
+        check_classification_targets(y)
+        return X, y
+
+    def _validate_predict(self, X):
+        check_is_fitted(self, "params_")
+        return validate_data(self, X, reset=False, dtype=FLOATS,
+                             accept_sparse="csr" if self._accept_sparse else False)
+
+    def predict(self, X):
+        """Most probable class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        X = self._validate_predict(X)
+        return predict(self.params_, X)
+
+    def predict_proba(self, X):
+        """Class probabilities p(y = k | x), rows summing to one.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        X = self._validate_predict(X)
+        return predict_proba(self.params_, X)
+
+    def predict_log_proba(self, X):
+        """Log class probabilities log p(y = k | x) (a stable log-sum-exp, not log(proba)).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        X = self._validate_predict(X)
+        return predict_log_proba(self.params_, X)
+
+
+# ---------------------------------------------------------------- estimator checks
+
+_NON_INTEGER_CODES = (
+    "the check fits on non-integer floats; fastgen rejects non-integer category codes "
+    "with a ValueError where scikit-learn silently truncates them to integers"
+)
+
+_EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
+    "CategoricalNB": {
+        "check_sample_weight_equivalence_on_dense_data": _NON_INTEGER_CODES,
+        "check_sample_weight_equivalence_on_sparse_data": _NON_INTEGER_CODES,
+        "check_classifiers_one_label_sample_weights": _NON_INTEGER_CODES,
+    },
+}
+
+
+def expected_failed_checks(estimator) -> dict[str, str]:
+    """The scikit-learn estimator checks that ``estimator`` is known to fail, with reasons.
+
+    For ``check_estimator(est, expected_failed_checks=expected_failed_checks(est))``
+    and ``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)``.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+
+    Returns
+    -------
+    dict
+        Check name → reason.
+    """
+    return dict(_EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {}))

@@ -1,0 +1,398 @@
+"""scikit-learn's naive Bayes estimators on fastgen's mergeable naive Bayes statistics.
+
+``fit`` and ``partial_fit`` are one path: each batch's statistics
+(``fastgen.nb_counts``: class and feature counts, or diagonal class moments for the
+Gaussian model) are merged exactly into the running total (``fastgen.merge_counts``),
+and the params are rebuilt from the total (``fastgen.nb_from_counts``).  So
+``partial_fit`` over batches equals ``fit`` on their concatenation.  The categorical
+model, whose count table grows with the categories seen, accumulates
+``fastgen.fit_categorical_nb``'s counts and rebuilds with
+``fastgen.naive_bayes.categorical_nb_from_counts``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from sklearn.utils.validation import check_non_negative
+
+from .. import (
+    ClassMoments,
+    NBCounts,
+    fit_categorical_nb,
+    merge_counts,
+    nb_counts,
+    nb_from_counts,
+)
+from .._validation import check_y
+from ..naive_bayes import categorical_nb_from_counts
+from .base import FastgenClassifier
+
+__all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB", "ComplementNB", "CategoricalNB"]
+
+
+class _StreamingNB(FastgenClassifier):
+    """``fit`` and ``partial_fit`` as additions of per-batch statistics.
+
+    A subclass says how to take a batch's statistics (``_batch``: an object with the
+    batch's sorted ``classes``), add them to the total (``_accumulate``), build the params
+    from the total (``_build``) and map them to scikit-learn's attributes
+    (``_set_attributes``).
+    """
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model on (X, y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default None
+
+        Returns
+        -------
+        self
+        """
+        return self._partial_fit(X, y, None, sample_weight, first=True)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Update the model with a batch; equal to ``fit`` on all batches together.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,), default None
+            Every class of the stream; required on the first call, ignored afterwards.
+        sample_weight : array-like of shape (n_samples,), default None
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "params_")
+        if first and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit.")
+        return self._partial_fit(X, y, classes, sample_weight, first=first)
+
+    def _partial_fit(self, X, y, classes, sample_weight, first):
+        X, y = self._validate_fit(X, y, reset=first)
+        if first:
+            self._reset()
+            self.classes_ = check_y(y if classes is None else np.asarray(classes))[0]
+        batch = self._batch(X, y, sample_weight)
+        known = np.isin(batch.classes, self.classes_)
+        if not np.all(known):
+            raise ValueError(
+                f"The target label(s) {batch.classes[~known]} in y do not exist in the "
+                f"initial classes {self.classes_}"
+            )
+        self._accumulate(batch, np.searchsorted(self.classes_, batch.classes))
+        self.params_ = self._build(X.dtype)
+        self._set_attributes()
+        return self
+
+
+class _MergedNB(_StreamingNB):
+    """A model of ``fastgen.nb_counts``: the total is an ``NBCounts`` over ``classes_``."""
+
+    _model = "multinomial"  # the model name of fastgen.nb_counts
+
+    def _reset(self):
+        self.__dict__.pop("_counts", None)
+
+    def _batch(self, X, y, sample_weight):
+        return nb_counts(X, y, self._model, sample_weight=sample_weight,
+                         binarize=getattr(self, "binarize", 0.0))
+
+    def _empty(self, batch):
+        """Zero statistics for every class of ``classes_``, laid out like ``batch``."""
+        K, d = self.classes_.shape[0], batch.n_features
+        return NBCounts(self._model, self.classes_, np.zeros(K),
+                        feature_count=np.zeros((K, d)), binarize=batch.binarize,
+                        dtype=batch.dtype)
+
+    def _accumulate(self, batch, pos):
+        total = self.__dict__.get("_counts")
+        if total is None:
+            total = self._empty(batch)
+        self._counts = merge_counts(total, batch)
+
+    def _options(self):
+        """The options of ``fastgen.nb_from_counts`` for this model."""
+        return {"alpha": self.alpha, "fit_prior": self.fit_prior,
+                "class_prior": self.class_prior}
+
+    def _build(self, dtype):
+        # the params take the dtype of the latest batch, as fitting that batch alone would
+        counts = dataclasses.replace(self._counts, dtype=str(dtype))
+        return nb_from_counts(counts, **self._options())
+
+
+class GaussianNB(_MergedNB):
+    """Gaussian naive Bayes (``fastgen.nb_from_counts`` on mergeable moments).
+
+    ``fit`` and ``partial_fit`` accumulate diagonal class moments
+    (``fastgen.class_moments(..., kind="diagonal")``, merged exactly by
+    ``fastgen.merge_moments``), so ``partial_fit`` over batches equals ``fit`` on their
+    concatenation, including ε = var_smoothing·max_j Var(x_j) over all rows seen
+    (scikit-learn's ``partial_fit`` takes ε from the latest batch).
+
+    Parameters
+    ----------
+    priors : array-like of shape (n_classes,), default None
+    var_smoothing : float, default 1e-9
+
+    Attributes
+    ----------
+    params_ : fastgen.GaussianNBParams
+    moments_ : fastgen.ClassMoments
+        The accumulated (weighted) diagonal class moments.
+    classes_, class_count_, class_prior_, theta_, var_, epsilon_,
+    n_features_in_, feature_names_in_ :
+        As in scikit-learn.
+    """
+
+    _model = "gaussian"
+
+    def __init__(self, *, priors=None, var_smoothing=1e-9):
+        self.priors = priors
+        self.var_smoothing = var_smoothing
+
+    def _reset(self):
+        super()._reset()
+        self.__dict__.pop("moments_", None)
+
+    def _empty(self, batch):
+        K, d = self.classes_.shape[0], batch.n_features
+
+        def zero(classes):
+            k = classes.shape[0]
+            return ClassMoments(classes, np.zeros(k), np.zeros((k, d)), np.zeros((k, d)),
+                                "diagonal", batch.dtype)
+
+        # the moments of all rows start empty too (one class, count 0), so that merging
+        # never derives them from an empty total
+        return NBCounts("gaussian", self.classes_, np.zeros(K), moments=zero(self.classes_),
+                        feature_moments=zero(np.zeros(1, dtype=np.int8)), dtype=batch.dtype)
+
+    def _options(self):
+        return {"priors": self.priors, "var_smoothing": self.var_smoothing}
+
+    def _build(self, dtype):
+        return nb_from_counts(self._counts, **self._options())
+
+    def _set_attributes(self):
+        p = self.params_
+        self.moments_ = self._counts.moments
+        self.class_count_ = p.class_count
+        self.class_prior_ = np.exp(p.class_log_prior)
+        self.theta_ = p.means
+        self.var_ = p.variances
+        self.epsilon_ = p.epsilon
+
+
+class _DiscreteNB(_StreamingNB):
+    """Discrete naive Bayes: sparse input, optionally non-negative only."""
+
+    _accept_sparse = True
+    _positive_only = False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True
+        tags.input_tags.positive_only = self._positive_only
+        return tags
+
+    def _validate_fit(self, X, y, reset=True):
+        X, y = super()._validate_fit(X, y, reset=reset)
+        if self._positive_only:
+            check_non_negative(X, f"{type(self).__name__} (input X)")
+        return X, y
+
+    def _set_attributes(self):
+        p = self.params_
+        self.class_count_ = p.class_count
+        self.feature_count_ = p.feature_count
+        self.class_log_prior_ = p.class_log_prior
+        self.feature_log_prob_ = p.feature_log_prob
+
+
+class _CountNB(_DiscreteNB, _MergedNB):
+    """Bernoulli, multinomial and complement naive Bayes: counts add over batches."""
+
+
+class BernoulliNB(_CountNB):
+    """Bernoulli naive Bayes (``fastgen.fit_bernoulli_nb``), dense or CSR.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        Additive smoothing; values below 1e-10 are clipped to 1e-10 with a
+        ``fastgen.AlphaClippedWarning`` (scikit-learn's ``force_alpha=False``).
+    binarize : float or None, default 0.0
+    fit_prior : bool, default True
+    class_prior : array-like of shape (n_classes,), default None
+
+    Attributes
+    ----------
+    params_ : fastgen.BernoulliNBParams
+    classes_, class_count_, feature_count_, class_log_prior_, feature_log_prob_,
+    n_features_in_, feature_names_in_ :
+        As in scikit-learn.
+    """
+
+    _model = "bernoulli"
+
+    def __init__(self, *, alpha=1.0, binarize=0.0, fit_prior=True, class_prior=None):
+        self.alpha = alpha
+        self.binarize = binarize
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+
+
+class MultinomialNB(_CountNB):
+    """Multinomial naive Bayes (``fastgen.fit_multinomial_nb``), dense or CSR.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        Values below 1e-10 are clipped to 1e-10 with a ``fastgen.AlphaClippedWarning``.
+    fit_prior : bool, default True
+    class_prior : array-like of shape (n_classes,), default None
+
+    Attributes
+    ----------
+    params_ : fastgen.MultinomialNBParams
+    classes_, class_count_, feature_count_, class_log_prior_, feature_log_prob_,
+    n_features_in_, feature_names_in_ :
+        As in scikit-learn.
+    """
+
+    _model = "multinomial"
+    _positive_only = True
+
+    def __init__(self, *, alpha=1.0, fit_prior=True, class_prior=None):
+        self.alpha = alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+
+
+class ComplementNB(_CountNB):
+    """Complement naive Bayes (``fastgen.fit_complement_nb``), dense or CSR.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+    fit_prior : bool, default True
+        Only used when there is a single class, as in scikit-learn.
+    class_prior : array-like of shape (n_classes,), default None
+    norm : bool, default False
+
+    Attributes
+    ----------
+    params_ : fastgen.ComplementNBParams
+    classes_, class_count_, feature_count_, feature_all_, class_log_prior_,
+    feature_log_prob_, n_features_in_, feature_names_in_ :
+        As in scikit-learn.
+    """
+
+    _model = "complement"
+    _positive_only = True
+
+    def __init__(self, *, alpha=1.0, fit_prior=True, class_prior=None, norm=False):
+        self.alpha = alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.norm = norm
+
+    def _options(self):
+        return {**super()._options(), "norm": self.norm}
+
+    def _set_attributes(self):
+        super()._set_attributes()
+        self.feature_all_ = self.params_.feature_all
+
+
+class CategoricalNB(_DiscreteNB):
+    """Categorical naive Bayes on integer category codes (``fastgen.fit_categorical_nb``).
+
+    Unlike scikit-learn's, CSR input is accepted (implicit zeros are category 0), and
+    non-integer codes are rejected with a ``ValueError`` (scikit-learn truncates them).
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+    fit_prior : bool, default True
+    class_prior : array-like of shape (n_classes,), default None
+    min_categories : int or array-like of shape (n_features,), default None
+
+    Attributes
+    ----------
+    params_ : fastgen.CategoricalNBParams
+    classes_, class_count_, class_log_prior_, n_categories_, n_features_in_,
+    feature_names_in_ :
+        As in scikit-learn.
+    category_count_, feature_log_prob_ : list of ndarray of shape (n_classes, n_categories_[j])
+        Views of the flat tables of ``params_``, one per feature, as in scikit-learn.
+    """
+
+    def __init__(self, *, alpha=1.0, fit_prior=True, class_prior=None, min_categories=None):
+        self.alpha = alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.min_categories = min_categories
+
+    _positive_only = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        return tags
+
+    def _reset(self):
+        for name in ("_class_count", "_feature_count", "_n_categories"):
+            self.__dict__.pop(name, None)
+
+    def _accumulate(self, batch, pos):
+        K = self.classes_.shape[0]
+        if not hasattr(self, "_class_count"):
+            self._class_count = np.zeros(K)
+            self._feature_count = np.zeros((K, batch.category_count.shape[1]))
+        self._class_count[pos] += batch.class_count
+        self._feature_count[pos] += batch.category_count
+
+    def _batch(self, X, y, sample_weight):
+        # a later batch is counted with at least the categories seen so far, so that the
+        # accumulated table only ever grows
+        mc = getattr(self, "_n_categories", self.min_categories)
+        p = fit_categorical_nb(X, y, min_categories=mc, sample_weight=sample_weight)
+        if hasattr(self, "_n_categories") and not np.array_equal(p.n_categories,
+                                                                 self._n_categories):
+            old, new = self._n_categories, p.n_categories
+            old_off = np.concatenate([[0], np.cumsum(old)])
+            cols = (np.repeat(p.offsets[:-1], old)
+                    + np.arange(old_off[-1]) - np.repeat(old_off[:-1], old))
+            grown = np.zeros((self._feature_count.shape[0], int(p.offsets[-1])))
+            grown[:, cols] = self._feature_count
+            self._feature_count = grown
+            self._n_categories = new
+        self._n_categories = p.n_categories
+        return p
+
+    def _build(self, dtype):
+        return categorical_nb_from_counts(
+            self.classes_, self._class_count, self._feature_count, self._n_categories,
+            alpha=self.alpha, fit_prior=self.fit_prior, class_prior=self.class_prior,
+            dtype=dtype)
+
+    def _set_attributes(self):
+        p = self.params_
+        split = p.offsets[1:-1]
+        self.class_count_ = p.class_count
+        self.class_log_prior_ = p.class_log_prior
+        self.n_categories_ = p.n_categories
+        self.category_count_ = np.split(p.category_count, split, axis=1)
+        self.feature_log_prob_ = np.split(p.feature_log_prob, split, axis=1)
+
