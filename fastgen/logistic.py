@@ -40,7 +40,7 @@ import numpy as np
 import scipy.linalg
 
 from ._params import FittedParams, register_params
-from ._threads import blas_single_thread, serial_for_small_inputs, single_thread_blas_call
+from ._runtime import blas_single_thread, serial_for_small_inputs, single_thread_blas_call
 from ._validation import (
     check_n_features,
     check_sample_weight,

@@ -25,7 +25,7 @@ from functools import cached_property
 import numpy as np
 
 from ._params import FittedParams, register_params
-from ._threads import serial_for_small_inputs, ufunc_inplace
+from ._runtime import serial_for_small_inputs, ufunc_inplace
 from ._validation import (
     check_finite_result,
     check_priors,
