@@ -138,7 +138,7 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
         for j in range(hp):
             for l in range(j + 1, hp):
                 hess[l, j] = hess[j, l]
-    return loss_s.sum(), grad, hess, emax_s.max()
+    return sum_slots(loss_s), grad, hess, emax_s.max()
 
 
 @pjit(fastmath=_FM)
@@ -226,7 +226,7 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
         loss_s[g] = ls
         emax_s[g] = em
         grad_s[g] = gr
-    return loss_s.sum(), sum_slots(grad_s), emax_s.max()
+    return sum_slots(loss_s), sum_slots(grad_s), emax_s.max()
 
 
 @pjit(fastmath=_FM)

@@ -86,7 +86,7 @@ def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercep
         grad_s[g, :] = gr
         if want_hess:
             hess_s[g, :, :] = H
-    return loss_s.sum(), sum_slots(grad_s), sum_slots(hess_s), emax_s.max()
+    return sum_slots(loss_s), sum_slots(grad_s), sum_slots(hess_s), emax_s.max()
 
 
 @pjit
@@ -166,7 +166,7 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
         loss_s[g] = ls
         emax_s[g] = em
         grad_s[g] = gr
-    return loss_s.sum(), np.ascontiguousarray(sum_slots(grad_s).T), emax_s.max()
+    return sum_slots(loss_s), np.ascontiguousarray(sum_slots(grad_s).T), emax_s.max()
 
 
 @pjit

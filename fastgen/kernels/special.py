@@ -115,10 +115,12 @@ def sum_slots(slots):
     deterministic parallel reduction (each work item fills its own slot; summing them
     serially in a fixed order makes the result independent of the thread count).
 
-    ``slots`` is (G, …) with at least two axes; returns a new (…) float64 array.
+    ``slots`` is (G, …), G ≥ 1; returns a float for (G,) slots, else a new (…) array.
+    A serial function on purpose: inside a ``parallel=True`` kernel numba turns
+    ``slots.sum()`` into a parallel reduction whose order follows the thread count.
     """
-    out = np.zeros_like(slots[0])
-    for g in range(slots.shape[0]):
+    out = slots[0] + 0.0  # a new array (or a float); 0 + s_0 as the loop started from 0
+    for g in range(1, slots.shape[0]):
         out += slots[g]
     return out
 
