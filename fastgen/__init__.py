@@ -5,23 +5,14 @@ functional API: ``fit_*`` functions return frozen parameter dataclasses, and the
 scoring functions accept every params type.
 """
 
-import os as _os
+# What importing fastgen sets for the whole process (OMP_WAIT_POLICY if unset, a
+# NUMBA_CACHE_DIR fallback when numba could write its cache nowhere, a wrap of numba's
+# cache-file loading on tested numba versions) is listed in one place: the docstring of
+# fastgen/_runtime.py.  It runs before any kernel module is imported.
+from ._runtime import RuntimeSetupWarning
+from ._runtime import configure_process as _configure_process
 
-# numba's default OpenMP workers spin after every parallel region, taking the cores from
-# the BLAS call or the Python code that follows; fastgen alternates both.  Measured here
-# (2 cores): 20 × (fit_gda + predict_proba + a 300×300 GEMM) took 1.1 s with spinning
-# workers and 0.37 s with passive ones.  Set before numba starts its pool; a value the
-# user chose (or an OpenMP runtime already started by another library) wins.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-# numba raises at import when it can write its cache nowhere (a read-only install and no
-# writable home): fall back to a private temp directory first (see fastgen/_cache.py).
-# A truncated or garbled cache file of a fastgen kernel is recompiled, not an error.
-from ._cache import ensure_writable_cache as _ensure_writable_cache
-from ._cache import tolerate_corrupt_cache as _tolerate_corrupt_cache
-
-_ensure_writable_cache()
-_tolerate_corrupt_cache()
+_configure_process()
 
 from .io import load_params, save_params
 from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba
@@ -58,6 +49,7 @@ from .streaming import NBCounts, merge_counts, nb_counts, nb_from_counts
 __version__ = "0.1.0"
 
 __all__ = [
+    "RuntimeSetupWarning",
     "ConvergenceWarning",
     "LogisticParams",
     "fit_logistic",

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from ._params import FittedParams, register_params
-from ._threads import blas_single_thread, serial_for_small_inputs
+from ._runtime import blas_single_thread, serial_for_small_inputs
 from ._validation import (
     check_finite_result,
     check_n_features,

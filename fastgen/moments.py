@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._threads import blas_single_thread, serial_for_small_inputs
+from ._runtime import blas_single_thread, serial_for_small_inputs
 from ._validation import check_finite_result, check_sample_weight, check_X, check_y
 from .kernels import moments as _k
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._params import FittedParams
-from ._threads import serial_for_small_inputs
+from ._runtime import serial_for_small_inputs
 from ._validation import check_n_features, check_X
 
 __all__ = ["joint_log_likelihood", "predict_log_proba", "predict_proba", "predict"]

@@ -175,3 +175,56 @@ def test_corrupted_in_tree_cache(tmp_path, read_only_setup):
         with open(f, "r+b") as fh:
             fh.truncate(max(1, os.path.getsize(f) // 2))
     _check_result(_run(str(tmp_path), pkg, env))
+
+
+_UNTESTED_NUMBA = r"""
+import json, sys, warnings
+import numba
+from numba.core import caching
+
+cls = caching.IndexDataCacheFile
+if sys.argv[1] == "version":
+    numba.__version__ = "0.99.0"
+else:  # a numba release that renamed the private method
+    del cls._load_index
+before = dict(vars(cls))
+with warnings.catch_warnings(record=True) as rec:
+    warnings.simplefilter("always")
+    import fastgen
+    from fastgen import _runtime
+    again = _runtime.tolerate_corrupt_cache()  # a second call decides nothing new
+    ok = True
+    if sys.argv[1] == "version":  # numba's own caching still compiles and runs kernels
+        import numpy as np
+        X = np.random.default_rng(0).standard_normal((50, 3))
+        ok = bool(np.isfinite(fastgen.fit_gda(X, np.arange(50) % 2).covariance).all())
+json.dump({"warnings": [[w.category.__name__, str(w.message)] for w in rec],
+           "untouched": dict(vars(cls)) == before, "again": again, "ok": ok}, sys.stdout)
+"""
+
+
+@pytest.mark.parametrize("case", ["version", "missing_method"])
+def test_untested_numba_falls_back_with_one_warning(tmp_path, case):
+    """On a numba the cache-file wrap was not tested with, ``import fastgen`` works,
+    warns once with RuntimeSetupWarning and leaves numba's cache classes alone."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", _UNTESTED_NUMBA, case], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert [w[0] for w in got["warnings"]] == ["RuntimeSetupWarning"], got["warnings"]
+    assert ("0.99.0" if case == "version" else "_load_index") in got["warnings"][0][1]
+    assert got["untouched"] and got["again"] is False and got["ok"]
+
+
+def test_tested_numba_gets_the_wrap():
+    """The numba installed here is inside TESTED_NUMBA (the suite turns warnings into
+    errors, so it must not warn) and the wrap is in place."""
+    import numba
+    from numba.core import caching
+
+    from fastgen import _runtime
+
+    assert _runtime._unsupported_reason(numba, caching) is None
+    assert _runtime.tolerate_corrupt_cache() is True
+    assert caching.IndexDataCacheFile._load_index.__module__ == "fastgen._runtime"

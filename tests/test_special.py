@@ -5,11 +5,17 @@ import pytest
 from numba import njit
 
 from fastgen.kernels.special import (
+    MODE_JLL,
     MODE_LOG_PROBA,
     MODE_PROBA,
     exp_nonpos,
+    finish_all_rows,
+    finish_row,
     log_normalize_rows,
+    logsumexp_rows,
+    softmax_row,
     softmax_rows,
+    sum_slots,
 )
 
 
@@ -63,4 +69,80 @@ def test_row_finishers_against_numpy(dtype):
     assert got_log[4, 2] == -np.inf and got_p[4, 2] == 0
     rows = np.delete(np.arange(a.shape[0]), 3)
     np.testing.assert_allclose(got_p[rows].sum(axis=1), 1.0, rtol=tol * 10)
-    assert MODE_LOG_PROBA != MODE_PROBA
+    # each mode of the shared finisher does its own job: log posteriors, posteriors, or
+    # the scores left as they are (only the rows holding NaN or ±inf maxima counted)
+    for mode, ref in [(MODE_LOG_PROBA, got_log), (MODE_PROBA, got_p), (MODE_JLL, a)]:
+        b = a.copy()
+        assert finish_all_rows(b, mode) == 1  # row 3: maximum −inf
+        np.testing.assert_array_equal(b, ref)
+
+
+def _rows_zoo():
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(40, 5)) * 50
+    a[1] = -np.inf
+    a[2, :3] = -np.inf
+    a[3, 0] = np.inf
+    a[4] = [-1e300, -1e300, 1e300, 0.0, 1.0]
+    return a
+
+
+@njit
+def _softmax_each_row(a):
+    n, K = a.shape
+    e = np.empty((n, K))
+    c = np.empty(n)
+    s = np.empty(n)
+    for i in range(n):
+        c[i], s[i] = softmax_row(a[i], e[i])
+    return c, s, e
+
+
+@njit
+def _finish_each_row(a, mode):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        finish_row(a[i], out, i, mode)
+    return out
+
+
+def test_softmax_row_is_the_shifted_exponential_sum():
+    a = _rows_zoo()
+    c, s, e = _softmax_each_row(a)
+    finite = np.isfinite(a).any(axis=1) & ~np.isposinf(a).any(axis=1)
+    m = np.max(a[finite], axis=1)
+    np.testing.assert_array_equal(c[finite], m)
+    ref_e = np.exp(a[finite] - m[:, None])
+    np.testing.assert_allclose(e[finite], ref_e, rtol=4 * np.finfo(float).eps, atol=0)
+    np.testing.assert_allclose(s[finite], ref_e.sum(axis=1), rtol=8 * np.finfo(float).eps)
+    assert c[1] == 0.0 and s[1] == 0.0 and np.all(e[1] == 0.0)  # all −inf: lse = −inf
+    assert c[3] == np.inf and np.isnan(s[3])  # a +inf entry poisons the sum
+    # logsumexp_rows is built on it: c + log s, and +inf kept for a +inf row
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref_lse = m + np.log(ref_e.sum(axis=1))
+    lse = logsumexp_rows(a)
+    np.testing.assert_allclose(lse[finite], ref_lse, rtol=4 * np.finfo(float).eps)
+    assert lse[1] == -np.inf and lse[3] == np.inf
+
+
+@pytest.mark.parametrize("mode", [MODE_JLL, MODE_LOG_PROBA, MODE_PROBA])
+def test_finish_row_matches_the_block_finisher(mode):
+    a = _rows_zoo()
+    a = a[np.isfinite(a).any(axis=1) & ~np.isposinf(a).any(axis=1) | np.isneginf(a).all(axis=1)]
+    got = _finish_each_row(a, mode)
+    ref = a.copy()
+    finish_all_rows(ref, mode)
+    np.testing.assert_allclose(got, ref, rtol=4 * np.finfo(float).eps, atol=0)
+    assert not np.isnan(got).any()
+
+
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (5, 2, 3), (1, 6)])
+def test_sum_slots_adds_in_slot_order(shape):
+    rng = np.random.default_rng(5)
+    slots = rng.normal(size=shape) * 10.0 ** rng.integers(-8, 8, size=shape)
+    ref = np.zeros(shape[1:])
+    for g in range(shape[0]):  # the fixed serial order: bitwise reproducible
+        ref = ref + slots[g]
+    got = sum_slots(slots)
+    assert np.shape(got) == shape[1:]
+    np.testing.assert_array_equal(got, ref)

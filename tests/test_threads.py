@@ -189,7 +189,7 @@ def test_ufunc_inplace_threads_and_fork():
     import multiprocessing
     import os
 
-    from fastgen._threads import PARALLEL_UFUNC_MIN, ufunc_inplace
+    from fastgen._runtime import PARALLEL_UFUNC_MIN, ufunc_inplace
 
     a = np.random.default_rng(0).random((3, PARALLEL_UFUNC_MIN)) + 0.5
     want = np.log(a)
@@ -203,6 +203,6 @@ def test_ufunc_inplace_threads_and_fork():
 
 
 def _log_in_child(a):
-    from fastgen._threads import ufunc_inplace
+    from fastgen._runtime import ufunc_inplace
 
     return ufunc_inplace(np.log, a.copy())

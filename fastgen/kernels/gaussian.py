@@ -83,12 +83,12 @@ def per_class_scores(X, means, Linv, bias, out):
     n, d = X.shape
     K = means.shape[0]
     nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    use_gemm = d >= TRMM_MIN_D
+    use_trmm = d >= TRMM_MIN_D
     for b in prange(nb):
         r0 = b * ROW_BLOCK
         r1 = min(n, r0 + ROW_BLOCK)
         m = r1 - r0
-        if use_gemm:
+        if use_trmm:
             Z = np.empty((m, d), dtype=Linv.dtype)
             for k in range(K):
                 for r in range(m):

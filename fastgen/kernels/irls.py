@@ -11,7 +11,7 @@ count).  ``prange`` runs over the groups; each group accumulates into its own sl
 the slots are summed serially in group order, so results are bitwise identical for any
 ``NUMBA_NUM_THREADS``.  Inside a group, rows go in fixed blocks of ``block`` rows; the
 weighted Gram of a block is one GEMM of the √s-scaled block with itself.  Callers hold
-BLAS at one thread around the kernels that call ``np.dot`` (see ``fastgen._threads``).
+BLAS at one thread around the kernels that call ``np.dot`` (see ``fastgen._runtime``).
 """
 
 import numpy as np
@@ -19,6 +19,7 @@ from numba import prange
 
 from ._jit import jit, pjit
 from .blas import syrk_upper
+from .special import exp_nonpos, softmax_row, sum_slots
 
 __all__ = [
     "softplus",
@@ -38,18 +39,21 @@ _FM = {"reassoc", "contract"}
 
 @jit(inline="always")
 def softplus(t):
-    """log(1 + exp(t)) = max(t, 0) + log1p(exp(-|t|)), without overflow."""
+    """log(1 + exp(t)) = max(t, 0) + log1p(exp(-|t|)), without overflow.
+
+    The exponential's argument is ≤ 0: :func:`fastgen.kernels.special.exp_nonpos`.
+    """
     if t > 0.0:
-        return t + np.log1p(np.exp(-t))
-    return np.log1p(np.exp(t))
+        return t + np.log1p(exp_nonpos(-t))
+    return np.log1p(exp_nonpos(t))
 
 
 @jit(inline="always")
 def expit(t):
-    """σ(t) = 1 / (1 + exp(-t)), without overflow."""
+    """σ(t) = 1 / (1 + exp(-t)), without overflow (exponent ≤ 0, by ``exp_nonpos``)."""
     if t >= 0.0:
-        return 1.0 / (1.0 + np.exp(-t))
-    e = np.exp(t)
+        return 1.0 / (1.0 + exp_nonpos(-t))
+    e = exp_nonpos(t)
     return e / (1.0 + e)
 
 
@@ -128,20 +132,13 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
         grad_s[g, :] = gr
         if want_hess:
             hess_s[g, :, :] = H
-    loss = 0.0
-    emax = 0.0
-    grad = np.zeros(p)
-    hess = np.zeros((hp, hp))
-    for g in range(G):
-        loss += loss_s[g]
-        emax = max(emax, emax_s[g])
-        grad += grad_s[g]
-        hess += hess_s[g]
+    grad = sum_slots(grad_s)
+    hess = sum_slots(hess_s)
     if want_hess:
         for j in range(hp):
             for l in range(j + 1, hp):
                 hess[l, j] = hess[j, l]
-    return loss, grad, hess, emax
+    return sum_slots(loss_s), grad, hess, emax_s.max()
 
 
 @pjit(fastmath=_FM)
@@ -164,10 +161,7 @@ def binary_hessp(X, s, v, fit_intercept, bounds):
             if fit_intercept:
                 acc[d] += c
         out_s[g, :] = acc
-    out = np.zeros(p)
-    for g in range(G):
-        out += out_s[g]
-    return out
+    return sum_slots(out_s)
 
 
 @pjit(fastmath=_FM)
@@ -197,6 +191,7 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     grad_s = np.zeros((G, K, p))
     for g in prange(G):
         eta = np.empty(K)
+        e = np.empty(K)
         gr = np.zeros((K, p))
         ls = 0.0
         em = 0.0
@@ -215,14 +210,12 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
             wi = w[i] if weighted else 1.0
             if wi > 0.0 and mx - mn > em:
                 em = mx - mn
-            se = 0.0
-            for k in range(K):
-                se += np.exp(eta[k] - mx)
-            lse = mx + np.log(se)
+            c, se = softmax_row(eta, e)
+            inv = 1.0 / se
             yi = y[i]
-            ls += wi * (lse - eta[yi])
+            ls += wi * (c + np.log(se) - eta[yi])
             for k in range(K):
-                pk = np.exp(eta[k] - lse)
+                pk = e[k] * inv
                 if store_p:
                     P_out[i, k] = pk
                 r = wi * (pk - 1.0) if k == yi else wi * pk
@@ -233,14 +226,7 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
         loss_s[g] = ls
         emax_s[g] = em
         grad_s[g] = gr
-    loss = 0.0
-    emax = 0.0
-    grad = np.zeros((K, p))
-    for g in range(G):
-        loss += loss_s[g]
-        emax = max(emax, emax_s[g])
-        grad += grad_s[g]
-    return loss, grad, emax
+    return sum_slots(loss_s), sum_slots(grad_s), emax_s.max()
 
 
 @pjit(fastmath=_FM)
@@ -281,10 +267,7 @@ def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
                 if fit_intercept:
                     acc[k, d] += c
         out_s[g] = acc
-    out = np.zeros((K, p))
-    for g in range(G):
-        out += out_s[g]
-    return out
+    return sum_slots(out_s)
 
 
 @pjit(fastmath=_FM)
@@ -335,10 +318,7 @@ def multinomial_hessian(X, w, P, fit_intercept, bounds, block):
                 Dk = D[k]
                 H[k * p:(k + 1) * p, k * p:(k + 1) * p] += np.dot(Dk.T, Dk)
         hess_s[g] = H
-    hess = np.zeros((Kp, Kp))
-    for g in range(G):
-        hess += hess_s[g]
-    return hess
+    return sum_slots(hess_s)
 
 
 @pjit(fastmath=_FM)
@@ -357,7 +337,4 @@ def weighted_sq_colsum(X, s, fit_intercept, bounds):
             if fit_intercept:
                 acc[d] += si
         out_s[g, :] = acc
-    out = np.zeros(p)
-    for g in range(G):
-        out += out_s[g]
-    return out
+    return sum_slots(out_s)

@@ -12,6 +12,7 @@ from numba import prange
 
 from ._jit import pjit
 from .irls import expit, softplus
+from .special import softmax_row, sum_slots
 
 __all__ = [
     "binary_loss_grad_hess_csr",
@@ -85,16 +86,7 @@ def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercep
         grad_s[g, :] = gr
         if want_hess:
             hess_s[g, :, :] = H
-    loss = 0.0
-    emax = 0.0
-    grad = np.zeros(p)
-    hess = np.zeros((hp, hp))
-    for g in range(G):
-        loss += loss_s[g]
-        emax = max(emax, emax_s[g])
-        grad += grad_s[g]
-        hess += hess_s[g]
-    return loss, grad, hess, emax
+    return sum_slots(loss_s), sum_slots(grad_s), sum_slots(hess_s), emax_s.max()
 
 
 @pjit
@@ -116,10 +108,7 @@ def binary_hessp_csr(indptr, indices, data, d, s, v, fit_intercept, bounds):
             if fit_intercept:
                 acc[d] += c
         out_s[g, :] = acc
-    out = np.zeros(p)
-    for g in range(G):
-        out += out_s[g]
-    return out
+    return sum_slots(out_s)
 
 
 @pjit
@@ -136,6 +125,7 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
     grad_s = np.zeros((G, p, K))
     for g in prange(G):
         eta = np.empty(K)
+        e = np.empty(K)
         r = np.empty(K)
         gr = np.zeros((p, K))
         ls = 0.0
@@ -156,14 +146,12 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
             wi = w[i] if weighted else 1.0
             if wi > 0.0 and mx - mn > em:
                 em = mx - mn
-            se = 0.0
-            for k in range(K):
-                se += np.exp(eta[k] - mx)
-            lse = mx + np.log(se)
+            c, se = softmax_row(eta, e)
+            inv = 1.0 / se
             yi = y[i]
-            ls += wi * (lse - eta[yi])
+            ls += wi * (c + np.log(se) - eta[yi])
             for k in range(K):
-                pk = np.exp(eta[k] - lse)
+                pk = e[k] * inv
                 if store_p:
                     P_out[i, k] = pk
                 r[k] = wi * (pk - 1.0) if k == yi else wi * pk
@@ -178,14 +166,7 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
         loss_s[g] = ls
         emax_s[g] = em
         grad_s[g] = gr
-    loss = 0.0
-    emax = 0.0
-    grad = np.zeros((p, K))
-    for g in range(G):
-        loss += loss_s[g]
-        emax = max(emax, emax_s[g])
-        grad += grad_s[g]
-    return loss, np.ascontiguousarray(grad.T), emax
+    return sum_slots(loss_s), np.ascontiguousarray(sum_slots(grad_s).T), emax_s.max()
 
 
 @pjit
@@ -223,10 +204,7 @@ def multinomial_hessp_csr(indptr, indices, data, d, w, P, V, fit_intercept, boun
                 for k in range(K):
                     acc[d, k] += c[k]
         out_s[g] = acc
-    out = np.zeros((p, K))
-    for g in range(G):
-        out += out_s[g]
-    return np.ascontiguousarray(out.T)
+    return np.ascontiguousarray(sum_slots(out_s).T)
 
 
 @pjit
@@ -259,9 +237,7 @@ def multinomial_hessian_csr(indptr, indices, data, d, w, P, fit_intercept, bound
                     if fit_intercept:
                         H[k * p + d, m * p + d] += ckm
         hess_s[g] = H
-    hess = np.zeros((Kp, Kp))
-    for g in range(G):
-        hess += hess_s[g]
+    hess = sum_slots(hess_s)
     # Only blocks (k, m ≥ k) were filled: mirror them.
     for k in range(K):
         for m in range(k + 1, K):
@@ -286,7 +262,4 @@ def weighted_sq_colsum_csr(indptr, indices, data, d, s, fit_intercept, bounds):
             if fit_intercept:
                 acc[d] += si
         out_s[g, :] = acc
-    out = np.zeros(p)
-    for g in range(G):
-        out += out_s[g]
-    return out
+    return sum_slots(out_s)

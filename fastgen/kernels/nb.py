@@ -20,23 +20,25 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit, pjit
-from .special import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA, finish_row, finish_rows  # noqa: F401
+from .special import (  # noqa: F401 - finish_row re-exported
+    MODE_JLL,
+    MODE_LOG_PROBA,
+    MODE_PROBA,
+    ROW_BLOCK,
+    finish_row,
+    finish_rows,
+)
 
 __all__ = [
     "MODE_JLL",
     "MODE_LOG_PROBA",
     "MODE_PROBA",
-    "SCORE_BLOCK",
     "finish_row",
     "gaussian_nb_scores",
     "dense_class_counts",
     "categorical_counts",
     "categorical_scores",
 ]
-
-
-#: Rows per parallel work item in the dense scoring kernels.
-SCORE_BLOCK = 512
 
 
 @pjit(fastmath={"reassoc", "contract"})
@@ -67,11 +69,11 @@ def gaussian_nb_scores(X, means, inv_var, const, mode, out):
     """
     n, d = X.shape
     K = const.shape[0]
-    nb = (n + SCORE_BLOCK - 1) // SCORE_BLOCK
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
     bad = 0
     for b in prange(nb):
-        r0 = b * SCORE_BLOCK
-        r1 = min(n, r0 + SCORE_BLOCK)
+        r0 = b * ROW_BLOCK
+        r1 = min(n, r0 + ROW_BLOCK)
         for i in range(r0, r1):
             for k in range(K):
                 s = 0.0
@@ -159,11 +161,11 @@ def categorical_scores(X, table, offsets, bias, mode, out):
     """
     n, d = X.shape
     K = bias.shape[0]
-    nb = (n + SCORE_BLOCK - 1) // SCORE_BLOCK
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
     for b in prange(nb):
         acc = np.empty(K)
-        r0 = b * SCORE_BLOCK
-        r1 = min(n, r0 + SCORE_BLOCK)
+        r0 = b * ROW_BLOCK
+        r1 = min(n, r0 + ROW_BLOCK)
         for i in range(r0, r1):
             for k in range(K):
                 acc[k] = bias[k]

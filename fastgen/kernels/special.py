@@ -17,11 +17,11 @@ from numba.extending import intrinsic
 from ._jit import jit, pjit
 
 __all__ = ["logsumexp_rows", "log_normalize_rows", "softmax_rows", "argmax_rows",
-           "exp_nonpos", "finish_row", "finish_rows", "finish_all_rows", "ROW_BLOCK",
-           "MODE_JLL", "MODE_LOG_PROBA", "MODE_PROBA"]
+           "exp_nonpos", "softmax_row", "sum_slots", "finish_row", "finish_rows",
+           "finish_all_rows", "ROW_BLOCK", "MODE_JLL", "MODE_LOG_PROBA", "MODE_PROBA"]
 
-# Rows per parallel work item in scoring kernels.  Fixed, so that results never depend
-# on the thread count.
+#: Rows per parallel work item in every dense scoring kernel (GDA, naive Bayes, the
+#: row helpers here).  Fixed, so that results never depend on the thread count.
 ROW_BLOCK = 512
 
 #: what a scoring kernel writes: the joint log-likelihood, log posteriors or posteriors
@@ -79,18 +79,50 @@ def exp_nonpos(x):
 
 
 @jit(inline="always")
-def _row_lse(a, i):
-    K = a.shape[1]
-    m = -np.inf
+def softmax_row(v, e):
+    """The one per-row softmax / log-sum-exp step: shifted exponentials of ``v`` (K,).
+
+    With c = max_k v_k (c = 0 when every entry is −inf), writes
+    ``e[k] = exp(v[k] − c)`` (by :func:`exp_nonpos`) and returns ``(c, s)``,
+    s = Σ_k e[k], so that
+
+        logsumexp(v) = c + log s,        softmax(v)_k = e[k] / s.
+
+    s ≥ 1 for a finite maximum; s = 0 exactly when every entry is −inf (then
+    ``c + log s`` = −inf); a +inf entry or a NaN gives s = NaN.  ``e`` may be ``v``
+    itself (each entry is read before it is written).  Every per-row softmax in the
+    kernels goes through here; :func:`finish_rows` is its block form (one long
+    vectorised loop of exponentials over many rows, for scoring).
+    """
+    K = v.shape[0]
+    c = -np.inf
     for k in range(K):
-        if a[i, k] > m:
-            m = a[i, k]
-    if m == -np.inf or m == np.inf or np.isnan(m):
-        return m
+        if v[k] > c:
+            c = v[k]
+    if c == -np.inf:
+        c = 0.0
     s = 0.0
     for k in range(K):
-        s += exp_nonpos(a[i, k] - m)
-    return m + np.log(s)
+        t = exp_nonpos(v[k] - c)
+        e[k] = t
+        s += t
+    return c, s
+
+
+@jit
+def sum_slots(slots):
+    """Σ_g slots[g] over the first axis, in slot order: the epilogue of every
+    deterministic parallel reduction (each work item fills its own slot; summing them
+    serially in a fixed order makes the result independent of the thread count).
+
+    ``slots`` is (G, …), G ≥ 1; returns a float for (G,) slots, else a new (…) array.
+    A serial function on purpose: inside a ``parallel=True`` kernel numba turns
+    ``slots.sum()`` into a parallel reduction whose order follows the thread count.
+    """
+    out = slots[0] + 0.0  # a new array (or a float); 0 + s_0 as the loop started from 0
+    for g in range(1, slots.shape[0]):
+        out += slots[g]
+    return out
 
 
 @jit(inline="always")
@@ -98,38 +130,25 @@ def finish_row(acc, out, i, mode):
     """Write row ``i`` of ``out`` from the joint log-likelihoods in ``acc`` (K,).
 
     mode ``MODE_JLL``: ``out[i] = acc``; ``MODE_LOG_PROBA``: ``acc − logsumexp(acc)``;
-    ``MODE_PROBA``: ``exp(acc − logsumexp(acc))`` (``acc`` is overwritten with the
-    unnormalised exponentials).  A row whose entries are all −inf gives −inf
-    (log posteriors) or zeros (posteriors), never NaN.
+    ``MODE_PROBA``: ``exp(acc − logsumexp(acc))``.  ``acc`` is left unchanged.  A row
+    whose entries are all −inf gives −inf (log posteriors) or zeros (posteriors),
+    never NaN.
     """
     K = acc.shape[0]
     if mode == MODE_JLL:
         for k in range(K):
             out[i, k] = acc[k]
         return
-    m = -np.inf
-    for k in range(K):
-        if acc[k] > m:
-            m = acc[k]
-    if m == -np.inf:
-        for k in range(K):
-            out[i, k] = -np.inf if mode == MODE_LOG_PROBA else 0.0
-        return
-    s = 0.0
+    e = out[i]
+    c, s = softmax_row(acc, e)
     if mode == MODE_LOG_PROBA:
-        for k in range(K):
-            s += exp_nonpos(acc[k] - m)
-        lse = m + np.log(s)
+        lse = c + np.log(s) if s != 0.0 else np.inf  # all -inf: stays -inf
         for k in range(K):
             out[i, k] = acc[k] - lse
     else:
+        inv = 1.0 / s if s != 0.0 else 0.0  # all -inf: zeros
         for k in range(K):
-            e = exp_nonpos(acc[k] - m)
-            acc[k] = e
-            s += e
-        inv = 1.0 / s
-        for k in range(K):
-            out[i, k] = acc[k] * inv
+            out[i, k] = e[k] * inv
 
 
 @jit
@@ -195,12 +214,14 @@ def logsumexp_rows(a):
 
     A row whose entries are all -inf gives -inf (not NaN).
     """
-    n = a.shape[0]
+    n, K = a.shape
     out = np.empty(n, dtype=a.dtype)
     nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
     for b in prange(nb):
+        e = np.empty(K)
         for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
-            out[i] = _row_lse(a, i)
+            c, s = softmax_row(a[i], e)
+            out[i] = c + np.log(s) if c != np.inf else c
     return out
 
 

@@ -31,7 +31,7 @@ Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised obje
 converged when ``max|∇f| / Σw ≤ tol`` and the Newton decrement ``½ΔᵀHΔ / Σw ≤ tol``.
 
 Modules, each importing only those above it in this list (plus ``fastgen._params``,
-``fastgen._validation``, ``fastgen._threads`` and the kernels):
+``fastgen._validation``, ``fastgen._runtime`` and the kernels):
 
 * ``params``      LogisticParams (the fitted model) and ConvergenceWarning;
 * ``newton``      the solver: Objective protocol, NewtonState, NewtonResult,

@@ -8,7 +8,7 @@ objective (``objectives.py``) → :func:`~fastgen.logistic.newton.newton_solve` 
 other fits of the same model (``fastgen.dask``) reuse them with their own data.
 
 Imports: the sibling modules of this package, ``fastgen._validation`` and
-``fastgen._threads``.
+``fastgen._runtime``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._threads import serial_for_small_inputs, single_thread_blas_call
+from .._runtime import serial_for_small_inputs, single_thread_blas_call
 from .._validation import (
     check_n_features,
     check_sample_weight,

@@ -6,7 +6,7 @@ unpenalised sums over rows at a point; anything that answers the calls of
 :class:`LogisticData` can be fitted: :class:`InMemoryData` calls the numba kernels,
 ``fastgen.dask`` reduces the same sums over the blocks of a Dask array.
 
-Imports: the kernels, ``fastgen._validation`` and ``fastgen._threads`` only.
+Imports: the kernels, ``fastgen._validation`` and ``fastgen._runtime`` only.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .._threads import blas_single_thread
+from .._runtime import blas_single_thread
 from .._validation import csr_arrays, is_sparse
 from ..kernels import irls as _k
 from ..kernels import irls_sparse as _ks

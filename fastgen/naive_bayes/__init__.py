@@ -26,7 +26,7 @@ Modules:
   ``merge_counts``, ``nb_from_counts``, also reachable as ``fastgen.streaming``) and the
   ``*_from_counts`` / ``*_from_moments`` builders.
 
-The package imports the shared core only (``fastgen._params``, ``_threads``,
+The package imports the shared core only (``fastgen._params``, ``_runtime``,
 ``_validation``, ``moments``, ``kernels``); adapters (scikit-learn, Dask, CLI) use the
 names exported here.
 """

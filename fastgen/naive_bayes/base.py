@@ -1,6 +1,6 @@
 """What every naive Bayes model shares: argument checks, priors, counting, linear scoring.
 
-Imports the shared core only (``fastgen._params``, ``_threads``, ``_validation``,
+Imports the shared core only (``fastgen._params``, ``_runtime``, ``_validation``,
 ``kernels``); the model modules of this package import from here, never the reverse.
 The names here are public within the package (its model and counts modules use them);
 users reach the models through :mod:`fastgen.naive_bayes`.

@@ -1,6 +1,6 @@
 """Categorical naive Bayes on integer category codes: params, fit, params from counts.
 
-Imports the shared core (``_params``, ``_threads``, ``_validation``, ``kernels``) and
+Imports the shared core (``_params``, ``_runtime``, ``_validation``, ``kernels``) and
 :mod:`fastgen.naive_bayes.base`.
 """
 
@@ -12,7 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from .._params import FittedParams, register_params
-from .._threads import serial_for_small_inputs
+from .._runtime import serial_for_small_inputs
 from .._validation import csr_arrays, is_sparse
 from ..kernels.nb import categorical_counts, categorical_scores
 from ..kernels.sparse import csr_categorical_counts, csr_categorical_scores

@@ -7,7 +7,7 @@ the fits and by the validated builders of :mod:`fastgen.naive_bayes.counts`.
 :func:`discrete_counts` is the one counting pass all of them (and
 :func:`~fastgen.naive_bayes.counts.nb_counts`) share.
 
-Imports the shared core (``_params``, ``_threads``, ``_validation``) and
+Imports the shared core (``_params``, ``_runtime``, ``_validation``) and
 :mod:`fastgen.naive_bayes.base`.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._params import register_params
-from .._threads import serial_for_small_inputs, ufunc_inplace
+from .._runtime import serial_for_small_inputs, ufunc_inplace
 from .._validation import check_scalar, is_sparse
 from .base import (
     LinearNB,

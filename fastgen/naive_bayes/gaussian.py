@@ -12,7 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from .._params import FittedParams, register_params
-from .._threads import serial_for_small_inputs
+from .._runtime import serial_for_small_inputs
 from .._validation import check_finite_result, check_priors, check_scalar
 from ..kernels.nb import gaussian_nb_scores
 from ..moments import ClassMoments, moments_arrays

@@ -409,7 +409,7 @@ def test_kernel_callable_from_user_njit():
             beta = beta - np.linalg.solve(H, g)
         return beta
 
-    with fastgen._threads.blas_single_thread():
+    with fastgen._runtime.blas_single_thread():
         beta = user_newton(X, y32)
     p = fastgen.fit_logistic(X, y, tol=TOL)
     np.testing.assert_allclose(beta[:-1], p.coef[0], rtol=1e-8)

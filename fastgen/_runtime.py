@@ -1,0 +1,379 @@
+"""Process-wide runtime setup and thread-pool policy: everything fastgen does to the
+process it runs in, in one place.
+
+What ``import fastgen`` sets for the whole process (:func:`configure_process`, called
+once from :mod:`fastgen`'s ``__init__`` before any kernel module is imported):
+
+1. ``OMP_WAIT_POLICY=PASSIVE``, only if unset (``os.environ.setdefault``).  numba's
+   default OpenMP workers spin after every parallel region, taking the cores from the
+   BLAS call or the Python code that follows; fastgen alternates both.  Measured (2
+   cores): 20 × (fit_gda + predict_proba + a 300×300 GEMM) took 1.1 s with spinning
+   workers and 0.37 s with passive ones.  It must be set before numba starts its pool; a
+   value the user chose (or an OpenMP runtime already started by another library) wins.
+2. ``NUMBA_CACHE_DIR``, only when numba would find no writable cache location
+   (:func:`ensure_writable_cache`).  Every kernel is ``@njit(cache=True)``; numba stores
+   the compiled code in the ``__pycache__`` directory beside the source, else in
+   ``NUMBA_CACHE_DIR``, else in the user-wide cache directory (``~/.cache/numba``), and
+   when none is writable (a package installed read-only by another user, a container
+   with a read-only root and no home) it raises ``RuntimeError: cannot cache function
+   ...: no locator available`` while *importing* the module that defines the kernel.
+   fastgen then points ``NUMBA_CACHE_DIR`` at a private per-user directory under the
+   system temp directory.  A location numba would use anyway is never overridden.
+3. Two methods of numba's ``numba.core.caching.IndexDataCacheFile`` (``_load_index``,
+   ``_load_data``) are wrapped (:func:`tolerate_corrupt_cache`) so that a truncated or
+   garbled cache file *of a fastgen kernel* is a cache miss (recompiled and rewritten)
+   instead of an ``UnpicklingError`` at the first call; other libraries' cache files
+   behave exactly as before.  These are private numba names, so the wrap is applied
+   only on the numba versions it was tested with (:data:`TESTED_NUMBA`); on any other
+   version, or if the names are gone, fastgen leaves numba's own caching alone and
+   emits one :class:`RuntimeSetupWarning` — never an import failure.
+
+Nothing else is changed process-wide.  Thread counts are only changed for the duration
+of a call (:func:`threads_for`, :func:`blas_single_thread`), always restored.
+
+Thread-pool policy.  Keep BLAS at one thread around kernels that call BLAS from inside
+``prange``: numba's ``np.dot`` calls the OpenBLAS bundled with scipy, and left at its
+default thread count inside a parallel numba region each numba worker would start BLAS
+threads of its own, so the two pools oversubscribe the cores (see README, "Threads").
+Small inputs run on one numba thread (:data:`SMALL_WORK`).
+
+This module imports numba lazily (inside functions): importing it must not start
+numba before ``OMP_WAIT_POLICY`` is set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import tempfile
+import warnings
+
+__all__ = [
+    "RuntimeSetupWarning",
+    "TESTED_NUMBA",
+    "configure_process",
+    "ensure_writable_cache",
+    "tolerate_corrupt_cache",
+    "blas_single_thread",
+    "threads_for",
+    "serial_for_small_inputs",
+    "single_thread_blas_call",
+    "ufunc_inplace",
+    "SMALL_WORK",
+    "PARALLEL_UFUNC_MIN",
+]
+
+
+class RuntimeSetupWarning(UserWarning):
+    """fastgen could not apply part of its process setup (see :mod:`fastgen._runtime`);
+    it runs on without it."""
+
+
+def configure_process() -> None:
+    """Everything ``import fastgen`` does to the process (the list in the module
+    docstring), in order; idempotent."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    ensure_writable_cache()
+    tolerate_corrupt_cache()
+
+
+# ------------------------------------------------------------------ cache location
+
+_KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+
+
+def _writable_dir(path: str) -> bool:
+    """True if ``path`` exists or can be created, and a file can be written in it
+    (what numba's ``ensure_cache_path`` checks)."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+        return True
+    except OSError:
+        return False
+
+
+def _user_wide_cache_dir() -> str:
+    from numba.misc.appdirs import user_cache_dir  # light: no compiler import
+
+    return user_cache_dir(appname="numba", appauthor=False)
+
+
+def _private_temp_dir() -> str | None:
+    """A per-user directory under the temp dir that only this user owns and can write."""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    base = os.path.join(tempfile.gettempdir(), f"fastgen-numba-cache-{uid}")
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        st = os.stat(base)
+        if (uid is None or st.st_uid == uid) and _writable_dir(base):
+            return base
+    except OSError:
+        pass
+    try:  # the predictable name is taken by someone else: a fresh private directory
+        return tempfile.mkdtemp(prefix="fastgen-numba-cache-")
+    except OSError:
+        return None
+
+
+def ensure_writable_cache() -> str | None:
+    """Set ``NUMBA_CACHE_DIR`` to a private temp directory if numba has nowhere to write.
+
+    Returns the directory chosen, or None when numba's own choice works (or nothing
+    writable exists at all, in which case numba's error is left to speak).
+    """
+    if _writable_dir(os.path.join(_KERNELS, "__pycache__")):
+        return None
+    user_dir = os.environ.get("NUMBA_CACHE_DIR", "")
+    if user_dir and _writable_dir(user_dir):
+        return None
+    if not user_dir:
+        try:
+            if _writable_dir(_user_wide_cache_dir()):
+                return None
+        except Exception:  # noqa: BLE001 - appdirs failing means "not usable"
+            pass
+    path = _private_temp_dir()
+    if path is None:
+        return None
+    os.environ["NUMBA_CACHE_DIR"] = path
+    config = sys.modules.get("numba.core.config")
+    if config is not None:  # numba already imported: it read the variable at import
+        config.CACHE_DIR = path
+    return path
+
+
+# ----------------------------------------------------------------- corrupted cache files
+#
+# numba unpickles the index (.nbi) and data (.nbc) files without guarding against a
+# truncated or garbled file (a full disk, a killed process on a filesystem without atomic
+# rename, a copied tree): ``UnpicklingError`` then escapes from the first call of the
+# kernel.  For fastgen's own cache files, such a file is treated as a cache miss: numba
+# recompiles the kernel and overwrites the file.  Other libraries' caches are untouched.
+
+#: numba versions (major, minor), inclusive, on which the cache-file wrap was tested:
+#: the wrapped methods and their behaviour are the same from 0.60 to 0.68.
+TESTED_NUMBA = ((0, 60), (0, 68))
+
+_PATCHED = False
+
+
+def _numba_minor(version: str) -> tuple[int, int] | None:
+    try:
+        major, minor = version.split(".")[:2]
+        return int(major), int(minor)
+    except ValueError:
+        return None
+
+
+def _is_fastgen_cache(cache_file) -> bool:
+    path = os.path.abspath(getattr(cache_file, "_cache_path", ""))
+    if path == os.path.join(_KERNELS, "__pycache__"):
+        return True
+    import hashlib
+
+    # numba names user-provided and user-wide cache subdirectories <dir>_<sha1(dir)>
+    tag = "kernels_" + hashlib.sha1(_KERNELS.encode()).hexdigest()
+    return os.path.basename(path) == tag
+
+
+def _unsupported_reason(numba_module, caching_module) -> str | None:
+    """Why the wrap cannot be applied here, or None when it can."""
+    version = getattr(numba_module, "__version__", "")
+    minor = _numba_minor(version)
+    lo, hi = TESTED_NUMBA
+    if minor is None or not lo <= minor <= hi:
+        return (f"numba {version} is outside the versions fastgen's cache-file wrap was "
+                f"tested with ({lo[0]}.{lo[1]} to {hi[0]}.{hi[1]})")
+    cls = getattr(caching_module, "IndexDataCacheFile", None)
+    if cls is None or not all(callable(getattr(cls, name, None))
+                              for name in ("_load_index", "_load_data")):
+        return (f"numba {version} lacks IndexDataCacheFile._load_index/_load_data, which "
+                "fastgen's cache-file wrap needs")
+    return None
+
+
+def tolerate_corrupt_cache() -> bool:
+    """Make numba treat an unreadable fastgen cache file as a miss (idempotent).
+
+    Returns True when the wrap is in place.  On a numba version outside
+    :data:`TESTED_NUMBA` (or without the private methods) nothing is changed and one
+    :class:`RuntimeSetupWarning` says so: numba's own caching then applies, and a
+    corrupted cache file raises at the first call of its kernel (delete the
+    ``__pycache__`` or ``NUMBA_CACHE_DIR`` files to recover).
+    """
+    global _PATCHED
+    if _PATCHED is not False:  # decided already: applied (True) or declined (None)
+        return bool(_PATCHED)
+    import numba
+    from numba.core import caching
+
+    reason = _unsupported_reason(numba, caching)
+    if reason is not None:
+        _PATCHED = None  # decided: warn once per process, not once per call
+        warnings.warn(f"{reason}; using numba's own cache handling (a corrupted cache "
+                      "file is then an error, not a recompilation)",
+                      RuntimeSetupWarning, stacklevel=3)
+        return False
+    cls = caching.IndexDataCacheFile
+    load_index, load_data = cls._load_index, cls._load_data
+
+    def _load_index(self):
+        try:
+            return load_index(self)
+        except Exception:  # noqa: BLE001 - any unpickling failure
+            if not _is_fastgen_cache(self):
+                raise
+            return {}  # stale or corrupt: recompile, and the save rewrites the index
+
+    def _load_data(self, name):
+        try:
+            return load_data(self, name)
+        except OSError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            if not _is_fastgen_cache(self):
+                raise
+            raise OSError(f"corrupt numba cache file {name!r}: {exc}") from None  # a miss
+
+    cls._load_index, cls._load_data = _load_index, _load_data
+    _PATCHED = True
+    return True
+
+
+# ------------------------------------------------------------------ thread pools
+
+@functools.lru_cache(maxsize=1)
+def _controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+@contextlib.contextmanager
+def blas_single_thread(active: bool = True):
+    """Context manager: every loaded BLAS library runs on one thread inside."""
+    if not active:
+        yield
+        return
+    with _controller().limit(limits=1, user_api="blas"):
+        yield
+
+
+# Below this many stored values (n·d dense, nnz sparse) kernels run on one numba
+# thread: waking the thread pool costs more than the work, and on a busy machine a
+# parallel region waits for a core (measured with the cores shared: a 30×3 fit took
+# ~100 ms on two threads, 0.1 ms on one).  The work split does not depend on the thread
+# count, so results are the same either way.
+SMALL_WORK = 1 << 15
+
+
+def _work_of(X) -> int:
+    nnz = getattr(X, "nnz", None)
+    if nnz is not None:
+        return int(nnz) + int(X.shape[0])
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        return SMALL_WORK  # not an array yet (a list…): leave the thread count alone
+    size = 1
+    for s in shape:
+        size *= int(s)
+    return size
+
+
+@contextlib.contextmanager
+def threads_for(X):
+    """Run numba kernels inside on one thread when X is small (see ``SMALL_WORK``)."""
+    if _work_of(X) >= SMALL_WORK:
+        yield
+        return
+    import numba
+
+    prev = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(prev)
+
+
+def serial_for_small_inputs(x_index=0):
+    """Decorator factory: :func:`threads_for` applied to the function's X argument
+    (positional index ``x_index``, or the keyword ``X``)."""
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            X = args[x_index] if len(args) > x_index else kwargs.get("X")
+            with threads_for(X):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def single_thread_blas_call(func):
+    """Decorator: the whole call runs with BLAS on one thread.
+
+    For fits whose client-side linear algebra is small (Cholesky solves of d×d
+    systems between parallel passes over X): BLAS threads woken by those calls keep
+    spinning afterwards and slow the next parallel kernel.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with blas_single_thread():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+# numpy's ufuncs run on one core; above this many values an elementwise pass over a
+# finished table (the logs of naive Bayes' (K, d) counts: 2·10⁶ values at K=20,
+# d=10⁵, 5 ms on one core) is split across Python threads, which numpy's inner
+# loops run without the GIL.  Each value is computed by the same loop either way.
+PARALLEL_UFUNC_MIN = 1 << 19
+
+
+_POOL = {}
+
+
+def _ufunc_pool():
+    """The process's worker threads, made on first use.  Keyed by pid: a forked child
+    inherits the pool object but not its threads, and would wait forever on it."""
+    import concurrent.futures
+
+    pid = os.getpid()
+    pool = _POOL.get(pid)
+    if pool is None:
+        _POOL.clear()
+        pool = _POOL[pid] = concurrent.futures.ThreadPoolExecutor(
+            thread_name_prefix="fastgen-ufunc")
+    return pool
+
+
+def ufunc_inplace(ufunc, a):
+    """``ufunc(a, out=a)`` for a C-contiguous array, split across threads when large.
+
+    The pieces follow numba's thread count (``numba.get_num_threads()``), so
+    ``numba.set_num_threads(1)`` keeps this on one core too.
+    """
+    import numba
+
+    flat = a.reshape(-1)
+    t = numba.get_num_threads() if flat.shape[0] >= PARALLEL_UFUNC_MIN else 1
+    if t <= 1:
+        ufunc(flat, out=flat)
+        return a
+    cuts = [flat.shape[0] * i // t for i in range(t + 1)]
+    pieces = [flat[cuts[i]:cuts[i + 1]] for i in range(t)]
+    pool = _ufunc_pool()
+    futures = [pool.submit(ufunc, p, out=p) for p in pieces[1:]]
+    ufunc(pieces[0], out=pieces[0])  # the calling thread takes the first piece
+    for f in futures:
+        f.result()
+    return a
