@@ -24,6 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
+from . import cuda as _cuda
 from ._params import FittedParams, register_params
 from ._threads import serial_for_small_inputs, ufunc_inplace
 from ._validation import (
@@ -369,6 +370,9 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     -------
     GaussianNBParams
     """
+    if _cuda.is_device_array(X):
+        return _cuda.fit_gaussian_nb(X, y, priors=priors, var_smoothing=var_smoothing,
+                                     sample_weight=sample_weight)
     from .moments import ClassMoments, moments_arrays
 
     # finiteness is checked through the moments (NaN/inf make them non-finite): no
