@@ -378,6 +378,21 @@ def _progress(name, rows, seconds):
               f"floor {r['floor_s']}, met {r['met']}", file=sys.stderr, flush=True)
 
 
+def _main_cuda(args):
+    try:
+        from . import compare_cuda
+    except ImportError:
+        import compare_cuda
+    rows = compare_cuda.run(args.repeats, args.quick)
+    env = environment()
+    print(markdown(rows, env))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"environment": env, "quick": args.quick, "repeats": args.repeats,
+                       "device": "cuda", "rows": rows}, f, indent=2, default=float)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="sizes / 10")
@@ -386,7 +401,11 @@ def main(argv=None):
     ap.add_argument("--json", metavar="PATH", help="write the rows and environment as JSON")
     ap.add_argument("--no-extra", action="store_true",
                     help="skip compare_nb.py / compare_logistic.py")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="cuda: the GPU workloads of compare_cuda.py (X on the GPU)")
     args = ap.parse_args(argv)
+    if args.device == "cuda":
+        return _main_cuda(args)
     if args.repeats < 5 and not args.quick:
         ap.error("--repeats must be at least 5 (medians of ≥ 5 warm repeats)")
     only = [w.strip() for w in args.only.split(",") if w.strip()]
