@@ -156,6 +156,20 @@ def test_is_device_array():
     assert is_device_array(cuda.to_device(np.zeros(3)))
 
 
+def test_dlpack_only_array_without_cupy(data):
+    if "cupy" in sys.modules or _has_cupy():
+        pytest.skip("CuPy is installed: DLPack-only arrays are converted through it")
+    X, y = data
+    with pytest.raises(ValueError, match="offers DLPack but not __cuda_array_interface__"):
+        fastgen.fit_gda(_Iface(kind=2), y)
+
+
+def _has_cupy():
+    import importlib.util
+
+    return importlib.util.find_spec("cupy") is not None
+
+
 def test_import_fastgen_does_not_import_cuda():
     code = ("import sys, numpy as np, fastgen\n"
             "X = np.random.default_rng(0).normal(size=(20, 3))\n"
