@@ -398,6 +398,21 @@ def _progress(name, rows, seconds):
               f"floor {r['floor_s']}, met {r['met']}", file=sys.stderr, flush=True)
 
 
+def _main_cuda(args):
+    try:
+        from . import compare_cuda
+    except ImportError:
+        import compare_cuda
+    rows = compare_cuda.run(args.repeats, args.quick)
+    env = environment()
+    print(markdown(rows, env))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"environment": env, "quick": args.quick, "repeats": args.repeats,
+                       "device": "cuda", "rows": rows}, f, indent=2, default=float)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="sizes / 10")
@@ -420,7 +435,11 @@ def main(argv=None):
                     help="with --threads: write workload,threads,impl,seconds to PATH.csv "
                          "and the markdown table to PATH.md")
     sc.add_argument("--note", default="", help="with --threads: a line for the markdown")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="cuda: the GPU workloads of compare_cuda.py (X on the GPU)")
     args = ap.parse_args(argv)
+    if args.device == "cuda":
+        return _main_cuda(args)
     if args.threads:
         if args.repeats < 3:
             ap.error("--repeats must be at least 3 with --threads")

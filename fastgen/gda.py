@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from . import cuda as _cuda
 from ._params import FittedParams, register_params
 from ._runtime import blas_single_thread, serial_for_small_inputs
 from ._validation import (
@@ -507,6 +508,9 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     SingularCovarianceError
         (a LinAlgError and a ValueError) when a covariance is not positive definite.
     """
+    if _cuda.is_device_array(X):
+        return _cuda.fit_gda(X, y, covariance, priors=priors, sample_weight=sample_weight,
+                             reg=reg, shrinkage=shrinkage, unbiased=unbiased)
     _check_covariance_type(covariance)
     X = check_X(X, finite=False)  # checked through the moments below: no extra pass
     classes, codes = check_y(y, X.shape[0])

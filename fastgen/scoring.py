@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import cuda as _cuda
 from ._params import FittedParams
 from ._runtime import serial_for_small_inputs
 from ._validation import check_n_features, check_X
@@ -34,6 +35,8 @@ def joint_log_likelihood(params, X) -> np.ndarray:
     For discriminative models (logistic regression) this is the unnormalised log
     posterior (the linear predictor of each class).
     """
+    if _cuda.is_device_array(X):
+        return _cuda.joint_log_likelihood(params, X)
     X = _prepare(params, X)
     return params._joint_log_likelihood(X)
 
@@ -44,6 +47,8 @@ def predict_log_proba(params, X) -> np.ndarray:
 
     A row for which every class has log-likelihood -inf gets -inf everywhere, not NaN.
     """
+    if _cuda.is_device_array(X):
+        return _cuda.predict_log_proba(params, X)
     X = _prepare(params, X)
     return params._predict_log_proba(X)
 
@@ -51,6 +56,8 @@ def predict_log_proba(params, X) -> np.ndarray:
 @serial_for_small_inputs(1)
 def predict_proba(params, X) -> np.ndarray:
     """p(y=k | x), shape (n, K); rows sum to one."""
+    if _cuda.is_device_array(X):
+        return _cuda.predict_proba(params, X)
     X = _prepare(params, X)
     return params._predict_proba(X)
 
@@ -58,5 +65,7 @@ def predict_proba(params, X) -> np.ndarray:
 @serial_for_small_inputs(1)
 def predict(params, X) -> np.ndarray:
     """The most probable class label of each row, taken from ``params.classes``."""
+    if _cuda.is_device_array(X):
+        return _cuda.predict(params, X)
     X = _prepare(params, X)
     return params._predict(X)

@@ -11,6 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .. import cuda as _cuda
 from .._params import FittedParams, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import check_finite_result, check_priors, check_scalar
@@ -114,6 +115,9 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     -------
     GaussianNBParams
     """
+    if _cuda.is_device_array(X):
+        return _cuda.fit_gaussian_nb(X, y, priors=priors, var_smoothing=var_smoothing,
+                                     sample_weight=sample_weight)
     # finiteness is checked through the moments (NaN/inf make them non-finite): no
     # separate pass over X
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=False,
