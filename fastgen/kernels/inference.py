@@ -218,7 +218,6 @@ def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
                        want_meat, R_out):
     """CSR twin of :func:`inference_pass` (per-row outer products over stored values:
     O(nnz_i² · m²) per row)."""
-    n = indptr.shape[0] - 1
     m = B.shape[0]
     p = d + 1 if fit_intercept else d
     mp = m * p
@@ -418,7 +417,6 @@ def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
 def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds, h_out):
     """CSR twin of :func:`firth_hat`: ``L⁻¹x̃_i = Σ_t x_it L⁻¹[:, j_t]`` (+ the last
     column for the intercept), O(nnz_i · p) per row."""
-    n = indptr.shape[0] - 1
     p = d + 1 if fit_intercept else d
     G = bounds.shape[0] - 1
     weighted = w.shape[0] > 0
