@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastgen
+
 li = importlib.import_module("fastgen.logistic_inference")
 
 sm = pytest.importorskip("statsmodels.api")
