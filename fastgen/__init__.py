@@ -43,6 +43,7 @@ from .naive_bayes import (
 )
 # --- logistic regression ---
 from .logistic import ConvergenceWarning, LogisticParams, fit_logistic, irls_step
+from .logistic import LogisticInference, logistic_inference
 # --- streaming ---
 from .streaming import NBCounts, merge_counts, nb_counts, nb_from_counts
 
@@ -54,6 +55,8 @@ __all__ = [
     "LogisticParams",
     "fit_logistic",
     "irls_step",
+    "LogisticInference",
+    "logistic_inference",
     "ClassMoments",
     "class_moments",
     "merge_moments",

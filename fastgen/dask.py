@@ -75,7 +75,7 @@ _SPLIT_EVERY = 8
 # --------------------------------------------------------------------------- inputs
 
 
-def _as_dask_X(X):
+def as_dask_X(X):
     if not isinstance(X, da.Array):
         raise ValueError(f"X must be a dask.array.Array; got {type(X).__name__} "
                          f"(use fastgen.fit_* for in-memory data)")
@@ -88,7 +88,7 @@ def _as_dask_X(X):
     return X
 
 
-def _as_dask_vector(v, X, name):
+def as_dask_vector(v, X, name):
     """v as a 1-D Dask array with X's row chunks (None stays None)."""
     if v is None:
         return None
@@ -112,7 +112,7 @@ def _as_dask_vector(v, X, name):
     return v
 
 
-def _blocks(X, y, w):
+def row_blocks(X, y, w):
     """Delayed (X block, y block, w block or None) triples, one per row block."""
     xs = X.to_delayed().ravel()
     ys = y.to_delayed().ravel()
@@ -274,12 +274,12 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     if shrinkage == "ledoit-wolf":
         raise ValueError("shrinkage='ledoit-wolf' is not available on Dask arrays (it needs "
                          "a second pass for fourth moments); use 'oas' or a float")
-    X = _as_dask_X(X)
-    y = _as_dask_vector(y, X, "y")
-    w = _as_dask_vector(sample_weight, X, "sample_weight")
+    X = as_dask_X(X)
+    y = as_dask_vector(y, X, "y")
+    w = as_dask_vector(sample_weight, X, "sample_weight")
     kind = SCATTER_FOR[covariance]
     f = dask.delayed(_block_moments, pure=True)
-    parts = [f(xb, yb, wb, kind) for xb, yb, wb in _blocks(X, y, w)]
+    parts = [f(xb, yb, wb, kind) for xb, yb, wb in row_blocks(X, y, w)]
     m = _tree_reduce(parts, merge_moments, split_every).compute()
     if m is None:
         raise ValueError("X has no rows")
@@ -297,12 +297,12 @@ def _block_counts(X, y, w, model, binarize, classes):
 
 
 def _fit_nb(X, y, sample_weight, model, binarize, split_every, options):
-    X = _as_dask_X(X)
-    y = _as_dask_vector(y, X, "y")
-    w = _as_dask_vector(sample_weight, X, "sample_weight")
+    X = as_dask_X(X)
+    y = as_dask_vector(y, X, "y")
+    w = as_dask_vector(sample_weight, X, "sample_weight")
     classes, _ = _classes_and_counts(y, w)
     f = dask.delayed(_block_counts, pure=True)
-    parts = [f(xb, yb, wb, model, binarize, classes) for xb, yb, wb in _blocks(X, y, w)]
+    parts = [f(xb, yb, wb, model, binarize, classes) for xb, yb, wb in row_blocks(X, y, w)]
     c = _tree_reduce(parts, merge_counts, split_every).compute()
     return nb_from_counts(c, **options)
 
@@ -370,7 +370,7 @@ class _DaskLogisticData:
     supports_hessp = False
 
     def __init__(self, X, y, w, classes, fit_intercept, split_every):
-        self.blocks = _blocks(X, y, w)
+        self.blocks = row_blocks(X, y, w)
         self.classes = classes
         self.d = X.shape[1]
         self.fit_intercept = fit_intercept
@@ -426,9 +426,9 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     LogisticParams
     """
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
-    X = _as_dask_X(X)
-    y = _as_dask_vector(y, X, "y")
-    w = _as_dask_vector(sample_weight, X, "sample_weight")
+    X = as_dask_X(X)
+    y = as_dask_vector(y, X, "y")
+    w = as_dask_vector(sample_weight, X, "sample_weight")
     classes, counts = _classes_and_counts(y, w)
     K = classes.shape[0]
     if K < 2:
@@ -458,7 +458,7 @@ def _score_block(X, params, fn):
 
 
 def _check_params_X(params, X):
-    X = _as_dask_X(X)
+    X = as_dask_X(X)
     if X.shape[1] != params.n_features_in:
         raise ValueError(f"X has {X.shape[1]} features but the params were fitted with "
                          f"{params.n_features_in}")

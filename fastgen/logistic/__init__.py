@@ -41,13 +41,18 @@ Modules, each importing only those above it in this list (plus ``fastgen._params
 * ``objectives``  BinaryObjective, MultinomialObjective, ``make_objective`` and the
   size thresholds between explicit Hessian and Newton-CG;
 * ``api``         fit_logistic, irls_step, logistic_loss_grad_hess and the public
-  assembly steps (options, inputs, starting point, params from a result).
+  assembly steps (options, inputs, starting point, params from a result);
+* ``inference``   logistic_inference and LogisticInference: statsmodels-style Wald,
+  robust (HC0/HC1/cluster) and likelihood-ratio inference at the optimum;
+* ``firth``       Firth's bias-reduced binary fit (``fit_logistic(penalty="firth")``)
+  and its profile-likelihood intervals (imported by ``api`` and ``inference`` on use).
 """
 
 from .api import fit_logistic, irls_step, logistic_loss_grad_hess
+from .inference import LogisticInference, logistic_inference
 from .objectives import BINARY_EXPLICIT_MAX_P, BOHNING_FULL_MAX_P, MULTINOMIAL_EXPLICIT_MAX
 from .params import ConvergenceWarning, LogisticParams
 
 __all__ = ["LogisticParams", "ConvergenceWarning", "fit_logistic", "irls_step",
            "logistic_loss_grad_hess", "BINARY_EXPLICIT_MAX_P", "MULTINOMIAL_EXPLICIT_MAX",
-           "BOHNING_FULL_MAX_P"]
+           "BOHNING_FULL_MAX_P", "LogisticInference", "logistic_inference"]

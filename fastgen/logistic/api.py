@@ -194,7 +194,7 @@ def params_from_result(result: NewtonResult, objective, spec: ParamsSpec) -> Log
 @serial_for_small_inputs(0)
 @single_thread_blas_call
 def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
-                 tol=1e-8, init=None) -> LogisticParams:
+                 tol=1e-8, init=None, penalty=None) -> LogisticParams:
     r"""Fit logistic regression by Newton's method (IRLS).
 
     Minimises the penalised negative log-likelihood
@@ -233,6 +233,9 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         ``½ΔᵀHΔ / Σw ≤ tol`` (scikit-learn's newton-cholesky criterion).
     init : LogisticParams or (coef, intercept), optional
         Starting point (default: zero coefficients, intercepts at the log prior odds).
+    penalty : None or "firth", default None
+        ``"firth"``: Firth's bias-reduced estimate (binary y, ``l2 = 0``), finite under
+        separation; see :func:`fastgen.logistic.firth.fit_firth`.
 
     Returns
     -------
@@ -255,6 +258,14 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     numpy.linalg.LinAlgError
         If the Hessian is singular even after jitter (collinear features with l2 = 0).
     """
+    if penalty is not None:
+        if penalty != "firth" or l2 != 0:
+            raise ValueError(f"penalty must be None or 'firth' (with l2=0); got "
+                             f"penalty={penalty!r}, l2={l2!r}")
+        from .firth import fit_firth
+
+        return fit_firth(X, y, fit_intercept=fit_intercept, sample_weight=sample_weight,
+                         max_iter=max_iter, tol=tol, init=init)
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
     inp = prepare_inputs(X, y, sample_weight)
     K = inp.classes.shape[0]

@@ -1,0 +1,468 @@
+"""Kernels for inference after a logistic fit: the Hessian at the optimum in the
+reference-class layout, sandwich "meat" matrices, cluster score sums, and the
+hat-matrix diagonal of Firth's penalised likelihood.
+
+Conventions are those of :mod:`fastgen.kernels.irls`: C-contiguous float32/float64
+``X`` (n, d) or CSR as ``(indptr, indices, data, d)``; int32 class codes; a float64
+weight vector or an empty one (all ones); float64 coefficients with the intercept, when
+fitted, stored last (``x̃ = [x, 1]``, p = d + fit_intercept).  Rows are cut into groups
+by ``bounds`` (chosen by the caller from the problem size alone); each group writes its
+own slot and the slots are summed in group order, so results do not depend on the
+thread count.  Callers hold BLAS at one thread around the dense kernels.
+
+Reference-class parametrisation (statsmodels' MNLogit, and binary as its m = 1 case):
+``B`` has m rows, one per non-reference class; η_ik = x̃_iᵀB_k, η_i0 = 0 and
+``P_ik = exp(η_ik) / (1 + Σ_l exp(η_il))``.  Binary: m = 1 and P_i1 = σ(η_i).
+Parameters are indexed equation-major, ``k·p + j``.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit, pjit
+from .blas import syrk_upper, trmm_lower_rows
+from .irls import expit, softplus
+
+__all__ = [
+    "reference_probabilities",
+    "inference_pass",
+    "inference_pass_csr",
+    "cluster_scores",
+    "cluster_scores_csr",
+    "firth_hat",
+    "firth_hat_csr",
+]
+
+
+@jit(inline="always")
+def reference_probabilities(eta, y, out_p, out_q):
+    """Probabilities of the m non-reference classes from η (m,), and the log-likelihood.
+
+    ``out_p[k] = P_k`` and ``out_q[k] = 1 − P_k`` computed as the sum of the other
+    classes' probabilities (no cancellation when P_k → 1).  Returns log P_y (y = 0 is the
+    reference class).
+    """
+    m = eta.shape[0]
+    if m == 1:
+        e = eta[0]
+        out_p[0] = expit(e)
+        out_q[0] = expit(-e)
+        if y == 1:
+            return -softplus(-e)
+        return -softplus(e)
+    mx = 0.0
+    for k in range(m):
+        if eta[k] > mx:
+            mx = eta[k]
+    tot = np.exp(-mx)
+    for k in range(m):
+        tot += np.exp(eta[k] - mx)
+    lse = mx + np.log(tot)
+    p0 = np.exp(-lse)
+    for k in range(m):
+        out_p[k] = np.exp(eta[k] - lse)
+    for k in range(m):
+        q = p0
+        for l in range(m):
+            if l != k:
+                q += out_p[l]
+        out_q[k] = q
+    if y == 0:
+        return -lse
+    return eta[y - 1] - lse
+
+
+@pjit
+def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
+    """Log-likelihood, score, Hessian and (optionally) sandwich meat in one pass over X.
+
+    With P_ik the fitted probabilities (reference layout, see the module docstring),
+    residuals r_ik = [y_i = k] − P_ik (k = 1..m) and weights w_i:
+
+    * ``llf = Σ_i w_i log P_{i,y_i}``,
+    * score ``g_{k·p+j} = Σ_i w_i r_ik x̃_ij``,
+    * negative Hessian (Fisher information)
+      ``H_(k,l) = Σ_i w_i (δ_kl P_ik − P_ik P_il) x̃_i x̃_iᵀ``: per block, diagonal blocks by
+      SYRK of ``√(w_i P_ik (1 − P_ik)) x̃_i`` (1 − P_ik summed from the other classes, so
+      no cancellation as P_ik → 1), off-diagonal blocks by one GEMM each;
+    * meat ``M = Σ_i w_i (r_i ⊗ x̃_i)(r_i ⊗ x̃_i)ᵀ`` (if ``want_meat``; else 1×1 zero), per
+      block the SYRK of ``√w_i (r_i ⊗ x̃_i)``: with integer w this is the meat of the
+      rows repeated w_i times.
+
+    If ``R_out`` has n rows it receives ``w_i r_ik`` (for cluster sums).
+
+    Returns ``(llf, g (m·p,), H (m·p, m·p), M, max_ik |η_ik|)``.
+    """
+    n, d = X.shape
+    m = B.shape[0]
+    p = d + 1 if fit_intercept else d
+    mp = m * p
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    store_r = R_out.shape[0] > 0
+    npair = m * (m + 1) // 2
+    mm = mp if want_meat else 1
+    zb = block if want_meat else 1
+    ll_s = np.zeros(G)
+    em_s = np.zeros(G)
+    g_s = np.zeros((G, mp))
+    h_s = np.zeros((G, npair, p, p))
+    m_s = np.zeros((G, mm, mm))
+    for gi in prange(G):
+        Xt = np.zeros((block, p))
+        Zs = np.zeros((block, p))
+        Zm = np.zeros((zb, mm))
+        Pb = np.zeros((block, m))
+        Qb = np.zeros((block, m))
+        Wb = np.zeros(block)
+        Hp = np.zeros((npair, p, p))
+        Mg = np.zeros((mm, mm))
+        gr = np.zeros(mp)
+        eta = np.zeros(m)
+        pr = np.zeros(m)
+        qr = np.zeros(m)
+        ll = 0.0
+        em = 0.0
+        lo = bounds[gi]
+        hi = bounds[gi + 1]
+        for start in range(lo, hi, block):
+            stop = min(hi, start + block)
+            rows = stop - start
+            for i in range(start, stop):
+                row = i - start
+                wi = w[i] if weighted else 1.0
+                for j in range(d):
+                    Xt[row, j] = X[i, j]
+                if fit_intercept:
+                    Xt[row, d] = 1.0
+                for k in range(m):
+                    e = B[k, d] if fit_intercept else 0.0
+                    for j in range(d):
+                        e += X[i, j] * B[k, j]
+                    eta[k] = e
+                    if wi > 0.0 and abs(e) > em:
+                        em = abs(e)
+                ll += wi * reference_probabilities(eta, y[i], pr, qr)
+                Wb[row] = wi
+                sw = np.sqrt(wi)
+                for k in range(m):
+                    Pb[row, k] = pr[k]
+                    Qb[row, k] = qr[k]
+                    r = (1.0 if y[i] == k + 1 else 0.0) - pr[k]
+                    if store_r:
+                        R_out[i, k] = wi * r
+                    for j in range(p):
+                        gr[k * p + j] += wi * r * Xt[row, j]
+                    if want_meat:
+                        for j in range(p):
+                            Zm[row, k * p + j] = sw * r * Xt[row, j]
+            idx = 0
+            for k in range(m):
+                for l in range(k, m):
+                    if k == l:
+                        for row in range(rows):
+                            a = np.sqrt(Wb[row] * Pb[row, k] * Qb[row, k])
+                            for j in range(p):
+                                Zs[row, j] = a * Xt[row, j]
+                        syrk_upper(Zs, rows, Hp[idx])
+                    else:
+                        for row in range(rows):
+                            a = -Wb[row] * Pb[row, k] * Pb[row, l]
+                            for j in range(p):
+                                Zs[row, j] = a * Xt[row, j]
+                        for row in range(rows, block):
+                            for j in range(p):
+                                Zs[row, j] = 0.0
+                        Hp[idx] += np.dot(Zs.T, Xt)
+                    idx += 1
+            if want_meat:
+                syrk_upper(Zm, rows, Mg)
+        ll_s[gi] = ll
+        em_s[gi] = em
+        g_s[gi] = gr
+        h_s[gi] = Hp
+        m_s[gi] = Mg
+    llf = 0.0
+    emax = 0.0
+    g = np.zeros(mp)
+    Hp = np.zeros((npair, p, p))
+    M = np.zeros((mm, mm))
+    for gi in range(G):
+        llf += ll_s[gi]
+        emax = max(emax, em_s[gi])
+        g += g_s[gi]
+        Hp += h_s[gi]
+        M += m_s[gi]
+    H = np.zeros((mp, mp))
+    idx = 0
+    for k in range(m):
+        for l in range(k, m):
+            for a in range(p):
+                for b in range(p):
+                    if k == l:
+                        v = Hp[idx, a, b] if a <= b else Hp[idx, b, a]
+                    else:
+                        v = Hp[idx, a, b]
+                    H[k * p + a, l * p + b] = v
+                    H[l * p + b, k * p + a] = v
+            idx += 1
+    if want_meat:
+        for a in range(mm):
+            for b in range(a + 1, mm):
+                M[b, a] = M[a, b]
+    return llf, g, H, M, emax
+
+
+@pjit
+def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
+                       want_meat, R_out):
+    """CSR twin of :func:`inference_pass` (per-row outer products over stored values:
+    O(nnz_i² · m²) per row)."""
+    m = B.shape[0]
+    p = d + 1 if fit_intercept else d
+    mp = m * p
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    store_r = R_out.shape[0] > 0
+    mm = mp if want_meat else 1
+    ll_s = np.zeros(G)
+    em_s = np.zeros(G)
+    g_s = np.zeros((G, mp))
+    h_s = np.zeros((G, mp, mp))
+    m_s = np.zeros((G, mm, mm))
+    for gi in prange(G):
+        H = np.zeros((mp, mp))
+        Mg = np.zeros((mm, mm))
+        gr = np.zeros(mp)
+        eta = np.zeros(m)
+        pr = np.zeros(m)
+        qr = np.zeros(m)
+        r = np.zeros(m)
+        ll = 0.0
+        em = 0.0
+        for i in range(bounds[gi], bounds[gi + 1]):
+            wi = w[i] if weighted else 1.0
+            a0 = indptr[i]
+            a1 = indptr[i + 1]
+            for k in range(m):
+                e = B[k, d] if fit_intercept else 0.0
+                for t in range(a0, a1):
+                    e += data[t] * B[k, indices[t]]
+                eta[k] = e
+                if wi > 0.0 and abs(e) > em:
+                    em = abs(e)
+            ll += wi * reference_probabilities(eta, y[i], pr, qr)
+            for k in range(m):
+                r[k] = (1.0 if y[i] == k + 1 else 0.0) - pr[k]
+                if store_r:
+                    R_out[i, k] = wi * r[k]
+                for t in range(a0, a1):
+                    gr[k * p + indices[t]] += wi * r[k] * data[t]
+                if fit_intercept:
+                    gr[k * p + d] += wi * r[k]
+            for k in range(m):
+                for l in range(m):
+                    c = wi * (pr[k] * qr[k] if k == l else -pr[k] * pr[l])
+                    cm = wi * r[k] * r[l]
+                    for t in range(a0, a1):
+                        ja = k * p + indices[t]
+                        xa = data[t]
+                        for u in range(a0, a1):
+                            jb = l * p + indices[u]
+                            H[ja, jb] += c * xa * data[u]
+                            if want_meat:
+                                Mg[ja, jb] += cm * xa * data[u]
+                        if fit_intercept:
+                            H[ja, l * p + d] += c * xa
+                            H[l * p + d, ja] += c * xa
+                            if want_meat:
+                                Mg[ja, l * p + d] += cm * xa
+                                Mg[l * p + d, ja] += cm * xa
+                    if fit_intercept:
+                        H[k * p + d, l * p + d] += c
+                        if want_meat:
+                            Mg[k * p + d, l * p + d] += cm
+        ll_s[gi] = ll
+        em_s[gi] = em
+        g_s[gi] = gr
+        h_s[gi] = H
+        m_s[gi] = Mg
+    llf = 0.0
+    emax = 0.0
+    g = np.zeros(mp)
+    H = np.zeros((mp, mp))
+    M = np.zeros((mm, mm))
+    for gi in range(G):
+        llf += ll_s[gi]
+        emax = max(emax, em_s[gi])
+        g += g_s[gi]
+        H += h_s[gi]
+        M += m_s[gi]
+    return llf, g, H, M, emax
+
+
+@jit
+def cluster_scores(X, R, groups, n_groups, fit_intercept):
+    """Per-cluster score sums ``S[c, k·p + j] = Σ_{i: groups_i = c} R_ik x̃_ij``.
+
+    ``R`` (n, m) holds the weighted residuals ``w_i r_ik`` written by
+    :func:`inference_pass`; ``groups`` are int64 codes in [0, n_groups).  Serial: one
+    pass of n·m·p multiply-adds (memory-bound), whatever the number of clusters.
+    """
+    n, d = X.shape
+    m = R.shape[1]
+    p = d + 1 if fit_intercept else d
+    S = np.zeros((n_groups, m * p))
+    for i in range(n):
+        c = groups[i]
+        for k in range(m):
+            rk = R[i, k]
+            o = k * p
+            for j in range(d):
+                S[c, o + j] += rk * X[i, j]
+            if fit_intercept:
+                S[c, o + d] += rk
+    return S
+
+
+@jit
+def cluster_scores_csr(indptr, indices, data, d, R, groups, n_groups, fit_intercept):
+    """CSR twin of :func:`cluster_scores`."""
+    n = indptr.shape[0] - 1
+    m = R.shape[1]
+    p = d + 1 if fit_intercept else d
+    S = np.zeros((n_groups, m * p))
+    for i in range(n):
+        c = groups[i]
+        for k in range(m):
+            rk = R[i, k]
+            o = k * p
+            for t in range(indptr[i], indptr[i + 1]):
+                S[c, o + indices[t]] += rk * data[t]
+            if fit_intercept:
+                S[c, o + d] += rk
+    return S
+
+
+@pjit
+def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
+    """Hat-matrix diagonal of the weighted fit and Firth's score correction, one pass.
+
+    With π_i = σ(x̃_iᵀβ), s_i = w_i π_i(1 − π_i) and H = L Lᵀ = X̃ᵀ diag(s) X̃ (the caller
+    passes ``Linv = L⁻¹``), the leverages of ``diag(√s) X̃ H⁻¹ X̃ᵀ diag(√s)`` are
+
+        h_i = s_i x̃_iᵀ H⁻¹ x̃_i = ‖L⁻¹ (√s_i x̃_i)‖²,
+
+    per block one TRMM of the √s-scaled rows.  Firth's modified score adds
+    ``c = Σ_i h_i (½ − π_i) x̃_i`` to the ordinary score ``Σ_i w_i (y_i − π_i) x̃_i``
+    (the gradient of ½ log det H).  If ``h_out`` has n entries it receives h.
+
+    Returns ``(c (p,), Σ_i h_i)`` (the trace equals p when H is nonsingular).
+    """
+    n, d = X.shape
+    p = d + 1 if fit_intercept else d
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    store = h_out.shape[0] > 0
+    b0 = coef[d] if fit_intercept else 0.0
+    c_s = np.zeros((G, p))
+    t_s = np.zeros(G)
+    for gi in prange(G):
+        Z = np.zeros((block, p))
+        half = np.zeros(block)
+        c = np.zeros(p)
+        tr = 0.0
+        lo = bounds[gi]
+        hi = bounds[gi + 1]
+        for start in range(lo, hi, block):
+            stop = min(hi, start + block)
+            rows = stop - start
+            for i in range(start, stop):
+                row = i - start
+                e = b0
+                for j in range(d):
+                    e += X[i, j] * coef[j]
+                wi = w[i] if weighted else 1.0
+                q = np.sqrt(wi * expit(e) * expit(-e))
+                half[row] = 0.5 - expit(e)
+                for j in range(d):
+                    Z[row, j] = q * X[i, j]
+                if fit_intercept:
+                    Z[row, d] = q
+            trmm_lower_rows(Linv, Z, rows)
+            for i in range(start, stop):
+                row = i - start
+                h = 0.0
+                for j in range(p):
+                    h += Z[row, j] * Z[row, j]
+                if store:
+                    h_out[i] = h
+                tr += h
+                a = h * half[row]
+                for j in range(d):
+                    c[j] += a * X[i, j]
+                if fit_intercept:
+                    c[d] += a
+        c_s[gi] = c
+        t_s[gi] = tr
+    c = np.zeros(p)
+    tr = 0.0
+    for gi in range(G):
+        c += c_s[gi]
+        tr += t_s[gi]
+    return c, tr
+
+
+@pjit
+def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds, h_out):
+    """CSR twin of :func:`firth_hat`: ``L⁻¹x̃_i = Σ_t x_it L⁻¹[:, j_t]`` (+ the last
+    column for the intercept), O(nnz_i · p) per row."""
+    p = d + 1 if fit_intercept else d
+    G = bounds.shape[0] - 1
+    weighted = w.shape[0] > 0
+    store = h_out.shape[0] > 0
+    b0 = coef[d] if fit_intercept else 0.0
+    LinvT = np.ascontiguousarray(Linv.T)
+    c_s = np.zeros((G, p))
+    t_s = np.zeros(G)
+    for gi in prange(G):
+        z = np.zeros(p)
+        c = np.zeros(p)
+        tr = 0.0
+        for i in range(bounds[gi], bounds[gi + 1]):
+            a0 = indptr[i]
+            a1 = indptr[i + 1]
+            e = b0
+            for t in range(a0, a1):
+                e += data[t] * coef[indices[t]]
+            wi = w[i] if weighted else 1.0
+            s = wi * expit(e) * expit(-e)
+            for j in range(p):
+                z[j] = 0.0
+            for t in range(a0, a1):
+                jc = indices[t]
+                v = data[t]
+                for j in range(jc, p):  # L⁻¹ is lower triangular: rows j ≥ jc
+                    z[j] += v * LinvT[jc, j]
+            if fit_intercept:
+                z[d] += LinvT[d, d]
+            h = 0.0
+            for j in range(p):
+                h += z[j] * z[j]
+            h *= s
+            if store:
+                h_out[i] = h
+            tr += h
+            a = h * (0.5 - expit(e))
+            for t in range(a0, a1):
+                c[indices[t]] += a * data[t]
+            if fit_intercept:
+                c[d] += a
+        c_s[gi] = c
+        t_s[gi] = tr
+    c = np.zeros(p)
+    tr = 0.0
+    for gi in range(G):
+        c += c_s[gi]
+        tr += t_s[gi]
+    return c, tr
