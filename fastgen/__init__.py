@@ -52,6 +52,12 @@ from .naive_bayes import (
 )
 # --- logistic regression ---
 from .logistic import ConvergenceWarning, LogisticParams, fit_logistic, irls_step
+from .logistic import (
+    CollinearityWarning,
+    PerfectSeparationWarning,
+    SeparationResult,
+    detect_separation,
+)
 # --- streaming ---
 from .streaming import NBCounts, merge_counts, nb_counts, nb_from_counts
 
@@ -62,6 +68,10 @@ __all__ = [
     "LogisticParams",
     "fit_logistic",
     "irls_step",
+    "PerfectSeparationWarning",
+    "CollinearityWarning",
+    "detect_separation",
+    "SeparationResult",
     "ClassMoments",
     "class_moments",
     "merge_moments",
