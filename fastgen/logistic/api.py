@@ -202,8 +202,9 @@ def check_collinearity(objective, data, l2, feature_names=None, what="fit_logist
     curvature the solver already holds (the Hessian at the solution, or the Böhning
     Gram).  A Hessian that looks rank-deficient is confirmed on the design's own Gram
     X̃ᵀdiag(w/4)X̃ (one more pass over X), since saturated probabilities can drop rows
-    from the Hessian (``confirm=False`` trusts the Hessian).  Skipped for penalised fits (unique anyway) and for binary fits
-    wider than ``BINARY_EXPLICIT_MAX_P`` (no p × p matrix is formed there).
+    from the Hessian (``confirm=False`` trusts the Hessian).  Skipped for penalised
+    fits (unique anyway) and for binary fits wider than ``BINARY_EXPLICIT_MAX_P`` (no
+    p × p matrix is formed there).
     """
     if l2 != 0.0:
         return None
