@@ -44,6 +44,12 @@ from .naive_bayes import (
 # --- logistic regression ---
 from .logistic import ConvergenceWarning, LogisticParams, fit_logistic, irls_step
 from .logistic import LogisticInference, logistic_inference
+from .logistic import (
+    CollinearityWarning,
+    PerfectSeparationWarning,
+    SeparationResult,
+    detect_separation,
+)
 # --- streaming ---
 from .streaming import NBCounts, merge_counts, nb_counts, nb_from_counts
 
@@ -57,6 +63,10 @@ __all__ = [
     "irls_step",
     "LogisticInference",
     "logistic_inference",
+    "PerfectSeparationWarning",
+    "CollinearityWarning",
+    "detect_separation",
+    "SeparationResult",
     "ClassMoments",
     "class_moments",
     "merge_moments",

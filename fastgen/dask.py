@@ -45,7 +45,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from . import scoring as _scoring
 from .gda import SCATTER_FOR, GDAParams, gda_from_moments
 from .logistic import LogisticParams, logistic_loss_grad_hess
-from .logistic.api import ParamsSpec, check_fit_options, params_from_result, prior_start
+from .logistic.api import (
+    ParamsSpec,
+    check_collinearity,
+    check_fit_options,
+    params_from_result,
+    prior_start,
+)
+from .logistic.diagnostics import separation_of
 from .logistic.newton import newton_solve
 from .logistic.objectives import BINARY_EXPLICIT_MAX_P, make_objective
 from .moments import class_moments, merge_moments
@@ -396,6 +403,11 @@ class _DaskLogisticData:
         return self._reduce(B, True)[2]
 
 
+#: The exact separation test of an unpenalised Dask fit gathers X on the client: only up to
+#: this many bytes (as float64, intercept column included).
+SEPARATION_CHECK_MAX_BYTES = 1 << 30
+
+
 def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
                  tol=1e-8, split_every: int = _SPLIT_EVERY) -> LogisticParams:
     r"""Logistic regression by distributed Newton (IRLS) on a Dask array.
@@ -424,6 +436,13 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     Returns
     -------
     LogisticParams
+
+    Warns
+    -----
+    PerfectSeparationWarning, CollinearityWarning, ConvergenceWarning
+        As for :func:`fastgen.fit_logistic`.  The exact separation test gathers X on the
+        client, so it runs only when X takes at most ``SEPARATION_CHECK_MAX_BYTES``
+        (1 GiB); the collinearity check uses the Hessian at the solution.
     """
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
     X = as_dask_X(X)
@@ -443,8 +462,25 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
                          f"K·p at most {MULTINOMIAL_MAX_KP}; got {K * p}")
     B0 = prior_start(counts, data.d, opt.fit_intercept)  # as fastgen.fit_logistic starts
     obj = make_objective(data, opt.l2, K, explicit=True)
+
+    def separation():
+        # the exact test is a linear programme over all rows: only for X that fits
+        # comfortably in memory (else no separation check: the fit ends as usual)
+        if X.shape[0] * (X.shape[1] + 1) * 8 > SEPARATION_CHECK_MAX_BYTES:
+            return None
+        from ._validation import check_y
+
+        Xm = X.compute()
+        _, codes = check_y(np.asarray(y.compute()))
+        wm = np.asarray(w.compute(), dtype=np.float64) if w is not None else np.empty(0)
+        return separation_of(Xm, codes, wm, classes, opt.fit_intercept)
+
     result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=opt.max_iter, tol=opt.tol,
-                          sum_weights=float(counts.sum()), l2=opt.l2)
+                          sum_weights=float(counts.sum()), l2=opt.l2, separation=separation,
+                          what="fastgen.dask.fit_logistic")
+    if result.cause != "separation":
+        check_collinearity(obj, data, opt.l2, what="fastgen.dask.fit_logistic",
+                           confirm=False)
     dtype = np.float32 if X.dtype == np.float32 else np.float64
     return params_from_result(
         result, obj, ParamsSpec(classes, data.d, opt.fit_intercept, opt.l2, dtype))

@@ -40,19 +40,39 @@ Modules, each importing only those above it in this list (plus ``fastgen._params
 * ``data``        the LogisticData protocol and InMemoryData (dense or CSR, the kernels);
 * ``objectives``  BinaryObjective, MultinomialObjective, ``make_objective`` and the
   size thresholds between explicit Hessian and Newton-CG;
+* ``diagnostics`` exact checks of the data: detect_separation (Konis' linear programme)
+  and collinear_columns (in-order Cholesky of the scaled Gram);
 * ``api``         fit_logistic, irls_step, logistic_loss_grad_hess and the public
-  assembly steps (options, inputs, starting point, params from a result);
+  assembly steps (options, inputs, starting point, params from a result, the
+  collinearity check after an unpenalised fit);
 * ``inference``   logistic_inference and LogisticInference: statsmodels-style Wald,
   robust (HC0/HC1/cluster) and likelihood-ratio inference at the optimum;
 * ``firth``       Firth's bias-reduced binary fit (``fit_logistic(penalty="firth")``)
   and its profile-likelihood intervals (imported by ``api`` and ``inference`` on use).
+
+An unpenalised fit (``l2 = 0``, no Firth penalty) warns with ``PerfectSeparationWarning``
+when the data are separated (converged False) and with ``CollinearityWarning`` when the design is
+rank-deficient; both subclass ``ConvergenceWarning``.
 """
 
 from .api import fit_logistic, irls_step, logistic_loss_grad_hess
+from .diagnostics import (
+    Collinearity,
+    SeparationResult,
+    collinear_columns,
+    detect_separation,
+)
 from .inference import LogisticInference, logistic_inference
 from .objectives import BINARY_EXPLICIT_MAX_P, BOHNING_FULL_MAX_P, MULTINOMIAL_EXPLICIT_MAX
-from .params import ConvergenceWarning, LogisticParams
+from .params import (
+    CollinearityWarning,
+    ConvergenceWarning,
+    LogisticParams,
+    PerfectSeparationWarning,
+)
 
-__all__ = ["LogisticParams", "ConvergenceWarning", "fit_logistic", "irls_step",
-           "logistic_loss_grad_hess", "BINARY_EXPLICIT_MAX_P", "MULTINOMIAL_EXPLICIT_MAX",
-           "BOHNING_FULL_MAX_P", "LogisticInference", "logistic_inference"]
+__all__ = ["LogisticParams", "ConvergenceWarning", "PerfectSeparationWarning",
+           "CollinearityWarning", "fit_logistic", "irls_step", "logistic_loss_grad_hess",
+           "detect_separation", "SeparationResult", "collinear_columns", "Collinearity",
+           "LogisticInference", "logistic_inference", "BINARY_EXPLICIT_MAX_P",
+           "MULTINOMIAL_EXPLICIT_MAX", "BOHNING_FULL_MAX_P"]

@@ -27,14 +27,17 @@ from .._validation import (
     check_X,
     check_y,
 )
+from .._warnings import warn
 from .data import InMemoryData
+from .diagnostics import collinearity_from_gram, separation_of
 from .newton import NewtonResult, newton_solve
 from .objectives import make_objective
-from .params import ConvergenceWarning, LogisticParams
+from .params import CollinearityWarning, ConvergenceWarning, LogisticParams
 
 __all__ = ["fit_logistic", "irls_step", "logistic_loss_grad_hess", "FitOptions",
            "check_fit_options", "FitInputs", "prepare_inputs", "prior_start",
-           "initial_coefficients", "ParamsSpec", "params_from_result"]
+           "initial_coefficients", "ParamsSpec", "params_from_result",
+           "check_collinearity"]
 
 
 # --------------------------------------------------------------------------- assembly
@@ -188,6 +191,51 @@ def params_from_result(result: NewtonResult, objective, spec: ParamsSpec) -> Log
     )
 
 
+def check_collinearity(objective, data, l2, feature_names=None, what="fit_logistic",
+                       confirm=True):
+    """After an unpenalised fit: warn with :class:`CollinearityWarning` naming the
+    collinear design columns, and return the
+    :class:`~fastgen.logistic.diagnostics.Collinearity` (None when full rank or not
+    checked).
+
+    Free when the design has full rank: the in-order Cholesky runs on the p × p
+    curvature the solver already holds (the Hessian at the solution, or the Böhning
+    Gram).  A Hessian that looks rank-deficient is confirmed on the design's own Gram
+    X̃ᵀdiag(w/4)X̃ (one more pass over X), since saturated probabilities can drop rows
+    from the Hessian (``confirm=False`` trusts the Hessian).  Skipped for penalised
+    fits (unique anyway) and for binary fits wider than ``BINARY_EXPLICIT_MAX_P`` (no
+    p × p matrix is formed there).
+    """
+    if l2 != 0.0:
+        return None
+    G, is_design = objective.curvature_gram()
+    if G is None:
+        return None
+    col = collinearity_from_gram(G, data.d, data.fit_intercept, feature_names=feature_names)
+    if col.full_rank:
+        return None
+    if not is_design and confirm:
+        G0 = data.binary(np.zeros(data.p), True, False)[2]
+        col = collinearity_from_gram(G0, data.d, data.fit_intercept,
+                                     feature_names=feature_names)
+        if col.full_rank:
+            return None
+    warn(f"{what}: the design is rank-deficient (rank {col.rank} of {col.n_columns} "
+         f"columns, intercept included): {col.describe()}. The unpenalised estimate is "
+         f"not unique: the split of the coefficients among these columns is arbitrary "
+         f"and their standard errors are infinite. Drop one column of each combination "
+         f"(e.g. one level of a one-hot block) or pass l2 > 0.", CollinearityWarning)
+    return col
+
+
+def _feature_names_of(X):
+    """Column names of a DataFrame-like X (strings), else None."""
+    cols = getattr(X, "columns", None)
+    if cols is None:
+        return None
+    return tuple(str(c) for c in cols)
+
+
 # --------------------------------------------------------------------------- public API
 
 
@@ -243,13 +291,20 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
 
     Warns
     -----
+    PerfectSeparationWarning
+        With ``l2 = 0``, if the classes are completely or quasi-completely separated:
+        the maximum-likelihood estimate does not exist (Albert & Anderson 1984).
+        ``converged`` is False and the warning names the infinite coefficients; the
+        returned ones are finite.  Decided by the exact test of
+        :func:`fastgen.detect_separation`, run only when the iterations show its
+        signature (see ``fastgen.logistic.newton``), so other fits do not pay for it.
+    CollinearityWarning
+        With ``l2 = 0``, if the design (X and the intercept) is rank-deficient; names the
+        collinear columns (by the DataFrame's column names when X has them).  The fit
+        still reports ``converged``; see :func:`fastgen.logistic.collinear_columns`.
     ConvergenceWarning
-        If max_iter is reached, the line search fails, or (with ``l2 = 0``) the classes
-        are perfectly or quasi-perfectly separable, in which case the maximum-likelihood
-        estimate does not exist (Albert & Anderson 1984).  The warning names the cause;
-        the returned coefficients are finite.  Detected when some sample's linear
-        predictor exceeds 30 in absolute value while either the mean loss is below
-        1e-10 or three successive Newton steps point along the current coefficients.
+        If max_iter is reached or the line search fails (both warnings above are
+        subclasses of it).
 
     Raises
     ------
@@ -267,13 +322,20 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         return fit_firth(X, y, fit_intercept=fit_intercept, sample_weight=sample_weight,
                          max_iter=max_iter, tol=tol, init=init)
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
+    names = _feature_names_of(X)
     inp = prepare_inputs(X, y, sample_weight)
     K = inp.classes.shape[0]
     data = InMemoryData(inp.X, inp.codes, inp.w, opt.fit_intercept)
     B0 = initial_coefficients(init, inp.classes, data.d, opt.fit_intercept, inp.codes, inp.w)
     obj = make_objective(data, opt.l2, K)
+
+    def separation():
+        return separation_of(inp.X, inp.codes, inp.w, inp.classes, opt.fit_intercept, names)
+
     result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=opt.max_iter, tol=opt.tol,
-                          sum_weights=inp.sum_weights, l2=opt.l2)
+                          sum_weights=inp.sum_weights, l2=opt.l2, separation=separation)
+    if result.cause != "separation":
+        check_collinearity(obj, data, opt.l2, names)
     return params_from_result(
         result, obj, ParamsSpec(inp.classes, data.d, opt.fit_intercept, opt.l2, inp.X.dtype))
 
@@ -324,7 +386,7 @@ def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=1, tol=-1.0,
-                              sum_weights=inp.sum_weights, l2=opt.l2, check_separation=False)
+                              sum_weights=inp.sum_weights, l2=opt.l2, what="irls_step")
     result = dataclasses.replace(result, n_iter=params.n_iter + result.n_iter,
                                  converged=result.grad_norm_history[-1] <= 1e-8)
     return params_from_result(

@@ -332,13 +332,15 @@ def _summary(res, alpha, title):
 # --------------------------------------------------------------------------- checks
 
 
-def _check_not_separated(emax, method):
-    """Raise if the fitted probabilities sit at 0 or 1 (the MLE does not exist).
+def _check_not_separated(emax, method, confirm=None):
+    """Raise if the data are separated (the MLE does not exist).
 
-    A stand-in for a full separation detector (a linear program): it looks at the
-    largest fitted |linear predictor| only.
+    The largest fitted |linear predictor| is the cheap signal; when it exceeds
+    ``SEPARATION_ETA`` and X is in memory, ``confirm()`` runs the exact linear-programming
+    test (:func:`fastgen.logistic.diagnostics.detect_separation`), so large but finite
+    effects are not refused.  For Dask X the signal alone decides.
     """
-    if method == "MLE" and emax > SEPARATION_ETA:
+    if method == "MLE" and emax > SEPARATION_ETA and (confirm is None or confirm()):
         raise ValueError(
             f"the classes are (quasi-)perfectly separated: some fitted probabilities are "
             f"0 or 1 to 13 digits (|linear predictor| up to {emax:.3g}), so the "
@@ -605,7 +607,14 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         counts = np.bincount(codes, weights=w if w.shape[0] else None, minlength=K)
         nobs = float(counts.sum())
     llf = float(llf)
-    _check_not_separated(float(emax), method)
+    confirm = None
+    if data is not None:
+        def confirm():
+            from .diagnostics import detect_separation
+
+            return detect_separation(X, y, fit_intercept=model.fit_intercept,
+                                     sample_weight=sample_weight).separated
+    _check_not_separated(float(emax), method, confirm)
     # internal index k·p + j (intercept last) -> statsmodels' k·p + j (intercept first)
     if model.fit_intercept:
         within = np.concatenate([[p - 1], np.arange(p - 1)])

@@ -1,9 +1,27 @@
 """The Newton solver: a state, a result and a loop in named steps.
 
 The loop (glum's shape) repeats: :func:`direction` (the Newton step from the objective's
-curvature) → :func:`is_converged` → :func:`separation_detected` → :func:`line_search`
-(Armijo backtracking by step halving) → :func:`update` (move, record the iteration).  It
-stops with :class:`~fastgen.logistic.params.ConvergenceWarning` when it cannot go on.
+curvature) → :func:`is_converged` → :func:`separation_suspected` (then the exact test) →
+:func:`line_search` (Armijo backtracking by step halving) → :func:`update` (move, record
+the iteration).  It stops with :class:`~fastgen.logistic.params.ConvergenceWarning` when
+it cannot go on, :class:`~fastgen.logistic.params.PerfectSeparationWarning` when the
+data are separated.
+
+Separation (unpenalised fits only).  The exact test (a linear programme on the data,
+:func:`fastgen.detect_separation`) is a property of the data, so it runs at most once
+per fit, and only when the iterations show its signature; a fit that converges the
+usual way never pays for it.  Along a separating direction the loss decays like e^{−t}
+and Newton's step on it has a constant length, so the coefficients grow linearly:
+‖β_k‖ ≈ c·k and the step stays about ‖β‖/k long.  An ordinary fit converges
+quadratically and its last step is ≤ 1e-6·‖β‖ (measured: 1e-7 … 1e-14 on spector,
+breast-cancer subsets and simulated strong effects; separated data: 0.05 … 0.15).  The
+rule (:func:`separation_suspected`):
+
+* during the loop, after ``_SUSPECT_MIN_ITER`` (15) steps of which the last 5 pointed
+  along β (cosine > 0.9) while some |η| > 10 — the exact test then stops the fit early;
+* at the stop, when the fit did not converge, or converged with a last Newton step
+  longer than ``_FINAL_REL_STEP`` (1e-3) × ‖β‖ (the gradient of a separated fit becomes
+  small while its coefficients still march).
 
 Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised objective):
 converged when ``max|∇f| / Σw ≤ tol`` and the Newton decrement ``½ΔᵀHΔ / Σw ≤ tol``.
@@ -17,22 +35,27 @@ Imports: ``params`` (the warning) only.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 import scipy.linalg
 
-from .params import ConvergenceWarning
+from .._warnings import warn
+from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
-           "direction", "is_converged", "separation_detected", "line_search", "update",
+           "direction", "is_converged", "separation_suspected", "line_search", "update",
            "cholesky_solve", "pcg"]
 
-#: Separation heuristic: with l2 = 0, a linear predictor beyond this (in absolute value,
-#: for softmax the spread between classes) means probabilities saturated at 1 − 1e-13.
-_SEPARATION_ETA = 30.0
+#: In-loop trigger of the exact separation test (see the module docstring): this many
+#: steps, the last ``_SUSPECT_ALIGNED`` along β, and some |η| above ``_SUSPECT_ETA``.
+_SUSPECT_MIN_ITER = 15
+_SUSPECT_ALIGNED = 5
+_SUSPECT_ETA = 10.0
+
+#: Trigger at a converged stop: the last Newton step longer than this times ‖β‖.
+_FINAL_REL_STEP = 1e-3
 
 _MAX_HALVINGS = 40
 _ARMIJO = 1e-4
@@ -115,6 +138,8 @@ class NewtonResult:
     cause : str or None
         Why it stopped early: "separation", "line search", "max_iter", or None.
     objective_history, grad_norm_history, step_size_history : ndarray
+    separation : SeparationResult or None
+        The exact test's answer when it ran (see the module docstring), else None.
     """
 
     beta: np.ndarray
@@ -125,6 +150,7 @@ class NewtonResult:
     objective_history: np.ndarray
     grad_norm_history: np.ndarray
     step_size_history: np.ndarray
+    separation: object = None
 
     def histories(self) -> dict:
         """The three histories by their LogisticParams field names."""
@@ -210,12 +236,23 @@ def is_converged(state, decrement, tol):
     return state.grad_scaled <= tol and decrement / state.sum_weights <= tol
 
 
-def separation_detected(state, l2):
-    """The separation heuristic (unpenalised fits only): some |η| > ``_SEPARATION_ETA`` (30)
-    while the mean loss is below 1e-10 or three successive steps point along β."""
-    cur = state.current
-    return (l2 == 0.0 and cur.eta_max > _SEPARATION_ETA
-            and (cur.objective / state.sum_weights < 1e-10 or state.aligned >= 3))
+def separation_suspected(state, l2, step, stopping=False, converged=False):
+    """Whether to run the exact separation test now (unpenalised fits only).
+
+    In the loop (``stopping=False``): ``_SUSPECT_MIN_ITER`` steps taken, the last
+    ``_SUSPECT_ALIGNED`` nearly parallel to β, and some |η| > ``_SUSPECT_ETA``.  At the
+    stop: not ``converged``, or the last Newton step ‖Δ‖ > ``_FINAL_REL_STEP``·‖β‖.
+    """
+    if l2 != 0.0:
+        return False
+    if not stopping:
+        return (state.n_iter >= _SUSPECT_MIN_ITER and state.aligned >= _SUSPECT_ALIGNED
+                and state.current.eta_max > _SUSPECT_ETA)
+    if not converged:
+        return True
+    nb = float(np.linalg.norm(state.beta))
+    ns = float(np.linalg.norm(step))
+    return ns > _FINAL_REL_STEP * nb
 
 
 def line_search(objective, state, step):
@@ -258,7 +295,7 @@ def update(state, step, accepted):
 
 
 def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
-                 check_separation=True) -> NewtonResult:
+                 separation=None, what="fit_logistic") -> NewtonResult:
     """Minimise ``objective`` from ``beta0`` by damped Newton steps.
 
     Parameters
@@ -273,9 +310,13 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     sum_weights : float
         Σw.
     l2 : float
-        The penalty (the separation heuristic applies only when it is 0).
-    check_separation : bool, default True
-        Stop as soon as :func:`separation_detected`.
+        The penalty (separation is looked for only when it is 0).
+    separation : callable, optional
+        ``separation()`` → the exact test's result (an object with ``separated``,
+        ``kind`` and ``infinite_coefficients()``, or None when it cannot tell), called at
+        most once, when :func:`separation_suspected`.  None: no separation check.
+    what : str
+        The public function named in warnings.
 
     Returns
     -------
@@ -283,20 +324,24 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
 
     Warns
     -----
+    PerfectSeparationWarning
+        If the exact test finds the data separated (``converged`` is then False).
     ConvergenceWarning
-        If it stops unconverged: separation, failed line search, or ``max_iter``.
+        If it stops unconverged otherwise: failed line search, or ``max_iter``.
     """
     state = NewtonState(beta0, objective.evaluate(beta0, True), float(sum_weights))
     state.record()
-    converged, cause = False, None
+    converged, cause, sep = False, None, None
+    checked = separation is None or l2 != 0.0
     while True:
         step, dec = direction(objective, state)
         if is_converged(state, dec, tol):
             converged = True
             break
-        if check_separation and separation_detected(state, l2):
-            cause = "separation"
-            break
+        if not checked and separation_suspected(state, l2, step):
+            checked, sep = True, separation()
+            if sep is not None and sep.separated:
+                break
         if state.n_iter >= max_iter:
             break
         accepted = line_search(objective, state, step)
@@ -305,41 +350,49 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
             cause = "line search"
             break
         update(state, step, accepted)
+    if not checked and separation_suspected(state, l2, step, True, converged):
+        sep = separation()
+    if sep is not None and sep.separated:
+        converged, cause = False, "separation"
     if not converged:
         if cause is None:
-            sep = l2 == 0.0 and state.current.eta_max > _SEPARATION_ETA
-            cause = "separation" if sep else "max_iter"
-        _warn_stopped(cause, state, max_iter, tol)
+            cause = "max_iter"
+        _warn_stopped(cause, state, max_iter, tol, sep, what)
     return NewtonResult(
         beta=state.beta, loss=state.current.loss, converged=converged, n_iter=state.n_iter,
         cause=None if converged else cause,
         objective_history=np.asarray(state.objective_history, dtype=np.float64),
         grad_norm_history=np.asarray(state.grad_norm_history, dtype=np.float64),
         step_size_history=np.asarray(state.step_size_history, dtype=np.float64),
+        separation=sep,
     )
 
 
-def _warn_stopped(cause, state, max_iter, tol):
+def _warn_stopped(cause, state, max_iter, tol, sep, what):
     n_iter, gscaled = state.n_iter, state.grad_scaled
     if cause == "separation":
+        inf = sep.infinite_coefficients()
+        shown = ", ".join(inf[:10]) + (f", … ({len(inf)} in all)" if len(inf) > 10 else "")
         msg = (
-            f"fit_logistic stopped after {n_iter} iterations: the classes are (quasi-)"
-            f"perfectly separable, so the unpenalised maximum-likelihood estimate does "
-            f"not exist (coefficients grow without bound; some samples have |linear "
-            f"predictor| > {state.current.eta_max:.3g}). The returned coefficients are "
-            f"finite but arbitrary in scale; pass l2 > 0 for a unique solution."
+            f"{what}: {sep.kind} separation: the classes are perfectly separable, so "
+            f"the unpenalised maximum-likelihood estimate does not exist; these "
+            f"coefficients run to ±infinity: {shown}. Stopped after {n_iter} "
+            f"iterations; the returned coefficients are finite but arbitrary in scale. "
+            f"Pass l2 > 0 (or use Firth's penalty) for a finite estimate, or drop the "
+            f"separating features (fastgen.detect_separation tells which)."
         )
+        warn(msg, PerfectSeparationWarning)
+        return
     elif cause == "line search":
         msg = (
-            f"fit_logistic stopped after {n_iter} iterations: the line search could not "
+            f"{what} stopped after {n_iter} iterations: the line search could not "
             f"decrease the objective (max|gradient|/sum(w) = {gscaled:.3g} > tol = "
             f"{tol:.3g}); the data may be badly scaled, or tol below the attainable "
             f"precision."
         )
     else:
         msg = (
-            f"fit_logistic did not converge in max_iter={max_iter} iterations "
+            f"{what} did not converge in max_iter={max_iter} iterations "
             f"(max|gradient|/sum(w) = {gscaled:.3g}, tol = {tol:.3g}); increase max_iter."
         )
-    # the frame three above newton_solve, as the warning has always been raised
-    warnings.warn(msg, ConvergenceWarning, stacklevel=4)
+    warn(msg, ConvergenceWarning)

@@ -105,6 +105,14 @@ class BinaryObjective:
         """Whether the latest evaluation left what ``step`` needs."""
         return self.H is not None or not self.explicit
 
+    def curvature_gram(self):
+        """``(G, is_design)``: a p × p matrix with the null space of the design, for the
+        collinearity check of an unpenalised fit — the Hessian X̃ᵀdiag(wπ(1−π))X̃ at the
+        latest evaluation (explicit solver; ``is_design`` False), or (None, False)."""
+        if self.explicit and self.H is not None:
+            return self.H - np.diag(self.l2 * self.pen), False
+        return None, False
+
     def step(self, g, gscaled):
         """Newton direction x (H x = −g, inexactly for CG) and the decrement ½xᵀHx."""
         if self.explicit:
@@ -136,6 +144,8 @@ class MultinomialObjective:
         self.nprod = 0
         self.solver = "newton-cholesky" if explicit else "newton-cg"
         self._precond = None
+        self._blocks = None
+        self._gram = None
 
     def evaluate(self, B, curvature):
         """Loss, objective and centred gradient at B (P kept for the curvature)."""
@@ -154,6 +164,9 @@ class MultinomialObjective:
         """The penalised (K·p)² Hessian at the latest evaluation, made definite."""
         K, p = self.K, self.data.p
         H = self.data.multinomial_hessian(self.B, self.P)
+        # Σ_k H_kk = X̃ᵀ diag(w Σ_k P_k(1 − P_k)) X̃: the design's null space (kept for
+        # the collinearity check)
+        self._blocks = np.einsum("kakb->ab", H.reshape(K, p, K, p))
         H[np.diag_indices_from(H)] += self.l2 * np.tile(self.pen, K)
         # The objective is flat along B_k → B_k + v (same v for every class) except for
         # the penalty; adding μ·(11ᵀ/K ⊗ I) leaves steps within the centred subspace
@@ -172,6 +185,7 @@ class MultinomialObjective:
             if data.p <= BOHNING_FULL_MAX_P:
                 _, _, H0, _, _ = data.binary(np.zeros(data.p), True, False)
                 A = 2.0 * H0  # X̃ᵀ diag(w/4) X̃ at β = 0, doubled: ½ X̃ᵀWX̃
+                self._gram = A.copy()
                 A[np.diag_indices_from(A)] += self.l2 * self.pen
                 A[np.diag_indices_from(A)] += 1e-10 * max(np.trace(A) / data.p, 1e-300)
                 c = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
@@ -181,6 +195,16 @@ class MultinomialObjective:
                 diag += 1e-10 * max(float(diag.mean()), 1e-300)
                 self._precond = ("diag", diag)
         return self._precond
+
+    def curvature_gram(self):
+        """``(G, is_design)`` for the collinearity check: Σ_k H_kk at the latest explicit
+        step (a Hessian), the design Gram ½X̃ᵀWX̃ of the Böhning preconditioner
+        (``is_design`` True), or (None, False)."""
+        if self.explicit and self._blocks is not None:
+            return self._blocks, False
+        if self._gram is not None:
+            return self._gram, True
+        return None, False
 
     def _apply_precond(self, R):
         kind, fac = self._bohning()

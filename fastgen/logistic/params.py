@@ -11,12 +11,35 @@ import numpy as np
 
 from .._params import FittedParams, register_params
 
-__all__ = ["LogisticParams", "ConvergenceWarning"]
+__all__ = ["LogisticParams", "ConvergenceWarning", "PerfectSeparationWarning",
+           "CollinearityWarning"]
 
 
 class ConvergenceWarning(UserWarning):
     """The solver stopped before meeting its convergence criterion."""
 
+
+class PerfectSeparationWarning(ConvergenceWarning):
+    """The classes are completely or quasi-completely separated: the unpenalised
+    maximum-likelihood estimate does not exist (some coefficients are infinite).
+
+    A subclass of :class:`ConvergenceWarning`, so filters on that keep working.  The fit
+    that raises it reports ``converged=False``; its finite coefficients are one point on
+    a path to infinity.  Found by the exact linear-programming test of
+    :func:`fastgen.detect_separation`.
+    """
+
+
+class CollinearityWarning(ConvergenceWarning):
+    """The design (X with its intercept column) does not have full column rank: the
+    unpenalised maximum-likelihood estimate is not unique.
+
+    The objective is minimised (``converged`` stays True), but along the collinear
+    combination it is flat, so the split of the coefficients among the named columns is
+    arbitrary and their standard errors are infinite.  A subclass of
+    :class:`ConvergenceWarning` (the fit did not find *the* estimate), so filters on that
+    keep working.  See :func:`fastgen.logistic.collinear_columns`.
+    """
 
 
 @register_params

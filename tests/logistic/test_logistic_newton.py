@@ -14,6 +14,7 @@ from reference_logistic import binary_objective, multinomial_objective
 
 import fastgen
 from fastgen.logistic.api import ParamsSpec, params_from_result, prior_start
+from fastgen.logistic.diagnostics import separation_of
 from fastgen.logistic.newton import (
     NewtonState,
     is_converged,
@@ -137,10 +138,18 @@ def test_separation_stops_unpenalised_fit_on_protocol_data():
     y = (x[:, 0] > 0).astype(np.int64)
     data = OracleData(x, y, np.ones(40), True)
     obj = make_objective(data, 0.0, 2, explicit=True)
+    calls = []
+
+    def separation():
+        calls.append(1)
+        return separation_of(x, y, np.empty(0), np.array([0, 1]), True)
+
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         res = newton_solve(obj, np.zeros(data.p), max_iter=100, tol=1e-8,
-                           sum_weights=40.0, l2=0.0)
-    assert res.cause == "separation" and not res.converged
-    assert any("separable" in str(r.message) for r in rec)
+                           sum_weights=40.0, l2=0.0, separation=separation)
+    assert res.cause == "separation" and not res.converged and len(calls) == 1
+    assert res.separation.kind == "complete"
+    assert any(issubclass(r.category, fastgen.PerfectSeparationWarning)
+               and "separable" in str(r.message) for r in rec)
     assert np.all(np.isfinite(res.beta))

@@ -1,0 +1,481 @@
+"""Exact checks of what the unpenalised maximum-likelihood estimate needs from the data:
+no separation (:func:`detect_separation`) and a design of full column rank
+(:func:`collinear_columns`).
+
+Separation (Albert & Anderson 1984).  With X̃ = [X, 1] (the column of ones with an
+intercept) and the reference-class form (β_0 = 0), the log-likelihood is bounded above
+by 0 and is non-decreasing along a direction D = (d_1, …, d_{K−1}) exactly when
+
+    (d_{y_i} − d_k)ᵀ x̃_i ≥ 0   for every row i and every class k ≠ y_i      (d_0 = 0),
+
+for two classes ``(2y_i − 1)·dᵀx̃_i ≥ 0``.  If some such D makes one inequality strict,
+the likelihood keeps rising along D and the estimate does not exist: the data are
+*separated* (completely when every inequality can be strict at once, quasi-completely
+otherwise).  If every such D makes all of them equalities, D is a flat direction
+(collinear columns) and the estimate exists.  Konis (2007, as R's ``detectseparation``
+uses it) decides this with one linear programme over the box −1 ≤ D ≤ 1::
+
+    maximise Σ_{i,k} (d_{y_i} − d_k)ᵀ x̃_i   subject to every term ≥ 0.
+
+D = 0 is feasible with value 0; the optimum is positive exactly when the data are
+separated, and the coordinates of D that are non-zero there are the coefficients that
+run to infinity, in the direction of their sign.  A second programme, maximise t subject
+to every term ≥ t (0 ≤ t ≤ 1), tells complete (t* > 0) from quasi-complete separation.
+
+Collinearity: a pivoted (in-order) Cholesky factorisation of the weighted Gram matrix
+X̃ᵀWX̃ scaled to unit diagonal (or of the Hessian at the solution, whose rank is the
+same while the fitted probabilities are not saturated).
+
+Imports: ``params`` (the result names only), ``fastgen._validation`` and scipy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_sample_weight, check_X, check_y, is_sparse
+
+__all__ = ["SeparationResult", "detect_separation", "Collinearity", "collinear_columns",
+           "collinearity_from_gram"]
+
+#: On the column-equilibrated data (every column scaled to max|x| = 1) and D in the
+#: unit box, an LP optimum above this means separation.  HiGHS' feasibility tolerance is
+#: 1e-7 per row; a non-separated problem returns 0 to within ~1e-9 in the tests.
+SEPARATION_TOL = 1e-6
+
+#: A coordinate of the optimal D beyond this (in the unit box) is an infinite coefficient.
+DIRECTION_TOL = 1e-6
+
+#: A column is collinear with the earlier ones when the norm of its residual after
+#: projection on them is at most this fraction of its own norm (in the weighted metric).
+COLLINEAR_TOL = 1e-6
+
+
+def _feature_names(feature_names, d):
+    if feature_names is None:
+        return None
+    names = tuple(str(s) for s in feature_names)
+    if len(names) != d:
+        raise ValueError(f"feature_names has {len(names)} names but X has {d} columns")
+    return names
+
+
+def _label(names, j, d):
+    """Name of design column j (the intercept is column d)."""
+    if j == d:
+        return "intercept"
+    return names[j] if names is not None else f"x{j}"
+
+
+# --------------------------------------------------------------------------- separation
+
+
+@dataclass(frozen=True)
+class SeparationResult:
+    """The outcome of :func:`detect_separation`.
+
+    Attributes
+    ----------
+    separated : bool
+        The unpenalised maximum-likelihood estimate does not exist.
+    complete : bool
+        Complete separation: some coefficients classify every row strictly correctly.
+        ``separated and not complete`` is quasi-complete separation.
+    classes : ndarray (K,)
+    coef_direction : ndarray (K', d) of int8
+        +1 / −1 where the coefficient runs to +∞ / −∞ along the separating direction
+        found, 0 where it stays finite; laid out as ``LogisticParams.coef`` of an
+        unpenalised fit (K' = 1 for two classes; otherwise K rows against the reference
+        class ``classes[0]``, whose row is 0).
+    intercept_direction : ndarray (K',) of int8
+        The same for the intercepts (0 without an intercept).
+    feature_names : tuple of str or None
+    optimum : float
+        The LP optimum on the column-equilibrated data (0 when not separated).
+    """
+
+    separated: bool
+    complete: bool
+    classes: np.ndarray
+    coef_direction: np.ndarray
+    intercept_direction: np.ndarray
+    feature_names: tuple | None
+    optimum: float
+
+    @property
+    def kind(self) -> str:
+        """"complete", "quasi-complete" or "none"."""
+        if not self.separated:
+            return "none"
+        return "complete" if self.complete else "quasi-complete"
+
+    def infinite_coefficients(self) -> list:
+        """Names of the infinite coefficients with their direction, e.g. ``"+x0"`` or
+        ``"-intercept"`` (``"+x0[class 2]"`` for more than two classes)."""
+        out = []
+        kk, d = self.coef_direction.shape
+        names = self.feature_names
+        for k in range(kk):
+            lab = self.classes[k]
+            lab = lab.item() if hasattr(lab, "item") else lab
+            suffix = "" if kk == 1 else f"[class {lab!r}]"
+            row = list(self.coef_direction[k]) + [self.intercept_direction[k]]
+            for j, s in enumerate(row):
+                if s:
+                    out.append(("+" if s > 0 else "-") + _label(names, j, d) + suffix)
+        return out
+
+    def __bool__(self):
+        return self.separated
+
+
+def _design(X, fit_intercept, keep):
+    """X̃ = [X, 1] on the rows ``keep`` (None: all) as CSR, and its column scales."""
+    import scipy.sparse as sp
+
+    if is_sparse(X):
+        A = sp.csr_matrix(X, dtype=np.float64)
+    else:
+        A = sp.csr_matrix(np.asarray(X, dtype=np.float64))
+    if keep is not None:
+        A = A[keep]
+    if fit_intercept:
+        A = sp.hstack([A, np.ones((A.shape[0], 1))], format="csr")
+    A.eliminate_zeros()
+    scale = np.zeros(A.shape[1])
+    if A.nnz:
+        np.maximum.at(scale, A.indices, np.abs(A.data))
+    inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
+    A = (A @ sp.diags(inv)).tocsr()
+    return A, scale
+
+
+def _constraints(A, codes, K):
+    """The rows (d_{y_i} − d_k)ᵀ x̃_i, k ≠ y_i, as a CSR matrix over D = (d_1..d_{K−1})."""
+    import scipy.sparse as sp
+
+    n, p = A.shape
+    if K == 2:
+        sign = np.where(codes == 1, 1.0, -1.0)
+        return (sp.diags(sign) @ A).tocsr()
+    coo = A.tocoo()
+    blocks = []
+    for k in range(K):
+        rows = np.flatnonzero(codes != k)
+        pos = np.full(n, -1)
+        pos[rows] = np.arange(rows.size)
+        m = pos[coo.row] >= 0
+        r, c, v = pos[coo.row[m]], coo.col[m], coo.data[m]
+        cls = codes[coo.row[m]]
+        parts_r, parts_c, parts_v = [], [], []
+        own = cls != 0  # +x̃_i in the block of the row's own class
+        parts_r.append(r[own]), parts_c.append(c[own] + (cls[own] - 1) * p)
+        parts_v.append(v[own])
+        if k != 0:  # −x̃_i in the block of class k
+            parts_r.append(r), parts_c.append(c + (k - 1) * p), parts_v.append(-v)
+        blocks.append(sp.csr_matrix(
+            (np.concatenate(parts_v), (np.concatenate(parts_r), np.concatenate(parts_c))),
+            shape=(rows.size, (K - 1) * p)))
+    return sp.vstack(blocks, format="csr")
+
+
+def _separation_lp(A, codes, K):
+    """Solve the two LPs on the equilibrated design A; return (optimum, D, complete)."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    p = A.shape[1]
+    G = _constraints(A, codes, K)
+    q = G.shape[1]
+    live = np.tile(np.asarray(abs(A).sum(axis=0)).ravel() > 0, K - 1)
+    bounds = [(-1.0, 1.0) if a else (0.0, 0.0) for a in live]
+    c = -np.asarray(G.sum(axis=0)).ravel()
+    res = linprog(c, A_ub=-G, b_ub=np.zeros(G.shape[0]), bounds=bounds, method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"the separation LP failed: {res.message}")
+    opt = max(-float(res.fun), 0.0)
+    D = np.asarray(res.x, dtype=np.float64).reshape(K - 1, p)
+    if opt <= SEPARATION_TOL:
+        return 0.0, np.zeros((K - 1, p)), False
+    # complete separation: maximise t subject to G D ≥ t, 0 ≤ t ≤ 1
+    Gt = sp.hstack([-G, np.ones((G.shape[0], 1))], format="csr")
+    ct = np.zeros(q + 1)
+    ct[-1] = -1.0
+    rt = linprog(ct, A_ub=Gt, b_ub=np.zeros(G.shape[0]), bounds=bounds + [(0.0, 1.0)],
+                 method="highs")
+    complete = rt.status == 0 and -float(rt.fun) > SEPARATION_TOL
+    return opt, D, complete
+
+
+def detect_separation(X, y, *, fit_intercept=True, sample_weight=None,
+                      feature_names=None) -> SeparationResult:
+    r"""Exact test for complete and quasi-complete separation (Konis 2007).
+
+    With :math:`\tilde x_i = [x_i, 1]` and two classes, the maximum-likelihood estimate
+    of logistic regression exists unless some direction d makes
+    :math:`(2y_i - 1)\,d^\top\tilde x_i \ge 0` for every row with at least one strict
+    inequality (Albert & Anderson 1984).  The test solves the linear programme
+
+    .. math::
+
+        \max_{-1 \le d \le 1} \sum_i (2y_i - 1)\,d^\top\tilde x_i
+        \quad\text{s.t.}\quad (2y_i - 1)\,d^\top\tilde x_i \ge 0 \;\forall i
+
+    (scipy's HiGHS) on the columns scaled to max|x| = 1: a positive optimum means
+    separation, and the non-zero coordinates of the optimal d are the coefficients that
+    run to ±∞.  A second programme, :math:`\max t` subject to every term ≥ t, tells
+    complete separation (t > 0: a hyperplane classifies every row strictly) from
+    quasi-complete (some rows lie on every separating hyperplane).
+
+    More than two classes: the multinomial model in the reference-class form
+    (``classes[0]`` has coefficients 0, as an unpenalised :func:`fastgen.fit_logistic`
+    reports them).  The joint programme over D = (d_1, …, d_{K−1}) has one constraint
+    :math:`(d_{y_i} - d_k)^\top\tilde x_i \ge 0` per row and per other class k
+    (:math:`d_0 = 0`); a positive optimum means that the multinomial estimate does not
+    exist.  This is exact for the multinomial likelihood, and weaker than "some class
+    is separated from the rest": a class can be separated from one other class only.
+    The directions are reported per class, against ``classes[0]``.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or scipy sparse matrix
+        Sparse input stays sparse (the LP takes a sparse constraint matrix).
+    y : array-like (n,)
+        At least two classes.
+    fit_intercept : bool, default True
+        Include the column of ones.
+    sample_weight : array-like (n,), optional
+        Rows with weight 0 are left out (they are not in the likelihood); positive
+        weights do not change the answer.
+    feature_names : sequence of str, optional
+        Names for :meth:`SeparationResult.infinite_coefficients`.
+
+    Returns
+    -------
+    SeparationResult
+        ``separated``, ``complete``, ``kind``, and the signs of the infinite
+        coefficients (``coef_direction``, ``intercept_direction``).
+
+    Notes
+    -----
+    The LP has n·(K − 1) rows and (K − 1)·(d + 1) columns.  Measured (2 shared cores,
+    HiGHS): n = 200, d = 2 in milliseconds; n = 10⁵, d = 20 took 7 s when not separated
+    and 30 s when separated (the second LP included) — far more than a fit, which is why
+    :func:`fastgen.fit_logistic` runs it only when its iterations show the signs of
+    separation.  With collinear columns the non-zero pattern of d is determined only up
+    to the collinear combination (see :func:`collinear_columns`).  A separation whose
+    margin is below ``SEPARATION_TOL`` (1e-6) on the equilibrated columns is not
+    reported.
+
+    References
+    ----------
+    Albert, A. & Anderson, J. A. (1984). On the existence of maximum likelihood estimates
+    in logistic regression models. Biometrika 71(1), 1–10.
+    Konis, K. (2007). Linear programming algorithms for detecting separated data in
+    binary logistic regression models. DPhil thesis, University of Oxford.
+    """
+    X = check_X(X, allow_sparse=True)
+    classes, codes = check_y(y, X.shape[0], min_classes=2)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    if not isinstance(fit_intercept, (bool, np.bool_)):
+        raise ValueError(f"fit_intercept must be True or False; got {fit_intercept!r}")
+    names = _feature_names(feature_names, X.shape[1])
+    return separation_of(X, codes, w, classes, bool(fit_intercept), names)
+
+
+def separation_of(X, codes, w, classes, fit_intercept, feature_names=None):
+    """:func:`detect_separation` on validated inputs (X checked, int ``codes`` into
+    ``classes``, ``w`` empty for unit weights)."""
+    K = classes.shape[0]
+    d = X.shape[1]
+    keep = np.flatnonzero(w > 0) if w.shape[0] else None
+    codes = np.asarray(codes, dtype=np.int64)
+    if keep is not None:
+        codes = codes[keep]
+    A, _ = _design(X, fit_intercept, keep)
+    opt, D, complete = _separation_lp(A, codes, K)
+    kk = 1 if K == 2 else K
+    sign = np.zeros((kk, d + 1), dtype=np.int8)
+    Dz = np.where(np.abs(D) > DIRECTION_TOL, np.sign(D), 0.0).astype(np.int8)
+    p = A.shape[1]
+    if K == 2:
+        sign[0, :p] = Dz[0]
+    else:
+        sign[1:, :p] = Dz
+    if not fit_intercept:
+        sign[:, d] = 0
+    return SeparationResult(
+        separated=opt > 0.0, complete=bool(complete), classes=classes,
+        coef_direction=np.ascontiguousarray(sign[:, :d]),
+        intercept_direction=sign[:, d].copy(), feature_names=feature_names,
+        optimum=float(opt))
+
+
+# --------------------------------------------------------------------------- collinearity
+
+
+@dataclass(frozen=True)
+class Collinearity:
+    """The outcome of :func:`collinear_columns`.
+
+    Design columns are numbered as features 0 … d−1, and d for the intercept.  They are
+    taken in the order intercept, then features 0, 1, …; a column is *dependent* when it
+    is (to ``tol``) a linear combination of the columns before it that were kept, as R's
+    ``lm`` reports aliased coefficients.
+
+    Attributes
+    ----------
+    rank : int
+        Number of independent design columns.
+    n_columns : int
+        d + fit_intercept.
+    dependent : tuple of int
+        The dependent columns (indices as above).
+    combinations : tuple of dict
+        For each dependent column j, ``{i: a_i}`` with ``x̃_j ≈ Σ_i a_i x̃_i`` over kept
+        columns i (coefficients below 1e-8 of the largest left out).
+    feature_names : tuple of str or None
+    """
+
+    rank: int
+    n_columns: int
+    dependent: tuple
+    combinations: tuple
+    feature_names: tuple | None
+    n_features: int
+
+    @property
+    def full_rank(self) -> bool:
+        return not self.dependent
+
+    def names(self, j) -> str:
+        """Name of design column j ("intercept" for j = d)."""
+        return _label(self.feature_names, j, self.n_features)
+
+    def describe(self) -> str:
+        """One line per dependent column: ``'c' = 1·intercept − 1·'a' − 1·'b'``."""
+        lines = []
+        for j, comb in zip(self.dependent, self.combinations):
+            if not comb:
+                lines.append(f"{self.names(j)!r} is zero on every row")
+                continue
+            terms = " ".join(f"{'+' if a >= 0 else '-'} {abs(a):.4g}·{self.names(i)!r}"
+                             for i, a in comb.items())
+            lines.append(f"{self.names(j)!r} = {terms.lstrip('+ ')}")
+        return "; ".join(lines)
+
+
+def collinearity_from_gram(G, n_features, fit_intercept, *, tol=COLLINEAR_TOL,
+                           feature_names=None) -> Collinearity:
+    """:class:`Collinearity` from a symmetric PSD (p, p) matrix in fastgen's layout
+    (intercept last): a weighted Gram X̃ᵀWX̃ or a Hessian at the solution.
+
+    Scaled to unit diagonal and reordered intercept-first, it is factorised column by
+    column (Cholesky in order); column j is dependent when its squared residual pivot
+    ``1 − ‖l_j‖²`` is ≤ tol².  The plain LAPACK factorisation is tried first: when every
+    pivot is above tol², the design has full rank and nothing else is computed.
+    """
+    import scipy.linalg
+
+    G = np.asarray(G, dtype=np.float64)
+    p = G.shape[0]
+    d = int(n_features)
+    order = ([d] if fit_intercept else []) + list(range(d))
+    Go = G[np.ix_(order, order)]
+    dg = np.diag(Go).copy()
+    live = dg > np.finfo(np.float64).tiny * max(float(dg.max(initial=0.0)), 1.0)
+    s = np.where(live, np.sqrt(np.where(live, dg, 1.0)), 1.0)
+    C = Go / s[:, None] / s[None, :]
+    tol2 = float(tol) ** 2
+    if live.all():
+        try:
+            L = scipy.linalg.cholesky(C, lower=True, check_finite=False)
+            if np.all(np.diag(L) ** 2 > tol2):
+                return Collinearity(p, p, (), (), feature_names, d)
+        except np.linalg.LinAlgError:
+            pass
+    kept, dependent, combos = [], [], []
+    L = np.zeros((p, p))
+    for j in range(p):
+        if not live[j]:
+            dependent.append(order[j])
+            combos.append({})
+            continue
+        r = len(kept)
+        lj = (scipy.linalg.solve_triangular(L[:r, :r], C[kept, j], lower=True,
+                                            check_finite=False) if r else np.zeros(0))
+        piv = 1.0 - float(lj @ lj)
+        if piv <= tol2:
+            a = (scipy.linalg.solve_triangular(L[:r, :r].T, lj, lower=False,
+                                               check_finite=False) if r else np.zeros(0))
+            a = a * s[j] / s[kept]  # back to the columns' own units
+            big = np.abs(a).max(initial=0.0)
+            combos.append({order[kept[i]]: float(a[i]) for i in range(r)
+                           if abs(a[i]) > 1e-8 * big})
+            dependent.append(order[j])
+            continue
+        L[r, :r] = lj
+        L[r, r] = np.sqrt(piv)
+        kept.append(j)
+    return Collinearity(len(kept), p, tuple(dependent), tuple(combos), feature_names, d)
+
+
+def collinear_columns(X, *, fit_intercept=True, sample_weight=None, feature_names=None,
+                      tol=COLLINEAR_TOL) -> Collinearity:
+    r"""The columns of the design X̃ = [X, 1] that are linear combinations of others.
+
+    Forms the weighted Gram matrix :math:`G = \tilde X^\top W \tilde X` (rows of weight
+    0 drop out), scales it to unit diagonal, :math:`C = S^{-1} G S^{-1}` with
+    :math:`S = \operatorname{diag}(G)^{1/2}`, and factorises C column by column in the
+    order intercept, x_0, x_1, …: column j is reported when its residual after least
+    squares on the kept earlier columns has relative norm ≤ ``tol``, i.e. when the
+    Cholesky pivot :math:`1 - \lVert l_j\rVert^2 \le tol^2`.  An all-zero column is
+    always reported.  The unpenalised logistic (or any GLM) estimate is unique exactly
+    when nothing is reported; the Hessian :math:`\tilde X^\top\operatorname{diag}(w\pi(1-\pi))
+    \tilde X` has the same null space while no fitted probability is 0 or 1.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or scipy sparse matrix
+    fit_intercept : bool, default True
+    sample_weight : array-like (n,), optional
+    feature_names : sequence of str, optional
+    tol : float, default 1e-6
+        Relative residual norm below which a column counts as dependent.
+
+    Returns
+    -------
+    Collinearity
+        ``dependent`` (indices, the intercept as d), ``combinations``, ``rank`` and
+        :meth:`Collinearity.describe`.
+    """
+    X = check_X(X, allow_sparse=True)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    if not isinstance(fit_intercept, (bool, np.bool_)):
+        raise ValueError(f"fit_intercept must be True or False; got {fit_intercept!r}")
+    if not (np.isfinite(tol) and 0 < tol < 1):
+        raise ValueError(f"tol must be in (0, 1); got {tol!r}")
+    names = _feature_names(feature_names, X.shape[1])
+    wv = w if w.shape[0] else np.ones(X.shape[0])
+    if is_sparse(X):
+        import scipy.sparse as sp
+
+        Xw = sp.diags(wv) @ X
+        G = np.asarray((X.T @ Xw).toarray(), dtype=np.float64)
+        colsum = np.asarray(Xw.sum(axis=0), dtype=np.float64).ravel()
+    else:
+        Xf = np.asarray(X, dtype=np.float64)
+        Xw = Xf * wv[:, None]
+        G = Xf.T @ Xw
+        colsum = Xw.sum(axis=0)
+    if fit_intercept:
+        d = X.shape[1]
+        Gf = np.empty((d + 1, d + 1))
+        Gf[:d, :d] = G
+        Gf[:d, d] = Gf[d, :d] = colsum
+        Gf[d, d] = wv.sum()
+        G = Gf
+    return collinearity_from_gram(G, X.shape[1], bool(fit_intercept), tol=tol,
+                                  feature_names=names)
