@@ -947,7 +947,7 @@ def gaussian_nb_from_moments(moments, *, priors=None, var_smoothing=1e-9,
     GaussianNBParams
         In the data's dtype (``moments.dtype``).
     """
-    from .moments import ClassMoments
+    from .moments import ClassMoments, variance_floor
 
     if not isinstance(moments, ClassMoments) or moments.kind != "diagonal":
         raise ValueError(
@@ -975,7 +975,7 @@ def gaussian_nb_from_moments(moments, *, priors=None, var_smoothing=1e-9,
         raise ValueError(
             f"feature_variance must have shape ({d},) with finite non-negative entries"
         )
-    epsilon = var_smoothing * float(np.max(fv))
+    epsilon = variance_floor(var_smoothing, fv)  # the rule shared with fit_gda
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.where(cc[:, None] > 0, moments.scatter / cc[:, None], 0.0)
     var += epsilon
