@@ -29,7 +29,7 @@ from ._validation import (
 from .kernels import gaussian as _g
 from .kernels import moments as _km
 from .kernels.special import MODE_JLL, finish_all_rows
-from .moments import ClassMoments, moments_arrays
+from .moments import ClassMoments, moments_arrays, total_variance, variance_floor
 
 __all__ = [
     "GDAParams",
@@ -70,10 +70,29 @@ class GDAParams(FittedParams):
     means : (K, d) μ_k
     covariance : (d, d) pooled, (K, d, d) per_class, (K, d) diagonal, (d,) pooled_diagonal
     cholesky : lower Cholesky factors matching ``covariance`` (square roots of the
-        variances for the diagonal models)
-    log_det : (K,) log|Σ_k| = 2·Σ_j log L_k,jj
+        variances for the diagonal models).  For a pooled model of ``rank`` r < d: a
+        lower-triangular (d, d) factor L of rank r with LLᵀ = Σ_r, the covariance
+        restricted to the r retained directions (see ``rank``).
+    log_det : (K,) log|Σ_k| = 2·Σ_j log L_k,jj.  For rank r < d:
+        Σ_{i≤r} log λ_i + 2·Σ_{j: s_j>0} log s_j, the log-determinant of Σ on the retained
+        subspace (λ_i the retained eigenvalues of the within-class correlation matrix,
+        s_j the within-class standard deviations); with r = d both are log|Σ|.
     n_per_class : (K,) total sample weight of each class
     covariance_type : one of "pooled", "per_class", "diagonal", "pooled_diagonal"
+    rank : int
+        The number of directions the model classifies in: d unless a pooled covariance
+        is singular.  Then, as scikit-learn's svd solver, the features are scaled by
+        their within-class standard deviations s_j (1 where s_j = 0), and the
+        eigenvectors q_i of the resulting correlation matrix C = D⁻¹ΣD⁻¹ with
+        eigenvalues λ_i > tol² are kept (tol=1e-4 by default: singular values of the
+        standardised within-class data above tol).  Scores use the whitening
+        P = Λ_r^{-1/2} Q_rᵀ D⁻¹ (r, d) in place of L⁻¹::
+
+            jll_k(x) = log p_k − ½‖P(x − μ_k)‖² − ½·log_det − (r/2)·log 2π,
+
+        the log-density of the r retained coordinates, not a density on R^d (none
+        exists): it is defined up to a constant shared by all classes, so posteriors
+        and predictions are those of the rank-r model.
     """
 
     #: scoring detects non-finite X from the scores themselves (see ``_check_rows``)
@@ -87,11 +106,23 @@ class GDAParams(FittedParams):
     log_det: np.ndarray
     n_per_class: np.ndarray
     covariance_type: str
+    rank: int | None = None  # None: d (full rank), as in files written without it
 
     def __post_init__(self):
         if self.covariance_type not in COVARIANCE_TYPES:
             raise ValueError(f"covariance_type must be one of {COVARIANCE_TYPES}")
         self._check_arrays()
+        d = self.n_features_in
+        if self.rank is None:
+            object.__setattr__(self, "rank", d)
+        if isinstance(self.rank, bool) or not isinstance(self.rank, (int, np.integer)) \
+                or not 1 <= self.rank <= d \
+                or (self.rank < d and self.covariance_type != "pooled"):
+            raise ValueError(
+                f"rank must be an integer in [1, {d}] (below {d} only for a pooled "
+                f"covariance); got {self.rank!r}"
+            )
+        object.__setattr__(self, "rank", int(self.rank))
 
     @property
     def n_features_in(self) -> int:
@@ -113,18 +144,41 @@ class GDAParams(FittedParams):
         return (w @ self.means.astype(np.float64)) / w.sum()
 
     @functools.cached_property
-    def _pooled_tables(self):
-        """Wc = Σ⁻¹(μ_k − c) (d, K), bc, L⁻¹ and the constant of the shared term."""
+    def _whitening(self):
+        """(P, M): the whitening P with Σ⁻¹ = PᵀP on the retained subspace, and a lower
+        triangular (d, d) M with MᵀM = PᵀP for the scoring kernel.
+
+        Full rank: P = M = L⁻¹.  Rank r < d: the r leading singular pairs of
+        B = D⁻¹L (= Q_rΛ_r^{1/2} up to a rotation) give P = S_r⁻¹U_rᵀD⁻¹, which is
+        Λ_r^{-1/2}Q_rᵀD⁻¹ up to the same rotation (scores do not depend on it); M comes
+        from a QR factorisation of P with its columns reversed.
+        """
         d = self.n_features_in
         L = self.cholesky.astype(np.float64)
         if self.covariance_type == "pooled_diagonal":
             L = np.diag(L)
-        Linv = scipy.linalg.solve_triangular(L, np.eye(d), lower=True)
+        if self.rank == d:
+            Linv = scipy.linalg.solve_triangular(L, np.eye(d), lower=True)
+            return Linv, Linv
+        r = self.rank
+        s = _within_sd(self.covariance.astype(np.float64))
+        U, S, _ = np.linalg.svd(L / s[:, None])
+        P = (U[:, :r] / S[:r]).T / s[None, :]
+        R = np.zeros((d, d))
+        R[:r] = np.linalg.qr(P[:, ::-1], mode="r")
+        return P, np.ascontiguousarray(R[::-1, ::-1])
+
+    @functools.cached_property
+    def _pooled_tables(self):
+        """Wc = Σ⁻¹(μ_k − c) (d, K), bc, L⁻¹ and the constant of the shared term
+        (with the whitening P of the retained subspace in place of L⁻¹ when
+        rank < d)."""
+        P, Linv = self._whitening
         D = (self.means.astype(np.float64) - self._center).T  # (d, K)
-        A = Linv @ D
-        Wc = Linv.T @ A
+        A = P @ D
+        Wc = P.T @ A
         bc = -0.5 * np.einsum("dk,dk->k", A, A) + self._log_prior
-        const = -0.5 * (float(self.log_det[0]) + d * _g.LOG_2PI)
+        const = -0.5 * (float(self.log_det[0]) + self.rank * _g.LOG_2PI)
         dt = self.dtype
         return (np.ascontiguousarray(Wc, dtype=dt), bc.astype(dt),
                 np.ascontiguousarray(Linv, dtype=dt), const, self._center.astype(dt))
@@ -310,7 +364,80 @@ def _cholesky_checked(S, what, classes=None, k=None):
     return L
 
 
-def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourth=None):
+def _within_sd(cov):
+    """The within-class standard deviations s_j = √Σ_jj, with 1 where Σ_jj = 0."""
+    s = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    s[s == 0] = 1.0
+    return s
+
+
+def _correlation_rank(cov, tol):
+    """Eigen-pairs of C = D⁻¹ΣD⁻¹ (ascending), the within-class s_j, and the rank
+    #{λ_i > tol²} (scikit-learn's svd-solver rule: singular values of the standardised
+    within-class data above tol)."""
+    s = _within_sd(cov)
+    C = cov / s[:, None] / s[None, :]
+    lam, Q = np.linalg.eigh(0.5 * (C + C.T))
+    return lam, Q, s, int(np.sum(lam > tol * tol))
+
+
+def _reduced_pooled(cov, tol):
+    """Factor of a singular pooled covariance on the range of the within-class scatter.
+
+    Returns (L, log_det, r): L lower triangular (d, d) of rank r with LLᵀ = Σ_r =
+    D·Q_rΛ_rQ_rᵀ·D (the retained part; from the LQ factorisation of D·Q_r·Λ_r^{1/2}) and
+    log_det = Σ log λ_i + 2·Σ_{s_j>0} log s_j.
+    """
+    d = cov.shape[0]
+    lam, Q, s, r = _correlation_rank(cov, tol)
+    if r == 0:
+        raise SingularCovarianceError(
+            "the pooled within-class covariance is zero: every feature is constant "
+            "within every class, so there is nothing to classify on; pass reg>0 or "
+            "check the data"
+        )
+    lam_r, Q_r = lam[d - r:], Q[:, d - r:]
+    F = (s[:, None] * Q_r) * np.sqrt(lam_r)  # (d, r), FFᵀ = Σ_r
+    R = np.linalg.qr(F.T, mode="r")  # (r, d) upper trapezoidal: F = Rᵀ·(orthogonal)
+    sign = np.where(np.diag(R) < 0, -1.0, 1.0)
+    L = np.zeros((d, d))
+    L[:, :r] = (R * sign[:, None]).T
+    has_sd = np.diag(cov) > 0
+    log_det = float(np.sum(np.log(lam_r)) + 2.0 * np.sum(np.log(s[has_sd])))
+    return L, log_det, r
+
+
+def _pooled_factor(cov, tol):
+    """(L, log_det, rank) of the pooled covariance: Cholesky when it is positive
+    definite (today's path and speed), else the rank-revealing factor."""
+    try:
+        L = _cholesky_checked(cov, "pooled")
+    except SingularCovarianceError:
+        return _reduced_pooled(cov, tol)
+    return L, 2.0 * float(np.sum(np.log(np.diag(L)))), cov.shape[0]
+
+
+def _suggest_reg(covs):
+    """The smallest reg = 10^-k (k = 15 … 0) for which every (1 − reg)·Σ_k + reg·I passes
+    the Cholesky checks, as a float (1.0 at worst: reg = 1 gives I)."""
+    d = covs[0].shape[0]
+    scale = max([1.0] + [float(np.max(np.diag(c))) for c in covs])
+    r0 = 10.0 * d * np.finfo(float).eps * scale
+    for e in range(int(np.floor(np.log10(r0))), 1):
+        reg = min(10.0 ** e, 1.0)
+        if reg < r0:
+            continue
+        try:
+            for c in covs:
+                _cholesky_checked((1.0 - reg) * c + reg * np.eye(d), "per-class")
+        except SingularCovarianceError:
+            continue
+        return reg
+    return 1.0
+
+
+def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourth=None,
+            var_smoothing=1e-9, tol=1e-4):
     """Covariance estimates, shrinkage, regularisation and factors from moments."""
     classes, W, means = m.classes, m.counts, m.means
     K, d = means.shape
@@ -322,6 +449,7 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
         )
     Wtot = float(W.sum())
     pri = W / Wtot if priors is None else priors
+    rank = d
     if covariance == "pooled":
         if m.kind == "pooled":
             M2 = m.scatter
@@ -344,13 +472,13 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
         if reg:
             cov = (1.0 - reg) * cov + reg * np.eye(d)
         cov = 0.5 * (cov + cov.T)
-        L = _cholesky_checked(cov, "pooled")
-        chol = L
-        log_det = np.full(K, 2.0 * np.sum(np.log(np.diag(L))))
+        chol, ld, rank = _pooled_factor(cov, tol)
+        log_det = np.full(K, ld)
     elif covariance == "per_class":
         cov = np.empty((K, d, d))
         chol = np.empty((K, d, d))
         log_det = np.empty(K)
+        failed = []
         for k in range(K):
             denom = W[k] - 1.0 if unbiased else W[k]
             if denom <= 0 and not reg:
@@ -370,11 +498,32 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
                 ck = (1.0 - reg) * ck + reg * np.eye(d)
             ck = 0.5 * (ck + ck.T)
             cov[k] = ck
-            chol[k] = _cholesky_checked(
-                m.scatter[k] if (not reg and not np.any(m.scatter[k])) else ck,
-                "per-class", classes, k)
+            try:
+                chol[k] = _cholesky_checked(
+                    m.scatter[k] if (not reg and not np.any(m.scatter[k])) else ck,
+                    "per-class", classes, k)
+            except SingularCovarianceError as exc:
+                failed.append((k, str(exc)))
+                continue
             log_det[k] = 2.0 * np.sum(np.log(np.diag(chol[k])))
+        if failed:
+            # name the first singular class, its rank, and a reg that makes every class
+            # positive definite (checked: the suggested value passes the same test)
+            k, msg = failed[0]
+            _, _, _, rk = _correlation_rank(cov[k], tol)
+            suggest = _suggest_reg([cov[j] for j in range(K)]) if reg < 1 else 1.0
+            suggest = max(suggest, reg)
+            others = ("" if len(failed) == 1 else
+                      f" ({len(failed)} classes are singular: "
+                      f"{', '.join(_label(classes, j) for j, _ in failed)})")
+            raise SingularCovarianceError(
+                f"{msg}{others}; the covariance of class {_label(classes, k)} has rank "
+                f"{rk} of {d} (eigenvalues of its correlation matrix above tol²={tol * tol:.3g}); "
+                f"reg={suggest:.0e} makes the fit succeed"
+            )
     else:
+        # the variance floor shared with fit_gaussian_nb (scikit-learn's var_smoothing)
+        eps = variance_floor(var_smoothing, total_variance(m)) if var_smoothing else 0.0
         if m.kind == "per_class":
             V = np.einsum("kjj->kj", m.scatter).copy()
         elif m.kind == "pooled":
@@ -389,7 +538,7 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
                     f"class {_label(classes, k)} has {W[k]:g} sample(s): its unbiased "
                     f"variance is undefined; pass unbiased=False or reg>0"
                 )
-            cov = V / denom[:, None]
+            cov = V / denom[:, None] + eps
             a = shrinkage or 0.0
             if a:
                 cov = np.stack([_shrink(row, a) for row in cov])
@@ -399,20 +548,23 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
                 raise SingularCovarianceError(
                     "unbiased pooled variances need more samples than classes"
                 )
-            cov = _shrink(V.sum(axis=0) / denom, shrinkage or 0.0)
+            cov = _shrink(V.sum(axis=0) / denom + eps, shrinkage or 0.0)
         if reg:
             cov = (1.0 - reg) * cov + reg
         bad = np.argwhere(~(cov > 0))
         if bad.size:
+            fix = ("; pass var_smoothing>0 (the default is 1e-9) or reg>0" if eps == 0
+                   and not var_smoothing else "; every feature is constant in the "
+                   "training data: pass reg>0")
             if covariance == "diagonal":
                 k, j = bad[0]
                 raise SingularCovarianceError(
-                    f"feature {j} has zero variance in class {_label(classes, k)}; pass "
-                    f"reg>0 (or use fit_gaussian_nb, whose var_smoothing handles this)"
-                )
+                f"feature {j} has zero variance in class {_label(classes, k)} and "
+                f"var_smoothing={var_smoothing:g} adds nothing{fix}"
+            )
             raise SingularCovarianceError(
-                f"feature {bad[0][0]} has zero pooled within-class variance; pass reg>0 "
-                f"or drop the feature"
+                f"feature {bad[0][0]} has zero pooled within-class variance and "
+                f"var_smoothing={var_smoothing:g} adds nothing{fix}"
             )
         tiny = 1.0 / np.finfo(np.dtype(m.dtype)).max  # below it 1/σ² overflows
         small = np.argwhere(cov < tiny)
@@ -432,6 +584,8 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
         fi = np.finfo(dt)
         var = np.diagonal(cov, axis1=-2, axis2=-1) if covariance in ("pooled",
                                                                       "per_class") else cov
+        if rank < d:
+            var = var[var > 0]  # constant features are outside the retained subspace
         if not (np.all(np.abs(cov) <= fi.max) and np.all(np.abs(means) <= fi.max)
                 and np.all(var >= 1.0 / fi.max)):
             raise ValueError(
@@ -447,13 +601,17 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
         log_det=log_det.astype(dt),
         n_per_class=W.astype(dt),
         covariance_type=covariance,
+        rank=rank,
     )
 
 
-def _check_options(covariance, priors, reg, shrinkage, unbiased, K):
+def _check_options(covariance, priors, reg, shrinkage, unbiased, K, var_smoothing=1e-9,
+                   tol=1e-4):
     _check_covariance_type(covariance)
     shrinkage = _check_shrinkage(shrinkage, covariance)
     reg = check_scalar(reg, "reg", low=0.0, high=1.0)
+    check_scalar(var_smoothing, "var_smoothing", low=0.0)
+    check_scalar(tol, "tol", low=0.0)
     if not isinstance(unbiased, (bool, np.bool_)):
         raise ValueError(f"unbiased must be True or False; got {unbiased!r}")
     priors = check_priors(priors, K)
@@ -462,7 +620,8 @@ def _check_options(covariance, priors, reg, shrinkage, unbiased, K):
 
 @serial_for_small_inputs(0)
 def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
-            reg: float = 0.0, shrinkage=None, unbiased: bool = False) -> GDAParams:
+            reg: float = 0.0, shrinkage=None, unbiased: bool = False,
+            var_smoothing: float = 1e-9, tol: float = 1e-4) -> GDAParams:
     """Fit Gaussian discriminant analysis by maximum likelihood.
 
     Parameters
@@ -493,20 +652,41 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     unbiased : bool
         Divide scatter by W_k − 1 (per class) or W − K (pooled) instead of the MLE's
         W_k or W; scikit-learn before 1.9 did this in QDA and LDA's svd solver.
+    var_smoothing : float ≥ 0, default 1e-9
+        Diagonal models only: the variance floor ε = var_smoothing · max_j Var(x_j)
+        (the variance of each feature over all rows, weighted by ``sample_weight``) is
+        added to every variance, as scikit-learn's GaussianNB and
+        :func:`fastgen.fit_gaussian_nb` do (:func:`fastgen.moments.variance_floor`).
+        0 gives the pure MLE, and an error on a zero variance.
+    tol : float ≥ 0, default 1e-4
+        Pooled model only, used when Σ is singular (its Cholesky factorisation fails):
+        directions of the within-class correlation matrix with eigenvalue ≤ tol² (the
+        singular values of the standardised within-class data ≤ tol, scikit-learn's
+        svd-solver ``tol``) are dropped and the model classifies in the range of the
+        within-class scatter (``params.rank`` < d).  Also sets the rank reported by the
+        per-class error.
 
     Returns
     -------
     GDAParams
         φ_k = W_k / W, μ_k = Σ_{i∈k} w_i x_i / W_k,
         Σ = (1/W)·Σ_i w_i (x_i − μ_{y_i})(x_i − μ_{y_i})ᵀ (pooled MLE),
-        with Cholesky factors and log-determinants for scoring.
+        with Cholesky factors and log-determinants for scoring.  A singular pooled Σ
+        (constant or collinear features) gives a model of ``rank`` r < d, as
+        scikit-learn's ``LinearDiscriminantAnalysis()`` (svd solver): the features
+        are scaled by their within-class standard deviations, Σ is eigendecomposed
+        and only the r directions above ``tol`` are used (see :class:`GDAParams`).
+        Full-rank data keep the Cholesky path.
 
     Raises
     ------
     ValueError
         For invalid input (the message names the argument and the problem).
     SingularCovarianceError
-        (a LinAlgError and a ValueError) when a covariance is not positive definite.
+        (a LinAlgError and a ValueError) when a per-class covariance is not positive
+        definite (the message names the class, the rank found and a ``reg`` that makes
+        the fit succeed), when a diagonal model has a zero variance with
+        ``var_smoothing=0``, or when every feature is constant within every class.
     """
     if _cuda.is_device_array(X):
         return _cuda.fit_gda(X, y, covariance, priors=priors, sample_weight=sample_weight,
@@ -516,7 +696,7 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
     priors, reg, shrinkage = _check_options(covariance, priors, reg, shrinkage, unbiased,
-                                            classes.shape[0])
+                                            classes.shape[0], var_smoothing, tol)
     kind = SCATTER_FOR[covariance]
     W, means, scatter = moments_arrays(X, codes, w, classes.shape[0], kind)
     check_finite_result(X, means, scatter)
@@ -529,17 +709,21 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     # spinning after the call and slow the next parallel kernel (measured: a per-class
     # fit repeated back to back, n=2e5, d=128, K=10, took 0.12 s instead of 0.08 s).
     with blas_single_thread():
-        return _finish(m, covariance, priors, reg, shrinkage, unbiased, fourth)
+        return _finish(m, covariance, priors, reg, shrinkage, unbiased, fourth,
+                       var_smoothing, tol)
 
 
 def gda_from_moments(moments: ClassMoments, covariance: str = "pooled", *, priors=None,
-                     reg: float = 0.0, shrinkage=None, unbiased: bool = False) -> GDAParams:
+                     reg: float = 0.0, shrinkage=None, unbiased: bool = False,
+                     var_smoothing: float = 1e-9, tol: float = 1e-4) -> GDAParams:
     """Build a GDA model from (possibly merged) class moments.
 
     Same options as :func:`fit_gda`, except ``shrinkage="ledoit-wolf"``, which needs a
     pass over the data (use :func:`fit_gda`).  Per-class moments give any covariance
     model; pooled moments give "pooled" and "pooled_diagonal"; diagonal moments give
-    "diagonal" and "pooled_diagonal".
+    "diagonal" and "pooled_diagonal".  The variance floor of the diagonal models uses
+    the (weighted) total variance implied by the moments
+    (:func:`fastgen.moments.total_variance`).
     """
     if not isinstance(moments, ClassMoments):
         raise ValueError(f"moments must be ClassMoments; got {type(moments).__name__}")
@@ -555,9 +739,10 @@ def gda_from_moments(moments: ClassMoments, covariance: str = "pooled", *, prior
             "or 'oas' or a float shrinkage with gda_from_moments"
         )
     priors, reg, shrinkage = _check_options(covariance, priors, reg, shrinkage, unbiased,
-                                            moments.classes.shape[0])
+                                            moments.classes.shape[0], var_smoothing, tol)
     with blas_single_thread():
-        return _finish(moments, covariance, priors, reg, shrinkage, unbiased)
+        return _finish(moments, covariance, priors, reg, shrinkage, unbiased,
+                       var_smoothing=var_smoothing, tol=tol)
 
 
 def _check_gda(params, pooled_only=True):
@@ -581,15 +766,13 @@ def linear_discriminant(params: GDAParams):
         b_k = −½ μ_kᵀΣ⁻¹μ_k + log p_k.
 
     Then log p(y=k | x) = xᵀw_k + b_k − log Σ_j exp(xᵀw_j + b_j); with two classes
-    p(y=1 | x) = σ((w_1 − w_0)ᵀx + b_1 − b_0).
+    p(y=1 | x) = σ((w_1 − w_0)ᵀx + b_1 − b_0).  For a model of rank r < d, Σ⁻¹ is
+    PᵀP, the inverse on the retained subspace (see :class:`GDAParams`).
     """
     _check_gda(params)
-    L = params.cholesky.astype(np.float64)
-    if L.ndim == 1:
-        L = np.diag(L)
-    M = params.means.astype(np.float64).T
-    A = scipy.linalg.solve_triangular(L, M, lower=True)
-    Wm = scipy.linalg.solve_triangular(L.T, A, lower=False)
+    P, _ = params._whitening
+    A = P @ params.means.astype(np.float64).T
+    Wm = P.T @ A
     b = -0.5 * np.einsum("dk,dk->k", A, A) + params._log_prior
     return Wm.astype(params.dtype), b.astype(params.dtype)
 
@@ -602,38 +785,36 @@ def lda_transform(params: GDAParams, X, n_components: int | None = None):
     between-class matrix B with rows √(W·p_k/(K−1))·L⁻¹(μ_k − x̄); they are ordered by
     decreasing singular value and whiten the within-class covariance (Vᵀ Σ V = I).
     The result is (X − x̄)·V[:, :n_components], equal to scikit-learn's up to the sign
-    of each column.
+    of each column.  For a model of rank r < d, L⁻¹ is replaced by the whitening P of
+    the retained subspace (see :class:`GDAParams`), and n_components ≤ min(K − 1, r).
 
     Parameters
     ----------
     params : GDAParams with covariance "pooled" or "pooled_diagonal"
     X : array-like (n, d)
     n_components : int, optional
-        At most min(K − 1, d) (the default).
+        At most min(K − 1, rank) (the default; rank = d unless Σ is singular).
     """
     _check_gda(params)
     X = check_X(X, dtype=params.dtype)
     check_n_features(X, params.n_features_in)
     K, d = params.means.shape
-    max_c = min(K - 1, d)
+    max_c = min(K - 1, params.rank)
     if n_components is None:
         n_components = max_c
     if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) \
             or not 1 <= n_components <= max_c:
         raise ValueError(
             f"n_components must be an integer in [1, {max_c}] (min(n_classes - 1, "
-            f"n_features)); got {n_components!r}"
+            f"rank of the model)); got {n_components!r}"
         )
-    L = params.cholesky.astype(np.float64)
-    if L.ndim == 1:
-        L = np.diag(L)
+    P, _ = params._whitening
     p = params.priors.astype(np.float64)
     mu = params.means.astype(np.float64)
     xbar = p @ mu
     Wt = float(params.n_per_class.astype(np.float64).sum())
     fac = 1.0 / (K - 1) if K > 1 else 1.0
-    B = np.sqrt(Wt * p * fac)[:, None] * scipy.linalg.solve_triangular(
-        L, (mu - xbar).T, lower=True).T
+    B = np.sqrt(Wt * p * fac)[:, None] * (P @ (mu - xbar).T).T
     _, s, Vt = np.linalg.svd(B, full_matrices=False)
-    V = scipy.linalg.solve_triangular(L.T, Vt[:n_components].T, lower=False)
+    V = P.T @ Vt[:n_components].T
     return ((X - xbar.astype(X.dtype)) @ V.astype(X.dtype))

@@ -114,6 +114,11 @@ def load_params(path):
         raise ValueError(f"{os.fspath(path)!r} could not be read as a fastgen params file: "
                          f"{exc}") from None
     expected = {f.name for f in dataclasses.fields(cls)}
-    if set(values) != expected:
+    # fields added later with a default (e.g. GDAParams.rank) may be absent from
+    # older files
+    required = {f.name for f in dataclasses.fields(cls)
+                if f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING}
+    if not required <= set(values) <= expected:
         raise ValueError(f"{os.fspath(path)!r} does not match the fields of {cls.__name__}")
     return cls(**values)

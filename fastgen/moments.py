@@ -16,7 +16,8 @@ from ._runtime import blas_single_thread, serial_for_small_inputs
 from ._validation import check_finite_result, check_sample_weight, check_X, check_y
 from .kernels import moments as _k
 
-__all__ = ["ClassMoments", "class_moments", "merge_moments", "SCATTER_KINDS"]
+__all__ = ["ClassMoments", "class_moments", "merge_moments", "SCATTER_KINDS",
+           "total_variance", "variance_floor"]
 
 #: what each scatter kind stores, and which covariance models it can give
 SCATTER_KINDS = ("pooled", "per_class", "diagonal")
@@ -189,3 +190,48 @@ def merge_moments(a: ClassMoments, b: ClassMoments) -> ClassMoments:
     merge(W, means, scatter, B.counts, B.means, B.scatter)
     dtype = "float64" if "float64" in (a.dtype, b.dtype) else "float32"
     return ClassMoments(classes, W, means, scatter, a.kind, dtype)
+
+
+def total_variance(m: ClassMoments) -> np.ndarray:
+    """Var(x_j) of each feature over all rows, from the class moments alone.
+
+    With W = Σ_k W_k and μ̄ = Σ_k W_k μ_k / W (the law of total variance)::
+
+        Var(x_j) = (Σ_k S_kjj + Σ_k W_k (μ_kj − μ̄_j)²) / W,
+
+    where S_kjj is the within-class sum of squares of feature j (the diagonal of the
+    scatter, whatever its ``kind``).  With sample weights this is the weighted variance
+    (a weight of 2 counts the row twice).  Raises ``ValueError`` if it overflows.
+    """
+    W = m.counts.astype(np.float64)
+    tot = float(W.sum())
+    if m.kind == "pooled":
+        within = np.diag(m.scatter).copy()
+    elif m.kind == "per_class":
+        within = np.einsum("kjj->j", m.scatter)
+    else:
+        within = m.scatter.sum(axis=0)
+    mu = (W @ m.means) / tot
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = (within + W @ (m.means - mu) ** 2) / tot
+    if not np.all(np.isfinite(v)):
+        raise ValueError(
+            "the feature variances overflow float64 (X has values near 1e154 or larger); "
+            "rescale the features (e.g. divide by their standard deviation)"
+        )
+    return v
+
+
+def variance_floor(var_smoothing: float, feature_variance) -> float:
+    """The variance floor of the diagonal Gaussian models (scikit-learn's rule).
+
+    ε = var_smoothing · max_j Var(x_j), added to every per-class (or pooled) variance
+    by ``fit_gda(..., "diagonal" | "pooled_diagonal")``, :func:`fastgen.gda_from_moments`
+    and :func:`fastgen.fit_gaussian_nb`.  Because ε is the same for every class, a
+    feature that is constant in the training data adds the same term to every class's
+    score, and a feature constant inside one class no longer gives that class a zero
+    density elsewhere.  ``var_smoothing=0`` gives ε = 0: the pure maximum-likelihood
+    variances (and an error on a zero variance).
+    """
+    fv = np.asarray(feature_variance, dtype=np.float64)
+    return float(var_smoothing) * float(np.max(fv)) if fv.size else 0.0

@@ -71,7 +71,7 @@ def test_fit_matches_mle_formulas(covariance, d):
     # n > 2·8192: several row groups are merged; classes > 4096 rows: several blocks.
     X, y = make_blobs(17_000, d, 3, seed=d)
     r = ref.mle(X, y)
-    p = fastgen.fit_gda(X, y, covariance)
+    p = fastgen.fit_gda(X, y, covariance, var_smoothing=0)
     assert p.covariance_type == covariance
     np.testing.assert_array_equal(p.classes, [0, 1, 2])
     np.testing.assert_array_equal(p.n_per_class, r["counts"])
@@ -148,7 +148,7 @@ def test_unbiased_divides_by_n_minus_one_or_n_minus_K(covariance, blobs3):
         "diagonal": np.einsum("kjj->kj", S) / (W - 1)[:, None],
         "pooled_diagonal": np.diag(S.sum(0)) / (W.sum() - K),
     }[covariance]
-    p = fastgen.fit_gda(X, y, covariance, unbiased=True)
+    p = fastgen.fit_gda(X, y, covariance, unbiased=True, var_smoothing=0)
     assert rel_err(p.covariance, expected) <= RTOL
     assert rel_err(p.means, r["means"]) <= RTOL
 
@@ -187,7 +187,7 @@ def test_float_shrinkage_matches_formula(covariance, blobs3):
     X, y = blobs3
     a = 0.3
     r = ref.mle(X, y)
-    p = fastgen.fit_gda(X, y, covariance, shrinkage=a)
+    p = fastgen.fit_gda(X, y, covariance, shrinkage=a, var_smoothing=0)
     if covariance == "pooled":
         expected = ref.shrink(r["pooled"], a)
     elif covariance == "per_class":
@@ -205,7 +205,7 @@ def test_reg_matches_formula(covariance, blobs3):
     # shrinkage first, then Σ ← (1 − reg)Σ + reg·I
     X, y = blobs3
     r = ref.mle(X, y)
-    p = fastgen.fit_gda(X, y, covariance, reg=0.25, shrinkage=0.1)
+    p = fastgen.fit_gda(X, y, covariance, reg=0.25, shrinkage=0.1, var_smoothing=0)
     d = X.shape[1]
     S = r[covariance]
     if covariance == "pooled":
@@ -317,7 +317,7 @@ def test_qda_parity(reg):
 def test_gaussian_nb_parity():
     X, y = make_blobs(200, 6, 4, seed=5)
     sk = GaussianNB(var_smoothing=0.0).fit(X, y)
-    p = fastgen.fit_gda(X, y, "diagonal")
+    p = fastgen.fit_gda(X, y, "diagonal", var_smoothing=0)
     assert rel_err(p.means, sk.theta_) <= RTOL
     assert rel_err(p.covariance, sk.var_) <= RTOL
     assert rel_err(p.priors, sk.class_prior_) <= RTOL
@@ -330,7 +330,7 @@ def test_gaussian_nb_parity():
 def test_pooled_diagonal_is_naive_bayes_with_shared_variances(blobs3):
     X, y = blobs3
     r = ref.mle(X, y)
-    p = fastgen.fit_gda(X, y, "pooled_diagonal")
+    p = fastgen.fit_gda(X, y, "pooled_diagonal", var_smoothing=0)
     v = np.diag(r["pooled"])
     assert rel_err(p.covariance, v) <= RTOL
     assert rel_err(p.log_det, np.full(3, np.sum(np.log(v)))) <= RTOL
@@ -429,7 +429,7 @@ def test_extreme_offset(covariance, d):
     X, y = make_blobs(17_000, d, 3, seed=30 + d, offset=1e8, correlated=False)
     assert np.min(np.abs(X)) > 0.9e8
     r = ref.mle(X, y)
-    p = fastgen.fit_gda(X, y, covariance)
+    p = fastgen.fit_gda(X, y, covariance, var_smoothing=0)
     assert rel_err(p.means, r["means"]) <= 1e-15
     assert rel_err(p.covariance, r[covariance]) <= 1e-8
     # scoring centres first: still exact to working precision

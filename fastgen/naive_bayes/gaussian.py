@@ -16,7 +16,7 @@ from .._params import FittedParams, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import check_finite_result, check_priors, check_scalar
 from ..kernels.nb import gaussian_nb_scores
-from ..moments import ClassMoments, moments_arrays
+from ..moments import ClassMoments, moments_arrays, variance_floor
 from .base import fit_inputs, log_allow_zero
 
 __all__ = ["GaussianNBParams", "fit_gaussian_nb", "gaussian_params"]
@@ -163,7 +163,7 @@ def gaussian_params(moments, priors, var_smoothing, feature_variance):
         raise ValueError(
             f"feature_variance must have shape ({d},) with finite non-negative entries"
         )
-    epsilon = var_smoothing * float(np.max(fv))
+    epsilon = variance_floor(var_smoothing, fv)  # the rule shared with fit_gda
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.where(cc[:, None] > 0, moments.scatter / cc[:, None], 0.0)
     var += epsilon
