@@ -690,7 +690,8 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     """
     if _cuda.is_device_array(X):
         return _cuda.fit_gda(X, y, covariance, priors=priors, sample_weight=sample_weight,
-                             reg=reg, shrinkage=shrinkage, unbiased=unbiased)
+                             reg=reg, shrinkage=shrinkage, unbiased=unbiased,
+                             var_smoothing=var_smoothing, tol=tol)
     _check_covariance_type(covariance)
     X = check_X(X, finite=False)  # checked through the moments below: no extra pass
     classes, codes = check_y(y, X.shape[0])

@@ -38,7 +38,7 @@ __all__ = [
 
 
 def fit_gda(X, y, covariance="pooled", *, priors=None, sample_weight=None, reg=0.0,
-            shrinkage=None, unbiased=False):
+            shrinkage=None, unbiased=False, var_smoothing=1e-9, tol=1e-4):
     """:func:`fastgen.fit_gda` of device X; returns the same host ``GDAParams``.
 
     One read of X computes W_k = Σ w, μ_k and the scatter Σ w (x − μ_y)(x − μ_y)ᵀ
@@ -48,7 +48,7 @@ def fit_gda(X, y, covariance="pooled", *, priors=None, sample_weight=None, reg=0
     from ._api import fit_gda as impl
 
     return impl(X, y, covariance, priors=priors, sample_weight=sample_weight, reg=reg,
-                shrinkage=shrinkage, unbiased=unbiased)
+                shrinkage=shrinkage, unbiased=unbiased, var_smoothing=var_smoothing, tol=tol)
 
 
 def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None):

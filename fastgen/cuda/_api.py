@@ -316,7 +316,7 @@ def class_moments_device(X, y, *, kind="pooled", sample_weight=None):
 
 
 def fit_gda(X, y, covariance="pooled", *, priors=None, sample_weight=None, reg=0.0,
-            shrinkage=None, unbiased=False):
+            shrinkage=None, unbiased=False, var_smoothing=1e-9, tol=1e-4):
     """:func:`fastgen.fit_gda` for device X (see :mod:`fastgen.cuda`)."""
     from ..gda import COVARIANCE_TYPES, SCATTER_FOR, gda_from_moments
 
@@ -330,7 +330,7 @@ def fit_gda(X, y, covariance="pooled", *, priors=None, sample_weight=None, reg=0
         )
     m = class_moments_device(X, y, kind=SCATTER_FOR[covariance], sample_weight=sample_weight)
     return gda_from_moments(m, covariance, priors=priors, reg=reg, shrinkage=shrinkage,
-                            unbiased=unbiased)
+                            unbiased=unbiased, var_smoothing=var_smoothing, tol=tol)
 
 
 def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None):
