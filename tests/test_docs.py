@@ -88,6 +88,7 @@ def test_every_params_field_is_in_its_table(built_site):
 
 
 def readme_python_blocks():
+    # blocks fenced ```python-cuda need a CUDA GPU and are not run here
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     return re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
 
