@@ -136,3 +136,61 @@ def tolerate_corrupt_cache() -> None:
 
     cls._load_index, cls._load_data = _load_index, _load_data
     _PATCHED = True
+
+
+# ------------------------------------------- parallel kernels inside cached user code
+#
+# A fastgen kernel compiled with ``parallel=True`` carries a "reload init" hook that
+# starts numba's threading layer (and registers its scheduling symbols with LLVM) when
+# the kernel is loaded.  A function that calls the kernel inherits the hook when it is
+# linked, so that its own cache entry starts the threading layer too.  numba (0.68)
+# drops the hooks of a function *loaded from the cache*: a user's
+# ``@njit(cache=True)`` function compiled in a process where the fastgen kernel came
+# from fastgen's cache is saved without the hook, and the next process that loads it
+# runs the parallel loop with no threading layer: a segfault (numba issues #8578,
+# #9938).  Two repairs, both at cache-load time, no cost at import:
+#
+# * a rebuilt library keeps the hooks it was saved with, so code linked against it
+#   inherits them (the user's cache entry is then complete);
+# * an entry saved without the hook (by an unpatched process) whose object code calls
+#   numba's parallel scheduler gets the threading layer started before it is linked.
+
+_PARFOR_SYMBOLS = (b"do_scheduling_signed", b"do_scheduling_unsigned",
+                   b"numba_parallel_for")
+_REBUILD_PATCHED = False
+
+
+def _calls_parallel_scheduler(libdata) -> bool:
+    """True if a serialized numba library references the parfor scheduler."""
+    try:
+        _, kind, data = libdata
+        blobs = data if kind == "object" else (data,)
+        return any(isinstance(b, (bytes, bytearray)) and s in b
+                   for b in blobs for s in _PARFOR_SYMBOLS)
+    except (TypeError, ValueError):
+        return False
+
+
+def keep_parallel_init_on_cache_load() -> None:
+    """Make numba's cache load keep parallel-backend init hooks (idempotent)."""
+    global _REBUILD_PATCHED
+    if _REBUILD_PATCHED:
+        return
+    from numba.core.compiler import CompileResult
+
+    rebuild = CompileResult._rebuild.__func__
+
+    def _rebuild(cls, target_context, libdata, fndesc, env, signature, objectmode,
+                 lifted, typeann, reload_init, referenced_envs):
+        if not reload_init and _calls_parallel_scheduler(libdata):
+            from numba.np.ufunc.parallel import _launch_threads
+
+            _launch_threads()
+        cr = rebuild(cls, target_context, libdata, fndesc, env, signature, objectmode,
+                     lifted, typeann, reload_init, referenced_envs)
+        if reload_init:
+            cr.library._reload_init.update(reload_init)
+        return cr
+
+    CompileResult._rebuild = classmethod(_rebuild)
+    _REBUILD_PATCHED = True
