@@ -158,6 +158,7 @@ def tolerate_corrupt_cache() -> None:
 _PARFOR_SYMBOLS = (b"do_scheduling_signed", b"do_scheduling_unsigned",
                    b"numba_parallel_for")
 _REBUILD_PATCHED = False
+_NUMBA_REBUILD = None  # numba's own CompileResult._rebuild, once patched
 
 
 def _calls_parallel_scheduler(libdata) -> bool:
@@ -173,12 +174,12 @@ def _calls_parallel_scheduler(libdata) -> bool:
 
 def keep_parallel_init_on_cache_load() -> None:
     """Make numba's cache load keep parallel-backend init hooks (idempotent)."""
-    global _REBUILD_PATCHED
+    global _REBUILD_PATCHED, _NUMBA_REBUILD
     if _REBUILD_PATCHED:
         return
     from numba.core.compiler import CompileResult
 
-    rebuild = CompileResult._rebuild.__func__
+    _NUMBA_REBUILD = rebuild = CompileResult._rebuild.__func__
 
     def _rebuild(cls, target_context, libdata, fndesc, env, signature, objectmode,
                  lifted, typeann, reload_init, referenced_envs):

@@ -137,8 +137,8 @@ def _check_weights(w, n):
                          + "; it must be 0 (all weights one) or n = " + str(n))
     for i in range(m):
         if not w[i] >= 0.0:  # also catches NaN
-            raise ValueError("fastgen.kernels.checked: w[" + str(i) + "] = "
-                             + str(w[i]) + " is not a non-negative number")
+            raise ValueError("fastgen.kernels.checked: w[" + str(i)
+                             + "] is negative or NaN; weights must be >= 0")
 
 
 @jit
