@@ -18,12 +18,10 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # writable home): fall back to a private temp directory first (see fastgen/_cache.py).
 # A truncated or garbled cache file of a fastgen kernel is recompiled, not an error.
 from ._cache import ensure_writable_cache as _ensure_writable_cache
-from ._cache import keep_parallel_init_on_cache_load as _keep_parallel_init
 from ._cache import tolerate_corrupt_cache as _tolerate_corrupt_cache
 
 _ensure_writable_cache()
 _tolerate_corrupt_cache()
-_keep_parallel_init()  # cached user functions that call parallel kernels
 
 from .io import load_params, save_params
 from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba

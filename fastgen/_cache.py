@@ -155,20 +155,20 @@ def tolerate_corrupt_cache() -> None:
 # * an entry saved without the hook (by an unpatched process) whose object code calls
 #   numba's parallel scheduler gets the threading layer started before it is linked.
 
-_PARFOR_SYMBOLS = (b"do_scheduling_signed", b"do_scheduling_unsigned",
-                   b"numba_parallel_for")
+# The parfor scheduler entry (do_scheduling_signed / _unsigned) every parallel loop calls.
+_PARFOR_SYMBOL = b"do_scheduling_"
 _REBUILD_PATCHED = False
 _NUMBA_REBUILD = None  # numba's own CompileResult._rebuild, once patched
 
 
 def _calls_parallel_scheduler(libdata) -> bool:
-    """True if a serialized numba library references the parfor scheduler."""
+    """True if a serialized numba library's object code calls the parfor scheduler
+    (one scan of the object code, about 0.3 ms per MB)."""
     try:
         _, kind, data = libdata
-        blobs = data if kind == "object" else (data,)
-        return any(isinstance(b, (bytes, bytearray)) and s in b
-                   for b in blobs for s in _PARFOR_SYMBOLS)
-    except (TypeError, ValueError):
+        blob = data[0] if kind == "object" else data
+        return isinstance(blob, (bytes, bytearray)) and _PARFOR_SYMBOL in blob
+    except (TypeError, ValueError, IndexError):
         return False
 
 

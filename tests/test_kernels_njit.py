@@ -100,9 +100,12 @@ _USER_RUN = '''
 import json, sys
 import numpy as np
 import fastgen
-if sys.argv[2] == "numba-rebuild" and fastgen._cache._NUMBA_REBUILD is not None:
+import fastgen.kernels
+runtime = sys.modules.get("fastgen._runtime") or sys.modules.get("fastgen._cache")
+original = getattr(runtime, "_NUMBA_REBUILD", None)
+if sys.argv[2] == "numba-rebuild" and original is not None:
     from numba.core.compiler import CompileResult  # numba's loader, as numba ships it
-    CompileResult._rebuild = classmethod(fastgen._cache._NUMBA_REBUILD)
+    CompileResult._rebuild = classmethod(original)
 import user_kernels
 d = int(sys.argv[1])
 rng = np.random.default_rng(d)

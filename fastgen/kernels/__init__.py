@@ -53,6 +53,14 @@ functions do, to avoid oversubscription.
 
 Caching.  The kernels are compiled with ``cache=True``; a user's ``cache=True``
 function that calls them is saved and reloaded by numba like any other, in a fresh
-process too (importing :mod:`fastgen` makes numba keep the parallel kernels' threading
-start-up hook in the user's cache entry).
+process too (importing this package, as every kernel import does, makes numba keep the
+parallel kernels' threading start-up hook in the user's cache entry).
 """
+
+# Before any kernel is compiled or loaded (every kernel module is imported through this
+# package): keep numba's parallel start-up hooks across its cache, so a user's cached
+# function that calls a parallel kernel starts the threading layer when it is loaded.
+# Costs about 10 µs once numba is imported (see fastgen/_cache.py).
+from .._cache import keep_parallel_init_on_cache_load as _keep_parallel_init
+
+_keep_parallel_init()
