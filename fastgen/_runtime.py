@@ -27,6 +27,11 @@ once from :mod:`fastgen`'s ``__init__`` before any kernel module is imported):
    only on the numba versions it was tested with (:data:`TESTED_NUMBA`); on any other
    version, or if the names are gone, fastgen leaves numba's own caching alone and
    emits one :class:`RuntimeSetupWarning` — never an import failure.
+4. numba's ``CompileResult._rebuild`` is wrapped (:func:`keep_parallel_init_on_cache_load`,
+   applied when :mod:`fastgen.kernels` is imported, same version gate) so that a user's
+   ``@njit(cache=True)`` function that calls a parallel fastgen kernel starts numba's
+   threading layer when a fresh process loads it from the cache (numba 0.68 drops that
+   start-up hook for code loaded from the cache: a segfault otherwise).
 
 Nothing else is changed process-wide.  Thread counts are only changed for the duration
 of a call (:func:`threads_for`, :func:`blas_single_thread`), always restored.
@@ -53,6 +58,7 @@ import warnings
 __all__ = [
     "RuntimeSetupWarning",
     "TESTED_NUMBA",
+    "keep_parallel_init_on_cache_load",
     "configure_process",
     "ensure_writable_cache",
     "tolerate_corrupt_cache",
@@ -242,6 +248,76 @@ def tolerate_corrupt_cache() -> bool:
     cls._load_index, cls._load_data = _load_index, _load_data
     _PATCHED = True
     return True
+
+
+# ------------------------------------------- parallel kernels inside cached user code
+#
+# A fastgen kernel compiled with ``parallel=True`` carries a "reload init" hook that
+# starts numba's threading layer (and registers its scheduling symbols with LLVM) when
+# the kernel is loaded.  A function that calls the kernel inherits the hook when it is
+# linked, so that its own cache entry starts the threading layer too.  numba (0.68)
+# drops the hooks of a function *loaded from the cache*: a user's
+# ``@njit(cache=True)`` function compiled in a process where the fastgen kernel came
+# from fastgen's cache is saved without the hook, and the next process that loads it
+# runs the parallel loop with no threading layer: a segfault (numba issues #8578,
+# #9938).  Two repairs, both at cache-load time, no cost at import:
+#
+# * a rebuilt library keeps the hooks it was saved with, so code linked against it
+#   inherits them (the user's cache entry is then complete);
+# * an entry saved without the hook (by an unpatched process) whose object code calls
+#   numba's parallel scheduler gets the threading layer started before it is linked.
+
+# The parfor scheduler entry (do_scheduling_signed / _unsigned) every parallel loop calls.
+_PARFOR_SYMBOL = b"do_scheduling_"
+_REBUILD_PATCHED = False
+_NUMBA_REBUILD = None  # numba's own CompileResult._rebuild, once patched
+
+
+def _calls_parallel_scheduler(libdata) -> bool:
+    """True if a serialized numba library's object code calls the parfor scheduler
+    (one scan of the object code, about 0.3 ms per MB)."""
+    try:
+        _, kind, data = libdata
+        blob = data[0] if kind == "object" else data
+        return isinstance(blob, (bytes, bytearray)) and _PARFOR_SYMBOL in blob
+    except (TypeError, ValueError, IndexError):
+        return False
+
+
+def keep_parallel_init_on_cache_load() -> None:
+    """Make numba's cache load keep parallel-backend init hooks (idempotent; only on
+    the numba versions in :data:`TESTED_NUMBA`)."""
+    global _REBUILD_PATCHED, _NUMBA_REBUILD
+    if _REBUILD_PATCHED:
+        return
+    import numba
+    from numba.core.compiler import CompileResult
+
+    minor = _numba_minor(getattr(numba, "__version__", ""))
+    lo, hi = TESTED_NUMBA
+    if (minor is None or not lo <= minor <= hi
+            or not hasattr(getattr(CompileResult, "_rebuild", None), "__func__")):
+        # another numba: leave its cache loading alone (tolerate_corrupt_cache warns
+        # once about untested versions already)
+        _REBUILD_PATCHED = None
+        return
+
+    _NUMBA_REBUILD = rebuild = CompileResult._rebuild.__func__
+
+    def _rebuild(cls, target_context, libdata, fndesc, env, signature, objectmode,
+                 lifted, typeann, reload_init, referenced_envs):
+        if not reload_init and _calls_parallel_scheduler(libdata):
+            from numba.np.ufunc.parallel import _launch_threads
+
+            _launch_threads()
+        cr = rebuild(cls, target_context, libdata, fndesc, env, signature, objectmode,
+                     lifted, typeann, reload_init, referenced_envs)
+        if reload_init:
+            cr.library._reload_init.update(reload_init)
+        return cr
+
+    CompileResult._rebuild = classmethod(_rebuild)
+    _REBUILD_PATCHED = True
 
 
 # ------------------------------------------------------------------ thread pools

@@ -71,6 +71,7 @@ KERNEL_MODULES = [
     "fastgen.kernels.irls_sparse",
     "fastgen.kernels.special",
     "fastgen.kernels.labels",
+    "fastgen.kernels.checked",
 ]
 
 # Field descriptions the docs add where a params docstring gives only a type.  Keyed by
