@@ -95,3 +95,17 @@ FIELD_NOTES = {
                                    "``category_count`` and ``feature_log_prob``: "
                                    "offsets[j] = Σ_{l<j} n_categories[l].",
 }
+
+
+def documented_elsewhere(module: str, name: str) -> bool:
+    """True when ``module.name`` is a re-export of an object a group already documents
+    under ``fastgen.<name>`` (e.g. ``fastgen.streaming.NBCounts`` is ``fastgen.NBCounts``):
+    documenting it twice would be a duplicate object description."""
+    import importlib
+
+    if module == "fastgen":
+        return False
+    top = importlib.import_module("fastgen")
+    listed = {n for m, names in GROUPS.values() if m == "fastgen" for n in names}
+    obj = getattr(importlib.import_module(module), name, None)
+    return name in listed and obj is not None and getattr(top, name, None) is obj

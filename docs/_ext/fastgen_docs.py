@@ -71,8 +71,10 @@ def group_names(group: str) -> tuple[str, list[str]]:
     for module, rest in api_groups.MODULES.items():
         if rest == group:
             listed = listed_names().get(module, set())
-            public = list(getattr(importlib.import_module(module), "__all__", []))
-            return module, [n for n in public if n not in listed]
+            mod = importlib.import_module(module)
+            public = list(getattr(mod, "__all__", []))
+            return module, [n for n in public
+                            if n not in listed and not api_groups.documented_elsewhere(module, n)]
     raise ValueError(f"unknown API group {group!r}")
 
 

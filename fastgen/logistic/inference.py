@@ -157,6 +157,8 @@ class LogisticInference:
     cov_type : str
     method : str
         ``"MLE"`` or ``"Firth"``.
+    converged : bool
+        Whether the fit the inference was computed from converged.
     profile_ci : ndarray (p, 2) or None
         Profile-likelihood intervals at level ``1 − ci_alpha`` (``ci="profile"``).
     lr_pvalues : ndarray (p,) or None
@@ -166,6 +168,9 @@ class LogisticInference:
     ci_alpha : float
     n_groups : int or None
         Number of clusters for ``cov_type="cluster"``.
+    extra : dict
+        Diagnostics at the optimum: ``score`` (the gradient, ≈ 0) and ``max_abs_eta``
+        (the largest absolute fitted linear predictor).
     """
 
     params: np.ndarray
