@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .._params import FittedParams
+from .._params import FittedParams, kernel_view
 from .._validation import (
     check_priors,
     check_sample_weight,
@@ -207,8 +207,9 @@ class LinearNB(FittedParams):
     @cached_property
     def _form(self):
         W, b, binarize, threshold = self._linear_form()
-        return np.ascontiguousarray(W, dtype=np.float64), np.ascontiguousarray(
-            b, dtype=np.float64), bool(binarize), float(threshold)
+        W, b = kernel_view(np.ascontiguousarray(W, dtype=np.float64),
+                           np.ascontiguousarray(b, dtype=np.float64))
+        return W, b, bool(binarize), float(threshold)
 
     def _predict(self, X):
         if not is_sparse(X):
