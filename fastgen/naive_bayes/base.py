@@ -8,7 +8,6 @@ users reach the models through :mod:`fastgen.naive_bayes`.
 
 from __future__ import annotations
 
-import warnings
 from functools import cached_property
 
 import numpy as np
@@ -24,6 +23,7 @@ from .._validation import (
     is_sparse,
     report_nonfinite,
 )
+from .._warn import warn
 from ..kernels.nb import MODE_LOG_PROBA, MODE_PROBA, dense_class_counts
 from ..kernels.sparse import (
     COUNT_CHUNK_NNZ,
@@ -70,11 +70,10 @@ def check_alpha(alpha) -> float:
     """``alpha`` as a float >= 0, clipped to :data:`ALPHA_MIN` with a warning."""
     a = check_scalar(alpha, "alpha", low=0.0)
     if a < ALPHA_MIN:
-        warnings.warn(
+        warn(
             f"alpha={alpha!r} is below {ALPHA_MIN:.0e} and would give log(0) for unseen "
             f"features; clipping alpha to {ALPHA_MIN:.0e}",
             AlphaClippedWarning,
-            stacklevel=3,
         )
         a = ALPHA_MIN
     return a
