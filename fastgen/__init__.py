@@ -14,7 +14,7 @@ from ._runtime import configure_process as _configure_process
 
 _configure_process()
 
-from .io import load_params, save_params
+from .io import ParamsFileError, load_feature_names, load_params, save_params
 from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba
 
 # --- Gaussian discriminant analysis ---
@@ -40,6 +40,7 @@ from .naive_bayes import (
     fit_complement_nb,
     fit_gaussian_nb,
     fit_multinomial_nb,
+    gaussian_nb_from_moments,
 )
 # --- logistic regression ---
 from .logistic import ConvergenceWarning, LogisticParams, fit_logistic, irls_step
@@ -87,10 +88,13 @@ __all__ = [
     "fit_multinomial_nb",
     "fit_complement_nb",
     "fit_categorical_nb",
+    "gaussian_nb_from_moments",
     "joint_log_likelihood",
     "predict_log_proba",
     "predict_proba",
     "predict",
+    "ParamsFileError",
+    "load_feature_names",
     "save_params",
     "load_params",
     "NBCounts",

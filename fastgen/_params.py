@@ -15,6 +15,7 @@ import dataclasses
 
 import numpy as np
 
+from ._validation import _kernel_view
 from .kernels.special import (
     MODE_JLL,
     MODE_LOG_PROBA,
@@ -23,7 +24,7 @@ from .kernels.special import (
     finish_all_rows,
 )
 
-__all__ = ["FittedParams", "register_params", "PARAMS_TYPES"]
+__all__ = ["FittedParams", "register_params", "PARAMS_TYPES", "kernel_view"]
 
 # name -> class, for load_params.
 PARAMS_TYPES: dict[str, type] = {}
@@ -87,12 +88,40 @@ class FittedParams:
         return self._joint_log_likelihood(X)
 
     def _check_arrays(self):
-        """Reject object arrays (params must round-trip through npz without pickle).
+        """Reject object arrays (params must round-trip through npz without pickle) and
+        make every array field read-only.
 
-        Arrays are left writeable on purpose: numba compiles a separate specialisation
-        for read-only arrays, and every kernel would then be compiled twice.
+        Scoring tables derived from the fields are cached on the object at its first
+        use, so a field edited in place would be silently ignored: in-place writes
+        raise instead, and :func:`dataclasses.replace` (a new object, new caches) is the
+        way to change a model.  An array that owns its memory is frozen in place (the
+        params object takes it over, no copy); any other array (a view of memory that
+        something else may still write) is copied first.
+
+        numba compiles a separate specialisation of a kernel for read-only arrays:
+        fields and the tables derived from them reach kernels through
+        :func:`kernel_view` (a writeable-flagged alias, no copy), so every kernel keeps
+        one specialisation per dtype.
         """
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if isinstance(v, np.ndarray) and v.dtype == object:
+            if not isinstance(v, np.ndarray):
+                continue
+            if v.dtype == object:
                 raise ValueError(f"{type(self).__name__}.{f.name} must not be an object array")
+            if v.flags.writeable:
+                if v.base is not None:
+                    v = v.copy()
+                v.flags.writeable = False
+                object.__setattr__(self, f.name, v)
+
+
+def kernel_view(*arrays):
+    """Writeable-flagged aliases (no copy) of read-only arrays, for kernel calls.
+
+    Kernels never write their table arguments; the alias keeps numba at one
+    specialisation per dtype (see :meth:`FittedParams._check_arrays`).  Non-arrays pass
+    through.  One argument gives one result, several a tuple.
+    """
+    out = tuple(_kernel_view(a) if isinstance(a, np.ndarray) else a for a in arrays)
+    return out[0] if len(out) == 1 else out

@@ -53,7 +53,6 @@ import functools
 import os
 import sys
 import tempfile
-import warnings
 
 __all__ = [
     "RuntimeSetupWarning",
@@ -220,9 +219,10 @@ def tolerate_corrupt_cache() -> bool:
     reason = _unsupported_reason(numba, caching)
     if reason is not None:
         _PATCHED = None  # decided: warn once per process, not once per call
-        warnings.warn(f"{reason}; using numba's own cache handling (a corrupted cache "
-                      "file is then an error, not a recompilation)",
-                      RuntimeSetupWarning, stacklevel=3)
+        from ._warn import warn
+
+        warn(f"{reason}; using numba's own cache handling (a corrupted cache file is "
+             "then an error, not a recompilation)", RuntimeSetupWarning)
         return False
     cls = caching.IndexDataCacheFile
     load_index, load_data = cls._load_index, cls._load_data

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 
 from . import cuda as _cuda
-from ._params import FittedParams, register_params
+from ._params import FittedParams, kernel_view, register_params
 from ._runtime import blas_single_thread, serial_for_small_inputs
 from ._validation import (
     check_finite_result,
@@ -252,9 +252,9 @@ class GDAParams(FittedParams):
                 if _g.TRMM_MIN_D <= d < _g.STACKED_MAX_D:
                     Wst, A, c = self._stacked_tables
                     return _g.per_class_scores_stacked(X, c, Wst, A, bias, out)
-                return _g.per_class_scores(X, self.means, Linv, bias, out)
+                return _g.per_class_scores(X, kernel_view(self.means), Linv, bias, out)
         inv_var, bias = self._diagonal_tables
-        return _g.diagonal_scores(X, self.means, inv_var, bias, out)
+        return _g.diagonal_scores(X, kernel_view(self.means), inv_var, bias, out)
 
     def _decision_scores(self, X):
         if self.covariance_type != "pooled":

@@ -4,6 +4,10 @@ The file holds one array per dataclass field plus a small JSON header naming the
 type, the format version and each field's kind (array, int, float, bool, str or None),
 so that loading rebuilds exactly the object that was saved: same dtypes, same values,
 bit for bit.
+
+Format version 2 adds the names of the features (in the order of X's columns) and of the
+target to the header, when :func:`save_params` is given them; :func:`load_feature_names`
+reads them back.  Version 1 files (no names) still load.
 """
 
 from __future__ import annotations
@@ -17,15 +21,18 @@ import numpy as np
 
 from ._params import PARAMS_TYPES, FittedParams
 
-__all__ = ["save_params", "load_params"]
+__all__ = ["save_params", "load_params", "load_feature_names", "ParamsFileError"]
 
 _FORMAT = "fastgen-params"
-_VERSION = 1
+_VERSION = 2
 _HEADER = "__fastgen__"
 
 
-class _NotParams(ValueError):
-    """A file that was read but is not (a readable version of) a fastgen params file."""
+class ParamsFileError(ValueError):
+    """A params file is missing, unreadable, foreign, or from a newer fastgen.
+
+    A subclass of ``ValueError``, so existing ``except ValueError`` handlers still catch it.
+    """
 
 
 def _kind(value):
@@ -42,12 +49,46 @@ def _kind(value):
     raise ValueError(f"cannot save a field of type {type(value).__name__}")
 
 
-def save_params(path, params) -> None:
-    """Write ``params`` to ``path`` (an ``.npz`` file; numpy adds the suffix if missing)."""
+def _check_names(feature_names, target_name, n_features):
+    if feature_names is not None:
+        if isinstance(feature_names, str):
+            raise ValueError("feature_names must be a sequence of str, not one str")
+        feature_names = list(feature_names)
+        if not all(isinstance(n, str) for n in feature_names):
+            raise ValueError("feature_names must all be str")
+        if len(feature_names) != n_features:
+            raise ValueError(f"feature_names has {len(feature_names)} names; the params "
+                             f"have {n_features} features")
+        if len(set(feature_names)) != len(feature_names):
+            raise ValueError("feature_names must be distinct")
+    if target_name is not None and not isinstance(target_name, str):
+        raise ValueError(f"target_name must be a str; got {type(target_name).__name__}")
+    return feature_names, target_name
+
+
+def save_params(path, params, *, feature_names=None, target_name=None) -> str:
+    """Write ``params`` to ``path`` and return the path written.
+
+    An ``.npz`` suffix is added when ``path`` lacks it (as numpy does), and
+    :func:`load_params` finds the file under the same ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    params : a fastgen params object
+    feature_names : sequence of str, optional
+        The names of the columns of X, in order (``n_features_in`` distinct names),
+        stored in the file so that a reader can select columns by name
+        (:func:`load_feature_names`; ``fastgen predict`` does).
+    target_name : str, optional
+        The name of the target column.
+    """
     if not isinstance(params, FittedParams) or not dataclasses.is_dataclass(params):
         raise ValueError(
             f"params must be a fitted fastgen params object; got {type(params).__name__}"
         )
+    feature_names, target_name = _check_names(feature_names, target_name,
+                                              params.n_features_in)
     arrays, kinds = {}, {}
     for f in dataclasses.fields(params):
         value = getattr(params, f.name)
@@ -58,61 +99,44 @@ def save_params(path, params) -> None:
         elif kind != "none":
             arrays[f.name] = np.asarray(value)
     header = {"format": _FORMAT, "version": _VERSION, "type": type(params).__name__,
-              "fields": kinds}
+              "fields": kinds, "feature_names": feature_names, "target_name": target_name}
     arrays[_HEADER] = np.asarray(json.dumps(header))
+    path = os.fspath(path)
+    if not path.endswith(".npz"):
+        path += ".npz"
     np.savez(path, **arrays)
+    return path
+
+
+def _resolve(path):
+    """``path``, or ``path + ".npz"`` where only that exists (save_params adds it)."""
+    path = os.fspath(path)
+    if not os.path.exists(path) and not path.endswith(".npz") and os.path.exists(
+            path + ".npz"):
+        return path + ".npz"
+    return path
+
+
+def load_feature_names(path):
+    """``(feature_names, target_name)`` stored in a params file.
+
+    Each is None where the file does not hold it (``save_params`` was not given it, or
+    the file is format version 1).  Raises :class:`ParamsFileError` as
+    :func:`load_params` does.
+    """
+    header, _ = _read(path, values=False)
+    names = header.get("feature_names")
+    return (None if names is None else tuple(names)), header.get("target_name")
 
 
 def load_params(path):
-    """Read params written by :func:`save_params`.
+    """Read params written by :func:`save_params` (its arrays read-only).
 
-    Raises ``ValueError`` for a missing, truncated or foreign file.
+    ``path`` may omit the ``.npz`` suffix that :func:`save_params` adds.  Raises
+    :class:`ParamsFileError` (a ``ValueError``) for a missing, truncated or foreign file.
     """
-    if not os.path.exists(path):
-        raise ValueError(f"params file {os.fspath(path)!r} does not exist")
-    try:
-        with open(path, "rb") as fh:  # closed even when np.load fails half-way
-            loaded = np.load(fh, allow_pickle=False)
-            if not isinstance(loaded, np.lib.npyio.NpzFile):
-                raise _NotParams(f"{os.fspath(path)!r} is not a fastgen params file (it "
-                                 f"holds a single .npy array)")
-            data = loaded
-            if _HEADER not in data.files:
-                raise _NotParams(
-                    f"{os.fspath(path)!r} is not a fastgen params file (no fastgen header)"
-                )
-            header = json.loads(str(data[_HEADER][()]))
-            if header.get("format") != _FORMAT:
-                raise _NotParams(f"{os.fspath(path)!r} is not a fastgen params file")
-            if header.get("version", 0) > _VERSION:
-                raise _NotParams(
-                    f"{os.fspath(path)!r} was written by a newer fastgen (format version "
-                    f"{header['version']}); upgrade fastgen to read it"
-                )
-            cls = PARAMS_TYPES.get(header.get("type"))
-            if cls is None:
-                raise _NotParams(f"{os.fspath(path)!r} holds unknown params type "
-                                 f"{header.get('type')!r}")
-            values = {}
-            for name, kind in header["fields"].items():
-                if kind == "none":
-                    values[name] = None
-                    continue
-                if name not in data.files:
-                    raise _NotParams(f"{os.fspath(path)!r} lacks the field {name!r}")
-                arr = data[name]
-                if kind == "array":
-                    values[name] = arr
-                else:
-                    values[name] = {"int": int, "float": float, "bool": bool,
-                                    "str": str}[kind](arr[()])
-    except _NotParams:
-        raise
-    except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError, TypeError,
-            AttributeError) as exc:
-        # ValueError: np.load refusing pickled data, a malformed .npy member, or bad JSON
-        raise ValueError(f"{os.fspath(path)!r} could not be read as a fastgen params file: "
-                         f"{exc}") from None
+    header, values = _read(path, values=True)
+    cls = PARAMS_TYPES[header["type"]]
     expected = {f.name for f in dataclasses.fields(cls)}
     # fields added later with a default (e.g. GDAParams.rank) may be absent from
     # older files
@@ -120,5 +144,57 @@ def load_params(path):
                 if f.default is dataclasses.MISSING
                 and f.default_factory is dataclasses.MISSING}
     if not required <= set(values) <= expected:
-        raise ValueError(f"{os.fspath(path)!r} does not match the fields of {cls.__name__}")
+        raise ParamsFileError(f"{os.fspath(path)!r} does not match the fields of "
+                              f"{cls.__name__}")
     return cls(**values)
+
+
+def _read(path, *, values):
+    """The checked header and (with ``values``) the field values of a params file."""
+    path = _resolve(path)
+    if not os.path.exists(path):
+        raise ParamsFileError(f"params file {os.fspath(path)!r} does not exist")
+    try:
+        with open(path, "rb") as fh:  # closed even when np.load fails half-way
+            loaded = np.load(fh, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise ParamsFileError(f"{os.fspath(path)!r} is not a fastgen params file "
+                                      f"(it holds a single .npy array)")
+            data = loaded
+            if _HEADER not in data.files:
+                raise ParamsFileError(
+                    f"{os.fspath(path)!r} is not a fastgen params file (no fastgen header)"
+                )
+            header = json.loads(str(data[_HEADER][()]))
+            if header.get("format") != _FORMAT:
+                raise ParamsFileError(f"{os.fspath(path)!r} is not a fastgen params file")
+            if header.get("version", 0) > _VERSION:
+                raise ParamsFileError(
+                    f"{os.fspath(path)!r} was written by a newer fastgen (format version "
+                    f"{header['version']}); upgrade fastgen to read it"
+                )
+            cls = PARAMS_TYPES.get(header.get("type"))
+            if cls is None:
+                raise ParamsFileError(f"{os.fspath(path)!r} holds unknown params type "
+                                      f"{header.get('type')!r}")
+            out = {}
+            for name, kind in (header["fields"].items() if values else ()):
+                if kind == "none":
+                    out[name] = None
+                    continue
+                if name not in data.files:
+                    raise ParamsFileError(f"{os.fspath(path)!r} lacks the field {name!r}")
+                arr = data[name]
+                if kind == "array":
+                    out[name] = arr
+                else:
+                    out[name] = {"int": int, "float": float, "bool": bool,
+                                 "str": str}[kind](arr[()])
+    except ParamsFileError:
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError, TypeError,
+            AttributeError) as exc:
+        # ValueError: np.load refusing pickled data, a malformed .npy member, or bad JSON
+        raise ParamsFileError(f"{os.fspath(path)!r} could not be read as a fastgen params "
+                              f"file: {exc}") from None
+    return header, out

@@ -5,10 +5,24 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import settings as _hyp_settings
 
 sys.path.insert(0, os.path.dirname(__file__))
 
 from reference import make_blobs  # noqa: E402
+
+# ------------------------------------------------------------------ hypothesis profiles
+#
+# "default": derandomized (the same examples on every machine and every run, with or
+# without CI set), no example database; "thorough": random, many more examples, for
+# local runs that hunt for new failures (HYPOTHESIS_PROFILE=thorough python -m pytest).
+# A failure either profile finds is kept in its test as an @example.
+
+_hyp_settings.register_profile("default", max_examples=20, deadline=None,
+                               derandomize=True, database=None, print_blob=True)
+_hyp_settings.register_profile("thorough", max_examples=500, deadline=None,
+                               derandomize=False, database=None, print_blob=True)
+_hyp_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture

@@ -132,3 +132,69 @@ def test_save_leaves_params_usable(tmp_path):
     before = fastgen.predict_proba(p, X)
     fastgen.save_params(tmp_path / "m.npz", p)
     np.testing.assert_array_equal(fastgen.predict_proba(p, X), before)
+
+
+def test_path_without_suffix_round_trips(tmp_path, monkeypatch):
+    X, y = make_blobs(60, 2, 2, seed=4)
+    p = fastgen.fit_gda(X, y)
+    monkeypatch.chdir(tmp_path)
+    written = fastgen.save_params("m", p)
+    assert written == "m.npz" and (tmp_path / "m.npz").exists()
+    _assert_identical(fastgen.load_params("m"), p)
+    _assert_identical(fastgen.load_params(tmp_path / "m"), p)
+
+
+def test_bad_files_raise_the_public_error(tmp_path):
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, a=np.arange(3))
+    text = tmp_path / "notes.npz"
+    text.write_text("not parameters\n")
+    for path in (foreign, text, tmp_path / "nope.npz"):
+        with pytest.raises(fastgen.ParamsFileError):
+            fastgen.load_params(path)
+    assert issubclass(fastgen.ParamsFileError, ValueError)
+
+
+def test_feature_and_target_names_are_stored(tmp_path):
+    X, y = make_blobs(60, 3, 2, seed=5)
+    p = fastgen.fit_gda(X, y)
+    path = tmp_path / "named.npz"
+    fastgen.save_params(path, p, feature_names=["a", "b", "c"], target_name="t")
+    assert fastgen.load_feature_names(path) == (("a", "b", "c"), "t")
+    _assert_identical(fastgen.load_params(path), p)
+    fastgen.save_params(tmp_path / "plain.npz", p)
+    assert fastgen.load_feature_names(tmp_path / "plain.npz") == (None, None)
+    for names, msg in ((["a", "b"], "has 2 names; the params have 3"),
+                       (["a", "a", "c"], "distinct"), ("abc", "not one str"),
+                       (["a", "b", 3], "must all be str")):
+        with pytest.raises(ValueError, match=msg):
+            fastgen.save_params(tmp_path / "bad.npz", p, feature_names=names)
+    with pytest.raises(ValueError, match="target_name"):
+        fastgen.save_params(tmp_path / "bad.npz", p, target_name=3)
+
+
+def test_version_1_files_still_load(tmp_path):
+    import json
+
+    X, y = make_blobs(60, 3, 3, seed=6)
+    p = fastgen.fit_gda(X, y, "per_class")
+    arrays, kinds = {}, {}
+    for f in dataclasses.fields(p):
+        v = getattr(p, f.name)
+        kinds[f.name] = "array" if isinstance(v, np.ndarray) else "str"
+        arrays[f.name] = np.asarray(v)
+    header = {"format": "fastgen-params", "version": 1, "type": "GDAParams",
+              "fields": kinds}
+    path = tmp_path / "v1.npz"
+    np.savez(path, __fastgen__=np.asarray(json.dumps(header)), **arrays)
+    _assert_identical(fastgen.load_params(path), p)
+    assert fastgen.load_feature_names(path) == (None, None)
+
+
+def test_gaussian_nb_builder_is_exported():
+    X, y = make_blobs(60, 3, 3, seed=7)
+    m = fastgen.class_moments(X, y, kind="diagonal")
+    q = fastgen.gaussian_nb_from_moments(m)
+    p = fastgen.fit_gaussian_nb(X, y)
+    np.testing.assert_allclose(q.variances, p.variances, rtol=1e-12)
+    assert "gaussian_nb_from_moments" in fastgen.__all__

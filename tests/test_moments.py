@@ -9,7 +9,7 @@ all the data.
 import numpy as np
 import pytest
 import reference as ref
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from reference import make_blobs, rel_err
 
@@ -154,7 +154,6 @@ def test_merge_dtype_is_the_wider():
     assert fastgen.merge_moments(a, b).dtype == "float64"
 
 
-@settings(max_examples=15, deadline=None)
 @given(cuts=st.lists(st.integers(1, 299), min_size=1, max_size=5, unique=True),
        kind=st.sampled_from(KINDS), weighted=st.booleans())
 def test_merge_of_any_split_equals_whole(cuts, kind, weighted):

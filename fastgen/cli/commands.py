@@ -21,6 +21,7 @@ import numpy as np
 from .. import (
     fit_gda,
     linear_discriminant,
+    load_feature_names,
     load_params,
     predict,
     predict_proba,
@@ -194,17 +195,23 @@ def fit(args, out=None):
     """``fastgen fit``: fit the registry's model on a CSV file, write params and sidecar."""
     out = sys.stdout if out is None else out
     X, y, names = load_csv(args.data, args.target)
-    entry = resolve(args.model, feature_kind(X))
+    kind = feature_kind(X)
+    entry = resolve(args.model, kind)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         params = entry.fit_with(X, y, getattr(args, entry.option))
     for w in caught:
         print(f"fastgen: warning: {w.message}", file=sys.stderr)
+    if entry.name == "bernoulli_nb" and kind != "binary":
+        print(f"fastgen: warning: bernoulli_nb binarises the {kind} features at "
+              f"binarize={params.binarize:g} (x > {params.binarize:g} counts as 1); "
+              f"choose --model nb to fit the naive Bayes model matching the features",
+              file=sys.stderr)
     path = os.fspath(args.output)
     if not path.endswith(".npz"):
         path += ".npz"
     try:
-        save_params(path, params)
+        save_params(path, params, feature_names=names, target_name=args.target)
         with open(sidecar(path), "w", encoding="utf-8") as f:
             json.dump({"model": entry.name, "target": args.target, "features": names}, f,
                       indent=1)
@@ -241,26 +248,42 @@ def _label_str(v):
     return str(v)
 
 
+def _feature_columns(args, params, meta, header):
+    """Indices of the feature columns of DATA: by name (the names stored in the params
+    file, else its sidecar's), or by position with ``--by-position`` only."""
+    d = params.n_features_in
+    if args.by_position:
+        if len(header) != d:
+            raise CLIError(f"--by-position reads every column of {args.data!r} as a "
+                           f"feature, in order: {args.params!r} expects {d} columns, "
+                           f"found {len(header)}")
+        return list(range(d))
+    names, _target = load_feature_names(args.params)
+    if names is None and meta is not None:
+        names = meta["features"]  # a file written before names were stored in it
+    if names is None:
+        raise CLIError(f"{args.params!r} does not name its features (and has no "
+                       f"{sidecar(args.params)!r}), so the columns of {args.data!r} cannot "
+                       f"be matched by name; pass --by-position to read its {d} columns "
+                       f"in the order used for fitting")
+    if len(names) != d:
+        raise CLIError(f"{args.params!r} names {len(names)} features; the params have {d}")
+    return [column_index(header, name, args.data) for name in names]
+
+
 def predict_csv(args, out=None):
     """``fastgen predict``: labels (and probabilities) for every row of a CSV file."""
     out = sys.stdout if out is None else out
     params, meta = _load_params(args.params)
     header, rows = read_csv(args.data)
     d = params.n_features_in
-    if meta is not None:
-        cols = [column_index(header, name, args.data) for name in meta["features"]]
-    else:
-        if len(header) != d:
-            raise CLIError(f"{args.params!r} has no {sidecar(args.params)!r} naming its "
-                           f"features, so every column of {args.data!r} must be a feature, "
-                           f"in order: expected {d} columns, found {len(header)}")
-        cols = list(range(len(header)))
+    cols = _feature_columns(args, params, meta, header)
     X = numeric_columns(rows, cols, header, args.data)
     if X.shape[1] != d:
         raise CLIError(f"{args.params!r} expects {d} features; found {X.shape[1]}")
     pred = predict(params, X)
     proba = predict_proba(params, X) if args.proba else None
-    name = (meta or {}).get("target") or "prediction"
+    name = load_feature_names(args.params)[1] or (meta or {}).get("target") or "prediction"
     head = [name] + ([f"p({c})" for c in params.classes] if args.proba else [])
     try:
         f = open(args.output, "w", newline="", encoding="utf-8") if args.output else out
@@ -293,9 +316,12 @@ def info(args, out=None):
     print(f"classes ({params.n_classes}): "
           + ", ".join(_label_str(c) for c in params.classes), file=out)
     print(f"n_features: {params.n_features_in}", file=out)
-    if meta is not None:
-        print(f"target: {meta.get('target')}", file=out)
-        print("features: " + ", ".join(meta["features"]), file=out)
+    names, target = load_feature_names(args.params)
+    if names is None and meta is not None:
+        names, target = meta["features"], meta.get("target")
+    if names is not None:
+        print(f"target: {target}", file=out)
+        print("features: " + ", ".join(names), file=out)
     print("fields:", file=out)
     for fld in dataclasses.fields(params):
         v = getattr(params, fld.name)

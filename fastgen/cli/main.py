@@ -67,10 +67,12 @@ scikit-learn); NAME:AvB keeps two classes, e.g. digits:3v8.
 """
 
 _PREDICT_EPILOG = """\
-'fastgen fit' writes PARAMS (fastgen.save_params) and PARAMS.json, which names the target
-and the feature columns; predict reads those columns by name, so DATA may hold them in any
-order, with the target or other columns besides.  Without PARAMS.json (params saved from
-Python) every column of DATA must be a feature, in the order used for fitting.  Output: a
+'fastgen fit' writes PARAMS (fastgen.save_params, with the names of the target and the
+feature columns) and PARAMS.json (the model, target and features); predict reads those
+columns by name, so DATA may hold them in any order, with the target or other columns
+besides.  Params saved without feature names (from Python, or by an older fastgen without
+PARAMS.json) are refused unless --by-position says that every column of DATA is a
+feature, in the order used for fitting.  Output: a
 CSV with a header and the predicted label per row ('--proba' adds one probability column
 p(CLASS) per class, written with full precision).
 """
@@ -148,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("params", metavar="PARAMS", help="params file written by 'fastgen fit'")
     p.add_argument("data", metavar="DATA", help="CSV file with a header row")
     p.add_argument("--proba", action="store_true", help="add class probability columns")
+    p.add_argument("--by-position", action="store_true",
+                   help="read the columns of DATA as the features in the fitted order "
+                        "(its column count must match), not by name")
     p.add_argument("-o", "--output", metavar="CSV", help="write here (default: stdout)")
     p.set_defaults(func=commands.predict_csv)
 

@@ -8,12 +8,11 @@ users reach the models through :mod:`fastgen.naive_bayes`.
 
 from __future__ import annotations
 
-import warnings
 from functools import cached_property
 
 import numpy as np
 
-from .._params import FittedParams
+from .._params import FittedParams, kernel_view
 from .._validation import (
     check_priors,
     check_sample_weight,
@@ -24,6 +23,7 @@ from .._validation import (
     is_sparse,
     report_nonfinite,
 )
+from .._warn import warn
 from ..kernels.nb import MODE_LOG_PROBA, MODE_PROBA, dense_class_counts
 from ..kernels.sparse import (
     COUNT_CHUNK_NNZ,
@@ -70,11 +70,10 @@ def check_alpha(alpha) -> float:
     """``alpha`` as a float >= 0, clipped to :data:`ALPHA_MIN` with a warning."""
     a = check_scalar(alpha, "alpha", low=0.0)
     if a < ALPHA_MIN:
-        warnings.warn(
+        warn(
             f"alpha={alpha!r} is below {ALPHA_MIN:.0e} and would give log(0) for unseen "
             f"features; clipping alpha to {ALPHA_MIN:.0e}",
             AlphaClippedWarning,
-            stacklevel=3,
         )
         a = ALPHA_MIN
     return a
@@ -207,8 +206,9 @@ class LinearNB(FittedParams):
     @cached_property
     def _form(self):
         W, b, binarize, threshold = self._linear_form()
-        return np.ascontiguousarray(W, dtype=np.float64), np.ascontiguousarray(
-            b, dtype=np.float64), bool(binarize), float(threshold)
+        W, b = kernel_view(np.ascontiguousarray(W, dtype=np.float64),
+                           np.ascontiguousarray(b, dtype=np.float64))
+        return W, b, bool(binarize), float(threshold)
 
     def _predict(self, X):
         if not is_sparse(X):

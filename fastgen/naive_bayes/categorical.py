@@ -11,7 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .._params import FittedParams, register_params
+from .._params import FittedParams, kernel_view, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import csr_arrays, is_sparse
 from ..kernels.nb import categorical_counts, categorical_scores
@@ -122,19 +122,20 @@ class CategoricalNBParams(FittedParams):
 
     @cached_property
     def _table(self):
-        return np.ascontiguousarray(self.feature_log_prob.T, dtype=np.float64)
+        return kernel_view(np.ascontiguousarray(self.feature_log_prob.T, dtype=np.float64))
 
     def _scores(self, X, mode):
         _check_categories(X, self.n_categories)
         table = self._table
+        offsets = kernel_view(self.offsets)
         bias = self.class_log_prior.astype(np.float64)
         out = np.empty((X.shape[0], bias.shape[0]), dtype=self.dtype)
         if is_sparse(X):
             indptr, indices, data = csr_arrays(X)
-            base = bias + table[self.offsets[:-1]].sum(axis=0)
-            return csr_categorical_scores(indptr, indices, data, table, self.offsets, base,
+            base = bias + table[offsets[:-1]].sum(axis=0)
+            return csr_categorical_scores(indptr, indices, data, table, offsets, base,
                                           mode, score_bounds(indptr), out)
-        return categorical_scores(X, table, self.offsets, bias, mode, out)
+        return categorical_scores(X, table, offsets, bias, mode, out)
 
 
 @serial_for_small_inputs(0)

@@ -12,7 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from .. import cuda as _cuda
-from .._params import FittedParams, register_params
+from .._params import FittedParams, kernel_view, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import check_finite_result, check_priors, check_scalar
 from ..kernels.nb import gaussian_nb_scores
@@ -71,7 +71,7 @@ class GaussianNBParams(FittedParams):
         const = self.class_log_prior.astype(np.float64) - 0.5 * np.sum(
             np.log(2.0 * np.pi * var), axis=1
         )
-        return means, np.ascontiguousarray(1.0 / var), const
+        return kernel_view(means, np.ascontiguousarray(1.0 / var), const)
 
     def _scores(self, X, mode):
         means, inv_var, const = self._tables

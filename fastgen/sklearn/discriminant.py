@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.linear_model._base import LinearClassifierMixin
 
 from .. import fit_gda, joint_log_likelihood, lda_transform, linear_discriminant
+from .._warn import warn
 from .base import FastgenClassifier
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
@@ -97,8 +96,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
             if np.any(priors < 0):
                 raise ValueError("priors must be non-negative")
             if abs(priors.sum() - 1.0) > 1e-5:
-                warnings.warn("The priors do not sum to 1. Renormalizing", UserWarning,
-                              stacklevel=2)
+                warn("The priors do not sum to 1. Renormalizing", UserWarning)
             priors = priors / priors.sum()
         K = np.unique(y).shape[0]
         max_components = min(K - 1, X.shape[1])

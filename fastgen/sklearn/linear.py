@@ -11,6 +11,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 
 from .. import ConvergenceWarning as _FgConvergenceWarning
 from .. import fit_logistic
+from .._warn import warn
 from .base import FastgenClassifier
 
 __all__ = ["LogisticRegressionIRLS"]
@@ -98,7 +99,7 @@ class LogisticRegressionIRLS(LinearClassifierMixin, FastgenClassifier):
         for w in caught:
             cat = _SkConvergenceWarning if issubclass(w.category, _FgConvergenceWarning) \
                 else w.category
-            warnings.warn(str(w.message), cat, stacklevel=2)
+            warn(str(w.message), cat)
         self.params_ = params
         self.classes_ = params.classes
         self.coef_ = params.coef

@@ -166,14 +166,112 @@ def test_predict_to_stdout_without_sidecar(tmp_path, iris_features_csv):
     path = tmp_path / "lr.npz"
     fastgen.save_params(path, params)
     feats = write_csv(tmp_path / "X.csv", names, X)
+    # no names in the file and no sidecar: by position only when asked for
     rc, out, err = run("predict", path, feats)
+    assert rc == 2 and "--by-position" in err and out == ""
+    rc, out, err = run("predict", path, feats, "--by-position")
     assert rc == 0, err
     lines = out.splitlines()
     assert lines[0] == "prediction"
     np.testing.assert_array_equal(lines[1:], fastgen.predict(params, X))
     # with the target column too, the file no longer matches the params
-    rc, out, err = run("predict", path, iris_features_csv)
-    assert rc == 2 and "expected 4 columns, found 5" in err
+    rc, out, err = run("predict", path, iris_features_csv, "--by-position")
+    assert rc == 2 and "expects 4 columns, found 5" in err
+
+
+@pytest.fixture(scope="module")
+def wine_csvs(tmp_path_factory):
+    """Wine for fitting (target last) and the same rows with the columns shuffled."""
+    from sklearn.datasets import load_wine
+
+    data = load_wine()
+    X, y = data.data, data.target
+    names = [n.replace("/", "_") for n in data.feature_names]
+    d = tmp_path_factory.mktemp("wine")
+    train = write_csv(d / "wine.csv", [*names, "cultivar"],
+                      [[*map(repr, x), c] for x, c in zip(X, y, strict=True)])
+    perm = np.random.default_rng(0).permutation(len(names))
+    shuffled = write_csv(d / "wine_shuffled.csv", [names[j] for j in perm],
+                         [[repr(v) for v in x[perm]] for x in X])
+    return X, y, names, perm, train, shuffled
+
+
+def _read_labels(path):
+    with open(path, newline="") as f:
+        return [r[0] for r in list(csv.reader(f))[1:]]
+
+
+def test_predict_matches_shuffled_columns_by_the_names_in_the_file(tmp_path, wine_csvs,
+                                                                   capsys):
+    X, y, names, perm, train, shuffled = wine_csvs
+    path = tmp_path / "wine_lda.npz"
+    assert cli.main(["fit", "--model", "lda", str(train), "--target", "cultivar",
+                     "-o", str(path)]) == 0
+    os.remove(str(path) + ".json")  # the names now travel inside the .npz
+    assert fastgen.load_feature_names(path) == (tuple(names), "cultivar")
+    out_csv = tmp_path / "pred.csv"
+    rc, _, err = run_in_process(["predict", str(path), str(shuffled), "-o", str(out_csv)],
+                                capsys)
+    assert rc == 0, err
+    expected = fastgen.predict(fastgen.fit_gda(X, y), X)
+    np.testing.assert_array_equal(np.array(_read_labels(out_csv), dtype=int), expected)
+    assert np.mean(expected == y) > 0.95
+    # by position on shuffled columns would be wrong: refused unless asked for, and the
+    # answer is then a different one (what the flag promises, nothing more)
+    rc, _, err = run_in_process(["predict", str(path), str(shuffled), "--by-position",
+                                 "-o", str(out_csv)], capsys)
+    assert rc == 0, err
+    assert np.mean(np.array(_read_labels(out_csv), dtype=int) == y) < 0.9
+
+
+def _write_version_1(path, params):
+    """The layout of format version 1: fields and a header without names."""
+    import dataclasses
+    import json
+
+    arrays, kinds = {}, {}
+    for f in dataclasses.fields(params):
+        v = getattr(params, f.name)
+        kinds[f.name] = "array" if isinstance(v, np.ndarray) else type(v).__name__
+        arrays[f.name] = np.asarray(v)
+    header = {"format": "fastgen-params", "version": 1, "type": type(params).__name__,
+              "fields": kinds}
+    np.savez(path, __fastgen__=np.asarray(json.dumps(header)), **arrays)
+
+
+def test_predict_with_a_version_1_file_uses_its_sidecar(tmp_path, wine_csvs, capsys):
+    import json
+
+    X, y, names, perm, train, shuffled = wine_csvs
+    params = fastgen.fit_gda(X, y)
+    path = tmp_path / "old.npz"
+    _write_version_1(path, params)
+    assert fastgen.load_feature_names(path) == (None, None)
+    rc, _, err = run_in_process(["predict", str(path), str(shuffled)], capsys)
+    assert rc == 2 and "--by-position" in err
+    with open(str(path) + ".json", "w") as f:
+        json.dump({"model": "lda", "target": "cultivar", "features": names}, f)
+    out_csv = tmp_path / "pred.csv"
+    rc, _, err = run_in_process(["predict", str(path), str(shuffled), "-o", str(out_csv)],
+                                capsys)
+    assert rc == 0, err
+    np.testing.assert_array_equal(np.array(_read_labels(out_csv), dtype=int),
+                                  fastgen.predict(params, X))
+
+
+def test_fit_bernoulli_on_continuous_data_names_the_threshold(tmp_path, iris_features_csv,
+                                                              capsys):
+    path = tmp_path / "bnb.npz"
+    rc, _, err = run_in_process(["fit", "--model", "bernoulli_nb", str(iris_features_csv),
+                                 "--target", "species", "-o", str(path)], capsys)
+    assert rc == 0
+    assert "warning: bernoulli_nb binarises" in err and "binarize=0" in err
+    # binary features: no warning
+    binary = write_csv(tmp_path / "b.csv", ["a", "b", "y"],
+                       [[i % 2, (i // 2) % 2, i % 3] for i in range(30)])
+    rc, _, err = run_in_process(["fit", "--model", "bernoulli_nb", str(binary),
+                                 "--target", "y", "-o", str(path)], capsys)
+    assert rc == 0 and "binarises" not in err
 
 
 def test_info(tmp_path, iris_csv):
