@@ -45,15 +45,11 @@ _PRIVATE_MEAN_VAR = ("the test calls the private GaussianNB._update_mean_varianc
 
 #: test id (file::name[params]) -> why fastgen differs on purpose
 DECLARED = {
-    "test_naive_bayes.py::test_categoricalnb_with_min_categories[min_categories1-exp_X1_count1-exp_X2_count1-new_X1-exp_n_categories_1]":  # noqa: E501
-        _NON_INTEGER,
-    "test_naive_bayes.py::test_categoricalnb_min_categories_errors[min_categories0-'min_categories' should have shape]":  # noqa: E501
-        _NON_INTEGER,
-    "test_naive_bayes.py::test_gnb_pfit_wrong_nb_features": _PRIVATE_MEAN_VAR,
-    "test_naive_bayes.py::test_gnb_naive_bayes_scale_invariance": _PRIVATE_MEAN_VAR,
+    "test_naive_bayes.py::test_discretenb_provide_prior_with_partial_fit[CategoricalNB]":
+        _NON_INTEGER,  # the test fits CategoricalNB on iris's continuous measurements
+    "test_naive_bayes.py::test_gnb_check_update_with_no_data": _PRIVATE_MEAN_VAR,
     "test_discriminant_analysis.py::test_lda_predict": _SVD_SHRINKAGE,
     "test_discriminant_analysis.py::test_lda_transform": _LSQR_TRANSFORM,
-    "test_discriminant_analysis.py::test_update_mean_variance": _PRIVATE_MEAN_VAR,
 }
 
 MAX_FAILURES = 7
