@@ -492,3 +492,22 @@ def test_logistic_regression_warm_start():
     est.fit(X, y)
     assert est.n_iter_[0] < cold.n_iter_[0]
     _close(est.coef_, cold.coef_, rtol=1e-7, atol=1e-9)
+
+
+_HAS_RANK = "rank" in {f.name for f in __import__("dataclasses").fields(fastgen.GDAParams)}
+
+
+@pytest.mark.skipif(not _HAS_RANK, reason="needs fit_gda's rank-deficient pooled fit "
+                                          "(GDAParams.rank)")
+def test_lda_svd_on_rank_deficient_digits():
+    # digits has constant pixels: the svd solver works in the range of the within-class
+    # scatter, as scikit-learn's
+    X, y = _real("digits")
+    ours = fs.LinearDiscriminantAnalysis().fit(X, y)
+    ref = sk_da.LinearDiscriminantAnalysis().fit(X, y)
+    assert np.mean(ours.predict(X) == ref.predict(X)) >= 0.995
+    _close(ours.explained_variance_ratio_, ref.explained_variance_ratio_, rtol=1e-6)
+    assert ours.scalings_.shape == ref.scalings_.shape
+    _close(ours.decision_function(X), ref.decision_function(X), rtol=1e-6, atol=1e-6)
+    T, R = ours.transform(X), ref.transform(X)
+    _close(np.abs(T), np.abs(R), rtol=1e-6, atol=1e-8 * np.abs(R).max())
