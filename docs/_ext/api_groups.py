@@ -48,9 +48,7 @@ GROUPS = {
 
 # Names a group may list before they exist (planned public names): skipped quietly when
 # absent, documented as soon as they appear.
-OPTIONAL = {
-    "fastgen.sklearn.LogisticRegression",
-}
+OPTIONAL: set[str] = set()
 
 # The public modules whose __all__ must be covered, with the group that takes the rest.
 # fastgen.kernels.* are documented by the kernels page (fastgen-kernels directive).

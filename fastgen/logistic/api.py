@@ -27,7 +27,7 @@ from .._validation import (
     check_X,
     check_y,
 )
-from .._warnings import warn
+from .._warn import warn
 from .data import InMemoryData
 from .diagnostics import collinearity_from_gram, separation_of
 from .newton import NewtonResult, newton_solve

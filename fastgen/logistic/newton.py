@@ -41,7 +41,7 @@ from typing import Protocol
 import numpy as np
 import scipy.linalg
 
-from .._warnings import warn
+from .._warn import warn
 from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",

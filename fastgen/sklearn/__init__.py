@@ -27,7 +27,8 @@ naive_bayes
     ``partial_fit`` merge mergeable statistics (``fastgen.nb_counts``, ``merge_counts``,
     ``nb_from_counts``; ``fastgen.class_moments`` for the Gaussian model).
 linear
-    LogisticRegressionIRLS (``fastgen.fit_logistic``).
+    LogisticRegression (``fastgen.fit_logistic``; scikit-learn 1.9's parameters), also
+    named LogisticRegressionIRLS.
 
 This package is an adapter: it imports scikit-learn and fastgen's public names only,
 never a kernel, a private name of the model layer or anything of the other adapters
@@ -38,7 +39,7 @@ not.
 
 from .base import expected_failed_checks
 from .discriminant import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
-from .linear import LogisticRegressionIRLS
+from .linear import LogisticRegression, LogisticRegressionIRLS
 from .naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "MultinomialNB",
     "ComplementNB",
     "CategoricalNB",
+    "LogisticRegression",
     "LogisticRegressionIRLS",
     "expected_failed_checks",
 ]

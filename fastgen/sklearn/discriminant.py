@@ -1,12 +1,32 @@
-"""scikit-learn's discriminant analysis estimators on ``fastgen.fit_gda``."""
+"""scikit-learn's discriminant analysis estimators on ``fastgen.fit_gda``.
+
+The default paths (LDA without a covariance estimator or "auto" shrinkage, QDA's svd
+solver) fit through :func:`fastgen.fit_gda` / :func:`fastgen.gda_from_moments` and
+keep fastgen's memory bound.  scikit-learn's estimator-based covariances
+(``shrinkage="auto"``, ``covariance_estimator``, LDA's lsqr/eigen with user priors) are
+built the way scikit-learn builds them, one covariance per class, and handed to
+:func:`fastgen.gda_from_moments` as moments, so scoring is always fastgen's.
+"""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+import scipy.linalg
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
-from .. import fit_gda, joint_log_likelihood, lda_transform, linear_discriminant
+from .. import (
+    ClassMoments,
+    class_moments,
+    fit_gda,
+    gda_from_moments,
+    joint_log_likelihood,
+    lda_transform,
+    linear_discriminant,
+)
 from .._warn import warn
 from .base import FastgenClassifier
 
@@ -15,11 +35,107 @@ __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-def _shrinkage(shrinkage):
-    """scikit-learn's LDA/QDA shrinkage values to fastgen's."""
-    if shrinkage is None or (isinstance(shrinkage, str) and shrinkage != "auto"):
-        return shrinkage
-    return "ledoit-wolf" if shrinkage == "auto" else shrinkage
+# ------------------------------------------------------------- covariance estimates
+
+
+def _standardised_ledoit_wolf(Xc, S):
+    """scikit-learn's ``shrinkage="auto"`` covariance of one group.
+
+    The centred rows Xc (n, d) with MLE covariance S are standardised,
+    z_i = D⁻¹x_i with D = diag(√S_jj) (1 where S_jj = 0), so that R = D⁻¹SD⁻¹; the
+    Ledoit-Wolf (2004) intensity of R is a = min(β̄, δ)/δ with μ = tr R/d,
+    δ = ‖R − μI‖²_F/d and β̄ = (Σ_i‖z_i‖⁴/n − ‖R‖²_F)/(n·d); the estimate is
+    D·((1 − a)R + aμI)·D.  One feature: a = 0.
+    """
+    n, d = Xc.shape
+    std = np.sqrt(np.diag(S))
+    std = np.where(std == 0, 1.0, std)
+    R = S / std[:, None] / std[None, :]
+    if d == 1:
+        return S.copy()
+    mu = np.trace(R) / d
+    fro2 = float(np.sum(R * R))
+    delta = (fro2 - 2.0 * mu * np.trace(R) + d * mu * mu) / d
+    q = np.einsum("ij,ij->i", Xc / std, Xc / std)
+    beta = (float(q @ q) / n - fro2) / (n * d)
+    beta = min(beta, delta)
+    a = 0.0 if beta == 0 else beta / delta
+    shrunk = (1.0 - a) * R
+    shrunk.flat[:: d + 1] += a * mu
+    return std[:, None] * shrunk * std[None, :]
+
+
+def _group_covariance(Xg, mean, S, shrinkage, estimator):
+    """scikit-learn's ``_cov`` of one group: S (MLE), shrunk S, or the estimator's."""
+    if estimator is not None:
+        estimator.fit(Xg)
+        if not hasattr(estimator, "covariance_"):
+            raise ValueError(
+                f"{type(estimator).__name__} does not have a covariance_ attribute"
+            )
+        return np.atleast_2d(np.asarray(estimator.covariance_, dtype=np.float64))
+    if shrinkage is None or (isinstance(shrinkage, str) and shrinkage == "empirical"):
+        return S
+    if isinstance(shrinkage, str) and shrinkage == "auto":
+        return _standardised_ledoit_wolf(Xg.astype(np.float64) - mean, S)
+    d = S.shape[0]
+    out = (1.0 - shrinkage) * S
+    out.flat[:: d + 1] += shrinkage * np.trace(S) / d
+    return out
+
+
+def _check_shrinkage(shrinkage):
+    if shrinkage is None or (isinstance(shrinkage, str) and shrinkage == "auto"):
+        return
+    if isinstance(shrinkage, bool) or not isinstance(shrinkage, numbers.Real) \
+            or not 0.0 <= shrinkage <= 1.0:
+        raise ValueError(f"shrinkage must be None, 'auto' or a float in [0, 1]; "
+                         f"got {shrinkage!r}")
+
+
+def _check_estimator_and_shrinkage(estimator, shrinkage):
+    if estimator is not None and shrinkage is not None and shrinkage != 0:
+        raise ValueError(
+            "covariance_estimator and shrinkage parameters are not None. "
+            "Only one of the two can be set."
+        )
+
+
+def _class_covariances(X, y, m, shrinkage, estimator):
+    """(K, d, d) scikit-learn class covariances from per-class moments ``m``."""
+    S = m.scatter / m.counts[:, None, None]
+    if shrinkage is None and estimator is None:
+        return S
+    _, codes = np.unique(y, return_inverse=True)
+    return np.stack([
+        _group_covariance(X[codes == k], m.means[k], S[k], shrinkage, estimator)
+        for k in range(m.classes.shape[0])
+    ])
+
+
+def _total_covariance(X, shrinkage, estimator):
+    """scikit-learn's ``_cov(X, ...)`` of all rows (the eigen solver's total scatter)."""
+    X64 = X.astype(np.float64)
+    mean = X64.mean(axis=0)
+    Xc = X64 - mean
+    S = Xc.T @ Xc / X.shape[0]
+    return _group_covariance(X, mean, S, shrinkage, estimator)
+
+
+def _moments_with(m, covariances, kind):
+    """ClassMoments whose fastgen covariance equals ``covariances``.
+
+    kind "pooled": one (d, d) matrix Σ, stored as the scatter Σ·W; "per_class":
+    (K, d, d) Σ_k, stored as Σ_k·W_k (fastgen divides by the counts again).
+    """
+    if kind == "pooled":
+        scatter = covariances * m.counts.sum()
+    else:
+        scatter = covariances * m.counts[:, None, None]
+    return ClassMoments(m.classes, m.counts, m.means, scatter, kind, m.dtype)
+
+
+# ------------------------------------------------------------------------------ LDA
 
 
 class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
@@ -32,20 +148,32 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
     Parameters
     ----------
     solver : {"svd", "lsqr", "eigen"}, default "svd"
-        Accepted for compatibility; the model is the same for all three (fastgen
-        factorises the covariance by Cholesky).  Only the parametrisation of ``coef_``
-        and ``intercept_`` follows scikit-learn's solver: "svd" centres them on
-        ``xbar_`` (coef_k = Σ⁻¹(μ_k − x̄)), "lsqr"/"eigen" do not (coef_k = Σ⁻¹μ_k);
-        decision functions differ by a per-row constant, probabilities not at all.
-        Unlike scikit-learn, "svd" accepts ``shrinkage`` and "lsqr" supports
-        ``transform``.
+        The fitted covariance follows scikit-learn's solver:
+
+        * "svd": the count-weighted pooled covariance (``fastgen.fit_gda``);
+          ``scalings_`` whiten it on the correlation scale, dropping directions whose
+          singular value is below ``tol``, as scikit-learn's svd solver; ``coef_`` and
+          ``intercept_`` are centred on ``xbar_``.
+        * "lsqr": the priors-weighted class covariances Σ = Σ_k p_k Σ_k (with the
+          empirical priors, the pooled covariance); coef_k = Σ⁻¹μ_k.
+        * "eigen": as "lsqr", and ``scalings_`` are the generalised eigenvectors of
+          (S_total − Σ, Σ) in decreasing order, so ``transform`` (X·scalings_) is
+          scikit-learn's eigen transform.
+
+        Deliberate differences from scikit-learn: "svd" accepts ``shrinkage`` (the
+        covariance is then that of "lsqr" with the same shrinkage, in the svd
+        parametrisation), and "lsqr" supports ``transform`` (``fastgen.lda_transform``,
+        equal to the svd transform up to column signs), where scikit-learn raises
+        NotImplementedError.
     shrinkage : None, "auto" or float in [0, 1], default None
-        Σ ← (1 − a)Σ + a·(tr Σ / d)·I.  "auto" is fastgen's Ledoit-Wolf intensity on
-        the pooled within-class covariance of the raw features; scikit-learn
-        standardises the features and applies Ledoit-Wolf to each class covariance, so
-        "auto" gives a (slightly) different intensity.  A float gives the same model
-        as scikit-learn when ``priors`` are the empirical ones (scikit-learn's
-        lsqr/eigen solvers weight the class covariances by ``priors``).
+        A float a: each class covariance Σ_k ← (1 − a)Σ_k + a·(tr Σ_k / d)·I.  "auto":
+        scikit-learn's estimate, Ledoit-Wolf on each class's *standardised* features,
+        rescaled, and summed weighted by the priors (see
+        :func:`_standardised_ledoit_wolf`).  This mode (like ``covariance_estimator``
+        and lsqr/eigen with user ``priors``) holds K per-class (d, d) covariances, K·d²
+        memory; every other mode keeps fastgen's pooled moments only.
+        ``fastgen.fit_gda(..., shrinkage="ledoit-wolf")`` is a different, pooled,
+        estimator.
     priors : array-like of shape (n_classes,), default None
         Class priors; renormalised with a warning if they do not sum to one.
     n_components : int, default None
@@ -53,13 +181,17 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
     store_covariance : bool, default False
         Set ``covariance_`` (always set for solver "lsqr"/"eigen", as scikit-learn).
     tol : float, default 1e-4
-        Accepted for compatibility; unused (a singular covariance raises
-        ``fastgen.SingularCovarianceError``, a ``ValueError``; pass ``shrinkage``).
+        The svd solver's rank threshold for ``scalings_`` (singular values of the
+        standardised within-class data; between-class singular values below tol times
+        the largest).
+    covariance_estimator : estimator with ``fit`` and ``covariance_``, default None
+        Estimates each class covariance (solvers "lsqr" and "eigen").
 
     Attributes
     ----------
     params_ : fastgen.GDAParams
-    classes_, priors_, means_, xbar_, coef_, intercept_, covariance_ :
+    classes_, priors_, means_, xbar_, coef_, intercept_, covariance_, scalings_,
+    explained_variance_ratio_ :
         As in scikit-learn (``coef_`` is (1, d) for two classes).
     n_features_in_, feature_names_in_ :
     """
@@ -67,13 +199,23 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
     _min_samples = 2
 
     def __init__(self, solver="svd", shrinkage=None, priors=None, n_components=None,
-                 store_covariance=False, tol=1e-4):
+                 store_covariance=False, tol=1e-4, covariance_estimator=None):
         self.solver = solver
         self.shrinkage = shrinkage
         self.priors = priors
         self.n_components = n_components
         self.store_covariance = store_covariance
         self.tol = tol
+        self.covariance_estimator = covariance_estimator
+
+    def _check_params(self):
+        if self.solver not in ("svd", "lsqr", "eigen"):
+            raise ValueError(f"solver must be 'svd', 'lsqr' or 'eigen'; got {self.solver!r}")
+        _check_shrinkage(self.shrinkage)
+        if self.covariance_estimator is not None and self.solver == "svd":
+            raise ValueError("covariance estimator is not supported with svd solver. "
+                             "Try another solver")
+        _check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
 
     def fit(self, X, y):
         """Fit the model.
@@ -87,9 +229,13 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         -------
         self
         """
-        if self.solver not in ("svd", "lsqr", "eigen"):
-            raise ValueError(f"solver must be 'svd', 'lsqr' or 'eigen'; got {self.solver!r}")
+        self._check_params()
         X, y = self._validate_fit(X, y)
+        classes = np.unique(y)
+        n, d = X.shape
+        K = classes.shape[0]
+        if n == K:
+            raise ValueError("The number of samples must be more than the number of classes.")
         priors = self.priors
         if priors is not None:
             priors = np.asarray(priors, dtype=np.float64)
@@ -98,41 +244,93 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
             if abs(priors.sum() - 1.0) > 1e-5:
                 warn("The priors do not sum to 1. Renormalizing", UserWarning)
             priors = priors / priors.sum()
-        K = np.unique(y).shape[0]
-        max_components = min(K - 1, X.shape[1])
+        max_components = min(K - 1, d)
         if self.n_components is not None and self.n_components > max_components:
             raise ValueError(
                 "n_components cannot be larger than min(n_features, n_classes - 1)."
             )
-        params = fit_gda(X, y, "pooled", priors=priors, shrinkage=_shrinkage(self.shrinkage))
+        self._max_components = (max_components if self.n_components is None
+                                else self.n_components)
+        est, shrinkage = self.covariance_estimator, self.shrinkage
+        by_class = (est is not None or (isinstance(shrinkage, str) and shrinkage == "auto")
+                    or (priors is not None and self.solver != "svd"))
+        if by_class:
+            m = class_moments(X, y, kind="per_class")
+            p = m.counts / m.counts.sum() if priors is None else priors
+            Sw = np.einsum("k,kij->ij", p, _class_covariances(X, y, m, shrinkage, est))
+            params = gda_from_moments(_moments_with(m, Sw, "pooled"), "pooled",
+                                      priors=priors)
+        else:
+            params = fit_gda(X, y, "pooled", priors=priors, shrinkage=shrinkage)
         self.params_ = params
         self.classes_ = params.classes
         self.priors_ = params.priors
         self.means_ = params.means
         self.xbar_ = params.priors @ params.means
+        Sw = params.covariance.astype(np.float64)
         if self.store_covariance or self.solver != "svd":
             self.covariance_ = params.covariance
-        W, b = linear_discriminant(params)
-        coef, intercept = W.T, b
         if self.solver == "svd":
-            # scikit-learn's svd solver centres on x̄: Σ⁻¹(μ_k − x̄) and a shifted bias
-            wbar = W @ params.priors
-            coef = coef - wbar
-            intercept = intercept + 0.5 * (self.xbar_ @ wbar)
-        if self.classes_.shape[0] == 2:
+            coef, intercept = self._svd_tables(Sw, n)
+        else:
+            W, b = linear_discriminant(params)
+            coef, intercept = W.T.astype(np.float64), b.astype(np.float64)
+            if self.solver == "eigen":
+                St = _total_covariance(X, shrinkage, est)
+                evals, evecs = scipy.linalg.eigh(St - Sw, Sw)
+                order = np.argsort(evals)[::-1]
+                self.explained_variance_ratio_ = (evals[order] / evals.sum())[
+                    : self._max_components]
+                self.scalings_ = evecs[:, order]
+        if K == 2:
             coef = coef[1:] - coef[:1]
             intercept = intercept[1:] - intercept[:1]
-        self.coef_ = np.ascontiguousarray(coef)
-        self.intercept_ = np.asarray(intercept)
-        self._max_components = (max_components if self.n_components is None
-                                else self.n_components)
+        self.coef_ = np.ascontiguousarray(coef, dtype=X.dtype)
+        self.intercept_ = np.asarray(intercept, dtype=X.dtype)
         self._n_features_out = self._max_components
         return self
 
-    def transform(self, X):
-        """Project X onto the discriminant directions (``fastgen.lda_transform``).
+    def _svd_tables(self, Sw, n):
+        """scalings_, explained_variance_ratio_, coef_ and intercept_ of the svd solver.
 
-        Equal to scikit-learn's ``transform`` up to the sign of each column.
+        With D = diag(√Σ_jj) (1 where 0) and the correlation matrix R = D⁻¹ΣD⁻¹ = VΛVᵀ,
+        the within-class whitening is A = D⁻¹V_r Λ_r^{-1/2} over the r eigenvalues with
+        √λ > tol (scikit-learn's singular values of the standardised centred data).
+        The between-class matrix B with rows √(n·p_k/(K−1))·(μ_k − x̄)ᵀA has the SVD
+        B = USVᵀ; scalings_ = A·V (columns with s > tol·s_1), and the ratio of each s²
+        to Σs² is explained_variance_ratio_.  Then coef_k = Gᵀ scalings_ᵀ with
+        G_k = scalings_ᵀ(μ_k − x̄), and intercept_k = −½‖G_k‖² + log p_k − x̄ᵀcoef_k.
+        """
+        p = self.priors_.astype(np.float64)
+        mu = self.means_.astype(np.float64)
+        xbar = p @ mu
+        K = mu.shape[0]
+        std = np.sqrt(np.clip(np.diag(Sw), 0.0, None))
+        std = np.where(std == 0, 1.0, std)
+        lam, V = np.linalg.eigh(Sw / std[:, None] / std[None, :])
+        lam, V = lam[::-1], V[:, ::-1]
+        s = np.sqrt(np.clip(lam, 0.0, None))
+        r = int(np.sum(s > self.tol))
+        A = (V[:, :r] / s[:r]) / std[:, None]
+        fac = 1.0 if K == 1 else 1.0 / (K - 1)
+        B = (np.sqrt(n * p * fac)[:, None] * (mu - xbar)) @ A
+        _, sb, Vt = np.linalg.svd(B, full_matrices=False)
+        if self._max_components == 0:
+            self.explained_variance_ratio_ = np.empty((0,))
+        else:
+            self.explained_variance_ratio_ = (sb**2 / np.sum(sb**2))[: self._max_components]
+        rb = int(np.sum(sb > self.tol * sb[0]))
+        self.scalings_ = (A @ Vt.T[:, :rb]).astype(self.means_.dtype)
+        G = (mu - xbar) @ self.scalings_.astype(np.float64)
+        coef = G @ self.scalings_.T.astype(np.float64)
+        intercept = -0.5 * np.sum(G**2, axis=1) + np.log(p) - coef @ xbar
+        return coef, intercept
+
+    def transform(self, X):
+        """Project X onto the discriminant directions.
+
+        "svd": (X − xbar_)·scalings_; "eigen": X·scalings_ (scikit-learn's transforms);
+        "lsqr": ``fastgen.lda_transform`` (scikit-learn raises there).
 
         Parameters
         ----------
@@ -143,7 +341,14 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         ndarray of shape (n_samples, n_components)
         """
         X = self._validate_predict(X)
-        return lda_transform(self.params_, X, self._max_components)
+        if self.solver == "lsqr":
+            return lda_transform(self.params_, X, self._max_components)
+        S = self.scalings_.astype(X.dtype)
+        if self.solver == "svd":
+            out = (X - self.xbar_.astype(X.dtype)) @ S
+        else:
+            out = X @ S
+        return out[:, : self._max_components]
 
     def decision_function(self, X):
         """X·coef_ᵀ + intercept_ (for two classes the log-odds of ``classes_[1]``).
@@ -163,45 +368,68 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
     predict_log_proba = FastgenClassifier.predict_log_proba
 
 
+# ------------------------------------------------------------------------------ QDA
+
+
 class QuadraticDiscriminantAnalysis(FastgenClassifier):
     """Quadratic discriminant analysis: one Gaussian per class, each its own covariance.
 
-    ``fastgen.fit_gda(X, y, "per_class", reg=reg_param)``.  Covariances are
-    maximum-likelihood (÷ n_k), as scikit-learn 1.9 (earlier versions divided by
-    n_k − 1: ``fastgen.fit_gda(..., unbiased=True)``).
+    ``fastgen.gda_from_moments(class_moments(X, y, kind="per_class"), "per_class")``.
+    Covariances are maximum-likelihood (÷ n_k), as scikit-learn 1.9 (earlier versions
+    divided by n_k − 1: ``fastgen.fit_gda(..., unbiased=True)``).
 
     Parameters
     ----------
     solver : {"svd", "eigen"}, default "svd"
-        Accepted for compatibility; the model is the same.
+        "svd": Σ_k ← (1 − reg_param)Σ_k + reg_param·I; as scikit-learn's svd solver it
+        sees only min(n_k, d) singular values, so a class with n_k ≤ d rows is rank
+        deficient whatever ``reg_param``.  "eigen": Σ_k from ``shrinkage`` or
+        ``covariance_estimator`` (``reg_param`` unused, as scikit-learn).
     shrinkage : None, "auto" or float in [0, 1], default None
-        Per-class Σ_k ← (1 − a)Σ_k + a·(tr Σ_k / d)·I; "auto" is fastgen's
-        Ledoit-Wolf on the raw features (scikit-learn standardises first).
+        Solver "eigen" only (NotImplementedError with "svd", as scikit-learn).  A float
+        a: Σ_k ← (1 − a)Σ_k + a·(tr Σ_k / d)·I; "auto": scikit-learn's Ledoit-Wolf on
+        each class's standardised features, rescaled.
     priors : array-like of shape (n_classes,), default None
     reg_param : float in [0, 1], default 0.0
-        Σ_k ← (1 − reg_param)Σ_k + reg_param·I.
     store_covariance : bool, default False
         Set ``covariance_`` ((K, d, d); scikit-learn stores a list of (d, d) arrays).
     tol : float, default 1e-4
-        Accepted for compatibility; unused (a singular covariance raises
-        ``fastgen.SingularCovarianceError``; pass ``reg_param``).
+        A class whose covariance has an eigenvalue ≤ tol raises scikit-learn's
+        LinAlgError ("The covariance matrix of class … is not full rank").
+    covariance_estimator : estimator with ``fit`` and ``covariance_``, default None
+        Solver "eigen" only.
 
     Attributes
     ----------
     params_ : fastgen.GDAParams
-    classes_, priors_, means_, covariance_, n_features_in_, feature_names_in_ :
-        As in scikit-learn.  ``rotations_`` and ``scalings_`` (eigen-decompositions) are
-        not computed: fastgen keeps Cholesky factors (``params_.cholesky``).
+    classes_, priors_, means_, covariance_, rotations_, scalings_, n_features_in_,
+    feature_names_in_ :
+        As in scikit-learn: ``rotations_[k]`` and ``scalings_[k]`` are the eigenvectors
+        and eigenvalues of Σ_k in decreasing order (scoring uses the Cholesky factors
+        ``params_.cholesky``).
     """
 
     def __init__(self, *, solver="svd", shrinkage=None, priors=None, reg_param=0.0,
-                 store_covariance=False, tol=1e-4):
+                 store_covariance=False, tol=1e-4, covariance_estimator=None):
         self.solver = solver
         self.shrinkage = shrinkage
         self.priors = priors
         self.reg_param = reg_param
         self.store_covariance = store_covariance
         self.tol = tol
+        self.covariance_estimator = covariance_estimator
+
+    def _check_params(self):
+        if self.solver not in ("svd", "eigen"):
+            raise ValueError(f"solver must be 'svd' or 'eigen'; got {self.solver!r}")
+        _check_shrinkage(self.shrinkage)
+        if self.solver == "svd":
+            if self.shrinkage is not None:
+                raise NotImplementedError("shrinkage not supported with 'svd' solver.")
+            if self.covariance_estimator is not None:
+                raise ValueError("covariance_estimator is not supported with solver='svd'. "
+                                 "Try solver='eigen' instead.")
+        _check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
 
     def fit(self, X, y):
         """Fit the model.
@@ -215,17 +443,59 @@ class QuadraticDiscriminantAnalysis(FastgenClassifier):
         -------
         self
         """
-        if self.solver not in ("svd", "eigen"):
-            raise ValueError(f"solver must be 'svd' or 'eigen'; got {self.solver!r}")
+        self._check_params()
         X, y = self._validate_fit(X, y)
         if np.unique(y).shape[0] < 2:
             raise ValueError("The number of classes has to be greater than one. Got 1 class.")
-        params = fit_gda(X, y, "per_class", priors=self.priors, reg=self.reg_param,
-                         shrinkage=_shrinkage(self.shrinkage))
+        m = class_moments(X, y, kind="per_class")
+        d = X.shape[1]
+        for k, c in enumerate(m.classes):
+            if m.counts[k] == 1:
+                raise ValueError(f"y has only 1 sample in class {c}, covariance is ill "
+                                 "defined.")
+        if self.solver == "svd":
+            covs = m.scatter / m.counts[:, None, None]
+        else:
+            covs = _class_covariances(X, y, m, self.shrinkage, self.covariance_estimator)
+        r = float(self.reg_param) if self.solver == "svd" else 0.0
+        rotations, scalings = [], []
+        for k, c in enumerate(m.classes):
+            lam, V = np.linalg.eigh(covs[k])
+            lam, V = lam[::-1], V[:, ::-1]
+            n_k = int(m.counts[k])
+            if self.solver == "svd":
+                # the svd of the n_k centred rows has min(n_k, d) singular values
+                lam, V = lam[: min(n_k, d)], V[:, : min(n_k, d)]
+                lam = (1.0 - r) * np.clip(lam, 0.0, None) + r
+            rank = int(np.sum(lam > self.tol))
+            if rank < d:
+                if self.solver == "svd" and n_k <= d:
+                    raise np.linalg.LinAlgError(
+                        f"The covariance matrix of class {c} is not full rank. When using "
+                        f"`solver='svd'` the number of samples in each class should be "
+                        f"more than the number of features, but class {c} has {n_k} "
+                        f"samples and {d} features. Try using `solver='eigen'` and "
+                        f"setting the parameter `shrinkage` for regularization."
+                    )
+                param = "shrinkage" if self.solver == "eigen" else "reg_param"
+                raise np.linalg.LinAlgError(
+                    f"The covariance matrix of class {c} is not full rank (rank {rank} of "
+                    f"{d} at tol={self.tol:g}). Increase the value of `{param}` to reduce "
+                    f"the collinearity."
+                )
+            rotations.append(V)
+            scalings.append(lam)
+        if self.solver == "svd":
+            params = gda_from_moments(m, "per_class", priors=self.priors, reg=r)
+        else:
+            params = gda_from_moments(_moments_with(m, covs, "per_class"), "per_class",
+                                      priors=self.priors)
         self.params_ = params
         self.classes_ = params.classes
         self.priors_ = params.priors
         self.means_ = params.means
+        self.rotations_ = rotations
+        self.scalings_ = scalings
         if self.store_covariance:
             self.covariance_ = params.covariance
         return self
@@ -242,6 +512,7 @@ class QuadraticDiscriminantAnalysis(FastgenClassifier):
         ndarray of shape (n_samples,) or (n_samples, n_classes)
             For two classes, the log-likelihood ratio of ``classes_[1]``.
         """
+        check_is_fitted(self, "params_")
         X = self._validate_predict(X)
         jll = joint_log_likelihood(self.params_, X)
         if jll.shape[1] == 2:

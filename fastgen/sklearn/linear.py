@@ -14,29 +14,54 @@ from .. import fit_logistic
 from .._warn import warn
 from .base import FastgenClassifier
 
-__all__ = ["LogisticRegressionIRLS"]
+__all__ = ["LogisticRegression", "LogisticRegressionIRLS"]
+
+_SOLVERS = ("lbfgs", "liblinear", "newton-cg", "newton-cholesky", "sag", "saga")
 
 
-class LogisticRegressionIRLS(LinearClassifierMixin, FastgenClassifier):
+class LogisticRegression(LinearClassifierMixin, FastgenClassifier):
     """L2-penalised logistic regression by Newton's method (``fastgen.fit_logistic``).
 
-    Minimises Σ_i w_i·(−log p(y_i | x_i)) + ‖coef‖² / (2C), scikit-learn's
-    ``LogisticRegression`` objective (binary, or multinomial for more than two
-    classes), so ``fastgen``'s ``l2 = 1 / C``; ``C = inf`` or ``penalty=None`` fit
-    without penalty (``l2 = 0``).  Dense or CSR.
+    scikit-learn 1.9's ``LogisticRegression`` name, parameters and deprecations, so that
+    swapping the import is enough.  Minimises Σ_i w_i·(−log p(y_i | x_i)) + ‖coef‖² / (2C),
+    scikit-learn's objective (binary, or multinomial for more than two classes), so
+    ``fastgen``'s ``l2 = 1 / C``; ``C = inf`` fits without penalty (``l2 = 0``).
+    Dense or CSR.  ``LogisticRegressionIRLS`` is another name of this class.
 
     Parameters
     ----------
-    penalty : {"l2", None}, default "l2"
+    penalty : {"l2", None}, default "deprecated"
+        Deprecated in scikit-learn 1.8 (a FutureWarning, as there): use ``C=np.inf``
+        for no penalty.  "l1" and "elasticnet" are not available (ValueError).
     C : float, default 1.0
         Inverse regularisation strength (> 0; ``np.inf`` for none).
+    l1_ratio : float, default 0.0
+        Only 0 (the L2 penalty) is available; ``None`` is deprecated as in scikit-learn.
+    dual : bool, default False
+        Only the primal problem is solved (``dual=True`` raises).
     tol : float, default 1e-4
         Stop when max|∇f| / Σw ≤ tol and the Newton decrement / Σw ≤ tol
         (scikit-learn's newton-cholesky criterion).
     fit_intercept : bool, default True
+    intercept_scaling : float, default 1
+        Accepted for compatibility (scikit-learn uses it with liblinear only); unused.
     class_weight : dict, "balanced" or None, default None
         Multiplies the sample weights, as in scikit-learn.
+    random_state : None
+        Accepted for compatibility; Newton's method is deterministic.
+    solver : {"lbfgs", "liblinear", "newton-cg", "newton-cholesky", "sag", "saga"}, \
+default "lbfgs"
+        Accepted for compatibility: every solver name fits by fastgen's Newton/IRLS
+        (the optimum is the same; scikit-learn's solvers reach it to within ``tol``).
     max_iter : int, default 100
+        Maximum Newton steps.
+    verbose : int, default 0
+        Accepted for compatibility; unused.
+    warm_start : bool, default False
+        Start from the previous fit's coefficients when the classes and features are
+        the same (``fastgen.fit_logistic(..., init=params_)``).
+    n_jobs : None
+        Deprecated in scikit-learn 1.8 and without effect (a FutureWarning when set).
 
     Attributes
     ----------
@@ -54,14 +79,65 @@ class LogisticRegressionIRLS(LinearClassifierMixin, FastgenClassifier):
 
     _accept_sparse = True
 
-    def __init__(self, penalty="l2", *, C=1.0, tol=1e-4, fit_intercept=True,
-                 class_weight=None, max_iter=100):
+    def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=1e-4,
+                 fit_intercept=True, intercept_scaling=1, class_weight=None,
+                 random_state=None, solver="lbfgs", max_iter=100, verbose=0,
+                 warm_start=False, n_jobs=None):
         self.penalty = penalty
         self.C = C
+        self.l1_ratio = l1_ratio
+        self.dual = dual
         self.tol = tol
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
+        self.random_state = random_state
+        self.solver = solver
         self.max_iter = max_iter
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+
+    def _l2(self):
+        """The ridge penalty 1/C (0 for none), after scikit-learn 1.9's deprecations."""
+        if not (isinstance(self.C, (int, float, np.number)) and not isinstance(self.C, bool)
+                and self.C > 0):
+            raise ValueError(f"C must be a positive number (np.inf for no penalty); "
+                             f"got {self.C!r}")
+        if self.solver not in _SOLVERS:
+            raise ValueError(f"solver must be one of {_SOLVERS}; got {self.solver!r}")
+        if self.dual:
+            raise ValueError("dual=True is not supported: fastgen solves the primal problem")
+        l1_ratio = self.l1_ratio
+        if self.penalty == "deprecated":
+            if l1_ratio is None:
+                warnings.warn("'l1_ratio=None' was deprecated in version 1.8 and will "
+                              "trigger an error in 1.10. Use 0<=l1_ratio<=1 instead.",
+                              FutureWarning, stacklevel=3)
+                l1_ratio = 0.0
+            penalty = None if np.isinf(self.C) else ("l2" if l1_ratio == 0 else "l1/enet")
+        else:
+            penalty = self.penalty
+            warnings.warn(
+                "'penalty' was deprecated in version 1.8 and will be removed in 1.10. To "
+                "avoid this warning, leave 'penalty' set to its default value and use "
+                "'l1_ratio' or 'C' instead. Use l1_ratio=0 instead of penalty='l2', "
+                "l1_ratio=1 instead of penalty='l1', l1_ratio set to a float between 0 "
+                "and 1 instead of penalty='elasticnet', and C=np.inf instead of "
+                "penalty=None.", FutureWarning, stacklevel=3)
+            if penalty is None and self.C != 1.0:
+                warnings.warn("Setting penalty=None will ignore the C and l1_ratio "
+                              "parameters", UserWarning, stacklevel=3)
+        if penalty not in ("l2", None) or (penalty == "l2" and l1_ratio not in (0, None)):
+            raise ValueError(
+                f"only the L2 penalty is available (penalty={self.penalty!r}, "
+                f"l1_ratio={self.l1_ratio!r}); fastgen fits l1_ratio=0"
+            )
+        if self.n_jobs is not None:
+            warnings.warn("'n_jobs' has no effect since 1.8 and will be removed in 1.10. "
+                          f"You provided 'n_jobs={self.n_jobs}', please leave it "
+                          "unspecified.", FutureWarning, stacklevel=3)
+        return 0.0 if penalty is None or np.isinf(self.C) else 1.0 / float(self.C)
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model.
@@ -76,26 +152,27 @@ class LogisticRegressionIRLS(LinearClassifierMixin, FastgenClassifier):
         -------
         self
         """
-        if self.penalty not in ("l2", None):
-            raise ValueError(f"penalty must be 'l2' or None; got {self.penalty!r}")
-        if not (isinstance(self.C, (int, float, np.number)) and self.C > 0):
-            raise ValueError(f"C must be a positive number (np.inf for no penalty); "
-                             f"got {self.C!r}")
+        l2 = self._l2()
         X, y = self._validate_fit(X, y)
         if np.unique(y).shape[0] < 2:
             raise ValueError(
                 "This solver needs samples of at least 2 classes in the data, but the data "
                 "contains only one class"
             )
-        l2 = 0.0 if self.penalty is None or np.isinf(self.C) else 1.0 / float(self.C)
         if self.class_weight is not None:
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else cw * np.asarray(sample_weight)
+        init = None
+        old = getattr(self, "params_", None)
+        if self.warm_start and old is not None and old.n_features_in == X.shape[1] \
+                and np.array_equal(old.classes, np.unique(y)) \
+                and bool(old.fit_intercept) == bool(self.fit_intercept):
+            init = old
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             params = fit_logistic(X, y, l2=l2, fit_intercept=self.fit_intercept,
                                   sample_weight=sample_weight, max_iter=self.max_iter,
-                                  tol=self.tol)
+                                  tol=self.tol, init=init)
         for w in caught:
             cat = _SkConvergenceWarning if issubclass(w.category, _FgConvergenceWarning) \
                 else w.category
@@ -123,3 +200,7 @@ class LogisticRegressionIRLS(LinearClassifierMixin, FastgenClassifier):
     predict = FastgenClassifier.predict
     predict_proba = FastgenClassifier.predict_proba
     predict_log_proba = FastgenClassifier.predict_log_proba
+
+
+#: the name this estimator had before it took scikit-learn's (kept for existing code)
+LogisticRegressionIRLS = LogisticRegression

@@ -13,20 +13,25 @@ model, whose count table grows with the categories seen, accumulates
 from __future__ import annotations
 
 import dataclasses
+import numbers
+import warnings
 
 import numpy as np
+from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import check_non_negative
 
 from .. import (
+    AlphaClippedWarning,
     ClassMoments,
     NBCounts,
     fit_categorical_nb,
+    joint_log_likelihood,
     merge_counts,
     nb_counts,
     nb_from_counts,
 )
 from .._validation import check_y
-from ..naive_bayes import categorical_nb_from_counts
+from ..naive_bayes import ALPHA_MIN, categorical_nb_from_counts
 from .base import FastgenClassifier
 
 __all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB", "ComplementNB", "CategoricalNB"]
@@ -74,13 +79,48 @@ class _StreamingNB(FastgenClassifier):
         first = not hasattr(self, "params_")
         if first and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit.")
+        if not first and classes is not None \
+                and not np.array_equal(self.classes_, unique_labels(classes)):
+            raise ValueError(
+                f"`classes={classes!r}` is not the same as on last call to partial_fit, "
+                f"was: {self.classes_!r}"
+            )
         return self._partial_fit(X, y, classes, sample_weight, first=first)
+
+    def predict_joint_log_proba(self, X):
+        """Joint log-likelihoods log p(x, y = k) = log p(x | y = k) + log p(y = k).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        X = self._validate_predict(X)
+        return joint_log_likelihood(self.params_, X)
+
+    def _check_class_prior(self, prior, gaussian=False):
+        """scikit-learn's checks (and messages) of user priors; the model layer checks again."""
+        if prior is None:
+            return
+        prior = np.asarray(prior, dtype=np.float64)
+        if prior.ndim != 1 or prior.shape[0] != self.classes_.shape[0]:
+            raise ValueError("Number of priors must match number of classes.")
+        if gaussian:
+            if not np.isclose(prior.sum(), 1.0):
+                raise ValueError("The sum of the priors should be 1.")
+            if (prior < 0).any():
+                raise ValueError("Priors must be non-negative.")
 
     def _partial_fit(self, X, y, classes, sample_weight, first):
         X, y = self._validate_fit(X, y, reset=first)
         if first:
             self._reset()
             self.classes_ = check_y(y if classes is None else np.asarray(classes))[0]
+            self._check_inputs(X)
         batch = self._batch(X, y, sample_weight)
         known = np.isin(batch.classes, self.classes_)
         if not np.all(known):
@@ -92,6 +132,11 @@ class _StreamingNB(FastgenClassifier):
         self.params_ = self._build(X.dtype)
         self._set_attributes()
         return self
+
+
+    def _check_inputs(self, X):
+        """Checks of the options against the first batch (scikit-learn's messages)."""
+        self._check_class_prior(getattr(self, "class_prior", None))
 
 
 class _MergedNB(_StreamingNB):
@@ -177,6 +222,9 @@ class GaussianNB(_MergedNB):
         return NBCounts("gaussian", self.classes_, np.zeros(K), moments=zero(self.classes_),
                         feature_moments=zero(np.zeros(1, dtype=np.int8)), dtype=batch.dtype)
 
+    def _check_inputs(self, X):
+        self._check_class_prior(self.priors, gaussian=True)
+
     def _options(self):
         return {"priors": self.priors, "var_smoothing": self.var_smoothing}
 
@@ -218,9 +266,72 @@ class _DiscreteNB(_StreamingNB):
         self.class_log_prior_ = p.class_log_prior
         self.feature_log_prob_ = p.feature_log_prob
 
+    #: whether an array ``alpha`` (one value per feature) is supported
+    _array_alpha = False
+
+    def _check_alpha(self):
+        """``alpha`` as scikit-learn's ``_check_alpha`` gives it (its messages too).
+
+        Negative values raise; an array needs one value per feature; with
+        ``force_alpha=False`` values below 1e-10 become 1e-10 with a UserWarning.
+        """
+        alpha = self.alpha
+        if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
+            if alpha < 0:
+                raise ValueError(f"alpha must be >= 0; got {alpha!r}")
+            alpha_min = float(alpha)
+        else:
+            alpha = np.asarray(alpha, dtype=np.float64)
+            if alpha.ndim != 1 or alpha.shape[0] != self.n_features_in_:
+                raise ValueError(
+                    "When alpha is an array, it should contains `n_features`. "
+                    f"Got {alpha.size} elements instead."
+                )
+            if np.min(alpha) < 0:
+                raise ValueError("All values in alpha must be greater than 0.")
+            alpha_min = float(np.min(alpha))
+        if alpha_min < ALPHA_MIN and not self.force_alpha:
+            warnings.warn(
+                "alpha too small will result in numeric errors, setting alpha = "
+                f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
+                UserWarning, stacklevel=3,
+            )
+            return np.maximum(alpha, ALPHA_MIN)
+        return alpha
+
+    def _model_alpha(self):
+        """The scalar alpha handed to the model layer (which clips below 1e-10 itself)."""
+        alpha = self._check_alpha()
+        if np.ndim(alpha) and not self._array_alpha:
+            raise ValueError(
+                f"{type(self).__name__} takes a scalar alpha; an array of per-feature "
+                "values is supported by MultinomialNB"
+            )
+        return alpha
+
 
 class _CountNB(_DiscreteNB, _MergedNB):
     """Bernoulli, multinomial and complement naive Bayes: counts add over batches."""
+
+    def _options(self):
+        return {**super()._options(), "alpha": self._model_alpha()}
+
+    def _build(self, dtype):
+        options = self._options()
+        alpha = options["alpha"]
+        counts = dataclasses.replace(self._counts, dtype=str(dtype))
+        with warnings.catch_warnings():
+            # force_alpha=True below 1e-10: the model layer still clips (log 0 otherwise)
+            warnings.simplefilter("ignore", AlphaClippedWarning)
+            if not np.ndim(alpha):
+                return nb_from_counts(counts, **options)
+            # per-feature alpha_j: add alpha_j - a0 to the counts and smooth with a0, so
+            # log θ_kj = log(N_kj + α_j) − log(N_k + Σ_j α_j); feature_count stays N
+            a0 = float(np.min(alpha))
+            shifted = dataclasses.replace(
+                counts, feature_count=counts.feature_count + (alpha - a0)[None, :])
+            params = nb_from_counts(shifted, **{**options, "alpha": a0})
+            return dataclasses.replace(params, feature_count=counts.feature_count)
 
 
 class BernoulliNB(_CountNB):
@@ -229,8 +340,11 @@ class BernoulliNB(_CountNB):
     Parameters
     ----------
     alpha : float, default 1.0
-        Additive smoothing; values below 1e-10 are clipped to 1e-10 with a
-        ``fastgen.AlphaClippedWarning`` (scikit-learn's ``force_alpha=False``).
+        Additive smoothing (a scalar; arrays are supported by MultinomialNB only).
+    force_alpha : bool, default True
+        As scikit-learn: False clips alpha below 1e-10 to 1e-10 with a UserWarning;
+        True keeps it, except that fastgen's model layer still clips values below
+        1e-10 (silently here), so that no log-probability is log 0.
     binarize : float or None, default 0.0
     fit_prior : bool, default True
     class_prior : array-like of shape (n_classes,), default None
@@ -245,8 +359,10 @@ class BernoulliNB(_CountNB):
 
     _model = "bernoulli"
 
-    def __init__(self, *, alpha=1.0, binarize=0.0, fit_prior=True, class_prior=None):
+    def __init__(self, *, alpha=1.0, force_alpha=True, binarize=0.0, fit_prior=True,
+                 class_prior=None):
         self.alpha = alpha
+        self.force_alpha = force_alpha
         self.binarize = binarize
         self.fit_prior = fit_prior
         self.class_prior = class_prior
@@ -257,8 +373,15 @@ class MultinomialNB(_CountNB):
 
     Parameters
     ----------
-    alpha : float, default 1.0
-        Values below 1e-10 are clipped to 1e-10 with a ``fastgen.AlphaClippedWarning``.
+    alpha : float or array-like of shape (n_features,), default 1.0
+        Additive smoothing, one value for all features or one per feature:
+        log θ_kj = log(N_kj + α_j) − log(N_k + Σ_j α_j).  With an array,
+        ``params_.alpha`` is min_j α_j and the log-probabilities carry the rest (the
+        model layer takes a scalar alpha).
+    force_alpha : bool, default True
+        As scikit-learn: False clips alpha below 1e-10 to 1e-10 with a UserWarning;
+        True keeps it, except that fastgen's model layer still clips values below
+        1e-10 (silently here), so that no log-probability is log 0.
     fit_prior : bool, default True
     class_prior : array-like of shape (n_classes,), default None
 
@@ -272,9 +395,11 @@ class MultinomialNB(_CountNB):
 
     _model = "multinomial"
     _positive_only = True
+    _array_alpha = True
 
-    def __init__(self, *, alpha=1.0, fit_prior=True, class_prior=None):
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None):
         self.alpha = alpha
+        self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
 
@@ -285,6 +410,10 @@ class ComplementNB(_CountNB):
     Parameters
     ----------
     alpha : float, default 1.0
+    force_alpha : bool, default True
+        As scikit-learn: False clips alpha below 1e-10 to 1e-10 with a UserWarning;
+        True keeps it, except that fastgen's model layer still clips values below
+        1e-10 (silently here), so that no log-probability is log 0.
     fit_prior : bool, default True
         Only used when there is a single class, as in scikit-learn.
     class_prior : array-like of shape (n_classes,), default None
@@ -301,8 +430,10 @@ class ComplementNB(_CountNB):
     _model = "complement"
     _positive_only = True
 
-    def __init__(self, *, alpha=1.0, fit_prior=True, class_prior=None, norm=False):
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
+                 norm=False):
         self.alpha = alpha
+        self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.norm = norm
@@ -324,6 +455,10 @@ class CategoricalNB(_DiscreteNB):
     Parameters
     ----------
     alpha : float, default 1.0
+    force_alpha : bool, default True
+        As scikit-learn: False clips alpha below 1e-10 to 1e-10 with a UserWarning;
+        True keeps it, except that fastgen's model layer still clips values below
+        1e-10 (silently here), so that no log-probability is log 0.
     fit_prior : bool, default True
     class_prior : array-like of shape (n_classes,), default None
     min_categories : int or array-like of shape (n_features,), default None
@@ -338,8 +473,10 @@ class CategoricalNB(_DiscreteNB):
         Views of the flat tables of ``params_``, one per feature, as in scikit-learn.
     """
 
-    def __init__(self, *, alpha=1.0, fit_prior=True, class_prior=None, min_categories=None):
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
+                 min_categories=None):
         self.alpha = alpha
+        self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.min_categories = min_categories
@@ -382,10 +519,29 @@ class CategoricalNB(_DiscreteNB):
         return p
 
     def _build(self, dtype):
-        return categorical_nb_from_counts(
-            self.classes_, self._class_count, self._feature_count, self._n_categories,
-            alpha=self.alpha, fit_prior=self.fit_prior, class_prior=self.class_prior,
-            dtype=dtype)
+        alpha = self._model_alpha()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", AlphaClippedWarning)
+            return categorical_nb_from_counts(
+                self.classes_, self._class_count, self._feature_count, self._n_categories,
+                alpha=alpha, fit_prior=self.fit_prior, class_prior=self.class_prior,
+                dtype=dtype)
+
+    def _check_inputs(self, X):
+        super()._check_inputs(X)
+        mc = self.min_categories
+        if mc is not None and np.ndim(mc):
+            mc = np.asarray(mc)
+            if mc.shape != (X.shape[1],):
+                raise ValueError(
+                    f"'min_categories' should have shape ({X.shape[1]},) when an "
+                    f"array-like is provided. Got {mc.shape} instead."
+                )
+
+    def _validate_predict(self, X):
+        X = super()._validate_predict(X)
+        check_non_negative(X, f"{type(self).__name__} (input X)")
+        return X
 
     def _set_attributes(self):
         p = self.params_
