@@ -23,6 +23,7 @@ from .. import (
     linear_discriminant,
     load_feature_names,
     load_params,
+    logistic_inference,
     predict,
     predict_proba,
     save_params,
@@ -194,6 +195,11 @@ def sidecar(path):
 def fit(args, out=None):
     """``fastgen fit``: fit the registry's model on a CSV file, write params and sidecar."""
     out = sys.stdout if out is None else out
+    summary = getattr(args, "summary", False)
+    if summary and args.model != "logistic":
+        raise CLIError("--summary goes with --model logistic")
+    if args.output is None and not summary:
+        raise CLIError("-o/--output is required (unless --summary is given)")
     X, y, names = load_csv(args.data, args.target)
     kind = feature_kind(X)
     entry = resolve(args.model, kind)
@@ -207,6 +213,14 @@ def fit(args, out=None):
               f"binarize={params.binarize:g} (x > {params.binarize:g} counts as 1); "
               f"choose --model nb to fit the naive Bayes model matching the features",
               file=sys.stderr)
+    if summary:
+        try:
+            res = logistic_inference(params, X, y, feature_names=names)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
+        print(res.summary(), file=out)
+        if args.output is None:
+            return 0
     path = os.fspath(args.output)
     if not path.endswith(".npz"):
         path += ".npz"

@@ -131,8 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, choices=FIT_MODELS)
     p.add_argument("data", metavar="DATA", help="CSV file with a header row")
     p.add_argument("--target", required=True, metavar="COL", help="the label column")
-    p.add_argument("-o", "--output", required=True, metavar="PARAMS",
-                   help="params file to write (.npz; PARAMS.json is written beside it)")
+    p.add_argument("-o", "--output", metavar="PARAMS",
+                   help="params file to write (.npz; PARAMS.json is written beside it); "
+                        "required unless --summary is given")
+    p.add_argument("--summary", action="store_true",
+                   help="logistic: print the statsmodels-style inference table "
+                        "(needs --l2 0, the default)")
     p.add_argument("--reg", type=float, default=fit_option_default("reg"),
                    help="lda/qda/gda: Σ ← (1 − reg)Σ + reg·I (default: %(default)s)")
     p.add_argument("--l2", type=float, default=fit_option_default("l2"),

@@ -8,9 +8,10 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning as _SkConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.validation import check_is_fitted
 
 from .. import ConvergenceWarning as _FgConvergenceWarning
-from .. import fit_logistic
+from .. import fit_logistic, logistic_inference
 from .._warn import warn
 from .base import FastgenClassifier
 
@@ -66,6 +67,13 @@ default "lbfgs"
     Attributes
     ----------
     params_ : fastgen.LogisticParams
+    inference_ : fastgen.LogisticInference or None
+        With no penalty (``C=np.inf``): statsmodels-style inference of the fit
+        (``fastgen.logistic_inference`` on the training data, sample weights as frequency
+        weights), also printed by :meth:`summary`.  None for a penalised fit, or when
+        inference is undefined (separated classes, collinear columns): :meth:`summary`
+        then raises the reason.  Its estimates are those of the fit, converged to
+        ``tol``: lower ``tol`` (e.g. 1e-10) for statsmodels' digits.
     classes_, coef_, intercept_, n_iter_, n_features_in_, feature_names_in_ :
         As in scikit-learn.  With no penalty and more than two classes the coefficients
         are in the reference-class parametrisation (``coef_[0] = 0``; the optimum is not
@@ -182,7 +190,34 @@ default "lbfgs"
         self.coef_ = params.coef
         self.intercept_ = params.intercept
         self.n_iter_ = np.array([params.n_iter], dtype=np.int32)
+        self.inference_, self._inference_error = None, None
+        try:
+            names = getattr(self, "feature_names_in_", None)
+            self.inference_ = logistic_inference(
+                params, X, y, sample_weight=sample_weight,
+                feature_names=None if names is None else [str(c) for c in names])
+        except ValueError as exc:  # penalised, separated or collinear: no inference
+            self._inference_error = str(exc)
         return self
+
+    def summary(self):
+        """The statsmodels-style results table of an unpenalised fit (``C=np.inf``).
+
+        Returns
+        -------
+        str
+
+        Raises
+        ------
+        ValueError
+            For a penalised fit (Wald inference of a ridge estimator is not what it
+            seems), or where the maximum-likelihood inference is undefined (separated
+            classes, collinear columns); the message says why.
+        """
+        check_is_fitted(self, "params_")
+        if self.inference_ is None:
+            raise ValueError(self._inference_error)
+        return self.inference_.summary()
 
     def decision_function(self, X):
         """X·coef_ᵀ + intercept_ (for two classes the log-odds of ``classes_[1]``).
