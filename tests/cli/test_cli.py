@@ -189,10 +189,10 @@ def wine_csvs(tmp_path_factory):
     names = [n.replace("/", "_") for n in data.feature_names]
     d = tmp_path_factory.mktemp("wine")
     train = write_csv(d / "wine.csv", [*names, "cultivar"],
-                      [[*map(repr, x), c] for x, c in zip(X, y, strict=True)])
+                      [[*(repr(float(v)) for v in x), c] for x, c in zip(X, y, strict=True)])
     perm = np.random.default_rng(0).permutation(len(names))
     shuffled = write_csv(d / "wine_shuffled.csv", [names[j] for j in perm],
-                         [[repr(v) for v in x[perm]] for x in X])
+                         [[repr(float(v)) for v in x[perm]] for x in X])
     return X, y, names, perm, train, shuffled
 
 
