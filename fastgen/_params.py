@@ -94,9 +94,10 @@ class FittedParams:
         Scoring tables derived from the fields are cached on the object at its first
         use, so a field edited in place would be silently ignored: in-place writes
         raise instead, and :func:`dataclasses.replace` (a new object, new caches) is the
-        way to change a model.  An array that owns its memory is frozen in place (the
-        params object takes it over, no copy); any other array (a view of memory that
-        something else may still write) is copied first.
+        way to change a model.  A writeable array is copied first, so the params object
+        holds memory no one else can write, and the caller's array stays writeable (the
+        copies are of the parameters, K×d sized, never of the data).  An array that is
+        already read-only is kept as it is.
 
         numba compiles a separate specialisation of a kernel for read-only arrays:
         fields and the tables derived from them reach kernels through
@@ -110,8 +111,7 @@ class FittedParams:
             if v.dtype == object:
                 raise ValueError(f"{type(self).__name__}.{f.name} must not be an object array")
             if v.flags.writeable:
-                if v.base is not None:
-                    v = v.copy()
+                v = v.copy()
                 v.flags.writeable = False
                 object.__setattr__(self, f.name, v)
 

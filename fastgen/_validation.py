@@ -66,6 +66,7 @@ def _dense_dtype(dtype: np.dtype, name: str) -> np.dtype:
 
 def _first_nonfinite_flat(a: np.ndarray) -> int:
     """Index of the first NaN/inf of a contiguous 1-D float32/float64 array, or -1."""
+    a = _kernel_view(a)  # one specialisation for read-only inputs too
     if a.shape[0] < 2 * _SCAN_BLOCK:  # too small to be worth waking the thread pool
         return int(first_nonfinite(a))
     if a.dtype == np.float64:

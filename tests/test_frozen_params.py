@@ -91,6 +91,9 @@ def test_view_fields_are_copied_not_aliased():
     buf = np.array([0.2, 0.3, 0.5, 9.0])
     q = dataclasses.replace(p, priors=buf[:3])  # a view of memory the caller still writes
     assert buf.flags.writeable
+    own = np.array([0.2, 0.3, 0.5])
+    r = dataclasses.replace(p, priors=own)
+    assert own.flags.writeable and not r.priors.flags.writeable  # the caller's stays theirs
     before = fastgen.predict_proba(q, X)
     buf[:3] = [0.6, 0.2, 0.2]
     np.testing.assert_array_equal(q.priors, [0.2, 0.3, 0.5])

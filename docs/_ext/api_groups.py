@@ -18,6 +18,7 @@ GROUPS = {
         "fit_gaussian_nb", "fit_bernoulli_nb", "fit_multinomial_nb", "fit_complement_nb",
         "fit_categorical_nb", "GaussianNBParams", "BernoulliNBParams", "MultinomialNBParams",
         "ComplementNBParams", "CategoricalNBParams", "AlphaClippedWarning",
+        "gaussian_nb_from_moments",
     ]),
     "naive_bayes_builders": ("fastgen.naive_bayes", [
         "gaussian_nb_from_moments", "bernoulli_nb_from_counts", "multinomial_nb_from_counts",
@@ -33,7 +34,7 @@ GROUPS = {
     "moments": ("fastgen", ["class_moments", "merge_moments", "ClassMoments"]),
     "streaming": ("fastgen", ["nb_counts", "merge_counts", "nb_from_counts", "NBCounts"]),
     "streaming_module": ("fastgen.streaming", ["NB_MODELS"]),
-    "io": ("fastgen", ["save_params", "load_params"]),
+    "io": ("fastgen", ["save_params", "load_params", "load_feature_names", "ParamsFileError"]),
     "sklearn": ("fastgen.sklearn", [
         "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis", "GaussianNB",
         "BernoulliNB", "MultinomialNB", "ComplementNB", "CategoricalNB",
