@@ -356,23 +356,49 @@ def _check_not_separated(emax, method, confirm=None):
 
 
 def _check_full_rank(H, names):
-    """Raise naming the coefficients whose columns are collinear (pivoted Cholesky)."""
+    """Raise naming the coefficients whose columns are collinear.
+
+    The information matrix (statsmodels' layout: intercept first) is scaled to unit
+    diagonal and factorised column by column in order; a column whose squared residual
+    pivot is ≤ ``COLLINEAR_TOL²`` depends on the columns before it and is named (the later
+    column of a dependent set, as R's ``lm`` and the fit's CollinearityWarning name it).
+    A plain Cholesky is tried first, so a full-rank matrix costs one factorisation.
+    """
     q = H.shape[0]
     dg = np.diag(H).copy()
-    bad = list(np.flatnonzero(~(dg > 0)))
-    ok = np.flatnonzero(dg > 0)
-    if ok.size:
-        s = 1.0 / np.sqrt(dg[ok])
-        A = H[np.ix_(ok, ok)] * s[:, None] * s[None, :]
-        c, piv, rank, info = scipy.linalg.lapack.dpstrf(A, lower=1, tol=COLLINEAR_TOL)
-        if rank < ok.size:
-            bad += list(ok[piv[rank:] - 1])
+    live = dg > 0
+    s = np.where(live, np.sqrt(np.where(live, dg, 1.0)), 1.0)
+    A = H / s[:, None] / s[None, :]
+    tol2 = COLLINEAR_TOL ** 2
+    bad = list(np.flatnonzero(~live))
+    if not bad:
+        try:
+            L = scipy.linalg.cholesky(A, lower=True, check_finite=False)
+            if np.all(np.diag(L) ** 2 > tol2):
+                return
+        except np.linalg.LinAlgError:
+            pass
+    L = np.zeros_like(A)
+    kept = []
+    for j in range(q):
+        if not live[j]:
+            continue
+        lj = L[j, kept]
+        piv = A[j, j] - lj @ lj
+        if piv <= tol2:
+            bad.append(j)
+            continue
+        L[j, j] = np.sqrt(piv)
+        rest = np.arange(j + 1, q)
+        L[rest, j] = (A[rest, j] - L[np.ix_(rest, kept)] @ lj) / L[j, j]
+        kept.append(j)
     if bad:
         bad_names = [names[j] for j in sorted(bad)]
         raise np.linalg.LinAlgError(
             f"the design is collinear: the column(s) {bad_names} are (numerically) linear "
-            f"combinations of the others or constant (rank {q - len(bad)} of {q} "
-            f"coefficients), so their coefficients are not identified; drop them and refit"
+            f"combinations of the columns before them or constant (rank {q - len(bad)} of "
+            f"{q} coefficients), so their coefficients are not identified; drop them and "
+            f"refit"
         )
 
 
