@@ -299,7 +299,7 @@ def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: in
         lo, hi = int(ai.min()), int(ai.max())
         span = hi - lo + 1
         if span <= max(2 * ai.shape[0], 1 << 16):
-            present, codes = int_label_codes(np.ascontiguousarray(ai), lo, span)
+            present, codes = int_label_codes(_kernel_view(np.ascontiguousarray(ai)), lo, span)
             classes = (np.flatnonzero(present) + lo).astype(ai.dtype)
             if a.dtype.kind == "b":
                 classes = classes.astype(bool)

@@ -33,7 +33,8 @@ def warn(message, category=UserWarning) -> None:
         warnings.warn(message, category, stacklevel=2)
         return
     g = frame.f_globals
+    # no module_globals: for code run by ``python -c`` its loader (BuiltinImporter)
+    # raises ImportError when the warning machinery asks it for the source line
     warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
                            module=g.get("__name__", "<string>"),
-                           registry=g.setdefault("__warningregistry__", {}),
-                           module_globals=g)
+                           registry=g.setdefault("__warningregistry__", {}))

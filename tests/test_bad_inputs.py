@@ -740,6 +740,10 @@ NB_CASES = [
 ]
 
 LOGISTIC_CASES = [
+    ("separation-X-nan", call(fastgen.detect_separation, X2(at=(13, 0), value=np.nan), y2()),
+     ValueError, r"X contains NaN at row 13, column 0"),
+    ("inference-not-a-model", call(fastgen.logistic_inference, "model", X2(), y2()),
+     ValueError, r"model must be a LogisticParams"),
     ("logistic-X-nan", call(fastgen.fit_logistic, X2(at=(13, 0), value=np.nan), y2()),
      ValueError, r"X contains NaN at row 13, column 0"),
     ("logistic-X-inf", call(fastgen.fit_logistic, X2(at=(0, 2), value=-np.inf), y2()),

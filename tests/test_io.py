@@ -180,8 +180,11 @@ def test_version_1_files_still_load(tmp_path):
     p = fastgen.fit_gda(X, y, "per_class")
     arrays, kinds = {}, {}
     for f in dataclasses.fields(p):
+        if f.name == "rank":  # added after format 1: absent from version-1 files
+            continue
         v = getattr(p, f.name)
-        kinds[f.name] = "array" if isinstance(v, np.ndarray) else "str"
+        kinds[f.name] = ("array" if isinstance(v, np.ndarray) else
+                         {bool: "bool", int: "int", float: "float", str: "str"}[type(v)])
         arrays[f.name] = np.asarray(v)
     header = {"format": "fastgen-params", "version": 1, "type": "GDAParams",
               "fields": kinds}

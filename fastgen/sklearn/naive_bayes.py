@@ -31,6 +31,7 @@ from .. import (
     nb_from_counts,
 )
 from .._validation import check_y
+from .._warn import warn
 from ..naive_bayes import ALPHA_MIN, categorical_nb_from_counts
 from .base import FastgenClassifier
 
@@ -291,10 +292,10 @@ class _DiscreteNB(_StreamingNB):
                 raise ValueError("All values in alpha must be greater than 0.")
             alpha_min = float(np.min(alpha))
         if alpha_min < ALPHA_MIN and not self.force_alpha:
-            warnings.warn(
+            warn(
                 "alpha too small will result in numeric errors, setting alpha = "
                 f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
-                UserWarning, stacklevel=3,
+                UserWarning,
             )
             return np.maximum(alpha, ALPHA_MIN)
         return alpha
