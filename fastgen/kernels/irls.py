@@ -26,6 +26,7 @@ __all__ = [
     "expit",
     "binary_loss_grad_hess",
     "binary_hessp",
+    "multinomial_row",
     "multinomial_loss_grad",
     "multinomial_hessp",
     "multinomial_hessian",
@@ -55,6 +56,22 @@ def expit(t):
         return 1.0 / (1.0 + exp_nonpos(-t))
     e = exp_nonpos(t)
     return e / (1.0 + e)
+
+
+@jit(inline="always")
+def multinomial_row(eta, e, wi, yi):
+    """One row of the multinomial loss, shared by the dense and CSR kernels.
+
+    From the scores ``eta`` (K,) writes ``e[k] = exp(η_k − c)`` (via
+    :func:`fastgen.kernels.special.softmax_row`) and returns
+    ``(w_i (logsumexp_k η_k − η_{y_i}), 1 / Σ_k e[k], max_k η_k − min_k η_k)``, so that
+    p_ik = e[k] times the second value.
+    """
+    mn = eta[0]
+    for k in range(1, eta.shape[0]):
+        mn = min(mn, eta[k])
+    c, se = softmax_row(eta, e)  # c = max_k η_k for finite scores
+    return wi * (c + np.log(se) - eta[yi]), 1.0 / se, c - mn
 
 
 @pjit(fastmath=_FM)
@@ -202,18 +219,12 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
                 xj = X[i, j]
                 for k in range(K):
                     eta[k] += xj * BT[j, k]
-            mx = eta[0]
-            mn = eta[0]
-            for k in range(1, K):
-                mx = max(mx, eta[k])
-                mn = min(mn, eta[k])
             wi = w[i] if weighted else 1.0
-            if wi > 0.0 and mx - mn > em:
-                em = mx - mn
-            c, se = softmax_row(eta, e)
-            inv = 1.0 / se
             yi = y[i]
-            ls += wi * (c + np.log(se) - eta[yi])
+            li, inv, spread = multinomial_row(eta, e, wi, yi)
+            ls += li
+            if wi > 0.0 and spread > em:
+                em = spread
             for k in range(K):
                 pk = e[k] * inv
                 if store_p:

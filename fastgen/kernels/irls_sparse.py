@@ -11,8 +11,8 @@ import numpy as np
 from numba import prange
 
 from ._jit import pjit
-from .irls import expit, softplus
-from .special import softmax_row, sum_slots
+from .irls import expit, multinomial_row, softplus
+from .special import sum_slots
 
 __all__ = [
     "binary_loss_grad_hess_csr",
@@ -138,18 +138,12 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
                 ja = indices[a]
                 for k in range(K):
                     eta[k] += xa * BT[ja, k]
-            mx = eta[0]
-            mn = eta[0]
-            for k in range(1, K):
-                mx = max(mx, eta[k])
-                mn = min(mn, eta[k])
             wi = w[i] if weighted else 1.0
-            if wi > 0.0 and mx - mn > em:
-                em = mx - mn
-            c, se = softmax_row(eta, e)
-            inv = 1.0 / se
             yi = y[i]
-            ls += wi * (c + np.log(se) - eta[yi])
+            li, inv, spread = multinomial_row(eta, e, wi, yi)
+            ls += li
+            if wi > 0.0 and spread > em:
+                em = spread
             for k in range(K):
                 pk = e[k] * inv
                 if store_p:
