@@ -14,37 +14,75 @@ from ._runtime import configure_process as _configure_process
 
 _configure_process()
 
-from .io import load_params, save_params
-from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba
+# Everything else is imported on first use (PEP 562 ``__getattr__`` below): a first
+# ``fit_gda`` loads the GDA modules only, not naive Bayes, logistic regression, their
+# kernels or scipy.sparse, and ``import fastgen`` itself costs little beyond numba.
+_LAZY = {
+    # name -> submodule that defines it
+    "load_params": "io",
+    "save_params": "io",
+    "joint_log_likelihood": "scoring",
+    "predict": "scoring",
+    "predict_log_proba": "scoring",
+    "predict_proba": "scoring",
+    # --- Gaussian discriminant analysis ---
+    "GDAParams": "gda",
+    "SingularCovarianceError": "gda",
+    "fit_gda": "gda",
+    "gda_from_moments": "gda",
+    "lda_transform": "gda",
+    "linear_discriminant": "gda",
+    "ClassMoments": "moments",
+    "class_moments": "moments",
+    "merge_moments": "moments",
+    # --- naive Bayes ---
+    "AlphaClippedWarning": "naive_bayes",
+    "BernoulliNBParams": "naive_bayes",
+    "CategoricalNBParams": "naive_bayes",
+    "ComplementNBParams": "naive_bayes",
+    "GaussianNBParams": "naive_bayes",
+    "MultinomialNBParams": "naive_bayes",
+    "fit_bernoulli_nb": "naive_bayes",
+    "fit_categorical_nb": "naive_bayes",
+    "fit_complement_nb": "naive_bayes",
+    "fit_gaussian_nb": "naive_bayes",
+    "fit_multinomial_nb": "naive_bayes",
+    # --- logistic regression ---
+    "ConvergenceWarning": "logistic",
+    "LogisticParams": "logistic",
+    "fit_logistic": "logistic",
+    "irls_step": "logistic",
+    # --- streaming ---
+    "NBCounts": "streaming",
+    "merge_counts": "streaming",
+    "nb_counts": "streaming",
+    "nb_from_counts": "streaming",
+}
 
-# --- Gaussian discriminant analysis ---
-from .gda import (
-    GDAParams,
-    SingularCovarianceError,
-    fit_gda,
-    gda_from_moments,
-    lda_transform,
-    linear_discriminant,
-)
-from .moments import ClassMoments, class_moments, merge_moments
-# --- naive Bayes ---
-from .naive_bayes import (
-    AlphaClippedWarning,
-    BernoulliNBParams,
-    CategoricalNBParams,
-    ComplementNBParams,
-    GaussianNBParams,
-    MultinomialNBParams,
-    fit_bernoulli_nb,
-    fit_categorical_nb,
-    fit_complement_nb,
-    fit_gaussian_nb,
-    fit_multinomial_nb,
-)
-# --- logistic regression ---
-from .logistic import ConvergenceWarning, LogisticParams, fit_logistic, irls_step
-# --- streaming ---
-from .streaming import NBCounts, merge_counts, nb_counts, nb_from_counts
+# Submodules that ``import fastgen`` used to import eagerly: ``fastgen.gda`` and the
+# like keep working as attributes after a plain ``import fastgen``.
+_SUBMODULES = frozenset({
+    "io", "scoring", "gda", "moments", "naive_bayes", "logistic", "streaming", "kernels",
+    "cuda", "_params", "_validation",
+})
+
+
+def __getattr__(name):
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES)
+
 
 __version__ = "0.1.0"
 

@@ -63,6 +63,12 @@ def save_params(path, params) -> None:
     np.savez(path, **arrays)
 
 
+def _register_all_params():
+    """Import every module that defines a params type (``import fastgen`` imports them
+    only on first use), so that :data:`PARAMS_TYPES` knows them all."""
+    from . import gda, logistic, naive_bayes  # noqa: F401
+
+
 def load_params(path):
     """Read params written by :func:`save_params`.
 
@@ -89,6 +95,7 @@ def load_params(path):
                     f"{os.fspath(path)!r} was written by a newer fastgen (format version "
                     f"{header['version']}); upgrade fastgen to read it"
                 )
+            _register_all_params()
             cls = PARAMS_TYPES.get(header.get("type"))
             if cls is None:
                 raise _NotParams(f"{os.fspath(path)!r} holds unknown params type "
