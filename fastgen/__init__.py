@@ -14,91 +14,56 @@ from ._runtime import configure_process as _configure_process
 
 _configure_process()
 
-from .io import ParamsFileError, load_feature_names, load_params, save_params
-from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba
+# Everything else is imported on first use (PEP 562 ``__getattr__`` below): a first
+# ``fit_gda`` loads the GDA modules only, not naive Bayes, logistic regression, their
+# kernels or scipy.sparse, and ``import fastgen`` itself costs little beyond numba.
+# Submodule -> the public names it defines; ``__all__`` is this table plus
+# RuntimeSetupWarning.
+_PUBLIC = {
+    "io": ("ParamsFileError", "load_feature_names", "save_params", "load_params"),
+    "scoring": ("joint_log_likelihood", "predict_log_proba", "predict_proba", "predict"),
+    # --- Gaussian discriminant analysis ---
+    "gda": ("GDAParams", "SingularCovarianceError", "fit_gda", "gda_from_moments",
+            "linear_discriminant", "lda_transform"),
+    "moments": ("ClassMoments", "class_moments", "merge_moments"),
+    # --- naive Bayes ---
+    "naive_bayes": ("AlphaClippedWarning", "GaussianNBParams", "BernoulliNBParams",
+                    "MultinomialNBParams", "ComplementNBParams", "CategoricalNBParams",
+                    "fit_gaussian_nb", "fit_bernoulli_nb", "fit_multinomial_nb",
+                    "fit_complement_nb", "fit_categorical_nb", "gaussian_nb_from_moments"),
+    "streaming": ("NBCounts", "nb_counts", "merge_counts", "nb_from_counts"),
+    # --- logistic regression ---
+    "logistic": ("ConvergenceWarning", "LogisticParams", "fit_logistic", "irls_step",
+                 "LogisticInference", "logistic_inference", "PerfectSeparationWarning",
+                 "CollinearityWarning", "detect_separation", "SeparationResult"),
+}
+_LAZY = {name: module for module, names in _PUBLIC.items() for name in names}
 
-# --- Gaussian discriminant analysis ---
-from .gda import (
-    GDAParams,
-    SingularCovarianceError,
-    fit_gda,
-    gda_from_moments,
-    lda_transform,
-    linear_discriminant,
-)
-from .moments import ClassMoments, class_moments, merge_moments
-# --- naive Bayes ---
-from .naive_bayes import (
-    AlphaClippedWarning,
-    BernoulliNBParams,
-    CategoricalNBParams,
-    ComplementNBParams,
-    GaussianNBParams,
-    MultinomialNBParams,
-    fit_bernoulli_nb,
-    fit_categorical_nb,
-    fit_complement_nb,
-    fit_gaussian_nb,
-    fit_multinomial_nb,
-    gaussian_nb_from_moments,
-)
-# --- logistic regression ---
-from .logistic import ConvergenceWarning, LogisticParams, fit_logistic, irls_step
-from .logistic import LogisticInference, logistic_inference
-from .logistic import (
-    CollinearityWarning,
-    PerfectSeparationWarning,
-    SeparationResult,
-    detect_separation,
-)
-# --- streaming ---
-from .streaming import NBCounts, merge_counts, nb_counts, nb_from_counts
+# Submodules that ``import fastgen`` used to import eagerly: ``fastgen.gda`` and the
+# like keep working as attributes after a plain ``import fastgen``.
+_SUBMODULES = frozenset({
+    "io", "scoring", "gda", "moments", "naive_bayes", "logistic", "streaming", "kernels",
+    "cuda", "_params", "_validation",
+})
+
+
+def __getattr__(name):
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES)
+
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "RuntimeSetupWarning",
-    "ConvergenceWarning",
-    "LogisticParams",
-    "fit_logistic",
-    "irls_step",
-    "LogisticInference",
-    "logistic_inference",
-    "PerfectSeparationWarning",
-    "CollinearityWarning",
-    "detect_separation",
-    "SeparationResult",
-    "ClassMoments",
-    "class_moments",
-    "merge_moments",
-    "GDAParams",
-    "SingularCovarianceError",
-    "fit_gda",
-    "gda_from_moments",
-    "linear_discriminant",
-    "lda_transform",
-    "AlphaClippedWarning",
-    "GaussianNBParams",
-    "BernoulliNBParams",
-    "MultinomialNBParams",
-    "ComplementNBParams",
-    "CategoricalNBParams",
-    "fit_gaussian_nb",
-    "fit_bernoulli_nb",
-    "fit_multinomial_nb",
-    "fit_complement_nb",
-    "fit_categorical_nb",
-    "gaussian_nb_from_moments",
-    "joint_log_likelihood",
-    "predict_log_proba",
-    "predict_proba",
-    "predict",
-    "ParamsFileError",
-    "load_feature_names",
-    "save_params",
-    "load_params",
-    "NBCounts",
-    "nb_counts",
-    "merge_counts",
-    "nb_from_counts",
-]
+__all__ = ["RuntimeSetupWarning", *_LAZY]

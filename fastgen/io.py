@@ -129,6 +129,12 @@ def load_feature_names(path):
     return (None if names is None else tuple(names)), header.get("target_name")
 
 
+def _register_all_params():
+    """Import every module that defines a params type (``import fastgen`` imports them
+    only on first use), so that :data:`PARAMS_TYPES` knows them all."""
+    from . import gda, logistic, naive_bayes  # noqa: F401
+
+
 def load_params(path):
     """Read params written by :func:`save_params` (its arrays read-only).
 
@@ -173,6 +179,7 @@ def _read(path, *, values):
                     f"{os.fspath(path)!r} was written by a newer fastgen (format version "
                     f"{header['version']}); upgrade fastgen to read it"
                 )
+            _register_all_params()
             cls = PARAMS_TYPES.get(header.get("type"))
             if cls is None:
                 raise ParamsFileError(f"{os.fspath(path)!r} holds unknown params type "

@@ -1,0 +1,86 @@
+"""``import fastgen`` imports little; every public name still resolves on first use.
+
+Run in fresh interpreters: the test process itself has imported everything already.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import fastgen
+
+ROOT = str(Path(fastgen.__file__).resolve().parent.parent)
+
+# Modules a plain ``import fastgen`` must leave alone: what only some first calls need.
+HEAVY = ("scipy.linalg", "scipy.sparse", "threadpoolctl", "fastgen.kernels.blas",
+         "fastgen.naive_bayes", "fastgen.logistic", "fastgen.gda", "fastgen.io",
+         "numba.cuda")
+
+
+def _run(code):
+    out = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
+                         text=True, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_fastgen_leaves_heavy_modules_unimported():
+    loaded = _run(
+        "import json, sys, numpy, fastgen\n"
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    assert loaded == []
+
+
+def test_every_public_name_resolves_and_is_listed():
+    res = _run(
+        "import json, fastgen\n"
+        "names = {n: getattr(fastgen, n).__module__ for n in fastgen.__all__\n"
+        "         if hasattr(getattr(fastgen, n), '__module__')}\n"
+        "print(json.dumps({'names': names, 'dir': dir(fastgen),\n"
+        "                  'all': list(fastgen.__all__)}))"
+    )
+    assert set(res["all"]) <= set(res["dir"])
+    assert all(m.startswith("fastgen") for m in res["names"].values())
+    # the same objects as the defining modules' (checked in this process)
+    for name in fastgen.__all__:
+        obj = getattr(fastgen, name)
+        mod = sys.modules[getattr(obj, "__module__", "fastgen")]
+        assert getattr(mod, name, obj) is obj
+
+
+def test_star_import_and_submodule_attributes():
+    res = _run(
+        "import json, fastgen\n"
+        "ns = {}\n"
+        "exec('from fastgen import *', ns)\n"
+        "print(json.dumps({'star': sorted(k for k in ns if not k.startswith('__')),\n"
+        "                  'gda': fastgen.gda.fit_gda is fastgen.fit_gda,\n"
+        "                  'streaming': fastgen.streaming.nb_counts is fastgen.nb_counts}))"
+    )
+    assert res["star"] == sorted(fastgen.__all__)
+    assert res["gda"] and res["streaming"]
+
+
+def test_unknown_attribute_still_raises():
+    try:
+        fastgen.no_such_name  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("fastgen.no_such_name did not raise AttributeError")
+
+
+def test_load_params_of_a_type_not_imported_yet(tmp_path):
+    """load_params must know every params type even if its module was never imported."""
+    path = tmp_path / "nb.npz"
+    X = [[1.0, 0.0], [0.0, 2.0], [3.0, 1.0]]
+    params = fastgen.fit_multinomial_nb(X, [0, 1, 1])
+    fastgen.save_params(path, params)
+    res = _run(
+        "import json, sys, fastgen\n"
+        f"p = fastgen.load_params({str(path)!r})\n"
+        "print(json.dumps([type(p).__name__, 'fastgen.naive_bayes' in sys.modules]))"
+    )
+    assert res == ["MultinomialNBParams", True]
