@@ -108,8 +108,13 @@ class _Penalised:
 def _newton(obj, beta0, free, max_iter, tol, sw):
     """Maximise l* over the coordinates ``free`` (others fixed) from beta0.
 
-    Converged when ``max|U*_free| / Σw ≤ tol`` and the last step changed no coefficient
-    by more than ``tol · (1 + max|β|)``.  Returns (state, U*, converged, n_iter, history).
+    Converged when ``max|U*_free| / Σw ≤ tol`` and the Newton step from there would move
+    no coefficient by more than ``tol · (1 + max|β|)``: the step is solved before the
+    test, so a converged fit stops without evaluating one more point (two passes over
+    X saved), and a start that is already at the optimum (the polish before profiling,
+    a constrained refit at a nearby bound) costs one evaluation.  Step halving stops
+    once the step is below that size, where l* no longer changes beyond rounding.
+    Returns (state, U*, converged, n_iter, history, step sizes).
     """
     beta = np.array(beta0, dtype=np.float64)
     st = obj.evaluate(beta)
@@ -118,14 +123,11 @@ def _newton(obj, beta0, free, max_iter, tol, sw):
     steps = []
     converged = False
     n_iter = 0
-    small_step = False
     for _ in range(max_iter + 1):
         Uf = U[free]
         gmax = float(np.max(np.abs(Uf))) / sw if Uf.size else 0.0
-        if gmax <= tol and (small_step or gmax == 0.0):
+        if gmax == 0.0:
             converged = True
-            break
-        if n_iter == max_iter:
             break
         Hff = st.H[np.ix_(free, free)]
         try:
@@ -134,8 +136,15 @@ def _newton(obj, beta0, free, max_iter, tol, sw):
         except np.linalg.LinAlgError:
             delta = np.linalg.lstsq(Hff, Uf, rcond=None)[0]
         big = float(np.max(np.abs(delta)))
+        small = tol * (1.0 + float(np.max(np.abs(st.beta))))
+        if gmax <= tol and big <= small:
+            converged = True
+            break
+        if n_iter == max_iter:
+            break
         if big > MAX_STEP:
             delta *= MAX_STEP / big
+            big = MAX_STEP
         t = 1.0
         accepted = None
         for _ in range(_MAX_HALVINGS):
@@ -146,12 +155,13 @@ def _newton(obj, beta0, free, max_iter, tol, sw):
                 accepted = stt
                 break
             t *= 0.5
+            if t * big <= small:
+                break
         if accepted is None:
             # no ascent along the Newton direction: at the optimum to rounding
             converged = gmax <= np.sqrt(tol)
             break
         n_iter += 1
-        small_step = t * big <= tol * (1.0 + float(np.max(np.abs(accepted.beta))))
         st = accepted
         U = obj.modified_score(st)
         hist.append(-st.lstar)

@@ -93,3 +93,33 @@ def test_errors():
     m = fastgen.fit_logistic(cases()[0][0], cases()[0][1], penalty="firth")
     with pytest.raises(ValueError, match="nonrobust"):
         fastgen.logistic_inference(m, *cases()[0], cov_type="HC0")
+
+
+def test_newton_stops_without_wasted_evaluations(monkeypatch):
+    """A converged Newton run stops on its own predicted step: no extra point, and no
+    step-halving cascade at rounding level (which once made profile intervals cost
+    thousands of passes over X)."""
+    from fastgen.logistic import firth
+
+    calls = {"evaluate": 0}
+    evaluate = firth._Penalised.evaluate
+
+    def counting(self, beta):
+        calls["evaluate"] += 1
+        return evaluate(self, beta)
+
+    monkeypatch.setattr(firth._Penalised, "evaluate", counting)
+    X, y = cases()[0]
+    m = fastgen.fit_logistic(X, y, penalty="firth")
+    # the start, one point per accepted step and one per halving, and no more
+    halvings = int(np.sum(np.round(-np.log2(m.step_size_history))))
+    assert calls["evaluate"] == m.n_iter + 1 + halvings
+    calls["evaluate"] = 0
+    res = fastgen.logistic_inference(m, X, y, ci="profile")
+    p = X.shape[1] + 1
+    # 2 bounds + 1 LR refit per coefficient, each root search a few constrained Newton
+    # runs of under ten steps (about 350 evaluations here; the halving cascade took 28,000)
+    assert calls["evaluate"] < 150 * p, calls["evaluate"]
+    f, ci = reference(X, y)
+    perm = np.r_[np.arange(1, X.shape[1] + 1), 0]
+    assert rel(res.profile_ci[perm], ci) < 1e-4
