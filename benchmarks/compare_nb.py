@@ -14,11 +14,15 @@ predict_proba ≥ 3×; W7 fit and predict ≥ 5×.
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
+
+try:  # imported as benchmarks.compare_nb, or run as a script / by compare.py's fallback
+    from ._common import interleaved_medians
+except ImportError:
+    from _common import interleaved_medians
 
 SIZES = {
     # n, d, K for W5; n, d, K, stored values per row for W6/W7
@@ -59,20 +63,6 @@ def make_counts(n, d, K, stored_per_row, seed=0):
     X.indices = X.indices.astype(np.int32)
     X.indptr = X.indptr.astype(np.int32)
     return X, y
-
-
-def _interleaved(fns, repeats):
-    """Warm each callable once, then time them in alternating rounds; medians and all
-    timings.  Alternating makes load from other processes hit both sides alike."""
-    for fn in fns:
-        fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            fn()
-            times[i].append(time.perf_counter() - t0)
-    return [(float(np.median(t)), t) for t in times]
 
 
 _COMPILE_SCRIPT = r"""
@@ -160,7 +150,7 @@ def run(repeats: int = 5, quick: bool = False, compile: bool = True):
     size_note = " (quick sizes: target not judged)" if quick else ""
 
     def pair(wid, what, fast, slow, peer_name, target=None, note=""):
-        f, s = _interleaved([fast, slow], repeats)
+        f, s = interleaved_medians([fast, slow], repeats)
         row = _row(f"{wid} {what}", f, peer_name, s, None if quick else target,
                    note + size_note)
         rows.append(row)
