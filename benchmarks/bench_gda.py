@@ -65,6 +65,9 @@ class GDAFit:
     def peakmem_fit_per_class(self, data):
         fastgen.fit_gda(*data["per_class"], "per_class")
 
+    # Kept separate on purpose from GDAPredict._speedup (alike in shape): this one times
+    # fits, that one scores models fitted once; and asv names each track_* series by
+    # its method, so they stay one method each.
     def _speedup(self, data, cov, model):
         X, y = data[cov]
         (fg, _), (sk, _) = interleaved_medians(

@@ -32,6 +32,9 @@ def _speedup_fit(fit, sk_class, data, repeats=3):
     return ts / tf
 
 
+# The classes below list alike methods (time_fit, peakmem_fit, track_speedup_*) on
+# purpose: asv names each benchmark after its class and method, and a params table
+# would rename them and cut their recorded history.
 class GaussianNB:
     """W5: fit_gaussian_nb and predict_proba on dense float64 data."""
 

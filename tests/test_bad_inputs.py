@@ -538,6 +538,8 @@ NB_CASES = [
     ("categorical-X-complex", call(fastgen.fit_categorical_nb, Cat() + 0j, y()), ValueError,
      r"X has complex dtype"),
     # ---- negative counts and bad category codes ----
+    # (rows alike in shape are kept separate on purpose: each is its own case, with its
+    # own model, data edit and expected message)
     ("multinomial-negative", call(fastgen.fit_multinomial_nb, C(at=(7, 3), value=-2.0), y()),
      ValueError, r"X contains a negative value \(-2\.0\) at row 7, column 3; multinomial"),
     ("complement-negative", call(fastgen.fit_complement_nb, C(at=(0, 1), value=-0.5), y()),
