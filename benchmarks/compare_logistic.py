@@ -160,7 +160,7 @@ def run_tuples(repeats=3, sizes=None, verbose=False):
         skt = _median(lambda X=X, y=y: sk_fit(X, y), repeats)
         rows.append((f"W8 binary n={n} d={d}: fit vs sklearn newton-cholesky "
                      f"({p.n_iter} iterations)", fit, skt, skt / fit, floor))
-        smt = _statsmodels_logit(X, y, repeats)
+        smt = _statsmodels_newton("Logit", X, y, repeats)
         fit0 = _median(lambda X=X, y=y: fastgen.fit_logistic(X, y, tol=TOL), repeats)
         rows.append((f"W8 binary n={n} d={d}: fit (l2=0) vs statsmodels Logit newton",
                      fit0, smt, smt / fit0, floor))
@@ -176,7 +176,7 @@ def run_tuples(repeats=3, sizes=None, verbose=False):
     m = s["W9_sm_n"]
     Xs, ys = X[:m], y[:m]
     fs = _median(lambda: fastgen.fit_logistic(Xs, ys, tol=TOL), repeats)
-    sm_t = _statsmodels_mnlogit(Xs, ys, 1)
+    sm_t = _statsmodels_newton("MNLogit", Xs, ys, 1)
     rows.append((f"W9 multinomial n={m} d={d} K={K} (l2=0): fit vs statsmodels MNLogit newton",
                  fs, sm_t, sm_t / fs, float("nan")))
 
@@ -208,28 +208,18 @@ class _Rows(list):
             print(format_rows([row]).splitlines()[1], flush=True)
 
 
-def _statsmodels_logit(X, y, repeats):
+def _statsmodels_newton(model, X, y, repeats):
+    """Median seconds of statsmodels' ``model`` ("Logit" or "MNLogit") fitted by Newton
+    with an intercept column, at the tolerance and iteration cap fastgen is given."""
     import statsmodels.api as sm
 
     Xc = sm.add_constant(X)
+    cls = getattr(sm, model)
 
     def f():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sm.Logit(y, Xc).fit(method="newton", tol=TOL, maxiter=100, disp=0)
-
-    return _median(f, repeats)
-
-
-def _statsmodels_mnlogit(X, y, repeats):
-    import statsmodels.api as sm
-
-    Xc = sm.add_constant(X)
-
-    def f():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            sm.MNLogit(y, Xc).fit(method="newton", tol=TOL, maxiter=100, disp=0)
+            cls(y, Xc).fit(method="newton", tol=TOL, maxiter=100, disp=0)
 
     return _median(f, repeats)
 

@@ -14,11 +14,15 @@ predict_proba ≥ 3×; W7 fit and predict ≥ 5×.
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
+
+try:  # imported as benchmarks.compare_nb, or run as a script / by compare.py's fallback
+    from ._common import interleaved_medians
+except ImportError:
+    from _common import interleaved_medians
 
 SIZES = {
     # n, d, K for W5; n, d, K, stored values per row for W6/W7
@@ -59,20 +63,6 @@ def make_counts(n, d, K, stored_per_row, seed=0):
     X.indices = X.indices.astype(np.int32)
     X.indptr = X.indptr.astype(np.int32)
     return X, y
-
-
-def _interleaved(fns, repeats):
-    """Warm each callable once, then time them in alternating rounds; medians and all
-    timings.  Alternating makes load from other processes hit both sides alike."""
-    for fn in fns:
-        fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            fn()
-            times[i].append(time.perf_counter() - t0)
-    return [(float(np.median(t)), t) for t in times]
 
 
 _COMPILE_SCRIPT = r"""
@@ -160,62 +150,50 @@ def run(repeats: int = 5, quick: bool = False, compile: bool = True):
     size_note = " (quick sizes: target not judged)" if quick else ""
 
     def pair(wid, what, fast, slow, peer_name, target=None, note=""):
-        f, s = _interleaved([fast, slow], repeats)
+        f, s = interleaved_medians([fast, slow], repeats)
         row = _row(f"{wid} {what}", f, peer_name, s, None if quick else target,
                    note + size_note)
         rows.append(row)
 
+    def fit_and_score(wid, fit, sk_class, dims, data, fit_target, scores, peer_data=None):
+        """Time ``fit`` against ``sk_class().fit``, then each (score, target) of
+        ``scores``: ``fastgen.<score>`` of that fit against the estimator's method.
+        scikit-learn gets ``peer_data`` where it needs another encoding of ``data``."""
+        X, y = data
+        Xp, yp = data if peer_data is None else peer_data
+        name = sk_class.__name__
+        pair(wid, f"{name} fit {dims}", lambda: fit(X, y), lambda: sk_class().fit(Xp, yp),
+             f"sklearn {name}.fit", fit_target)
+        p = fit(X, y)
+        est = sk_class().fit(Xp, yp)
+        for score, target in scores:
+            fg_score, sk_score = getattr(fg, score), getattr(est, score)
+            pair(wid, f"{name} {score} {dims}", lambda f=fg_score: f(p, X),
+                 lambda f=sk_score: f(Xp), f"sklearn {name}.{score}", target)
+
     n, d, K = cfg["W5"]
     X, y = make_gaussian(n, d, K)
-    pg = fg.fit_gaussian_nb(X, y)
-    sg = sknb.GaussianNB().fit(X, y)
-    dims = f"n={n:.0e} d={d} K={K}"
-    pair("W5", f"GaussianNB fit {dims}", lambda: fg.fit_gaussian_nb(X, y),
-         lambda: sknb.GaussianNB().fit(X, y), "sklearn GaussianNB.fit", 20)
-    pair("W5", f"GaussianNB predict_proba {dims}", lambda: fg.predict_proba(pg, X),
-         lambda: sg.predict_proba(X), "sklearn GaussianNB.predict_proba", 40)
-
+    fit_and_score("W5", fg.fit_gaussian_nb, sknb.GaussianNB, f"n={n:.0e} d={d} K={K}",
+                  (X, y), 20, [("predict_proba", 40)])
 
     n, d, K, per_row = cfg["W6"]
     Xs, y = make_counts(n, d, K, per_row)
     dims = f"CSR n={n // 1000}k d={d // 1000}k K={K} nnz={Xs.nnz / 1e6:.1f}M"
-    pm = fg.fit_multinomial_nb(Xs, y)
-    sm = sknb.MultinomialNB().fit(Xs, y)
-    pair("W6", f"MultinomialNB fit {dims}", lambda: fg.fit_multinomial_nb(Xs, y),
-         lambda: sknb.MultinomialNB().fit(Xs, y), "sklearn MultinomialNB.fit", 8)
-    pair("W6", f"MultinomialNB predict_proba {dims}", lambda: fg.predict_proba(pm, Xs),
-         lambda: sm.predict_proba(Xs), "sklearn MultinomialNB.predict_proba", 3)
-
-    pb = fg.fit_bernoulli_nb(Xs, y)
-    sb = sknb.BernoulliNB().fit(Xs, y)
-    pair("W7", f"BernoulliNB fit {dims}", lambda: fg.fit_bernoulli_nb(Xs, y),
-         lambda: sknb.BernoulliNB().fit(Xs, y), "sklearn BernoulliNB.fit", 5)
-    pair("W7", f"BernoulliNB predict {dims}", lambda: fg.predict(pb, Xs),
-         lambda: sb.predict(Xs), "sklearn BernoulliNB.predict", 5)
-    pair("W7", f"BernoulliNB predict_proba {dims}", lambda: fg.predict_proba(pb, Xs),
-         lambda: sb.predict_proba(Xs), "sklearn BernoulliNB.predict_proba")
-
-    pc = fg.fit_complement_nb(Xs, y)
-    sc = sknb.ComplementNB().fit(Xs, y)
-    pair("NB-C", f"ComplementNB fit {dims}", lambda: fg.fit_complement_nb(Xs, y),
-         lambda: sknb.ComplementNB().fit(Xs, y), "sklearn ComplementNB.fit")
-    pair("NB-C", f"ComplementNB predict_proba {dims}", lambda: fg.predict_proba(pc, Xs),
-         lambda: sc.predict_proba(Xs), "sklearn ComplementNB.predict_proba")
-
+    fit_and_score("W6", fg.fit_multinomial_nb, sknb.MultinomialNB, dims, (Xs, y), 8,
+                  [("predict_proba", 3)])
+    fit_and_score("W7", fg.fit_bernoulli_nb, sknb.BernoulliNB, dims, (Xs, y), 5,
+                  [("predict", 5), ("predict_proba", None)])
+    fit_and_score("NB-C", fg.fit_complement_nb, sknb.ComplementNB, dims, (Xs, y), None,
+                  [("predict_proba", None)])
 
     # Categorical: scikit-learn needs dense integer codes; 20 features, 8 categories.
     rng = np.random.default_rng(1)
     n5 = cfg["W5"][0] // 4
     Xc = rng.integers(0, 8, size=(n5, 20))
     yc = (Xc[:, 0] + rng.integers(0, 3, n5)) % 5
-    Xcf = Xc.astype(np.float64)
-    pk = fg.fit_categorical_nb(Xcf, yc)
-    sk = sknb.CategoricalNB().fit(Xc, yc)
-    dims = f"n={n5 // 1000}k d=20 K=5, 8 categories"
-    pair("NB-K", f"CategoricalNB fit {dims}", lambda: fg.fit_categorical_nb(Xcf, yc),
-         lambda: sknb.CategoricalNB().fit(Xc, yc), "sklearn CategoricalNB.fit")
-    pair("NB-K", f"CategoricalNB predict_proba {dims}", lambda: fg.predict_proba(pk, Xcf),
-         lambda: sk.predict_proba(Xc), "sklearn CategoricalNB.predict_proba")
+    fit_and_score("NB-K", fg.fit_categorical_nb, sknb.CategoricalNB,
+                  f"n={n5 // 1000}k d=20 K=5, 8 categories", (Xc.astype(np.float64), yc),
+                  None, [("predict_proba", None)], peer_data=(Xc, yc))
 
     if compile:
         for name, sec in compile_times().items():

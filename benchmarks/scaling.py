@@ -231,6 +231,22 @@ def gda_cases(wid, scale):
                    "sklearn LDA.predict_proba", [X])
 
 
+def _nb_cases(wid, fit, sk_class, score, dims, X, y, read):
+    """The two naive Bayes cases of workload ``wid``: ``fit(X, y)`` against
+    ``sk_class().fit(X, y)``, then ``fastgen.<score>`` of that fit against the fitted
+    estimator's ``<score>`` method (``score`` is "predict_proba" or "predict")."""
+    import fastgen
+
+    name = sk_class.__name__
+    yield Case(wid, f"{wid} {name} fit {dims}", lambda: fit(X, y),
+               lambda: sk_class().fit(X, y), f"sklearn {name}.fit", read)
+    p = fit(X, y)
+    est = sk_class().fit(X, y)
+    fg_score, sk_score = getattr(fastgen, score), getattr(est, score)
+    yield Case(wid, f"{wid} {name} {score} {dims}", lambda: fg_score(p, X),
+               lambda: sk_score(X), f"sklearn {name}.{score}", read)
+
+
 def w5_cases(scale):
     """W5: Gaussian naive Bayes fit and predict_proba (dense, memory bound)."""
     from sklearn.naive_bayes import GaussianNB
@@ -240,13 +256,8 @@ def w5_cases(scale):
     n, d = _n("W5", scale), SIZES["W5"]["d"]
     X, y = cnb.make_gaussian(n, d, K)
     dims = f"n={_fmt_n(n)} d={d} K={K}"
-    yield Case("W5", f"W5 GaussianNB fit {dims}", lambda: fastgen.fit_gaussian_nb(X, y),
-               lambda: GaussianNB().fit(X, y), "sklearn GaussianNB.fit", [X])
-    p = fastgen.fit_gaussian_nb(X, y)
-    g = GaussianNB().fit(X, y)
-    yield Case("W5", f"W5 GaussianNB predict_proba {dims}",
-               lambda: fastgen.predict_proba(p, X), lambda: g.predict_proba(X),
-               "sklearn GaussianNB.predict_proba", [X])
+    yield from _nb_cases("W5", fastgen.fit_gaussian_nb, GaussianNB, "predict_proba", dims,
+                         X, y, [X])
 
 
 def w67_cases(wids, scale):
@@ -262,22 +273,11 @@ def w67_cases(wids, scale):
     arrays = [Xs.data, Xs.indices, Xs.indptr]
     dims = f"CSR n={_fmt_n(n)} d={_fmt_n(s['d'])} K={s['K']} nnz={Xs.nnz / 1e6:.2g}M"
     if "W6" in wids:
-        yield Case("W6", f"W6 MultinomialNB fit {dims}",
-                   lambda: fastgen.fit_multinomial_nb(Xs, y),
-                   lambda: MultinomialNB().fit(Xs, y), "sklearn MultinomialNB.fit", arrays)
-        p = fastgen.fit_multinomial_nb(Xs, y)
-        m = MultinomialNB().fit(Xs, y)
-        yield Case("W6", f"W6 MultinomialNB predict_proba {dims}",
-                   lambda: fastgen.predict_proba(p, Xs), lambda: m.predict_proba(Xs),
-                   "sklearn MultinomialNB.predict_proba", arrays)
+        yield from _nb_cases("W6", fastgen.fit_multinomial_nb, MultinomialNB,
+                             "predict_proba", dims, Xs, y, arrays)
     if "W7" in wids:
-        yield Case("W7", f"W7 BernoulliNB fit {dims}",
-                   lambda: fastgen.fit_bernoulli_nb(Xs, y),
-                   lambda: BernoulliNB().fit(Xs, y), "sklearn BernoulliNB.fit", arrays)
-        p = fastgen.fit_bernoulli_nb(Xs, y)
-        b = BernoulliNB().fit(Xs, y)
-        yield Case("W7", f"W7 BernoulliNB predict {dims}", lambda: fastgen.predict(p, Xs),
-                   lambda: b.predict(Xs), "sklearn BernoulliNB.predict", arrays)
+        yield from _nb_cases("W7", fastgen.fit_bernoulli_nb, BernoulliNB, "predict", dims,
+                             Xs, y, arrays)
 
 
 def logistic_cases(wid, scale):

@@ -7,6 +7,8 @@ reference, so the group table shows the ratios.  Not part of the default test ru
 (``testpaths = ["tests"]`` in pyproject.toml).
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -40,42 +42,29 @@ def per_class_small_d_data():
     return make_data(200_000, 16, K, seed=2)
 
 
-# ---- W1 pooled fit
-@pytest.mark.benchmark(group="W1 pooled fit n=2e5 d=16 K=10")
-def test_w1_fastgen(benchmark, pooled_data):
-    X, y = pooled_data
-    _run(benchmark, lambda: fastgen.fit_gda(X, y, "pooled"))
+# ---- W1 pooled fit and W2 per-class fit
+def _fit(benchmark, data, covariance, which):
+    X, y = data
+    if which == "fastgen":
+        _run(benchmark, lambda: fastgen.fit_gda(X, y, covariance))
+    elif which == "sklearn":  # LDA lsqr for pooled, QDA for per-class
+        make = (partial(sklearn_da.LinearDiscriminantAnalysis, solver="lsqr")
+                if covariance == "pooled" else sklearn_da.QuadraticDiscriminantAnalysis)
+        _run(benchmark, lambda: make().fit(X, y))
+    else:  # the floor: one Gram X.T @ X
+        _run(benchmark, lambda: X.T @ X)
 
 
 @pytest.mark.benchmark(group="W1 pooled fit n=2e5 d=16 K=10")
-def test_w1_sklearn_lda_lsqr(benchmark, pooled_data):
-    X, y = pooled_data
-    _run(benchmark, lambda: sklearn_da.LinearDiscriminantAnalysis(solver="lsqr").fit(X, y))
-
-
-@pytest.mark.benchmark(group="W1 pooled fit n=2e5 d=16 K=10")
-def test_w1_floor_xtx(benchmark, pooled_data):
-    X, _ = pooled_data
-    _run(benchmark, lambda: X.T @ X)
-
-
-# ---- W2 per-class fit
-@pytest.mark.benchmark(group="W2 per_class fit n=4e4 d=128 K=10")
-def test_w2_fastgen(benchmark, per_class_data):
-    X, y = per_class_data
-    _run(benchmark, lambda: fastgen.fit_gda(X, y, "per_class"))
+@pytest.mark.parametrize("which", ["fastgen", "sklearn", "floor_xtx"])
+def test_w1(benchmark, pooled_data, which):
+    _fit(benchmark, pooled_data, "pooled", which)
 
 
 @pytest.mark.benchmark(group="W2 per_class fit n=4e4 d=128 K=10")
-def test_w2_sklearn_qda(benchmark, per_class_data):
-    X, y = per_class_data
-    _run(benchmark, lambda: sklearn_da.QuadraticDiscriminantAnalysis().fit(X, y))
-
-
-@pytest.mark.benchmark(group="W2 per_class fit n=4e4 d=128 K=10")
-def test_w2_floor_xtx(benchmark, per_class_data):
-    X, _ = per_class_data
-    _run(benchmark, lambda: X.T @ X)
+@pytest.mark.parametrize("which", ["fastgen", "sklearn", "floor_xtx"])
+def test_w2(benchmark, per_class_data, which):
+    _fit(benchmark, per_class_data, "per_class", which)
 
 
 # ---- W3 per-class predict_proba (d=128, and W3b d=16)

@@ -116,12 +116,18 @@ _X, _y = make_blobs(30, 3, 3, seed=0)
 _Xt = _X[:5].copy()
 
 
-def X(**edits):
-    """A fresh copy of the base data with entries replaced: X(at=(3, 1), value=nan)."""
-    A = _X.copy()
+def _edited(base, edits):
+    """A fresh copy of ``base`` with the entry at ``edits["at"]`` set to ``edits["value"]``
+    (no edit without ``at``)."""
+    A = base.copy()
     if "at" in edits:
         A[edits["at"]] = edits["value"]
     return A
+
+
+def X(**edits):
+    """A fresh copy of the base data with entries replaced: X(at=(3, 1), value=nan)."""
+    return _edited(_X, edits)
 
 
 def y():
@@ -375,24 +381,15 @@ _X2 = _X + 2.0 * _y2[:, None]
 
 def C(**edits):
     """A fresh copy of the count data with entries replaced."""
-    A = _C.copy()
-    if "at" in edits:
-        A[edits["at"]] = edits["value"]
-    return A
+    return _edited(_C, edits)
 
 
 def Cat(**edits):
-    A = _Cat.copy()
-    if "at" in edits:
-        A[edits["at"]] = edits["value"]
-    return A
+    return _edited(_Cat, edits)
 
 
 def X2(**edits):
-    A = _X2.copy()
-    if "at" in edits:
-        A[edits["at"]] = edits["value"]
-    return A
+    return _edited(_X2, edits)
 
 
 def y2():
@@ -541,6 +538,8 @@ NB_CASES = [
     ("categorical-X-complex", call(fastgen.fit_categorical_nb, Cat() + 0j, y()), ValueError,
      r"X has complex dtype"),
     # ---- negative counts and bad category codes ----
+    # (rows alike in shape are kept separate on purpose: each is its own case, with its
+    # own model, data edit and expected message)
     ("multinomial-negative", call(fastgen.fit_multinomial_nb, C(at=(7, 3), value=-2.0), y()),
      ValueError, r"X contains a negative value \(-2\.0\) at row 7, column 3; multinomial"),
     ("complement-negative", call(fastgen.fit_complement_nb, C(at=(0, 1), value=-0.5), y()),

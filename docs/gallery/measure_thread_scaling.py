@@ -63,6 +63,8 @@ def _workloads():
 
 
 def _child(repeats):
+    # Kept separate on purpose from benchmarks/_common.median_seconds: a gallery script
+    # stands alone (it runs from the docs without the benchmarks folder on the path).
     results = {}
     for name, fn in _workloads().items():
         fn()

@@ -59,25 +59,18 @@ def test_nonfinite_X_in_scoring(data, fn):
         getattr(fastgen, fn)(p, cuda.to_device(Xt))
 
 
-def test_overflowing_scores(data):
+@pytest.mark.parametrize("dtype, covariance, fn, rows, at, value", [
+    (np.float64, "pooled", "joint_log_likelihood", 4, (2, 0), 1e200),
+    (np.float32, "diagonal", "predict", 6, (3, 1), 1e300),  # overflows the float32 model
+], ids=["overflowing_scores", "float32_model_overflow"])
+def test_overflowing_scores(data, dtype, covariance, fn, rows, at, value):
     X, y = data
-    p = fastgen.fit_gda(X, y, "pooled")
-    Xt = X[:4].copy()
-    Xt[2, 0] = 1e200
-    msg = _cpu_message(fastgen.joint_log_likelihood, p, Xt)
+    p = fastgen.fit_gda(X.astype(dtype), y, covariance)
+    Xt = X[:rows].copy()
+    Xt[at] = value
+    msg = _cpu_message(getattr(fastgen, fn), p, Xt)
     with pytest.raises(ValueError) as e:
-        fastgen.joint_log_likelihood(p, cuda.to_device(Xt))
-    assert str(e.value) == msg
-
-
-def test_float32_model_overflow(data):
-    X, y = data
-    p = fastgen.fit_gda(X.astype(np.float32), y, "diagonal")
-    Xt = X[:6].copy()
-    Xt[3, 1] = 1e300
-    msg = _cpu_message(fastgen.predict, p, Xt)
-    with pytest.raises(ValueError) as e:
-        fastgen.predict(p, cuda.to_device(Xt))
+        getattr(fastgen, fn)(p, cuda.to_device(Xt))
     assert str(e.value) == msg
 
 
