@@ -22,6 +22,8 @@ from numba import prange
 from ._jit import jit, pjit
 from .blas import syrk_upper, trmm_lower_rows
 from .irls import expit, softplus
+from .irls_sparse import csr_row_dot
+from .special import sum_slots
 
 __all__ = [
     "reference_probabilities",
@@ -182,17 +184,8 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
         g_s[gi] = gr
         h_s[gi] = Hp
         m_s[gi] = Mg
-    llf = 0.0
-    emax = 0.0
-    g = np.zeros(mp)
-    Hp = np.zeros((npair, p, p))
-    M = np.zeros((mm, mm))
-    for gi in range(G):
-        llf += ll_s[gi]
-        emax = max(emax, em_s[gi])
-        g += g_s[gi]
-        Hp += h_s[gi]
-        M += m_s[gi]
+    Hp = sum_slots(h_s)
+    M = sum_slots(m_s)
     H = np.zeros((mp, mp))
     idx = 0
     for k in range(m):
@@ -210,7 +203,7 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
         for a in range(mm):
             for b in range(a + 1, mm):
                 M[b, a] = M[a, b]
-    return llf, g, H, M, emax
+    return sum_slots(ll_s), sum_slots(g_s), H, M, em_s.max()
 
 
 @pjit
@@ -287,18 +280,7 @@ def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
         g_s[gi] = gr
         h_s[gi] = H
         m_s[gi] = Mg
-    llf = 0.0
-    emax = 0.0
-    g = np.zeros(mp)
-    H = np.zeros((mp, mp))
-    M = np.zeros((mm, mm))
-    for gi in range(G):
-        llf += ll_s[gi]
-        emax = max(emax, em_s[gi])
-        g += g_s[gi]
-        H += h_s[gi]
-        M += m_s[gi]
-    return llf, g, H, M, emax
+    return sum_slots(ll_s), sum_slots(g_s), sum_slots(h_s), sum_slots(m_s), em_s.max()
 
 
 @jit
@@ -405,12 +387,7 @@ def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
                     c[d] += a
         c_s[gi] = c
         t_s[gi] = tr
-    c = np.zeros(p)
-    tr = 0.0
-    for gi in range(G):
-        c += c_s[gi]
-        tr += t_s[gi]
-    return c, tr
+    return sum_slots(c_s), sum_slots(t_s)
 
 
 @pjit
@@ -432,9 +409,7 @@ def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds
         for i in range(bounds[gi], bounds[gi + 1]):
             a0 = indptr[i]
             a1 = indptr[i + 1]
-            e = b0
-            for t in range(a0, a1):
-                e += data[t] * coef[indices[t]]
+            e = csr_row_dot(indices, data, a0, a1, coef, b0)
             wi = w[i] if weighted else 1.0
             s = wi * expit(e) * expit(-e)
             for j in range(p):
@@ -460,9 +435,4 @@ def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds
                 c[d] += a
         c_s[gi] = c
         t_s[gi] = tr
-    c = np.zeros(p)
-    tr = 0.0
-    for gi in range(G):
-        c += c_s[gi]
-        tr += t_s[gi]
-    return c, tr
+    return sum_slots(c_s), sum_slots(t_s)
