@@ -203,6 +203,8 @@ def moments_per_class(X, codes, w, K, max_groups):
 
 
 # ------------------------------------------------------------------------ scoring
+# The scoring wrappers are alike in shape and kept separate on purpose: each checks its
+# own kernel's arguments in that kernel's order, so the first wrong one is named.
 
 
 @jit

@@ -141,6 +141,8 @@ def per_class_scores_stacked(X, center, Wst, A, bias, out):
     reassociation allowed (vectorised; the order is fixed at compile time, so results
     still do not depend on the thread count).
     """
+    # Kept separate on purpose from pooled_scores: the same centred-block GEMM skeleton,
+    # but per-class norms of L_k⁻¹(x − c) − a_k instead of linear scores + a shared term.
     n, d = X.shape
     K = A.shape[0]
     nb = (n + ROW_BLOCK - 1) // ROW_BLOCK

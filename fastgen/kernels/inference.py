@@ -10,6 +10,11 @@ by ``bounds`` (chosen by the caller from the problem size alone); each group wri
 own slot and the slots are summed in group order, so results do not depend on the
 thread count.  Callers hold BLAS at one thread around the dense kernels.
 
+Kept separate on purpose: the dense kernels share the blocked row loop (group → blocks
+of ``block`` rows → rows) and the CSR twins repeat their dense kernel's set-up, but the
+per-row work differs; a shared driver would take that work as a function argument,
+which numba's cache does not support.  The common steps are inline helpers.
+
 Reference-class parametrisation (statsmodels' MNLogit, and binary as its m = 1 case):
 ``B`` has m rows, one per non-reference class; η_ik = x̃_iᵀB_k, η_i0 = 0 and
 ``P_ik = exp(η_ik) / (1 + Σ_l exp(η_il))``.  Binary: m = 1 and P_i1 = σ(η_i).
@@ -95,6 +100,9 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
 
     Returns ``(llf, g (m·p,), H (m·p, m·p), M, max_ik |η_ik|)``.
     """
+    # Kept separate on purpose from irls.multinomial_hessian, whose set-up it resembles:
+    # that is the solver's full-softmax Hessian, this the reference-class information,
+    # score and meat at the optimum.
     n, d = X.shape
     m = B.shape[0]
     p = d + 1 if fit_intercept else d
@@ -394,6 +402,8 @@ def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
 def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds, h_out):
     """CSR twin of :func:`firth_hat`: ``L⁻¹x̃_i = Σ_t x_it L⁻¹[:, j_t]`` (+ the last
     column for the intercept), O(nnz_i · p) per row."""
+    # Kept separate on purpose from irls_sparse.binary_loss_grad_hess_csr, whose row
+    # start (η_i, w_i) it shares: the solver's pass there, the leverages through L⁻¹ here.
     p = d + 1 if fit_intercept else d
     G = bounds.shape[0] - 1
     weighted = w.shape[0] > 0

@@ -5,6 +5,13 @@ of columns ``d``; indices are sorted int32 or int64, data float32 or float64.  R
 ``bounds`` are chosen by the caller so that each holds about the same number of stored
 values (balanced by ``indptr``), from the matrix alone; each group writes its own slot
 and slots are summed in group order, so results do not depend on the thread count.
+
+Kept separate on purpose from the dense kernels: each twin repeats its dense kernel's
+set-up, per-row steps and slot epilogue with the inner loops over stored values instead
+of columns (and no blocked BLAS Gram).  The steps that are the same math are shared
+inline helpers (``binary_row``, ``multinomial_row``, :func:`csr_row_dot`, …); one
+kernel for both layouts would branch in the innermost loops or take the row step as a
+function argument, which numba's cache does not support.
 """
 
 import numpy as np
