@@ -289,6 +289,19 @@ def check_row(X, i, bad):
 
 
 @_device
+def mahalanobis_sq(X, i, mu, Linv):
+    """‖L⁻¹(x_i − μ)‖² for a lower triangular (d, d) ``Linv``, accumulated in float64."""
+    d = X.shape[1]
+    q = 0.0
+    for j in range(d):
+        u = 0.0
+        for l in range(j + 1):
+            u += Linv[j, l] * (float64(X[i, l]) - mu[l])
+        q += u * u
+    return q
+
+
+@_device
 def finish_row(out, i, mode, pred, bad):
     """Normalise row i of ``out`` per ``mode`` (see the module docstring); record in
     bad[1] the smallest row index whose scores hold a NaN or a non-finite maximum."""
@@ -361,13 +374,7 @@ def scores_pooled(X, c, Wc, bc, Linv, const, mode, out, pred, bad):
     K = bc.shape[0]
     sh = 0.0
     if mode == MODE_JLL:
-        q = 0.0
-        for j in range(d):
-            u = 0.0
-            for l in range(j + 1):
-                u += Linv[j, l] * (float64(X[i, l]) - c[l])
-            q += u * u
-        sh = const - 0.5 * q
+        sh = const - 0.5 * mahalanobis_sq(X, i, c, Linv)
     for k in range(K):
         s = 0.0
         for j in range(d):
@@ -382,18 +389,12 @@ def scores_per_class(X, means, Linv, bias, mode, out, pred, bad):
     """Per-class GDA: out[i, k] = bias_k − ½‖L_k⁻¹(x_i − μ_k)‖²,
     bias_k = log p_k − ½(log|Σ_k| + d log 2π)."""
     i = cuda.grid(1)
-    n, d = X.shape
+    n = X.shape[0]
     if i >= n:
         return
     K = bias.shape[0]
     for k in range(K):
-        s = 0.0
-        for j in range(d):
-            u = 0.0
-            for l in range(j + 1):
-                u += Linv[k, j, l] * (float64(X[i, l]) - means[k, l])
-            s += u * u
-        out[i, k] = bias[k] - 0.5 * s
+        out[i, k] = bias[k] - 0.5 * mahalanobis_sq(X, i, means[k], Linv[k])
     check_row(X, i, bad)
     finish_row(out, i, mode, pred, bad)
 

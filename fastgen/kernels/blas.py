@@ -69,6 +69,20 @@ def _args(context, builder, specs):
     return out
 
 
+def _call_codegen(kinds, symbol):
+    """Codegen of an intrinsic that calls the void C function ``symbol`` with its
+    arguments passed as :func:`_args` lays them out (``kinds``)."""
+
+    def codegen(context, builder, signature, args):
+        ptrs = _args(context, builder, zip(args, signature.args, kinds))
+        fnty = ir.FunctionType(ir.VoidType(), [p.type for p in ptrs])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
+        builder.call(fn, ptrs)
+        return context.get_dummy_value()
+
+    return codegen
+
+
 @intrinsic
 def _syrk(typingctx, uplo, trans, n, k, alpha, a, lda, beta, c, ldc):
     _require_c(a, c)
@@ -77,15 +91,7 @@ def _syrk(typingctx, uplo, trans, n, k, alpha, a, lda, beta, c, ldc):
     kinds = ["char", "char", "int", "int", ("real", dt), "arr", "int", ("real", dt),
              "arr", "int"]
 
-    def codegen(context, builder, signature, args):
-        ptrs = _args(context, builder, zip(args, signature.args, kinds))
-        fnty = ir.FunctionType(ir.VoidType(), [p.type for p in ptrs])
-        fn = cgutils.get_or_insert_function(builder.module, fnty,
-                                            "fastgen_" + _prefix(dt) + "syrk")
-        builder.call(fn, ptrs)
-        return context.get_dummy_value()
-
-    return sig, codegen
+    return sig, _call_codegen(kinds, "fastgen_" + _prefix(dt) + "syrk")
 
 
 @intrinsic
@@ -96,15 +102,7 @@ def _trmm(typingctx, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb):
     kinds = ["char", "char", "char", "char", "int", "int", ("real", dt), "arr", "int",
              "arr", "int"]
 
-    def codegen(context, builder, signature, args):
-        ptrs = _args(context, builder, zip(args, signature.args, kinds))
-        fnty = ir.FunctionType(ir.VoidType(), [p.type for p in ptrs])
-        fn = cgutils.get_or_insert_function(builder.module, fnty,
-                                            "fastgen_" + _prefix(dt) + "trmm")
-        builder.call(fn, ptrs)
-        return context.get_dummy_value()
-
-    return sig, codegen
+    return sig, _call_codegen(kinds, "fastgen_" + _prefix(dt) + "trmm")
 
 
 @jit

@@ -143,6 +143,11 @@ def _check_weights(w, n):
 
 @jit
 def _check_fit_args(X, codes, w, K):
+    """The checks every moments kernel needs: X (n, d) float, codes (n,) int32 in
+    [0, K), w (n,) or (0,) float64 non-negative."""
+    _float_array(X, "X", 2)
+    _i32_array(codes, "codes", 1)
+    _f64_array(w, "w", 1)
     n = X.shape[0]
     _check_codes(codes, K, n)
     _check_weights(w, n)
@@ -167,9 +172,6 @@ def moments_pooled(X, codes, w, K, n_groups):
     float64 non-negative, ``1 <= n_groups <= max(n, 1)``.  Returns ``W`` (K,),
     ``means`` (K, d) and the pooled scatter (d, d), float64.
     """
-    _float_array(X, "X", 2)
-    _i32_array(codes, "codes", 1)
-    _f64_array(w, "w", 1)
     _check_fit_args(X, codes, w, K)
     _check_groups("n_groups", n_groups, X.shape[0])
     return _moments.moments_pooled(X, codes, w, K, n_groups)
@@ -181,9 +183,6 @@ def moments_diagonal(X, codes, w, K, n_groups):
 
     Arguments as :func:`moments_pooled`; the scatter is per class and feature, (K, d).
     """
-    _float_array(X, "X", 2)
-    _i32_array(codes, "codes", 1)
-    _f64_array(w, "w", 1)
     _check_fit_args(X, codes, w, K)
     _check_groups("n_groups", n_groups, X.shape[0])
     return _moments.moments_diagonal(X, codes, w, K, n_groups)
@@ -196,9 +195,6 @@ def moments_per_class(X, codes, w, K, max_groups):
     Arguments as :func:`moments_pooled`, with ``max_groups >= 1`` the most (d, d)
     partial scatters alive at once; the scatter is per class, (K, d, d).
     """
-    _float_array(X, "X", 2)
-    _i32_array(codes, "codes", 1)
-    _f64_array(w, "w", 1)
     _check_fit_args(X, codes, w, K)
     if max_groups < 1:
         raise ValueError("fastgen.kernels.checked: max_groups must be at least 1, got "
@@ -207,6 +203,8 @@ def moments_per_class(X, codes, w, K, max_groups):
 
 
 # ------------------------------------------------------------------------ scoring
+# The scoring wrappers are alike in shape and kept separate on purpose: each checks its
+# own kernel's arguments in that kernel's order, so the first wrong one is named.
 
 
 @jit

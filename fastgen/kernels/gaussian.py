@@ -27,6 +27,15 @@ LOG_2PI = np.log(2.0 * np.pi)
 TRMM_MIN_D = 4
 
 
+@jit(inline="always")
+def centre_rows(X, r0, c, Z):
+    """``Z[r, j] = X[r0 + r, j] − c[j]`` for the Z.shape[0] rows of a block (in Z's dtype)."""
+    m, d = Z.shape
+    for r in range(m):
+        for j in range(d):
+            Z[r, j] = X[r0 + r, j] - c[j]
+
+
 @pjit
 def pooled_scores(X, center, Wc, bc, Linv, const, out):
     """Linear scores of the pooled (shared-covariance) model.
@@ -50,9 +59,7 @@ def pooled_scores(X, center, Wc, bc, Linv, const, out):
         r1 = min(n, r0 + ROW_BLOCK)
         m = r1 - r0
         Z = np.empty((m, d), dtype=Wc.dtype)
-        for r in range(m):
-            for j in range(d):
-                Z[r, j] = X[r0 + r, j] - center[j]
+        centre_rows(X, r0, center, Z)
         S = np.dot(Z, Wc)  # (m, K) by BLAS; the caller holds BLAS at one thread
         for r in range(m):
             for k in range(K):
@@ -91,9 +98,7 @@ def per_class_scores(X, means, Linv, bias, out):
         if use_trmm:
             Z = np.empty((m, d), dtype=Linv.dtype)
             for k in range(K):
-                for r in range(m):
-                    for j in range(d):
-                        Z[r, j] = X[r0 + r, j] - means[k, j]
+                centre_rows(X, r0, means[k], Z)
                 trmm_lower_rows(Linv[k], Z, m)  # row r becomes L_k⁻¹(x_r − μ_k)
                 for r in range(m):
                     q = 0.0
@@ -136,6 +141,8 @@ def per_class_scores_stacked(X, center, Wst, A, bias, out):
     reassociation allowed (vectorised; the order is fixed at compile time, so results
     still do not depend on the thread count).
     """
+    # Kept separate on purpose from pooled_scores: the same centred-block GEMM skeleton,
+    # but per-class norms of L_k⁻¹(x − c) − a_k instead of linear scores + a shared term.
     n, d = X.shape
     K = A.shape[0]
     nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
@@ -144,9 +151,7 @@ def per_class_scores_stacked(X, center, Wst, A, bias, out):
         r1 = min(n, r0 + ROW_BLOCK)
         m = r1 - r0
         Z = np.empty((m, d), dtype=Wst.dtype)
-        for r in range(m):
-            for j in range(d):
-                Z[r, j] = X[r0 + r, j] - center[j]
+        centre_rows(X, r0, center, Z)
         U = np.dot(Z, Wst)  # (m, K·d); the caller holds BLAS at one thread
         for r in range(m):
             for k in range(K):

@@ -10,6 +10,11 @@ by ``bounds`` (chosen by the caller from the problem size alone); each group wri
 own slot and the slots are summed in group order, so results do not depend on the
 thread count.  Callers hold BLAS at one thread around the dense kernels.
 
+Kept separate on purpose: the dense kernels share the blocked row loop (group → blocks
+of ``block`` rows → rows) and the CSR twins repeat their dense kernel's set-up, but the
+per-row work differs; a shared driver would take that work as a function argument,
+which numba's cache does not support.  The common steps are inline helpers.
+
 Reference-class parametrisation (statsmodels' MNLogit, and binary as its m = 1 case):
 ``B`` has m rows, one per non-reference class; η_ik = x̃_iᵀB_k, η_i0 = 0 and
 ``P_ik = exp(η_ik) / (1 + Σ_l exp(η_il))``.  Binary: m = 1 and P_i1 = σ(η_i).
@@ -22,6 +27,8 @@ from numba import prange
 from ._jit import jit, pjit
 from .blas import syrk_upper, trmm_lower_rows
 from .irls import expit, softplus
+from .irls_sparse import csr_row_dot
+from .special import sum_slots
 
 __all__ = [
     "reference_probabilities",
@@ -93,6 +100,9 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
 
     Returns ``(llf, g (m·p,), H (m·p, m·p), M, max_ik |η_ik|)``.
     """
+    # Kept separate on purpose from irls.multinomial_hessian, whose set-up it resembles:
+    # that is the solver's full-softmax Hessian, this the reference-class information,
+    # score and meat at the optimum.
     n, d = X.shape
     m = B.shape[0]
     p = d + 1 if fit_intercept else d
@@ -182,17 +192,8 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
         g_s[gi] = gr
         h_s[gi] = Hp
         m_s[gi] = Mg
-    llf = 0.0
-    emax = 0.0
-    g = np.zeros(mp)
-    Hp = np.zeros((npair, p, p))
-    M = np.zeros((mm, mm))
-    for gi in range(G):
-        llf += ll_s[gi]
-        emax = max(emax, em_s[gi])
-        g += g_s[gi]
-        Hp += h_s[gi]
-        M += m_s[gi]
+    Hp = sum_slots(h_s)
+    M = sum_slots(m_s)
     H = np.zeros((mp, mp))
     idx = 0
     for k in range(m):
@@ -210,7 +211,7 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
         for a in range(mm):
             for b in range(a + 1, mm):
                 M[b, a] = M[a, b]
-    return llf, g, H, M, emax
+    return sum_slots(ll_s), sum_slots(g_s), H, M, em_s.max()
 
 
 @pjit
@@ -287,18 +288,7 @@ def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
         g_s[gi] = gr
         h_s[gi] = H
         m_s[gi] = Mg
-    llf = 0.0
-    emax = 0.0
-    g = np.zeros(mp)
-    H = np.zeros((mp, mp))
-    M = np.zeros((mm, mm))
-    for gi in range(G):
-        llf += ll_s[gi]
-        emax = max(emax, em_s[gi])
-        g += g_s[gi]
-        H += h_s[gi]
-        M += m_s[gi]
-    return llf, g, H, M, emax
+    return sum_slots(ll_s), sum_slots(g_s), sum_slots(h_s), sum_slots(m_s), em_s.max()
 
 
 @jit
@@ -405,18 +395,15 @@ def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
                     c[d] += a
         c_s[gi] = c
         t_s[gi] = tr
-    c = np.zeros(p)
-    tr = 0.0
-    for gi in range(G):
-        c += c_s[gi]
-        tr += t_s[gi]
-    return c, tr
+    return sum_slots(c_s), sum_slots(t_s)
 
 
 @pjit
 def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds, h_out):
     """CSR twin of :func:`firth_hat`: ``L⁻¹x̃_i = Σ_t x_it L⁻¹[:, j_t]`` (+ the last
     column for the intercept), O(nnz_i · p) per row."""
+    # Kept separate on purpose from irls_sparse.binary_loss_grad_hess_csr, whose row
+    # start (η_i, w_i) it shares: the solver's pass there, the leverages through L⁻¹ here.
     p = d + 1 if fit_intercept else d
     G = bounds.shape[0] - 1
     weighted = w.shape[0] > 0
@@ -432,9 +419,7 @@ def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds
         for i in range(bounds[gi], bounds[gi + 1]):
             a0 = indptr[i]
             a1 = indptr[i + 1]
-            e = b0
-            for t in range(a0, a1):
-                e += data[t] * coef[indices[t]]
+            e = csr_row_dot(indices, data, a0, a1, coef, b0)
             wi = w[i] if weighted else 1.0
             s = wi * expit(e) * expit(-e)
             for j in range(p):
@@ -460,9 +445,4 @@ def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds
                 c[d] += a
         c_s[gi] = c
         t_s[gi] = tr
-    c = np.zeros(p)
-    tr = 0.0
-    for gi in range(G):
-        c += c_s[gi]
-        tr += t_s[gi]
-    return c, tr
+    return sum_slots(c_s), sum_slots(t_s)

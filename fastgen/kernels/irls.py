@@ -26,7 +26,10 @@ __all__ = [
     "expit",
     "binary_loss_grad_hess",
     "binary_hessp",
+    "binary_row",
     "multinomial_row",
+    "slopes_intercepts",
+    "row_scores",
     "multinomial_loss_grad",
     "multinomial_hessp",
     "multinomial_hessian",
@@ -59,6 +62,18 @@ def expit(t):
 
 
 @jit(inline="always")
+def binary_row(eta, yi, wi):
+    """One row of the binary loss, shared by the dense and CSR kernels.
+
+    Returns ``(w_i [softplus(η) − y_i η], w_i (σ(η) − y_i))``: the row's loss and the
+    coefficient of x̃_i in the gradient, each through an exponent ≤ 0.
+    """
+    if yi == 1:
+        return wi * softplus(-eta), -wi * expit(-eta)  # w (π − 1)
+    return wi * softplus(eta), wi * expit(eta)
+
+
+@jit(inline="always")
 def multinomial_row(eta, e, wi, yi):
     """One row of the multinomial loss, shared by the dense and CSR kernels.
 
@@ -72,6 +87,34 @@ def multinomial_row(eta, e, wi, yi):
         mn = min(mn, eta[k])
     c, se = softmax_row(eta, e)  # c = max_k η_k for finite scores
     return wi * (c + np.log(se) - eta[yi]), 1.0 / se, c - mn
+
+
+@jit(inline="always")
+def slopes_intercepts(C, d, fit_intercept):
+    """Split a (K, p) coefficient table: ``(C[:, :d]ᵀ`` C-contiguous (d, K), intercepts (K,))``.
+
+    The intercepts are ``C[:, d]`` when fitted, else zeros; the transposed slopes let a
+    row's K scores be accumulated from contiguous reads (:func:`row_scores`).
+    """
+    K = C.shape[0]
+    T = np.ascontiguousarray(C[:, :d].T)
+    b = np.zeros(K)
+    if fit_intercept:
+        for k in range(K):
+            b[k] = C[k, d]
+    return T, b
+
+
+@jit(inline="always")
+def row_scores(X, i, T, b, out):
+    """``out[k] = b[k] + Σ_j X[i, j] T[j, k]``: row i's K scores against a (d, K) table."""
+    K = out.shape[0]
+    for k in range(K):
+        out[k] = b[k]
+    for j in range(X.shape[1]):
+        xj = X[i, j]
+        for k in range(K):
+            out[k] += xj * T[j, k]
 
 
 @pjit(fastmath=_FM)
@@ -120,12 +163,8 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
                 wi = w[i] if weighted else 1.0
                 if wi > 0.0 and abs(eta) > em:
                     em = abs(eta)
-                if y[i] == 1:
-                    ls += wi * softplus(-eta)
-                    r = -wi * expit(-eta)  # w (π − 1)
-                else:
-                    ls += wi * softplus(eta)
-                    r = wi * expit(eta)
+                li, r = binary_row(eta, y[i], wi)
+                ls += li
                 for j in range(d):
                     gr[j] += r * X[i, j]
                 if fit_intercept:
@@ -198,11 +237,7 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     G = bounds.shape[0] - 1
     weighted = w.shape[0] > 0
     store_p = P_out.shape[0] > 0
-    BT = np.ascontiguousarray(coef[:, :d].T)
-    b = np.zeros(K)
-    if fit_intercept:
-        for k in range(K):
-            b[k] = coef[k, d]
+    BT, b = slopes_intercepts(coef, d, fit_intercept)
     loss_s = np.zeros(G)
     emax_s = np.zeros(G)
     grad_s = np.zeros((G, K, p))
@@ -213,12 +248,7 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
         ls = 0.0
         em = 0.0
         for i in range(bounds[g], bounds[g + 1]):
-            for k in range(K):
-                eta[k] = b[k]
-            for j in range(d):
-                xj = X[i, j]
-                for k in range(K):
-                    eta[k] += xj * BT[j, k]
+            row_scores(X, i, BT, b, eta)
             wi = w[i] if weighted else 1.0
             yi = y[i]
             li, inv, spread = multinomial_row(eta, e, wi, yi)
@@ -251,22 +281,13 @@ def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
     K, p = V.shape
     G = bounds.shape[0] - 1
     weighted = w.shape[0] > 0
-    VT = np.ascontiguousarray(V[:, :d].T)
-    vb = np.zeros(K)
-    if fit_intercept:
-        for k in range(K):
-            vb[k] = V[k, d]
+    VT, vb = slopes_intercepts(V, d, fit_intercept)
     out_s = np.zeros((G, K, p))
     for g in prange(G):
         u = np.empty(K)
         acc = np.zeros((K, p))
         for i in range(bounds[g], bounds[g + 1]):
-            for k in range(K):
-                u[k] = vb[k]
-            for j in range(d):
-                xj = X[i, j]
-                for k in range(K):
-                    u[k] += xj * VT[j, k]
+            row_scores(X, i, VT, vb, u)
             pu = 0.0
             for k in range(K):
                 pu += P[i, k] * u[k]

@@ -5,16 +5,26 @@ of columns ``d``; indices are sorted int32 or int64, data float32 or float64.  R
 ``bounds`` are chosen by the caller so that each holds about the same number of stored
 values (balanced by ``indptr``), from the matrix alone; each group writes its own slot
 and slots are summed in group order, so results do not depend on the thread count.
+
+Kept separate on purpose from the dense kernels: each twin repeats its dense kernel's
+set-up, per-row steps and slot epilogue with the inner loops over stored values instead
+of columns (and no blocked BLAS Gram).  The steps that are the same math are shared
+inline helpers (``binary_row``, ``multinomial_row``, :func:`csr_row_dot`, …); one
+kernel for both layouts would branch in the innermost loops or take the row step as a
+function argument, which numba's cache does not support.
 """
 
 import numpy as np
 from numba import prange
 
-from ._jit import pjit
-from .irls import expit, multinomial_row, softplus
+from ._jit import jit, pjit
+from .irls import binary_row, expit, multinomial_row
 from .special import sum_slots
 
 __all__ = [
+    "csr_row_dot",
+    "csr_row_scores",
+    "csr_add_row",
     "binary_loss_grad_hess_csr",
     "binary_hessp_csr",
     "multinomial_loss_grad_csr",
@@ -22,6 +32,45 @@ __all__ = [
     "multinomial_hessian_csr",
     "weighted_sq_colsum_csr",
 ]
+
+
+@jit(inline="always")
+def csr_row_dot(indices, data, a0, a1, v, b0):
+    """``b0 + Σ_{a0 ≤ a < a1} data[a] v[indices[a]]``: x̃_iᵀv for the stored values
+    ``a0:a1`` of row i (``b0`` is the intercept term, or 0)."""
+    s = b0
+    for a in range(a0, a1):
+        s += data[a] * v[indices[a]]
+    return s
+
+
+@jit(inline="always")
+def csr_row_scores(indptr, indices, data, i, T, d, fit_intercept, out):
+    """``out[k] = x̃_iᵀ T[:, k]`` for CSR row i against a (p, K) table whose row d holds
+    the intercepts (used when ``fit_intercept``)."""
+    K = out.shape[0]
+    for k in range(K):
+        out[k] = T[d, k] if fit_intercept else 0.0
+    for a in range(indptr[i], indptr[i + 1]):
+        xa = data[a]
+        ja = indices[a]
+        for k in range(K):
+            out[k] += xa * T[ja, k]
+
+
+@jit(inline="always")
+def csr_add_row(acc, c, indptr, indices, data, i, d, fit_intercept):
+    """``acc[j, k] += c[k] x̃_ij`` for CSR row i: the rank-one update x̃_i cᵀ of a (p, K)
+    accumulator (row d is the intercept's, used when ``fit_intercept``)."""
+    K = c.shape[0]
+    for a in range(indptr[i], indptr[i + 1]):
+        xa = data[a]
+        ja = indices[a]
+        for k in range(K):
+            acc[ja, k] += c[k] * xa
+    if fit_intercept:
+        for k in range(K):
+            acc[d, k] += c[k]
 
 
 @pjit
@@ -50,18 +99,12 @@ def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercep
         for i in range(bounds[g], bounds[g + 1]):
             a0 = indptr[i]
             a1 = indptr[i + 1]
-            eta = b0
-            for a in range(a0, a1):
-                eta += data[a] * coef[indices[a]]
+            eta = csr_row_dot(indices, data, a0, a1, coef, b0)
             wi = w[i] if weighted else 1.0
             if wi > 0.0 and abs(eta) > em:
                 em = abs(eta)
-            if y[i] == 1:
-                ls += wi * softplus(-eta)
-                r = -wi * expit(-eta)
-            else:
-                ls += wi * softplus(eta)
-                r = wi * expit(eta)
+            li, r = binary_row(eta, y[i], wi)
+            ls += li
             for a in range(a0, a1):
                 gr[indices[a]] += r * data[a]
             if fit_intercept:
@@ -99,10 +142,7 @@ def binary_hessp_csr(indptr, indices, data, d, s, v, fit_intercept, bounds):
     for g in prange(G):
         acc = np.zeros(p)
         for i in range(bounds[g], bounds[g + 1]):
-            u = b0
-            for a in range(indptr[i], indptr[i + 1]):
-                u += data[a] * v[indices[a]]
-            c = s[i] * u
+            c = s[i] * csr_row_dot(indices, data, indptr[i], indptr[i + 1], v, b0)
             for a in range(indptr[i], indptr[i + 1]):
                 acc[indices[a]] += c * data[a]
             if fit_intercept:
@@ -131,13 +171,7 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
         ls = 0.0
         em = 0.0
         for i in range(bounds[g], bounds[g + 1]):
-            for k in range(K):
-                eta[k] = BT[d, k] if fit_intercept else 0.0
-            for a in range(indptr[i], indptr[i + 1]):
-                xa = data[a]
-                ja = indices[a]
-                for k in range(K):
-                    eta[k] += xa * BT[ja, k]
+            csr_row_scores(indptr, indices, data, i, BT, d, fit_intercept, eta)
             wi = w[i] if weighted else 1.0
             yi = y[i]
             li, inv, spread = multinomial_row(eta, e, wi, yi)
@@ -149,14 +183,7 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
                 if store_p:
                     P_out[i, k] = pk
                 r[k] = wi * (pk - 1.0) if k == yi else wi * pk
-            for a in range(indptr[i], indptr[i + 1]):
-                xa = data[a]
-                ja = indices[a]
-                for k in range(K):
-                    gr[ja, k] += r[k] * xa
-            if fit_intercept:
-                for k in range(K):
-                    gr[d, k] += r[k]
+            csr_add_row(gr, r, indptr, indices, data, i, d, fit_intercept)
         loss_s[g] = ls
         emax_s[g] = em
         grad_s[g] = gr
@@ -176,27 +203,14 @@ def multinomial_hessp_csr(indptr, indices, data, d, w, P, V, fit_intercept, boun
         c = np.empty(K)
         acc = np.zeros((p, K))
         for i in range(bounds[g], bounds[g + 1]):
-            for k in range(K):
-                u[k] = VT[d, k] if fit_intercept else 0.0
-            for a in range(indptr[i], indptr[i + 1]):
-                xa = data[a]
-                ja = indices[a]
-                for k in range(K):
-                    u[k] += xa * VT[ja, k]
+            csr_row_scores(indptr, indices, data, i, VT, d, fit_intercept, u)
             pu = 0.0
             for k in range(K):
                 pu += P[i, k] * u[k]
             wi = w[i] if weighted else 1.0
             for k in range(K):
                 c[k] = wi * P[i, k] * (u[k] - pu)
-            for a in range(indptr[i], indptr[i + 1]):
-                xa = data[a]
-                ja = indices[a]
-                for k in range(K):
-                    acc[ja, k] += c[k] * xa
-            if fit_intercept:
-                for k in range(K):
-                    acc[d, k] += c[k]
+            csr_add_row(acc, c, indptr, indices, data, i, d, fit_intercept)
         out_s[g] = acc
     return np.ascontiguousarray(sum_slots(out_s).T)
 

@@ -276,6 +276,9 @@ def csr_linear_argmax(indptr, indices, data, weights, bias, binarize, threshold,
     Writes ``labels`` (n,) int64 (the first maximum on ties, as ``np.argmax``) without
     the (n, K) scores.  Returns the number of rows holding a NaN or infinite value.
     """
+    # Kept separate on purpose from csr_linear_scores: the same row loop over
+    # _linear_row, but labels instead of an (n, K) table; one kernel for both would
+    # need that table or a per-row branch on the output.
     K = bias.shape[0]
     G = bounds.shape[0] - 1
     nnz = indptr[indptr.shape[0] - 1]
