@@ -140,9 +140,6 @@ class BernoulliNBParams(LinearNB):
     alpha: float
     binarize: float | None
 
-    def __post_init__(self):
-        self._check_arrays()
-
     def _linear_form(self):
         flp = self.feature_log_prob.astype(np.float64)
         neg = self.neg_feature_log_prob.astype(np.float64)
@@ -245,9 +242,6 @@ class MultinomialNBParams(LinearNB):
     feature_log_prob: np.ndarray
     alpha: float
 
-    def __post_init__(self):
-        self._check_arrays()
-
     def _linear_form(self):
         return self.feature_log_prob.T, self.class_log_prior, False, 0.0
 
@@ -337,9 +331,6 @@ class ComplementNBParams(LinearNB):
     feature_log_prob: np.ndarray
     alpha: float
     norm: bool
-
-    def __post_init__(self):
-        self._check_arrays()
 
     def _linear_form(self):
         K = self.class_log_prior.shape[0]
