@@ -5,7 +5,10 @@ dense by one GEMM, CSR by the linear kernels), a ``fit_*_nb`` function, and
 ``*_params``, the params from class counts N_k and feature counts N_kj (or F_kj), used by
 the fits and by the validated builders of :mod:`fastgen.naive_bayes.counts`.
 :func:`discrete_counts` is the one counting pass all of them (and
-:func:`~fastgen.naive_bayes.counts.nb_counts`) share.
+:func:`~fastgen.naive_bayes.counts.nb_counts`) share.  The three model sections follow
+one layout and are kept separate on purpose: their fields and formulas differ, and what
+they share (counting, priors, scoring) lives in :func:`discrete_counts` and
+:mod:`fastgen.naive_bayes.base`.
 
 Imports the shared core (``_params``, ``_runtime``, ``_validation``) and
 :mod:`fastgen.naive_bayes.base`.

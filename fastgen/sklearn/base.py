@@ -51,6 +51,8 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
         return validate_data(self, X, reset=False, dtype=FLOATS,
                              accept_sparse="csr" if self._accept_sparse else False)
 
+    # The scoring methods' numpydoc sections are alike, kept separate on purpose: each
+    # public method documents its own input and result for the API reference.
     def predict(self, X):
         """Most probable class of each row.
 
@@ -84,13 +86,7 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
     def predict_log_proba(self, X):
         """Log class probabilities log p(y = k | x) (a stable log-sum-exp, not log(proba)).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
+        X and the result are as in :meth:`predict_proba`.
         """
         X = self._validate_predict(X)
         return predict_log_proba(self.params_, X)

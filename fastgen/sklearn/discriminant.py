@@ -134,9 +134,19 @@ def _moments_with(m, covariances, kind):
     return ClassMoments(m.classes, m.counts, m.means, scatter, kind, m.dtype)
 
 
-class _DiscriminantFit:
-    """``fit`` of both discriminant analyses: check the hyper-parameters
-    (``_check_params``), validate X and y, then fit on the validated data (``_fit``)."""
+class _DiscriminantAnalysis:
+    """The hyper-parameters both discriminant analyses take, and their ``fit``: check
+    the hyper-parameters (``_check_params``), validate X and y, then fit on the
+    validated data (``_fit``)."""
+
+    def __init__(self, *, solver, shrinkage, priors, store_covariance, tol,
+                 covariance_estimator):
+        self.solver = solver
+        self.shrinkage = shrinkage
+        self.priors = priors
+        self.store_covariance = store_covariance
+        self.tol = tol
+        self.covariance_estimator = covariance_estimator
 
     def fit(self, X, y):
         """Fit the model.
@@ -159,7 +169,7 @@ class _DiscriminantFit:
 
 
 class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                                 _DiscriminantFit, LinearFastgenClassifier):
+                                 _DiscriminantAnalysis, LinearFastgenClassifier):
     """Linear discriminant analysis: Gaussian classes with a shared covariance.
 
     ``fastgen.fit_gda(X, y, "pooled")`` behind scikit-learn's interface.  The covariance
@@ -220,13 +230,10 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     def __init__(self, solver="svd", shrinkage=None, priors=None, n_components=None,
                  store_covariance=False, tol=1e-4, covariance_estimator=None):
-        self.solver = solver
-        self.shrinkage = shrinkage
-        self.priors = priors
+        super().__init__(solver=solver, shrinkage=shrinkage, priors=priors,
+                         store_covariance=store_covariance, tol=tol,
+                         covariance_estimator=covariance_estimator)
         self.n_components = n_components
-        self.store_covariance = store_covariance
-        self.tol = tol
-        self.covariance_estimator = covariance_estimator
 
     def _check_params(self):
         if self.solver not in ("svd", "lsqr", "eigen"):
@@ -361,7 +368,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
 # ------------------------------------------------------------------------------ QDA
 
 
-class QuadraticDiscriminantAnalysis(_DiscriminantFit, FastgenClassifier):
+class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     """Quadratic discriminant analysis: one Gaussian per class, each its own covariance.
 
     ``fastgen.gda_from_moments(class_moments(X, y, kind="per_class"), "per_class")``.
@@ -399,15 +406,14 @@ class QuadraticDiscriminantAnalysis(_DiscriminantFit, FastgenClassifier):
         ``params_.cholesky``).
     """
 
+    # kept separate on purpose from LDA's: scikit-learn's signatures differ (LDA's is
+    # positional with n_components, QDA's keyword-only with reg_param)
     def __init__(self, *, solver="svd", shrinkage=None, priors=None, reg_param=0.0,
                  store_covariance=False, tol=1e-4, covariance_estimator=None):
-        self.solver = solver
-        self.shrinkage = shrinkage
-        self.priors = priors
+        super().__init__(solver=solver, shrinkage=shrinkage, priors=priors,
+                         store_covariance=store_covariance, tol=tol,
+                         covariance_estimator=covariance_estimator)
         self.reg_param = reg_param
-        self.store_covariance = store_covariance
-        self.tol = tol
-        self.covariance_estimator = covariance_estimator
 
     def _check_params(self):
         if self.solver not in ("svd", "eigen"):
