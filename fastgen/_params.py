@@ -45,14 +45,23 @@ class FittedParams:
     #: can skip the up-front scan (a full extra read of X)
     checks_finite_scores: bool = False
 
+    #: name of the (K, d) array field that fixes the model's width and dtype: its last
+    #: axis has one entry per feature, its dtype is the one scoring computes in
+    _feature_table: str
+
     @property
-    def n_features_in(self) -> int:  # pragma: no cover - every subclass overrides
-        raise NotImplementedError
+    def n_features_in(self) -> int:
+        """Number of features d: the last axis of the ``_feature_table`` field."""
+        return int(getattr(self, self._feature_table).shape[-1])
 
     @property
     def dtype(self) -> np.dtype:
         """The floating dtype scoring computes in (that of the fitted parameters)."""
-        raise NotImplementedError  # pragma: no cover
+        return getattr(self, self._feature_table).dtype
+
+    def __post_init__(self):
+        # a subclass with checks of its own overrides this and calls _check_arrays first
+        self._check_arrays()
 
     @property
     def n_classes(self) -> int:

@@ -35,6 +35,7 @@ __all__ = [
     "check_priors",
     "check_n_features",
     "check_scalar",
+    "check_merge_operands",
     "is_sparse",
     "csr_arrays",
 ]
@@ -147,14 +148,7 @@ def check_X(
     if A.ndim != 2:
         hint = " (reshape a single feature with X.reshape(-1, 1))" if A.ndim == 1 else ""
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {A.ndim}-D{hint}")
-    n, d = A.shape
-    if n < min_samples:
-        raise ValueError(f"{name} has {n} rows; at least {min_samples} required")
-    if d == 0:
-        raise ValueError(f"{name} has 0 features (shape {A.shape}); at least 1 required")
-    target = np.dtype(dtype) if dtype is not None else _dense_dtype(A.dtype, name)
-    if dtype is not None:
-        _dense_dtype(A.dtype, name)
+    target = _check_size_and_dtype(A, name, dtype, min_samples)
     if A.dtype != target or not A.flags.c_contiguous:
         if A.dtype.kind == "f" and A.dtype.itemsize > target.itemsize:
             _report_nonfinite(np.ascontiguousarray(A), name)
@@ -216,7 +210,9 @@ def _kernel_view(A: np.ndarray) -> np.ndarray:
     return np.asarray(_Alias(A))
 
 
-def _check_csr(X, *, name, dtype, min_samples, finite=True):
+def _check_size_and_dtype(X, name, dtype, min_samples):
+    """Check the shape of 2-D X (dense or CSR) and its dtype; return the dtype to
+    compute in (``dtype`` if given, else X's own float dtype, other reals as float64)."""
     n, d = X.shape
     if n < min_samples:
         raise ValueError(f"{name} has {n} rows; at least {min_samples} required")
@@ -225,6 +221,11 @@ def _check_csr(X, *, name, dtype, min_samples, finite=True):
     target = np.dtype(dtype) if dtype is not None else _dense_dtype(X.dtype, name)
     if dtype is not None:
         _dense_dtype(X.dtype, name)
+    return target
+
+
+def _check_csr(X, *, name, dtype, min_samples, finite=True):
+    target = _check_size_and_dtype(X, name, dtype, min_samples)
     fmt = X.format
     if fmt != "csr":
         X = X.tocsr()  # a new object: the caller's matrix is untouched
@@ -419,3 +420,23 @@ def check_scalar(value, name, *, low=None, high=None, low_inclusive=True, high_i
         op = "<=" if high_inclusive else "<"
         raise ValueError(f"{name} must be {op} {high}; got {value!r}")
     return v
+
+
+def check_merge_operands(a, b, cls, noun: str, kind: str) -> None:
+    """Check the two operands of an exact merge of statistics.
+
+    Both must be ``cls`` instances with the same ``kind`` attribute (the kind of
+    statistics: "kind" of :class:`~fastgen.ClassMoments`, "model" of
+    :class:`~fastgen.NBCounts`) and the same ``n_features``; ``noun`` names the
+    statistics in the messages ("moments", "counts").
+    """
+    for name, m in (("a", a), ("b", b)):
+        if not isinstance(m, cls):
+            raise ValueError(f"{name} must be {cls.__name__}; got {type(m).__name__}")
+    ka, kb = getattr(a, kind), getattr(b, kind)
+    if ka != kb:
+        raise ValueError(f"cannot merge {noun} of {kind} {ka!r} with {kind} {kb!r}")
+    if a.n_features != b.n_features:
+        raise ValueError(
+            f"cannot merge {noun} with {a.n_features} and {b.n_features} features"
+        )

@@ -509,6 +509,8 @@ def _map_scores(params, X, fn):
                         meta=np.empty((0, 0), dtype=dt))
 
 
+# The four scoring functions mirror fastgen.scoring's (and fastgen.cuda's) by name, kept
+# separate on purpose: each is a public function of this module; the work is _map_scores.
 def joint_log_likelihood(params, X):
     """log p(x, y=k) of every row of a Dask array, as a Dask array (n, K), block by block
     (:func:`dask.array.map_blocks` of :func:`fastgen.joint_log_likelihood`)."""

@@ -97,6 +97,7 @@ class GDAParams(FittedParams):
 
     #: scoring detects non-finite X from the scores themselves (see ``_check_rows``)
     checks_finite_scores = True
+    _feature_table = "means"
 
     classes: np.ndarray
     priors: np.ndarray
@@ -124,13 +125,6 @@ class GDAParams(FittedParams):
             )
         object.__setattr__(self, "rank", int(self.rank))
 
-    @property
-    def n_features_in(self) -> int:
-        return int(self.means.shape[1])
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.means.dtype
 
     # ---- derived scoring tables (computed once per params object, in float64) ----
     @functools.cached_property

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._runtime import blas_single_thread, serial_for_small_inputs
-from ._validation import check_finite_result, check_sample_weight, check_X, check_y
+from ._validation import (
+    check_finite_result,
+    check_merge_operands,
+    check_sample_weight,
+    check_X,
+    check_y,
+)
 from .kernels import moments as _k
 
 __all__ = ["ClassMoments", "class_moments", "merge_moments", "SCATTER_KINDS",
@@ -162,15 +168,7 @@ def merge_moments(a: ClassMoments, b: ClassMoments) -> ClassMoments:
     With W = Wa + Wb and δ = μb − μa per class: μ = μa + δ·Wb/W and
     M2 = M2a + M2b + δδᵀ·Wa·Wb/W (summed over classes for the pooled scatter).
     """
-    for name, m in (("a", a), ("b", b)):
-        if not isinstance(m, ClassMoments):
-            raise ValueError(f"{name} must be ClassMoments; got {type(m).__name__}")
-    if a.kind != b.kind:
-        raise ValueError(f"cannot merge moments of kind {a.kind!r} with kind {b.kind!r}")
-    if a.n_features != b.n_features:
-        raise ValueError(
-            f"cannot merge moments with {a.n_features} and {b.n_features} features"
-        )
+    check_merge_operands(a, b, ClassMoments, "moments", "kind")
     def family(c):
         return "number" if c.dtype.kind in "biuf" else c.dtype.kind
 

@@ -28,6 +28,16 @@ def _prepare(params, X):
     return X
 
 
+def _score(params, X, name):
+    """The scoring function ``name`` of X: device arrays go to :mod:`fastgen.cuda`'s
+    function of that name, the rest is validated once and goes to the params object's
+    ``_<name>`` method."""
+    if _cuda.is_device_array(X):
+        return getattr(_cuda, name)(params, X)
+    X = _prepare(params, X)
+    return getattr(params, "_" + name)(X)
+
+
 @serial_for_small_inputs(1)
 def joint_log_likelihood(params, X) -> np.ndarray:
     """log p(x, y=k) = log p(x | y=k) + log p(y=k) for each row and class, shape (n, K).
@@ -35,10 +45,7 @@ def joint_log_likelihood(params, X) -> np.ndarray:
     For discriminative models (logistic regression) this is the unnormalised log
     posterior (the linear predictor of each class).
     """
-    if _cuda.is_device_array(X):
-        return _cuda.joint_log_likelihood(params, X)
-    X = _prepare(params, X)
-    return params._joint_log_likelihood(X)
+    return _score(params, X, "joint_log_likelihood")
 
 
 @serial_for_small_inputs(1)
@@ -47,25 +54,16 @@ def predict_log_proba(params, X) -> np.ndarray:
 
     A row for which every class has log-likelihood -inf gets -inf everywhere, not NaN.
     """
-    if _cuda.is_device_array(X):
-        return _cuda.predict_log_proba(params, X)
-    X = _prepare(params, X)
-    return params._predict_log_proba(X)
+    return _score(params, X, "predict_log_proba")
 
 
 @serial_for_small_inputs(1)
 def predict_proba(params, X) -> np.ndarray:
     """p(y=k | x), shape (n, K); rows sum to one."""
-    if _cuda.is_device_array(X):
-        return _cuda.predict_proba(params, X)
-    X = _prepare(params, X)
-    return params._predict_proba(X)
+    return _score(params, X, "predict_proba")
 
 
 @serial_for_small_inputs(1)
 def predict(params, X) -> np.ndarray:
     """The most probable class label of each row, taken from ``params.classes``."""
-    if _cuda.is_device_array(X):
-        return _cuda.predict(params, X)
-    X = _prepare(params, X)
-    return params._predict(X)
+    return _score(params, X, "predict")

@@ -30,15 +30,12 @@ class CurveJob:
 
     Attributes
     ----------
-    X : ndarray (n, d) float64
-    y : ndarray (n,)
-    models : tuple of str
-        Names from :data:`~fastgen.cli.models.CURVE_MODELS`.
-    sizes : tuple of int
-        Training-set sizes, each in [1, n − n_test].
+    X, y, seed :
+        The arguments of :func:`run_curve`.
+    models, sizes : tuple
+        Those of :func:`run_curve`, as tuples; every size is in [1, n − n_test].
     n_test : int
         Rows held out for testing in every split.
-    seed : int
     kind : str
         :func:`~fastgen.cli.models.feature_kind` of X (picks the naive Bayes model).
     """

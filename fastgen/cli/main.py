@@ -82,9 +82,17 @@ def _wrap(text):
     return textwrap.fill(text, width=88)
 
 
+def _add_command(sub, name, func, *, help, description, epilog):
+    """Add the subcommand ``name``, run by ``func(args)``: its description is wrapped
+    to 88 columns, its epilog printed as written."""
+    p = sub.add_parser(name, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog=epilog, help=help, description=_wrap(description))
+    p.set_defaults(func=func)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser of the ``fastgen`` command."""
-    fmt = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
         prog="fastgen",
         description="Generative classifiers (GDA, naive Bayes) and IRLS logistic regression.",
@@ -93,12 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="fit LDA and QDA on the bundled iris data and report")
     p.set_defaults(func=commands.demo)
 
-    p = sub.add_parser(
-        "curve", formatter_class=fmt, epilog=_CURVE_EPILOG,
+    p = _add_command(
+        sub, "curve", commands.curve, epilog=_CURVE_EPILOG,
         help="learning curves: generative vs discriminative (Ng & Jordan 2001)",
-        description=_wrap("Test error against training-set size m for generative classifiers "
+        description="Test error against training-set size m for generative classifiers "
                     "and logistic regression: mean ± standard error over random splits, "
-                    "printed as a table and optionally drawn as a PNG."))
+                    "printed as a table and optionally drawn as a PNG.")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--dataset", metavar="NAME", help="a named data set (see below)")
     src.add_argument("--csv", metavar="PATH", help="a CSV file with a header row")
@@ -119,15 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes, one split each at a time (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (none is shown when stderr is not a terminal)")
-    p.set_defaults(func=commands.curve)
 
-    p = sub.add_parser(
-        "fit", formatter_class=fmt, epilog=_PREDICT_EPILOG,
+    p = _add_command(
+        sub, "fit", commands.fit, epilog=_PREDICT_EPILOG,
         help="fit a model on a CSV file and save its params",
-        description=_wrap("Fit a model on DATA (every column but the target is a feature) and "
+        description="Fit a model on DATA (every column but the target is a feature) and "
                     "write its params.  lda, qda, gda: fit_gda with covariance 'pooled', "
                     "'per_class', 'pooled_diagonal'; nb: Bernoulli, multinomial or "
-                    "Gaussian naive Bayes for binary, count or other features."))
+                    "Gaussian naive Bayes for binary, count or other features.")
     p.add_argument("--model", required=True, choices=FIT_MODELS)
     p.add_argument("data", metavar="DATA", help="CSV file with a header row")
     p.add_argument("--target", required=True, metavar="COL", help="the label column")
@@ -146,11 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--var-smoothing", type=float,
                    default=fit_option_default("var_smoothing"),
                    help="Gaussian NB variance smoothing (default: %(default)s)")
-    p.set_defaults(func=commands.fit)
 
-    p = sub.add_parser("predict", formatter_class=fmt, epilog=_PREDICT_EPILOG,
-                       help="predict labels (and probabilities) for a CSV file",
-                       description="Predict a label for every row of DATA.")
+    p = _add_command(sub, "predict", commands.predict_csv, epilog=_PREDICT_EPILOG,
+                     help="predict labels (and probabilities) for a CSV file",
+                     description="Predict a label for every row of DATA.")
     p.add_argument("params", metavar="PARAMS", help="params file written by 'fastgen fit'")
     p.add_argument("data", metavar="DATA", help="CSV file with a header row")
     p.add_argument("--proba", action="store_true", help="add class probability columns")
@@ -158,7 +164,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read the columns of DATA as the features in the fitted order "
                         "(its column count must match), not by name")
     p.add_argument("-o", "--output", metavar="CSV", help="write here (default: stdout)")
-    p.set_defaults(func=commands.predict_csv)
 
     p = sub.add_parser("info", help="describe a params file",
                        description="Print the type, classes, n_features, covariance type "

@@ -355,6 +355,11 @@ def _check_not_separated(emax, method, confirm=None):
         )
 
 
+# Kept separate on purpose from diagnostics.collinearity_from_gram (the same in-order
+# Cholesky idea): this guard works at COLLINEAR_TOL = 1e-10 on the information matrix
+# with its own pivot arithmetic; at that tolerance the two disagree on a sizeable share
+# of designs with an exactly dependent column (rounding decides), so sharing one would
+# change which fits logistic_inference refuses.
 def _check_full_rank(H, names):
     """Raise naming the coefficients whose columns are collinear.
 

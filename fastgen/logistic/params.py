@@ -96,6 +96,7 @@ class LogisticParams(FittedParams):
     n_hessp: int
 
     accepts_sparse = True
+    _feature_table = "coef"
 
     def __post_init__(self):
         self._check_arrays()
@@ -111,13 +112,6 @@ class LogisticParams(FittedParams):
                 f"LogisticParams.intercept must have shape ({kk},); got {self.intercept.shape}"
             )
 
-    @property
-    def n_features_in(self) -> int:
-        return int(self.coef.shape[1])
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.coef.dtype
 
     def decision_function(self, X):
         """Linear predictor ``X·coefᵀ + intercept`` on already validated X, shape (n, K')."""

@@ -190,14 +190,8 @@ class LinearNB(FittedParams):
     #: the CSR kernel checks stored values as it reads them; dense X is scanned in
     #: _scores (binarizing would hide a NaN)
     checks_finite_scores = True
+    _feature_table = "feature_log_prob"
 
-    @property
-    def n_features_in(self) -> int:
-        return int(self.feature_log_prob.shape[1])
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.feature_log_prob.dtype
 
     # (d, K) float64 weights, (K,) float64 bias, binarize flag, threshold
     def _linear_form(self):  # pragma: no cover - every subclass overrides

@@ -108,17 +108,12 @@ class CategoricalNBParams(FittedParams):
     alpha: float
 
     accepts_sparse = True
-
-    def __post_init__(self):
-        self._check_arrays()
+    _feature_table = "feature_log_prob"
 
     @property
     def n_features_in(self) -> int:
+        # feature_log_prob has one column per (feature, category) pair
         return int(self.n_categories.shape[0])
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.feature_log_prob.dtype
 
     @cached_property
     def _table(self):

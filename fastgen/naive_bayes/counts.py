@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_scalar
+from .._validation import check_merge_operands, check_scalar
 from ..moments import ClassMoments, class_moments, merge_moments
 from .base import check_alpha, check_bool, fit_inputs
 from .categorical import categorical_params
@@ -243,13 +243,7 @@ def merge_counts(a: NBCounts, b: NBCounts) -> NBCounts:
     :func:`fastgen.merge_moments` (δ = μ^b − μ^a, μ = μ^a + δ·W^b/W,
     S = S^a + S^b + δ²·W^a·W^b/W).  Associative and commutative up to rounding.
     """
-    for name, c in (("a", a), ("b", b)):
-        if not isinstance(c, NBCounts):
-            raise ValueError(f"{name} must be NBCounts; got {type(c).__name__}")
-    if a.model != b.model:
-        raise ValueError(f"cannot merge counts of model {a.model!r} with model {b.model!r}")
-    if a.n_features != b.n_features:
-        raise ValueError(f"cannot merge counts with {a.n_features} and {b.n_features} features")
+    check_merge_operands(a, b, NBCounts, "counts", "model")
     if a.binarize != b.binarize:
         raise ValueError(
             f"cannot merge Bernoulli counts taken with binarize={a.binarize} and "

@@ -5,7 +5,10 @@ dense by one GEMM, CSR by the linear kernels), a ``fit_*_nb`` function, and
 ``*_params``, the params from class counts N_k and feature counts N_kj (or F_kj), used by
 the fits and by the validated builders of :mod:`fastgen.naive_bayes.counts`.
 :func:`discrete_counts` is the one counting pass all of them (and
-:func:`~fastgen.naive_bayes.counts.nb_counts`) share.
+:func:`~fastgen.naive_bayes.counts.nb_counts`) share.  The three model sections follow
+one layout and are kept separate on purpose: their fields and formulas differ, and what
+they share (counting, priors, scoring) lives in :func:`discrete_counts` and
+:mod:`fastgen.naive_bayes.base`.
 
 Imports the shared core (``_params``, ``_runtime``, ``_validation``) and
 :mod:`fastgen.naive_bayes.base`.
@@ -140,9 +143,6 @@ class BernoulliNBParams(LinearNB):
     alpha: float
     binarize: float | None
 
-    def __post_init__(self):
-        self._check_arrays()
-
     def _linear_form(self):
         flp = self.feature_log_prob.astype(np.float64)
         neg = self.neg_feature_log_prob.astype(np.float64)
@@ -245,9 +245,6 @@ class MultinomialNBParams(LinearNB):
     feature_log_prob: np.ndarray
     alpha: float
 
-    def __post_init__(self):
-        self._check_arrays()
-
     def _linear_form(self):
         return self.feature_log_prob.T, self.class_log_prior, False, 0.0
 
@@ -337,9 +334,6 @@ class ComplementNBParams(LinearNB):
     feature_log_prob: np.ndarray
     alpha: float
     norm: bool
-
-    def __post_init__(self):
-        self._check_arrays()
 
     def _linear_form(self):
         K = self.class_log_prior.shape[0]

@@ -52,17 +52,7 @@ class GaussianNBParams(FittedParams):
     var_smoothing: float
 
     accepts_sparse = False
-
-    def __post_init__(self):
-        self._check_arrays()
-
-    @property
-    def n_features_in(self) -> int:
-        return int(self.means.shape[1])
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.means.dtype
+    _feature_table = "means"
 
     @cached_property
     def _tables(self):

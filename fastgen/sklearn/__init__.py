@@ -19,7 +19,9 @@ Modules
 -------
 base
     :class:`~fastgen.sklearn.base.FastgenClassifier` (validation and scoring shared by
-    every estimator) and :func:`expected_failed_checks`.
+    every estimator), :class:`~fastgen.sklearn.base.LinearFastgenClassifier` (its
+    ``decision_function`` for the linear models, LDA and logistic regression) and
+    :func:`expected_failed_checks`.
 discriminant
     LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis (``fastgen.fit_gda``).
 naive_bayes

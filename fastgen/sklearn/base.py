@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import predict, predict_log_proba, predict_proba
 
-__all__ = ["FLOATS", "FastgenClassifier", "expected_failed_checks"]
+__all__ = ["FLOATS", "FastgenClassifier", "LinearFastgenClassifier", "expected_failed_checks"]
 
 #: the dtypes the estimators keep (float32 stays float32); others become float64
 FLOATS = [np.float64, np.float32]
@@ -50,6 +51,8 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
         return validate_data(self, X, reset=False, dtype=FLOATS,
                              accept_sparse="csr" if self._accept_sparse else False)
 
+    # The scoring methods' numpydoc sections are alike, kept separate on purpose: each
+    # public method documents its own input and result for the API reference.
     def predict(self, X):
         """Most probable class of each row.
 
@@ -83,16 +86,37 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
     def predict_log_proba(self, X):
         """Log class probabilities log p(y = k | x) (a stable log-sum-exp, not log(proba)).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
+        X and the result are as in :meth:`predict_proba`.
         """
         X = self._validate_predict(X)
         return predict_log_proba(self.params_, X)
+
+
+class LinearFastgenClassifier(LinearClassifierMixin, FastgenClassifier):
+    """A :class:`FastgenClassifier` whose scores are linear in x, f(x) = X·coef_ᵀ + intercept_.
+
+    scikit-learn's ``LinearClassifierMixin`` gives ``decision_function`` from the
+    subclass's ``coef_`` and ``intercept_``; the class predictions and probabilities
+    still come from fastgen's scoring of ``params_``.
+    """
+
+    def decision_function(self, X):
+        """X·coef_ᵀ + intercept_ (for two classes the log-odds of ``classes_[1]``).
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_samples, n_features)
+            CSR only where the estimator accepts sparse input.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        return LinearClassifierMixin.decision_function(self, X)
+
+    predict = FastgenClassifier.predict
+    predict_proba = FastgenClassifier.predict_proba
+    predict_log_proba = FastgenClassifier.predict_log_proba
 
 
 # ---------------------------------------------------------------- estimator checks

@@ -15,7 +15,6 @@ import numbers
 import numpy as np
 import scipy.linalg
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .. import (
@@ -28,7 +27,7 @@ from .. import (
     linear_discriminant,
 )
 from .._warn import warn
-from .base import FastgenClassifier
+from .base import FastgenClassifier, LinearFastgenClassifier
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -135,11 +134,42 @@ def _moments_with(m, covariances, kind):
     return ClassMoments(m.classes, m.counts, m.means, scatter, kind, m.dtype)
 
 
+class _DiscriminantAnalysis:
+    """The hyper-parameters both discriminant analyses take, and their ``fit``: check
+    the hyper-parameters (``_check_params``), validate X and y, then fit on the
+    validated data (``_fit``)."""
+
+    def __init__(self, *, solver, shrinkage, priors, store_covariance, tol,
+                 covariance_estimator):
+        self.solver = solver
+        self.shrinkage = shrinkage
+        self.priors = priors
+        self.store_covariance = store_covariance
+        self.tol = tol
+        self.covariance_estimator = covariance_estimator
+
+    def fit(self, X, y):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, y = self._validate_fit(X, y)
+        return self._fit(X, y)
+
+
 # ------------------------------------------------------------------------------ LDA
 
 
 class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                                 LinearClassifierMixin, FastgenClassifier):
+                                 _DiscriminantAnalysis, LinearFastgenClassifier):
     """Linear discriminant analysis: Gaussian classes with a shared covariance.
 
     ``fastgen.fit_gda(X, y, "pooled")`` behind scikit-learn's interface.  The covariance
@@ -200,13 +230,10 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     def __init__(self, solver="svd", shrinkage=None, priors=None, n_components=None,
                  store_covariance=False, tol=1e-4, covariance_estimator=None):
-        self.solver = solver
-        self.shrinkage = shrinkage
-        self.priors = priors
+        super().__init__(solver=solver, shrinkage=shrinkage, priors=priors,
+                         store_covariance=store_covariance, tol=tol,
+                         covariance_estimator=covariance_estimator)
         self.n_components = n_components
-        self.store_covariance = store_covariance
-        self.tol = tol
-        self.covariance_estimator = covariance_estimator
 
     def _check_params(self):
         if self.solver not in ("svd", "lsqr", "eigen"):
@@ -217,20 +244,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
                              "Try another solver")
         _check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
 
-    def fit(self, X, y):
-        """Fit the model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        self._check_params()
-        X, y = self._validate_fit(X, y)
+    def _fit(self, X, y):
         classes = np.unique(y)
         n, d = X.shape
         K = classes.shape[0]
@@ -350,28 +364,11 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
             out = X @ S
         return out[:, : self._max_components]
 
-    def decision_function(self, X):
-        """X·coef_ᵀ + intercept_ (for two classes the log-odds of ``classes_[1]``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        return LinearClassifierMixin.decision_function(self, X)
-
-    predict = FastgenClassifier.predict
-    predict_proba = FastgenClassifier.predict_proba
-    predict_log_proba = FastgenClassifier.predict_log_proba
-
 
 # ------------------------------------------------------------------------------ QDA
 
 
-class QuadraticDiscriminantAnalysis(FastgenClassifier):
+class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     """Quadratic discriminant analysis: one Gaussian per class, each its own covariance.
 
     ``fastgen.gda_from_moments(class_moments(X, y, kind="per_class"), "per_class")``.
@@ -409,15 +406,14 @@ class QuadraticDiscriminantAnalysis(FastgenClassifier):
         ``params_.cholesky``).
     """
 
+    # kept separate on purpose from LDA's: scikit-learn's signatures differ (LDA's is
+    # positional with n_components, QDA's keyword-only with reg_param)
     def __init__(self, *, solver="svd", shrinkage=None, priors=None, reg_param=0.0,
                  store_covariance=False, tol=1e-4, covariance_estimator=None):
-        self.solver = solver
-        self.shrinkage = shrinkage
-        self.priors = priors
+        super().__init__(solver=solver, shrinkage=shrinkage, priors=priors,
+                         store_covariance=store_covariance, tol=tol,
+                         covariance_estimator=covariance_estimator)
         self.reg_param = reg_param
-        self.store_covariance = store_covariance
-        self.tol = tol
-        self.covariance_estimator = covariance_estimator
 
     def _check_params(self):
         if self.solver not in ("svd", "eigen"):
@@ -431,20 +427,7 @@ class QuadraticDiscriminantAnalysis(FastgenClassifier):
                                  "Try solver='eigen' instead.")
         _check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
 
-    def fit(self, X, y):
-        """Fit the model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        self._check_params()
-        X, y = self._validate_fit(X, y)
+    def _fit(self, X, y):
         if np.unique(y).shape[0] < 2:
             raise ValueError("The number of classes has to be greater than one. Got 1 class.")
         m = class_moments(X, y, kind="per_class")

@@ -6,21 +6,20 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning as _SkConvergenceWarning
-from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
 from .. import ConvergenceWarning as _FgConvergenceWarning
 from .. import fit_logistic, logistic_inference
 from .._warn import warn
-from .base import FastgenClassifier
+from .base import LinearFastgenClassifier
 
 __all__ = ["LogisticRegression", "LogisticRegressionIRLS"]
 
 _SOLVERS = ("lbfgs", "liblinear", "newton-cg", "newton-cholesky", "sag", "saga")
 
 
-class LogisticRegression(LinearClassifierMixin, FastgenClassifier):
+class LogisticRegression(LinearFastgenClassifier):
     """L2-penalised logistic regression by Newton's method (``fastgen.fit_logistic``).
 
     scikit-learn 1.9's ``LogisticRegression`` name, parameters and deprecations, so that
@@ -218,23 +217,6 @@ default "lbfgs"
         if self.inference_ is None:
             raise ValueError(self._inference_error)
         return self.inference_.summary()
-
-    def decision_function(self, X):
-        """X·coef_ᵀ + intercept_ (for two classes the log-odds of ``classes_[1]``).
-
-        Parameters
-        ----------
-        X : array-like or CSR matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        return LinearClassifierMixin.decision_function(self, X)
-
-    predict = FastgenClassifier.predict
-    predict_proba = FastgenClassifier.predict_proba
-    predict_log_proba = FastgenClassifier.predict_log_proba
 
 
 #: the name this estimator had before it took scikit-learn's (kept for existing code)

@@ -91,14 +91,8 @@ class _StreamingNB(FastgenClassifier):
     def predict_joint_log_proba(self, X):
         """Joint log-likelihoods log p(x, y = k) = log p(x | y = k) + log p(y = k).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
+        X and the result are as in :meth:`predict_proba`: one row per row of X, one
+        column per class of ``classes_``.
         """
         X = self._validate_predict(X)
         return joint_log_likelihood(self.params_, X)
@@ -248,6 +242,12 @@ class _DiscreteNB(_StreamingNB):
     _accept_sparse = True
     _positive_only = False
 
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None):
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.poor_score = True
@@ -347,8 +347,11 @@ class BernoulliNB(_CountNB):
         True keeps it, except that fastgen's model layer still clips values below
         1e-10 (silently here), so that no log-probability is log 0.
     binarize : float or None, default 0.0
+        Threshold: x > binarize counts as 1; None takes X as already binary.
     fit_prior : bool, default True
+        Learn the class priors from the (weighted) class counts; False: uniform priors.
     class_prior : array-like of shape (n_classes,), default None
+        Fixed class priors (non-negative, summing to 1); they override ``fit_prior``.
 
     Attributes
     ----------
@@ -362,11 +365,9 @@ class BernoulliNB(_CountNB):
 
     def __init__(self, *, alpha=1.0, force_alpha=True, binarize=0.0, fit_prior=True,
                  class_prior=None):
-        self.alpha = alpha
-        self.force_alpha = force_alpha
+        super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
+                         class_prior=class_prior)
         self.binarize = binarize
-        self.fit_prior = fit_prior
-        self.class_prior = class_prior
 
 
 class MultinomialNB(_CountNB):
@@ -380,29 +381,23 @@ class MultinomialNB(_CountNB):
         ``params_.alpha`` is min_j α_j and the log-probabilities carry the rest (the
         model layer takes a scalar alpha).
     force_alpha : bool, default True
-        As scikit-learn: False clips alpha below 1e-10 to 1e-10 with a UserWarning;
-        True keeps it, except that fastgen's model layer still clips values below
-        1e-10 (silently here), so that no log-probability is log 0.
-    fit_prior : bool, default True
-    class_prior : array-like of shape (n_classes,), default None
+        Whether alpha below 1e-10 is kept, as in :class:`BernoulliNB`.
+    fit_prior, class_prior :
+        The class priors, as in :class:`BernoulliNB`.
 
     Attributes
     ----------
     params_ : fastgen.MultinomialNBParams
-    classes_, class_count_, feature_count_, class_log_prior_, feature_log_prob_,
-    n_features_in_, feature_names_in_ :
+    feature_log_prob_ : ndarray of shape (n_classes, n_features)
+        log θ_kj, smoothed with each feature's own α_j when ``alpha`` is an array.
+    classes_, class_count_, feature_count_, class_log_prior_, n_features_in_,
+    feature_names_in_ :
         As in scikit-learn.
     """
 
     _model = "multinomial"
     _positive_only = True
     _array_alpha = True
-
-    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None):
-        self.alpha = alpha
-        self.force_alpha = force_alpha
-        self.fit_prior = fit_prior
-        self.class_prior = class_prior
 
 
 class ComplementNB(_CountNB):
@@ -412,9 +407,7 @@ class ComplementNB(_CountNB):
     ----------
     alpha : float, default 1.0
     force_alpha : bool, default True
-        As scikit-learn: False clips alpha below 1e-10 to 1e-10 with a UserWarning;
-        True keeps it, except that fastgen's model layer still clips values below
-        1e-10 (silently here), so that no log-probability is log 0.
+        Whether alpha below 1e-10 is kept, as in :class:`BernoulliNB`.
     fit_prior : bool, default True
         Only used when there is a single class, as in scikit-learn.
     class_prior : array-like of shape (n_classes,), default None
@@ -433,10 +426,8 @@ class ComplementNB(_CountNB):
 
     def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
                  norm=False):
-        self.alpha = alpha
-        self.force_alpha = force_alpha
-        self.fit_prior = fit_prior
-        self.class_prior = class_prior
+        super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
+                         class_prior=class_prior)
         self.norm = norm
 
     def _options(self):
@@ -457,11 +448,9 @@ class CategoricalNB(_DiscreteNB):
     ----------
     alpha : float, default 1.0
     force_alpha : bool, default True
-        As scikit-learn: False clips alpha below 1e-10 to 1e-10 with a UserWarning;
-        True keeps it, except that fastgen's model layer still clips values below
-        1e-10 (silently here), so that no log-probability is log 0.
-    fit_prior : bool, default True
-    class_prior : array-like of shape (n_classes,), default None
+        Whether alpha below 1e-10 is kept, as in :class:`BernoulliNB`.
+    fit_prior, class_prior :
+        The class priors, as in :class:`BernoulliNB`.
     min_categories : int or array-like of shape (n_features,), default None
 
     Attributes
@@ -476,10 +465,8 @@ class CategoricalNB(_DiscreteNB):
 
     def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
                  min_categories=None):
-        self.alpha = alpha
-        self.force_alpha = force_alpha
-        self.fit_prior = fit_prior
-        self.class_prior = class_prior
+        super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
+                         class_prior=class_prior)
         self.min_categories = min_categories
 
     _positive_only = True
