@@ -15,6 +15,7 @@ import argparse
 import csv
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -62,19 +63,17 @@ def _workloads():
     return out
 
 
+def _seconds(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def _child(repeats):
-    # Kept separate on purpose from benchmarks/_common.median_seconds: a gallery script
-    # stands alone (it runs from the docs without the benchmarks folder on the path).
     results = {}
     for name, fn in _workloads().items():
-        fn()
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        times.sort()
-        results[name] = times[len(times) // 2]
+        fn()  # untimed: compile or cache load
+        results[name] = statistics.median(_seconds(fn) for _ in range(repeats))
     print(json.dumps(results))
 
 

@@ -28,6 +28,17 @@ TRMM_MIN_D = 4
 
 
 @jit(inline="always")
+def centred_block(X, b, c, like):
+    """Block b of ``ROW_BLOCK`` rows of X, centred on c: ``(r0, Z)`` with
+    ``Z[r, j] = X[r0 + r, j] − c[j]``, a new array in ``like``'s dtype."""
+    r0 = b * ROW_BLOCK
+    m = min(X.shape[0], r0 + ROW_BLOCK) - r0
+    Z = np.empty((m, X.shape[1]), dtype=like.dtype)
+    centre_rows(X, r0, c, Z)
+    return r0, Z
+
+
+@jit(inline="always")
 def centre_rows(X, r0, c, Z):
     """``Z[r, j] = X[r0 + r, j] − c[j]`` for the Z.shape[0] rows of a block (in Z's dtype)."""
     m, d = Z.shape
@@ -55,11 +66,8 @@ def pooled_scores(X, center, Wc, bc, Linv, const, out):
     quad = Linv.shape[0] == d
     nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
     for b in prange(nb):
-        r0 = b * ROW_BLOCK
-        r1 = min(n, r0 + ROW_BLOCK)
-        m = r1 - r0
-        Z = np.empty((m, d), dtype=Wc.dtype)
-        centre_rows(X, r0, center, Z)
+        r0, Z = centred_block(X, b, center, Wc)
+        m = Z.shape[0]
         S = np.dot(Z, Wc)  # (m, K) by BLAS; the caller holds BLAS at one thread
         for r in range(m):
             for k in range(K):
@@ -141,17 +149,12 @@ def per_class_scores_stacked(X, center, Wst, A, bias, out):
     reassociation allowed (vectorised; the order is fixed at compile time, so results
     still do not depend on the thread count).
     """
-    # Kept separate on purpose from pooled_scores: the same centred-block GEMM skeleton,
-    # but per-class norms of L_k⁻¹(x − c) − a_k instead of linear scores + a shared term.
     n, d = X.shape
     K = A.shape[0]
     nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
     for b in prange(nb):
-        r0 = b * ROW_BLOCK
-        r1 = min(n, r0 + ROW_BLOCK)
-        m = r1 - r0
-        Z = np.empty((m, d), dtype=Wst.dtype)
-        centre_rows(X, r0, center, Z)
+        r0, Z = centred_block(X, b, center, Wst)
+        m = Z.shape[0]
         U = np.dot(Z, Wst)  # (m, K·d); the caller holds BLAS at one thread
         for r in range(m):
             for k in range(K):

@@ -51,8 +51,6 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
         return validate_data(self, X, reset=False, dtype=FLOATS,
                              accept_sparse="csr" if self._accept_sparse else False)
 
-    # The scoring methods' numpydoc sections are alike, kept separate on purpose: each
-    # public method documents its own input and result for the API reference.
     def predict(self, X):
         """Most probable class of each row.
 
@@ -69,17 +67,9 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
         return predict(self.params_, X)
 
     def predict_proba(self, X):
-        """Class probabilities p(y = k | x), rows summing to one.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
-        """
+        """Class probabilities p(y = k | x), rows summing to one: an ndarray of shape
+        (n_samples, n_classes), columns in the order of ``classes_``, for X as in
+        :meth:`predict`."""
         X = self._validate_predict(X)
         return predict_proba(self.params_, X)
 

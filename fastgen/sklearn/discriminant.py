@@ -484,17 +484,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         return self
 
     def decision_function(self, X):
-        """log p(x | y=k) + log p(y=k) without the −d/2·log 2π constant (scikit-learn's).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
-            For two classes, the log-likelihood ratio of ``classes_[1]``.
-        """
+        """log p(x | y=k) + log p(y=k) without the −d/2·log 2π constant (scikit-learn's),
+        for X as in :meth:`predict`: an ndarray of shape (n_samples, n_classes), or for two
+        classes of shape (n_samples,), the log-likelihood ratio of ``classes_[1]``."""
         check_is_fitted(self, "params_")
         X = self._validate_predict(X)
         jll = joint_log_likelihood(self.params_, X)
