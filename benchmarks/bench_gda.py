@@ -37,6 +37,13 @@ def _data():
     }
 
 
+def _speedup(fast, peer):
+    """Peer time / fastgen time: medians of 3 interleaved repeats.  (asv names each
+    track_* series after its method, so the series stay one method each.)"""
+    (fg, _), (sk, _) = interleaved_medians([fast, peer], 3)
+    return sk / fg
+
+
 class GDAFit:
     """fit_gda on in-memory float64 data (W1 pooled, W2 per_class)."""
 
@@ -65,24 +72,10 @@ class GDAFit:
     def peakmem_fit_per_class(self, data):
         fastgen.fit_gda(*data["per_class"], "per_class")
 
-    # Kept separate on purpose from GDAPredict._speedup (alike in shape): this one times
-    # fits, that one scores models fitted once; and asv names each track_* series by
-    # its method, so they stay one method each.
     def _speedup(self, data, cov, model):
         X, y = data[cov]
-        (fg, _), (sk, _) = interleaved_medians(
-            [lambda: fastgen.fit_gda(X, y, cov), lambda: model().fit(X, y)], 3)
-        return sk / fg
+        return _speedup(lambda: fastgen.fit_gda(X, y, cov), lambda: model().fit(X, y))
 
-    def track_speedup_vs_sklearn_fit_pooled(self, data):
-        return self._speedup(data, "pooled", _lda)
-
-    track_speedup_vs_sklearn_fit_pooled.unit = "ratio"
-
-    def track_speedup_vs_sklearn_fit_per_class(self, data):
-        return self._speedup(data, "per_class", _qda)
-
-    track_speedup_vs_sklearn_fit_per_class.unit = "ratio"
 
 
 class GDAPredict:
@@ -115,24 +108,25 @@ class GDAPredict:
         X, y = data[key]
         est = model().fit(X, y)
         p = self.params[key]
-        (fg, _), (sk, _) = interleaved_medians(
-            [lambda: fastgen.predict_proba(p, X), lambda: est.predict_proba(X)], 3)
-        return sk / fg
+        return _speedup(lambda: fastgen.predict_proba(p, X), lambda: est.predict_proba(X))
 
-    def track_speedup_vs_sklearn_predict_proba_pooled(self, data):
-        return self._speedup(data, "pooled", _lda)
 
-    track_speedup_vs_sklearn_predict_proba_pooled.unit = "ratio"
 
-    def track_speedup_vs_sklearn_predict_proba_per_class(self, data):
-        return self._speedup(data, "per_class", _qda)
+def _add_speedup_series(cls, prefix, cases):
+    """Give ``cls`` one asv ``track_`` series per case, ``prefix + key``, each the
+    ratio ``cls._speedup(data, key, model)`` (asv names a series after its method)."""
+    for key, model in cases:
+        def track(self, data, key=key, model=model):
+            return self._speedup(data, key, model)
 
-    track_speedup_vs_sklearn_predict_proba_per_class.unit = "ratio"
+        track.unit = "ratio"
+        setattr(cls, prefix + key, track)
 
-    def track_speedup_vs_sklearn_predict_proba_per_class_small_d(self, data):
-        return self._speedup(data, "per_class_small_d", _qda)
 
-    track_speedup_vs_sklearn_predict_proba_per_class_small_d.unit = "ratio"
+_add_speedup_series(GDAFit, "track_speedup_vs_sklearn_fit_",
+                    [("pooled", _lda), ("per_class", _qda)])
+_add_speedup_series(GDAPredict, "track_speedup_vs_sklearn_predict_proba_",
+                    [("pooled", _lda), ("per_class", _qda), ("per_class_small_d", _qda)])
 
 
 class GDAMemory:

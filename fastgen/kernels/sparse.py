@@ -69,13 +69,13 @@ def _count_items(indptr, order, start, n_classes, chunk_nnz):
     slot in the partial-sum buffer (-1 when the class is a single item and writes
     straight into the output).
     """
+    total = np.zeros(n_classes, dtype=np.int64)  # stored values per class
     n_items = 0
     for k in range(n_classes):
-        t = 0
         for r in range(start[k], start[k + 1]):
             i = order[r]
-            t += indptr[i + 1] - indptr[i]
-        n_items += max(1, (t + chunk_nnz - 1) // chunk_nnz)
+            total[k] += indptr[i + 1] - indptr[i]
+        n_items += max(1, (total[k] + chunk_nnz - 1) // chunk_nnz)
     item_class = np.empty(n_items, dtype=np.int64)
     item_lo = np.empty(n_items, dtype=np.int64)
     item_hi = np.empty(n_items, dtype=np.int64)
@@ -83,10 +83,7 @@ def _count_items(indptr, order, start, n_classes, chunk_nnz):
     it = 0
     slots = 0
     for k in range(n_classes):
-        t = 0
-        for r in range(start[k], start[k + 1]):
-            i = order[r]
-            t += indptr[i + 1] - indptr[i]
+        t = total[k]
         c = max(1, (t + chunk_nnz - 1) // chunk_nnz)
         r = start[k]
         acc = 0
@@ -237,6 +234,39 @@ def _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize, thre
 
 
 @pjit
+def _csr_linear_rows(indptr, indices, data, weights, bias, binarize, threshold, mode,
+                     bounds, out, labels):
+    """The row loop of :func:`csr_linear_scores` and :func:`csr_linear_argmax`: with an
+    empty ``labels`` each row's scores go to ``out`` and are finished per ``mode``;
+    otherwise only the row's argmax goes to ``labels`` (a branch per row, not per stored
+    value, and no (n, K) table).  Returns the number of rows holding a NaN/inf."""
+    K = bias.shape[0]
+    G = bounds.shape[0] - 1
+    nnz = indptr[indptr.shape[0] - 1]
+    wflat = weights.reshape(-1)
+    argmax = labels.shape[0] > 0
+    bad = np.zeros(G, dtype=np.int64)
+    for g in prange(G):
+        acc = np.empty(K)
+        for i in range(bounds[g], bounds[g + 1]):
+            if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize,
+                               threshold, i, acc):
+                bad[g] += 1
+            if argmax:
+                best = 0
+                for k in range(1, K):
+                    if acc[k] > acc[best]:
+                        best = k
+                labels[i] = best
+            else:
+                for k in range(K):
+                    out[i, k] = acc[k]
+        if not argmax:
+            finish_rows(out, bounds[g], bounds[g + 1], mode)
+    return bad.sum()
+
+
+@jit
 def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold, mode,
                       bounds, out):
     """Scores linear in the stored values: s_ik = b_k + Σ_{j stored in row i} v(x_ij) W_jk.
@@ -251,24 +281,11 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
     Returns the number of rows holding a NaN or infinite stored value (found on the
     way, so X needs no separate finiteness scan); their scores are not meaningful.
     """
-    K = bias.shape[0]
-    G = bounds.shape[0] - 1
-    nnz = indptr[indptr.shape[0] - 1]
-    wflat = weights.reshape(-1)
-    bad = np.zeros(G, dtype=np.int64)
-    for g in prange(G):
-        acc = np.empty(K)
-        for i in range(bounds[g], bounds[g + 1]):
-            if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize,
-                               threshold, i, acc):
-                bad[g] += 1
-            for k in range(K):
-                out[i, k] = acc[k]
-        finish_rows(out, bounds[g], bounds[g + 1], mode)
-    return bad.sum()
+    return _csr_linear_rows(indptr, indices, data, weights, bias, binarize, threshold,
+                            mode, bounds, out, np.empty(0, dtype=np.int64))
 
 
-@pjit
+@jit
 def csr_linear_argmax(indptr, indices, data, weights, bias, binarize, threshold, bounds,
                       labels):
     """The class of highest score of :func:`csr_linear_scores` for each row.
@@ -276,26 +293,9 @@ def csr_linear_argmax(indptr, indices, data, weights, bias, binarize, threshold,
     Writes ``labels`` (n,) int64 (the first maximum on ties, as ``np.argmax``) without
     the (n, K) scores.  Returns the number of rows holding a NaN or infinite value.
     """
-    # Kept separate on purpose from csr_linear_scores: the same row loop over
-    # _linear_row, but labels instead of an (n, K) table; one kernel for both would
-    # need that table or a per-row branch on the output.
-    K = bias.shape[0]
-    G = bounds.shape[0] - 1
-    nnz = indptr[indptr.shape[0] - 1]
-    wflat = weights.reshape(-1)
-    bad = np.zeros(G, dtype=np.int64)
-    for g in prange(G):
-        acc = np.empty(K)
-        for i in range(bounds[g], bounds[g + 1]):
-            if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize,
-                               threshold, i, acc):
-                bad[g] += 1
-            best = 0
-            for k in range(1, K):
-                if acc[k] > acc[best]:
-                    best = k
-            labels[i] = best
-    return bad.sum()
+    return _csr_linear_rows(indptr, indices, data, weights, bias, binarize, threshold,
+                            0, bounds, np.empty((0, bias.shape[0]), dtype=weights.dtype),
+                            labels)
 
 
 @jit
