@@ -11,7 +11,13 @@ Changing the policy for every kernel is a one-line edit here.
 
 from numba import njit
 
-__all__ = ["jit", "pjit"]
+__all__ = ["jit", "pjit", "REASSOC"]
+
+#: ``fastmath`` flags for kernels with float reductions: reassociation and contraction
+#: (FMA) only, so dot products and running sums vectorise while NaN/inf semantics stay
+#: intact.  The order is fixed at compile time: results still do not depend on the
+#: thread count.
+REASSOC = {"reassoc", "contract"}
 
 
 def jit(func=None, **overrides):

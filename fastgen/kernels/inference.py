@@ -24,7 +24,7 @@ Parameters are indexed equation-major, ``k·p + j``.
 import numpy as np
 from numba import prange
 
-from ._jit import jit, pjit
+from ._jit import REASSOC, jit, pjit
 from .blas import syrk_upper, trmm_lower_rows
 from .irls import expit, softplus
 from .irls_sparse import csr_row_dot
@@ -79,7 +79,7 @@ def reference_probabilities(eta, y, out_p, out_q):
     return eta[y - 1] - lse
 
 
-@pjit
+@pjit(fastmath=REASSOC)
 def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
     """Log-likelihood, score, Hessian and (optionally) sandwich meat in one pass over X.
 
@@ -334,7 +334,7 @@ def cluster_scores_csr(indptr, indices, data, d, R, groups, n_groups, fit_interc
     return S
 
 
-@pjit
+@pjit(fastmath=REASSOC)
 def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
     """Hat-matrix diagonal of the weighted fit and Firth's score correction, one pass.
 

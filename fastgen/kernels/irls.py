@@ -17,7 +17,7 @@ BLAS at one thread around the kernels that call ``np.dot`` (see ``fastgen._runti
 import numpy as np
 from numba import prange
 
-from ._jit import jit, pjit
+from ._jit import REASSOC, jit, pjit
 from .blas import syrk_upper
 from .special import exp_nonpos, softmax_row, sum_slots
 
@@ -35,9 +35,7 @@ __all__ = [
     "weighted_sq_colsum",
 ]
 
-# Only reassociation and contraction (FMA): the dot products vectorise; NaN/inf
-# semantics stay intact.
-_FM = {"reassoc", "contract"}
+_FM = REASSOC
 
 
 @jit(inline="always")
