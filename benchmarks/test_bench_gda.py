@@ -1,6 +1,6 @@
 """pytest-benchmark versions of workloads W1–W4 at smaller sizes.
 
-    pytest benchmarks/ --benchmark-only
+    pytest benchmarks/ --benchmark-only -n 0
 
 Each workload is one ``benchmark.group`` holding fastgen, scikit-learn and the floor
 reference, so the group table shows the ratios.  Not part of the default test run
