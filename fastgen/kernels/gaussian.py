@@ -8,7 +8,7 @@ sums in float64.
 import numpy as np
 from numba import prange
 
-from ._jit import jit, pjit
+from ._jit import REASSOC, jit, pjit
 from .blas import trmm_lower_rows
 from .special import ROW_BLOCK
 
@@ -137,7 +137,7 @@ def per_class_scores(X, means, Linv, bias, out):
 STACKED_MAX_D = 64
 
 
-@pjit(fastmath={"reassoc", "contract"})
+@pjit(fastmath=REASSOC)
 def per_class_scores_stacked(X, center, Wst, A, bias, out):
     """Per-class joint log-likelihood through one GEMM for all classes.
 

@@ -26,7 +26,7 @@ from numba import prange
 
 from ._jit import REASSOC, jit, pjit
 from .blas import syrk_upper, trmm_lower_rows
-from .irls import expit, softplus
+from .irls import expit, row_scores, softplus
 from .irls_sparse import csr_row_dot
 from .special import sum_slots
 
@@ -145,13 +145,10 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
                     Xt[row, j] = X[i, j]
                 if fit_intercept:
                     Xt[row, d] = 1.0
+                row_scores(X, i, B, fit_intercept, eta)
                 for k in range(m):
-                    e = B[k, d] if fit_intercept else 0.0
-                    for j in range(d):
-                        e += X[i, j] * B[k, j]
-                    eta[k] = e
-                    if wi > 0.0 and abs(e) > em:
-                        em = abs(e)
+                    if wi > 0.0 and abs(eta[k]) > em:
+                        em = abs(eta[k])
                 ll += wi * reference_probabilities(eta, y[i], pr, qr)
                 Wb[row] = wi
                 sw = np.sqrt(wi)

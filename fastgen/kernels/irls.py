@@ -35,9 +35,6 @@ __all__ = [
     "weighted_sq_colsum",
 ]
 
-_FM = REASSOC
-
-
 @jit(inline="always")
 def softplus(t):
     """log(1 + exp(t)) = max(t, 0) + log1p(exp(-|t|)), without overflow.
@@ -103,7 +100,7 @@ def row_scores(X, i, C, fit_intercept, out):
         out[k] = s
 
 
-@pjit(fastmath=_FM)
+@pjit(fastmath=REASSOC)
 def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess, s_out):
     """Loss, gradient and Hessian of binary logistic regression in one pass over X.
 
@@ -183,7 +180,7 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
     return sum_slots(loss_s), grad, hess, emax_s.max()
 
 
-@pjit(fastmath=_FM)
+@pjit(fastmath=REASSOC)
 def binary_hessp(X, s, v, fit_intercept, bounds):
     """Hessian-vector product ``Σ_i s_i x̃_i (x̃_iᵀ v)`` (s from :func:`binary_loss_grad_hess`)."""
     n, d = X.shape
@@ -206,7 +203,7 @@ def binary_hessp(X, s, v, fit_intercept, bounds):
     return sum_slots(out_s)
 
 
-@pjit(fastmath=_FM)
+@pjit(fastmath=REASSOC)
 def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     """Loss and gradient of multinomial (softmax) logistic regression in one pass.
 
@@ -255,7 +252,7 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     return sum_slots(loss_s), sum_slots(grad_s), emax_s.max()
 
 
-@pjit(fastmath=_FM)
+@pjit(fastmath=REASSOC)
 def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
     """Hessian-vector product of the multinomial loss, one pass over X.
 
@@ -286,7 +283,7 @@ def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
     return sum_slots(out_s)
 
 
-@pjit(fastmath=_FM)
+@pjit(fastmath=REASSOC)
 def multinomial_hessian(X, w, P, fit_intercept, bounds, block):
     """Explicit multinomial Hessian, (K·p, K·p), index ``k·p + j``.
 
@@ -337,7 +334,7 @@ def multinomial_hessian(X, w, P, fit_intercept, bounds, block):
     return sum_slots(hess_s)
 
 
-@pjit(fastmath=_FM)
+@pjit(fastmath=REASSOC)
 def weighted_sq_colsum(X, s, fit_intercept, bounds):
     """``Σ_i s_i x̃_ij²`` per column (the Hessian diagonal, for Jacobi preconditioning)."""
     n, d = X.shape

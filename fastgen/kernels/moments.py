@@ -29,7 +29,7 @@ weights one"; ``codes`` are int32 class indices in ``[0, K)``.
 import numpy as np
 from numba import prange
 
-from ._jit import jit, pjit
+from ._jit import REASSOC, jit, pjit
 from .blas import syrk_upper
 from .labels import class_order
 
@@ -85,7 +85,7 @@ def _row_weight(w, i):
     return w[i]
 
 
-@jit(fastmath={"reassoc", "contract"})
+@jit(fastmath=REASSOC)
 def _gram_t(R, Zt, m):
     """R += Zt[:, :m] · Zt[:, :m]ᵀ (upper triangle; the caller mirrors it) for a
     transposed chunk Zt (d, C) of small d.
@@ -104,7 +104,7 @@ def _gram_t(R, Zt, m):
             R[j, l] += s
 
 
-@jit(fastmath={"reassoc", "contract"})
+@jit(fastmath=REASSOC)
 def _gram_rows(R, Z, m):
     """R += Z[:m]ᵀ Z[:m] on the upper triangle (the caller mirrors it) for a row-major
     chunk Z (C, d): BLAS SYRK from ``GEMM_MIN_D`` on, rank-1 updates below."""

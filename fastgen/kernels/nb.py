@@ -19,7 +19,7 @@ in the same pass over the rows.
 import numpy as np
 from numba import prange
 
-from ._jit import jit, pjit
+from ._jit import REASSOC, jit, pjit
 from .special import (  # noqa: F401 - finish_row re-exported
     MODE_JLL,
     MODE_LOG_PROBA,
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-@pjit(fastmath={"reassoc", "contract"})
+@pjit(fastmath=REASSOC)
 def gaussian_nb_scores(X, means, inv_var, const, mode, out):
     """Gaussian naive Bayes scores with a direct n·K·d loop.
 
