@@ -26,7 +26,7 @@ from numba import prange
 
 from ._jit import REASSOC, jit, pjit
 from .blas import syrk_upper, trmm_lower_rows
-from .irls import expit, row_scores, softplus
+from .irls import expit, pass_layout, row_scores, softplus
 from .irls_sparse import csr_row_dot
 from .special import sum_slots
 
@@ -100,15 +100,10 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
 
     Returns ``(llf, g (m·p,), H (m·p, m·p), M, max_ik |η_ik|)``.
     """
-    # Kept separate on purpose from irls.multinomial_hessian, whose set-up it resembles:
-    # that is the solver's full-softmax Hessian, this the reference-class information,
-    # score and meat at the optimum.
     n, d = X.shape
     m = B.shape[0]
-    p = d + 1 if fit_intercept else d
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     mp = m * p
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
     store_r = R_out.shape[0] > 0
     npair = m * (m + 1) // 2
     mm = mp if want_meat else 1
@@ -217,10 +212,8 @@ def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
     """CSR twin of :func:`inference_pass` (per-row outer products over stored values:
     O(nnz_i² · m²) per row)."""
     m = B.shape[0]
-    p = d + 1 if fit_intercept else d
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     mp = m * p
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
     store_r = R_out.shape[0] > 0
     mm = mp if want_meat else 1
     ll_s = np.zeros(G)
@@ -347,9 +340,7 @@ def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
     Returns ``(c (p,), Σ_i h_i)`` (the trace equals p when H is nonsingular).
     """
     n, d = X.shape
-    p = d + 1 if fit_intercept else d
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     store = h_out.shape[0] > 0
     b0 = coef[d] if fit_intercept else 0.0
     c_s = np.zeros((G, p))
@@ -401,9 +392,7 @@ def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds
     column for the intercept), O(nnz_i · p) per row."""
     # Kept separate on purpose from irls_sparse.binary_loss_grad_hess_csr, whose row
     # start (η_i, w_i) it shares: the solver's pass there, the leverages through L⁻¹ here.
-    p = d + 1 if fit_intercept else d
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     store = h_out.shape[0] > 0
     b0 = coef[d] if fit_intercept else 0.0
     LinvT = np.ascontiguousarray(Linv.T)

@@ -33,7 +33,9 @@ __all__ = [
     "multinomial_hessp",
     "multinomial_hessian",
     "weighted_sq_colsum",
+    "pass_layout",
 ]
+
 
 @jit(inline="always")
 def softplus(t):
@@ -53,6 +55,15 @@ def expit(t):
         return 1.0 / (1.0 + exp_nonpos(-t))
     e = exp_nonpos(t)
     return e / (1.0 + e)
+
+
+@jit(inline="always")
+def pass_layout(d, fit_intercept, bounds, w):
+    """``(p, G, weighted)`` of a pass over rows: p = d (+1 for the intercept) coefficients
+    per class, G row groups from ``bounds`` (G + 1 edges), and whether ``w`` holds
+    weights (an empty ``w`` means all 1).  The prologue every IRLS and inference kernel
+    shares, dense and CSR alike."""
+    return (d + 1 if fit_intercept else d), bounds.shape[0] - 1, w.shape[0] > 0
 
 
 @jit(inline="always")
@@ -118,9 +129,7 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
     Returns ``(loss, grad (p,), hess (p, p) or (1, 1), max_i |η_i|)``, p = d + fit_intercept.
     """
     n, d = X.shape
-    p = d + 1 if fit_intercept else d
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     store_s = s_out.shape[0] > 0
     b0 = coef[d] if fit_intercept else 0.0
     hp = p if want_hess else 1
@@ -293,10 +302,8 @@ def multinomial_hessian(X, w, P, fit_intercept, bounds, block):
     """
     n, d = X.shape
     K = P.shape[1]
-    p = d + 1 if fit_intercept else d
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     Kp = K * p
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
     hess_s = np.zeros((G, Kp, Kp))
     for g in prange(G):
         D = np.zeros((K, block, p))

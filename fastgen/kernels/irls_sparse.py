@@ -18,7 +18,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit, pjit
-from .irls import binary_row, expit, multinomial_row
+from .irls import binary_row, expit, multinomial_row, pass_layout
 from .special import sum_slots
 
 __all__ = [
@@ -81,9 +81,7 @@ def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercep
     The Hessian is accumulated from the sparse outer products ``s_i x̃_i x̃_iᵀ`` (nnz_i² work
     per row) into one dense (p, p) slot per group.
     """
-    p = d + 1 if fit_intercept else d
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     store_s = s_out.shape[0] > 0
     b0 = coef[d] if fit_intercept else 0.0
     hp = p if want_hess else 1
@@ -219,10 +217,8 @@ def multinomial_hessp_csr(indptr, indices, data, d, w, P, V, fit_intercept, boun
 def multinomial_hessian_csr(indptr, indices, data, d, w, P, fit_intercept, bounds):
     """CSR twin of :func:`fastgen.kernels.irls.multinomial_hessian` (sparse outer products)."""
     K = P.shape[1]
-    p = d + 1 if fit_intercept else d
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     Kp = K * p
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
     hess_s = np.zeros((G, Kp, Kp))
     for g in prange(G):
         H = np.zeros((Kp, Kp))

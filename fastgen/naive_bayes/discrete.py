@@ -91,6 +91,31 @@ def discrete_counts(X, codes, w, K, model, *, binarize=None):
     return weighted_class_count(codes, w, K), fc
 
 
+def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, **fields):
+    """``cls`` built from the fields the three discrete models share, plus ``fields``.
+
+    The log-probability table is stored in the input's float dtype (``flp`` is a fresh
+    float64 array, so the cast copies only when the dtype changes).
+    """
+    return cls(classes=classes, class_count=cc, feature_count=fc, class_log_prior=clp,
+               feature_log_prob=flp.astype(dtype, copy=False), alpha=alpha, **fields)
+
+
+def _fit_counts(X, y, sample_weight, model, binarize=None):
+    """How every discrete fit begins: validated input, then its counts in one pass.
+
+    The fits check their scalar options first, so that a bad option fails before the pass
+    over X.  Returns the classes, N_k, N_kj (F_kj for Bernoulli), the checked ``binarize``
+    threshold (Bernoulli) and X's float dtype.
+    """
+    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
+                                      csr_counts=True)
+    if model == "bernoulli":
+        binarize = check_binarize(binarize, X)
+    cc, fc = discrete_counts(X, codes, w, classes.shape[0], model, binarize=binarize)
+    return classes, cc, fc, binarize, X.dtype
+
+
 def check_binarize(binarize, X):
     """The Bernoulli threshold as a float (or None); below 0 is an error for sparse X."""
     if binarize is not None:
@@ -184,13 +209,11 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     -------
     BernoulliNBParams
     """
-    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
-                                      csr_counts=True)
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
-    binarize = check_binarize(binarize, X)
-    cc, fc = discrete_counts(X, codes, w, classes.shape[0], "bernoulli", binarize=binarize)
-    return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, X.dtype)
+    classes, cc, fc, binarize, dtype = _fit_counts(X, y, sample_weight, "bernoulli",
+                                                   binarize)
+    return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype)
 
 
 def bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype):
@@ -206,16 +229,9 @@ def bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, d
     neg += alpha
     ufunc_inplace(np.log, neg)
     neg -= log_denom
-    return BernoulliNBParams(
-        classes=classes,
-        class_count=cc,
-        feature_count=fc,
-        class_log_prior=clp,
-        feature_log_prob=flp.astype(dtype, copy=False),
-        neg_feature_log_prob=neg.astype(dtype, copy=False),
-        alpha=alpha,
-        binarize=binarize,
-    )
+    return _params_from_counts(BernoulliNBParams, classes, cc, fc, clp, flp, alpha, dtype,
+                               neg_feature_log_prob=neg.astype(dtype, copy=False),
+                               binarize=binarize)
 
 
 # ------------------------------------------------------------------------- multinomial
@@ -278,12 +294,10 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     -------
     MultinomialNBParams
     """
-    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
-                                      csr_counts=True)
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
-    cc, fc = discrete_counts(X, codes, w, classes.shape[0], "multinomial")
-    return multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, X.dtype)
+    classes, cc, fc, _, dtype = _fit_counts(X, y, sample_weight, "multinomial")
+    return multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype)
 
 
 def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype):
@@ -293,14 +307,7 @@ def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype):
     log_total = np.log(flp.sum(axis=1))[:, None]
     ufunc_inplace(np.log, flp)
     flp -= log_total
-    return MultinomialNBParams(
-        classes=classes,
-        class_count=cc,
-        feature_count=fc,
-        class_log_prior=clp,
-        feature_log_prob=flp.astype(dtype, copy=False),
-        alpha=alpha,
-    )
+    return _params_from_counts(MultinomialNBParams, classes, cc, fc, clp, flp, alpha, dtype)
 
 
 # -------------------------------------------------------------------------- complement
@@ -367,12 +374,10 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
     -------
     ComplementNBParams
     """
-    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
-                                      csr_counts=True)
     alpha = check_alpha(alpha)
     norm = check_bool(norm, "norm")
-    cc, fc = discrete_counts(X, codes, w, classes.shape[0], "complement")
-    return complement_params(classes, cc, fc, alpha, norm, True, None, X.dtype)
+    classes, cc, fc, _, dtype = _fit_counts(X, y, sample_weight, "complement")
+    return complement_params(classes, cc, fc, alpha, norm, True, None, dtype)
 
 
 def complement_params(classes, cc, fc, alpha, norm, fit_prior, class_prior, dtype):
@@ -382,13 +387,5 @@ def complement_params(classes, cc, fc, alpha, norm, fit_prior, class_prior, dtyp
     comp = feature_all + alpha - fc
     logged = np.log(comp / comp.sum(axis=1, keepdims=True))
     flp = logged / logged.sum(axis=1, keepdims=True) if norm else -logged
-    return ComplementNBParams(
-        classes=classes,
-        class_count=cc,
-        feature_count=fc,
-        feature_all=feature_all,
-        class_log_prior=clp,
-        feature_log_prob=flp.astype(dtype),
-        alpha=alpha,
-        norm=norm,
-    )
+    return _params_from_counts(ComplementNBParams, classes, cc, fc, clp, flp, alpha, dtype,
+                               feature_all=feature_all, norm=norm)
