@@ -26,9 +26,9 @@ from numba import prange
 
 from ._jit import REASSOC, jit, pjit
 from .blas import syrk_upper, trmm_lower_rows
-from .irls import expit, pass_layout, row_scores, softplus
+from .irls import expit, pass_layout, row_scores
 from .irls_sparse import csr_row_dot
-from .special import sum_slots
+from .special import exp_nonpos, sum_slots
 
 __all__ = [
     "reference_probabilities",
@@ -36,9 +36,25 @@ __all__ = [
     "inference_pass_csr",
     "cluster_scores",
     "cluster_scores_csr",
+    "sigmoid_pair",
     "firth_hat",
     "firth_hat_csr",
 ]
+
+
+@jit(inline="always")
+def sigmoid_pair(e):
+    """``(σ(e), σ(−e), a)`` from one exponential ``a = e^{−|e|} ≤ 1``.
+
+    To the bit the values of ``expit(e)`` and ``expit(−e)``, which take one exponential
+    each; ``softplus(±e)`` is ``max(±e, 0) + log1p(a)``, again to the bit.
+    """
+    a = exp_nonpos(-abs(e))
+    big = 1.0 / (1.0 + a)
+    small = a / (1.0 + a)
+    if e >= 0.0:
+        return big, small, a
+    return small, big, a
 
 
 @jit(inline="always")
@@ -52,11 +68,11 @@ def reference_probabilities(eta, y, out_p, out_q):
     m = eta.shape[0]
     if m == 1:
         e = eta[0]
-        out_p[0] = expit(e)
-        out_q[0] = expit(-e)
+        out_p[0], out_q[0], a = sigmoid_pair(e)
+        lg = np.log1p(a)
         if y == 1:
-            return -softplus(-e)
-        return -softplus(e)
+            return -((-e if e < 0.0 else 0.0) + lg)  # −softplus(−e)
+        return -((e if e > 0.0 else 0.0) + lg)  # −softplus(e)
     mx = 0.0
     for k in range(m):
         if eta[k] > mx:
@@ -354,20 +370,20 @@ def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
         hi = bounds[gi + 1]
         for start in range(lo, hi, block):
             stop = min(hi, start + block)
-            rows = stop - start
             for i in range(start, stop):
                 row = i - start
                 e = b0
                 for j in range(d):
                     e += X[i, j] * coef[j]
                 wi = w[i] if weighted else 1.0
-                q = np.sqrt(wi * expit(e) * expit(-e))
-                half[row] = 0.5 - expit(e)
+                pe, qe, _ = sigmoid_pair(e)
+                q = np.sqrt(wi * pe * qe)
+                half[row] = 0.5 - pe
                 for j in range(d):
                     Z[row, j] = q * X[i, j]
                 if fit_intercept:
                     Z[row, d] = q
-            trmm_lower_rows(Linv, Z, rows)
+            trmm_lower_rows(Linv, Z, stop - start)
             for i in range(start, stop):
                 row = i - start
                 h = 0.0

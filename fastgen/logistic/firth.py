@@ -40,7 +40,7 @@ import scipy.linalg
 import scipy.stats
 
 from .._runtime import blas_single_thread, threads_for
-from .._validation import check_sample_weight, check_X, check_y
+from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from ..kernels import inference as _ki
 from .inference import InferenceData
 from .params import ConvergenceWarning, LogisticParams
@@ -51,6 +51,24 @@ __all__ = ["fit_firth", "firth_null_loglik", "profile_inference", "MAX_STEP"]
 MAX_STEP = 5.0
 
 _MAX_HALVINGS = 40
+
+#: l* differences within this many ulps of |l*| are rounding (see :func:`_newton`).
+_FLAT_ULPS = 64
+
+#: A Firth fit without ``init`` on n rows starts from a fit on every
+#: ``WARM_START_STRIDE``-th row when that subsample has at least
+#: ``WARM_START_ROWS_PER_COEF`` rows per coefficient.  Newton converges quadratically
+#: from there, so the full-data fit takes about three steps instead of five or six (each
+#: two passes over X); the subsample fit costs about one full pass.  Measured at
+#: n = 1e5, d = 32 (2 cores): 126 → 85 ms, with stride 20 better than 10 or 5.  Every
+#: k-th row rather than a random draw: deterministic, and spread over the whole data
+#: whatever its order (rows sorted by class included).
+WARM_START_STRIDE = 20
+WARM_START_ROWS_PER_COEF = 100
+
+#: Tolerance of the subsample fit: its estimate is off the full-data one by sampling
+#: error (~1e-2 at these sizes) anyway.
+_WARM_START_TOL = 1e-4
 
 
 class _State:
@@ -123,6 +141,7 @@ def _newton(obj, beta0, free, max_iter, tol, sw):
     steps = []
     converged = False
     n_iter = 0
+    flat_steps = 0
     for _ in range(max_iter + 1):
         Uf = U[free]
         gmax = float(np.max(np.abs(Uf))) / sw if Uf.size else 0.0
@@ -145,6 +164,11 @@ def _newton(obj, beta0, free, max_iter, tol, sw):
         if big > MAX_STEP:
             delta *= MAX_STEP / big
             big = MAX_STEP
+        # l* gains about ½U*ᵀΔ along a full Newton step; below l*'s rounding level the
+        # comparison is noise, so the full step is taken if l* is flat to rounding (at
+        # most twice in a row: then the optimum is reached to rounding).
+        flat = _FLAT_ULPS * np.finfo(np.float64).eps * abs(st.lstar)
+        tiny = 0.5 * float(Uf @ delta) <= flat and flat_steps < 2
         t = 1.0
         accepted = None
         for _ in range(_MAX_HALVINGS):
@@ -153,9 +177,14 @@ def _newton(obj, beta0, free, max_iter, tol, sw):
             stt = obj.evaluate(bt)
             if np.isfinite(stt.lstar) and stt.lstar >= st.lstar:
                 accepted = stt
+                flat_steps = 0
+                break
+            if tiny and np.isfinite(stt.lstar) and stt.lstar >= st.lstar - flat:
+                accepted = stt
+                flat_steps += 1
                 break
             t *= 0.5
-            if t * big <= small:
+            if t * big <= small or tiny:
                 break
         if accepted is None:
             # no ascent along the Newton direction: at the optimum to rounding
@@ -247,6 +276,8 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
     sw = float(w.sum()) if w.shape[0] else float(X.shape[0])
     data = InferenceData(X, fit_intercept)
     beta0 = _initial(init, classes, data.d, fit_intercept, codes, w)
+    if init is None:
+        beta0 = _subsample_start(X, codes, w, fit_intercept, beta0, max_iter)
     obj = _Penalised(data, codes, w, 0.5)
     free = np.arange(data.p)
     st, U, converged, n_iter, hist, steps = _newton(obj, beta0, free, max_iter, tol, sw)
@@ -267,6 +298,30 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
         grad_norm_history=np.asarray([np.nan] * (len(hist) - 1) + gh, dtype=np.float64),
         step_size_history=np.asarray(steps, dtype=np.float64), solver="firth", n_hessp=0,
     )
+
+
+def _subsample_start(X, codes, w, fit_intercept, beta0, max_iter):
+    """The Firth estimate on every ``WARM_START_STRIDE``-th row, as a starting point
+    (``beta0`` when the data are too small, the subsample lacks a class, or its fit
+    fails, e.g. a column constant on the subsample)."""
+    n = X.shape[0]
+    p = beta0.shape[0]
+    k = WARM_START_STRIDE
+    if n // k < WARM_START_ROWS_PER_COEF * p:
+        return beta0
+    rows = slice(0, n, k)
+    cs = np.ascontiguousarray(codes[rows])
+    if np.unique(cs).shape[0] < 2:
+        return beta0
+    Xs = X[rows] if is_sparse(X) else np.ascontiguousarray(X[rows])
+    ws = np.ascontiguousarray(w[rows]) if w.shape[0] else w
+    sws = float(ws.sum()) if ws.shape[0] else float(cs.shape[0])
+    obj = _Penalised(InferenceData(Xs, fit_intercept), cs, ws, 0.5)
+    try:
+        st, _, _, _, _, _ = _newton(obj, beta0, np.arange(p), max_iter, _WARM_START_TOL, sws)
+    except np.linalg.LinAlgError:
+        return beta0
+    return st.beta if np.all(np.isfinite(st.beta)) else beta0
 
 
 def _constrained(obj, beta_start, j, b, sw, tol, max_iter):
