@@ -45,8 +45,8 @@ from .._warn import warn
 from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
-           "direction", "is_converged", "separation_suspected", "line_search", "update",
-           "cholesky_solve", "pcg"]
+           "direction", "converged_on_loose_check", "is_converged", "separation_suspected",
+           "line_search", "update", "cholesky_solve", "pcg"]
 
 #: In-loop trigger of the exact separation test (see the module docstring): this many
 #: steps, the last ``_SUSPECT_ALIGNED`` along β, and some |η| above ``_SUSPECT_ETA``.
@@ -60,6 +60,11 @@ _FINAL_REL_STEP = 1e-3
 _MAX_HALVINGS = 40
 _ARMIJO = 1e-4
 
+#: The convergence check of a Newton-CG fit (:func:`converged_on_loose_check`): CG's
+#: relative residual, and the margin below tol its decrement estimate must reach.
+_CHECK_RTOL = 0.5
+_CHECK_MARGIN = 1e-2
+
 
 class Objective(Protocol):
     """What the solver needs from a penalised objective f(β) (see ``objectives.py``)."""
@@ -71,8 +76,9 @@ class Objective(Protocol):
     def has_curvature(self) -> bool:
         """Whether the latest evaluation left what :meth:`step` needs."""
 
-    def step(self, g, gscaled):
-        """The Newton direction Δ (HΔ = −g) at the latest curvature, and ½ΔᵀHΔ."""
+    def step(self, g, gscaled, rtol=None):
+        """The Newton direction Δ (HΔ = −g) at the latest curvature, and ½ΔᵀHΔ; an
+        inexact objective (``inexact`` true) solves to relative residual ``rtol``."""
 
 
 @dataclass
@@ -222,13 +228,34 @@ def pcg(hessp, precond, g, rtol, maxiter):
 # --------------------------------------------------------------------------- the steps
 
 
-def direction(objective, state):
+def direction(objective, state, rtol=None):
     """The Newton step Δ and decrement ½ΔᵀHΔ at the current iterate (re-evaluating the
-    curvature there first if the latest evaluation did not keep it)."""
+    curvature there first if the latest evaluation did not keep it); ``rtol`` for CG."""
     gscaled = state.grad_scaled
     if not objective.has_curvature():
         state.current = objective.evaluate(state.beta, True)
-    return objective.step(state.current.grad, gscaled)
+    if rtol is None:
+        return objective.step(state.current.grad, gscaled)
+    return objective.step(state.current.grad, gscaled, rtol)
+
+
+def converged_on_loose_check(objective, state, tol):
+    """At a point whose gradient passes the test, whether a loose CG solve (relative
+    residual ``_CHECK_RTOL``) already shows the decrement below ``_CHECK_MARGIN·tol``.
+
+    CG's decrement estimate only grows towards the exact ½gᵀH⁻¹g, by a factor of at
+    least about 4/κ after one product (κ the preconditioned condition number), so the
+    margin covers κ up to a few hundred.  At a converged point the gradient is orders
+    below tol and the decrement, quadratic in it, far below the margin: the test costs
+    one to three Hessian-vector products instead of the ten or more that the step's
+    usual accuracy √(max|g|/Σw) would take (measured: 11 of 30 products of a
+    multinomial fit at n = 2e5, K = 5 went into this last solve).  If the loose test
+    fails, the loop solves again at the usual accuracy.
+    """
+    if not getattr(objective, "inexact", False) or state.grad_scaled > tol:
+        return False, None
+    step, dec = direction(objective, state, _CHECK_RTOL)
+    return dec / state.sum_weights <= _CHECK_MARGIN * tol, step
 
 
 def is_converged(state, decrement, tol):
@@ -334,6 +361,10 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     converged, cause, sep = False, None, None
     checked = separation is None or l2 != 0.0
     while True:
+        done, step = converged_on_loose_check(objective, state, tol)
+        if done:
+            converged = True
+            break
         step, dec = direction(objective, state)
         if is_converged(state, dec, tol):
             converged = True

@@ -63,6 +63,12 @@ class Evaluation:
     eta_max: float
 
 
+def _forcing(gscaled, rtol):
+    """CG's relative residual: ``rtol`` if given, else min(½, √(max|g|/Σw)) (superlinear
+    convergence of the inexact Newton iteration)."""
+    return min(0.5, np.sqrt(gscaled)) if rtol is None else rtol
+
+
 def _penalty_mask(p, fit_intercept):
     """1 on the coefficients, 0 on the intercept (stored last)."""
     pen = np.ones(p)
@@ -113,8 +119,14 @@ class BinaryObjective:
             return self.H - np.diag(self.l2 * self.pen), False
         return None, False
 
-    def step(self, g, gscaled):
-        """Newton direction x (H x = −g, inexactly for CG) and the decrement ½xᵀHx."""
+    @property
+    def inexact(self):
+        """Whether ``step`` solves by CG (a relative residual ``rtol``)."""
+        return not self.explicit
+
+    def step(self, g, gscaled, rtol=None):
+        """Newton direction x (H x = −g, inexactly for CG: relative residual ``rtol``,
+        by default min(½, √gscaled)) and the decrement ½xᵀHx."""
         if self.explicit:
             x = cholesky_solve(self.H, -g, "Hessian")
             return x, 0.5 * float(-g @ x)
@@ -123,7 +135,7 @@ class BinaryObjective:
         diag = diag + 1e-12 * max(float(diag.max()), 1e-300)
         x, dec, nprod = pcg(
             lambda v: data.binary_hessp(s, v) + self.l2 * self.pen * v,
-            lambda r: r / diag, g, min(0.5, np.sqrt(gscaled)), max(10, min(g.size, 250)))
+            lambda r: r / diag, g, _forcing(gscaled, rtol), max(10, min(g.size, 250)))
         self.nprod += nprod
         return x, dec
 
@@ -213,8 +225,14 @@ class MultinomialObjective:
             return scipy.linalg.cho_solve(fac, Rc.T, check_finite=False).T
         return Rc / fac
 
-    def step(self, G, gscaled):
-        """Centred Newton direction X (H X = −G, inexactly for CG) and ½⟨X, HX⟩."""
+    @property
+    def inexact(self):
+        """Whether ``step`` solves by CG (a relative residual ``rtol``)."""
+        return not self.explicit
+
+    def step(self, G, gscaled, rtol=None):
+        """Centred Newton direction X (H X = −G, inexactly for CG: relative residual
+        ``rtol``, by default min(½, √gscaled)) and ½⟨X, HX⟩."""
         K, p = self.K, self.data.p
         if self.explicit:
             H = self.hessian()
@@ -227,7 +245,7 @@ class MultinomialObjective:
             HV = data.multinomial_hessp(P, V) + self.l2 * self.pen * V
             return HV - HV.mean(axis=0)
 
-        x, dec, nprod = pcg(hessp, self._apply_precond, G, min(0.5, np.sqrt(gscaled)),
+        x, dec, nprod = pcg(hessp, self._apply_precond, G, _forcing(gscaled, rtol),
                             max(10, min(G.size, 250)))
         self.nprod += nprod
         x -= x.mean(axis=0)

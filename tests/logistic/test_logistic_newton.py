@@ -153,3 +153,28 @@ def test_separation_stops_unpenalised_fit_on_protocol_data():
     assert any(issubclass(r.category, fastgen.PerfectSeparationWarning)
                and "separable" in str(r.message) for r in rec)
     assert np.all(np.isfinite(res.beta))
+
+
+@pytest.mark.parametrize("K", [2, 4])
+def test_loose_convergence_check_changes_nothing_but_the_cost(monkeypatch, K):
+    """Newton-CG fits test convergence with a loose CG solve first; the iterates and the
+    result are those of the full-accuracy check (whose last solve took most of the
+    products), in fewer Hessian-vector products."""
+    from fastgen.logistic import newton, objectives
+
+    monkeypatch.setattr(objectives, "BINARY_EXPLICIT_MAX_P", 0)  # Newton-CG for both
+    monkeypatch.setattr(objectives, "MULTINOMIAL_EXPLICIT_MAX", 0)
+    rng = np.random.default_rng(K)
+    X = rng.normal(size=(3000, 6))
+    W = rng.normal(size=(6, K))
+    y = np.argmax(X @ W + rng.gumbel(size=(3000, K)), axis=1)
+    kw = dict(l2=1e-3) if K == 2 else {}
+    loose = fastgen.fit_logistic(X, y, **kw)
+    assert loose.solver == "newton-cg"
+    monkeypatch.setattr(newton, "_CHECK_MARGIN", 0.0)  # the loose test never passes
+    full = fastgen.fit_logistic(X, y, **kw)
+    assert loose.converged and full.converged
+    assert loose.n_iter == full.n_iter
+    np.testing.assert_array_equal(loose.coef, full.coef)
+    np.testing.assert_array_equal(loose.intercept, full.intercept)
+    assert loose.n_hessp < full.n_hessp
