@@ -370,6 +370,7 @@ def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
         hi = bounds[gi + 1]
         for start in range(lo, hi, block):
             stop = min(hi, start + block)
+            rows = stop - start
             for i in range(start, stop):
                 row = i - start
                 e = b0
@@ -383,7 +384,7 @@ def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
                     Z[row, j] = q * X[i, j]
                 if fit_intercept:
                     Z[row, d] = q
-            trmm_lower_rows(Linv, Z, stop - start)
+            trmm_lower_rows(Linv, Z, rows)
             for i in range(start, stop):
                 row = i - start
                 h = 0.0

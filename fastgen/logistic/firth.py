@@ -244,8 +244,11 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
     r"""Firth's bias-reduced binary logistic regression (see the module docstring).
 
     Maximises :math:`l(\beta) + \tfrac12\log\det I(\beta)` by Newton steps
-    :math:`I^{-1}U^*` with step halving; two passes over X per iteration.  Reached
-    through ``fastgen.fit_logistic(X, y, penalty="firth")``.
+    :math:`I^{-1}U^*` with step halving; two passes over X per iteration.  Without
+    ``init``, a fit on n ≥ ``WARM_START_STRIDE · WARM_START_ROWS_PER_COEF · p`` rows
+    starts from the fit on every ``WARM_START_STRIDE``-th row (two full-data
+    iterations saved; ``n_iter`` counts the full-data ones).  Reached through
+    ``fastgen.fit_logistic(X, y, penalty="firth")``.
 
     Parameters
     ----------
