@@ -61,8 +61,9 @@ def expit(t):
 def pass_layout(d, fit_intercept, bounds, w):
     """``(p, G, weighted)`` of a pass over rows: p = d (+1 for the intercept) coefficients
     per class, G row groups from ``bounds`` (G + 1 edges), and whether ``w`` holds
-    weights (an empty ``w`` means all 1).  The prologue every IRLS and inference kernel
-    shares, dense and CSR alike."""
+    weights (an empty ``w`` means all 1).  The prologue of every weighted IRLS and
+    inference kernel, dense and CSR alike (p equals the width of their coefficient
+    tables: the callers build them with the intercept column only when fitted)."""
     return (d + 1 if fit_intercept else d), bounds.shape[0] - 1, w.shape[0] > 0
 
 
@@ -225,9 +226,8 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     ``(loss, G (K, p), max_i (max_k η_ik − min_k η_ik))``.
     """
     n, d = X.shape
-    K, p = coef.shape
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
+    K = coef.shape[0]
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     store_p = P_out.shape[0] > 0
     loss_s = np.zeros(G)
     emax_s = np.zeros(G)
@@ -269,9 +269,8 @@ def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
     probabilities written by :func:`multinomial_loss_grad`.  V and the result are (K, p).
     """
     n, d = X.shape
-    K, p = V.shape
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
+    K = V.shape[0]
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     out_s = np.zeros((G, K, p))
     for g in prange(G):
         u = np.empty(K)

@@ -153,9 +153,8 @@ def binary_hessp_csr(indptr, indices, data, d, s, v, fit_intercept, bounds):
 def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercept, bounds,
                               P_out):
     """CSR twin of :func:`fastgen.kernels.irls.multinomial_loss_grad`."""
-    K, p = coef.shape
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
+    K = coef.shape[0]
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     store_p = P_out.shape[0] > 0
     BT = np.ascontiguousarray(coef.T)  # (p, K): row j holds feature j of every class
     loss_s = np.zeros(G)
@@ -191,9 +190,8 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
 @pjit
 def multinomial_hessp_csr(indptr, indices, data, d, w, P, V, fit_intercept, bounds):
     """CSR twin of :func:`fastgen.kernels.irls.multinomial_hessp`."""
-    K, p = V.shape
-    G = bounds.shape[0] - 1
-    weighted = w.shape[0] > 0
+    K = V.shape[0]
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     VT = np.ascontiguousarray(V.T)
     out_s = np.zeros((G, p, K))
     for g in prange(G):

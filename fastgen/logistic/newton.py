@@ -78,7 +78,11 @@ class Objective(Protocol):
 
     def step(self, g, gscaled, rtol=None):
         """The Newton direction Δ (HΔ = −g) at the latest curvature, and ½ΔᵀHΔ; an
-        inexact objective (``inexact`` true) solves to relative residual ``rtol``."""
+        inexact objective solves to relative residual ``rtol``."""
+
+    # Optional: an attribute ``inexact`` (true when ``step`` solves by CG) lets the loop
+    # test convergence with a loose solve first (:func:`converged_on_loose_check`); an
+    # objective without it is solved at full accuracy at every step.
 
 
 @dataclass
