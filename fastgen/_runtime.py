@@ -65,9 +65,7 @@ __all__ = [
     "threads_for",
     "serial_for_small_inputs",
     "single_thread_blas_call",
-    "ufunc_inplace",
     "SMALL_WORK",
-    "PARALLEL_UFUNC_MIN",
 ]
 
 
@@ -406,50 +404,3 @@ def single_thread_blas_call(func):
             return func(*args, **kwargs)
 
     return wrapper
-
-
-# numpy's ufuncs run on one core; above this many values an elementwise pass over a
-# finished table (the logs of naive Bayes' (K, d) counts: 2·10⁶ values at K=20,
-# d=10⁵, 5 ms on one core) is split across Python threads, which numpy's inner
-# loops run without the GIL.  Each value is computed by the same loop either way.
-PARALLEL_UFUNC_MIN = 1 << 19
-
-
-_POOL = {}
-
-
-def _ufunc_pool():
-    """The process's worker threads, made on first use.  Keyed by pid: a forked child
-    inherits the pool object but not its threads, and would wait forever on it."""
-    import concurrent.futures
-
-    pid = os.getpid()
-    pool = _POOL.get(pid)
-    if pool is None:
-        _POOL.clear()
-        pool = _POOL[pid] = concurrent.futures.ThreadPoolExecutor(
-            thread_name_prefix="fastgen-ufunc")
-    return pool
-
-
-def ufunc_inplace(ufunc, a):
-    """``ufunc(a, out=a)`` for a C-contiguous array, split across threads when large.
-
-    The pieces follow numba's thread count (``numba.get_num_threads()``), so
-    ``numba.set_num_threads(1)`` keeps this on one core too.
-    """
-    import numba
-
-    flat = a.reshape(-1)
-    t = numba.get_num_threads() if flat.shape[0] >= PARALLEL_UFUNC_MIN else 1
-    if t <= 1:
-        ufunc(flat, out=flat)
-        return a
-    cuts = [flat.shape[0] * i // t for i in range(t + 1)]
-    pieces = [flat[cuts[i]:cuts[i + 1]] for i in range(t)]
-    pool = _ufunc_pool()
-    futures = [pool.submit(ufunc, p, out=p) for p in pieces[1:]]
-    ufunc(pieces[0], out=pieces[0])  # the calling thread takes the first piece
-    for f in futures:
-        f.result()
-    return a

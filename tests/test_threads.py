@@ -181,28 +181,3 @@ def test_bitwise_identical_across_numba_thread_counts():
     assert len(one) >= 60
     differ = sorted(k for k in one if one[k] != two[k])
     assert not differ, f"results depend on NUMBA_NUM_THREADS: {differ}"
-
-
-def test_ufunc_inplace_threads_and_fork():
-    # the threaded elementwise pass equals the plain one, and still works in a forked
-    # child (which inherits the pool object but not its threads)
-    import multiprocessing
-    import os
-
-    from fastgen._runtime import PARALLEL_UFUNC_MIN, ufunc_inplace
-
-    a = np.random.default_rng(0).random((3, PARALLEL_UFUNC_MIN)) + 0.5
-    want = np.log(a)
-    np.testing.assert_array_equal(ufunc_inplace(np.log, a.copy()), want)
-    if not hasattr(os, "fork"):
-        return
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(1) as pool:
-        got = pool.apply_async(_log_in_child, (a,)).get(timeout=60)
-    np.testing.assert_array_equal(got, want)
-
-
-def _log_in_child(a):
-    from fastgen._runtime import ufunc_inplace
-
-    return ufunc_inplace(np.log, a.copy())

@@ -38,6 +38,8 @@ __all__ = [
     "dense_class_counts",
     "categorical_counts",
     "categorical_scores",
+    "LOG_TABLE_SIZE",
+    "log_counts",
 ]
 
 
@@ -176,4 +178,54 @@ def categorical_scores(X, table, offsets, bias, mode, out):
             for k in range(K):
                 out[i, k] = acc[k]
         finish_rows(out, r0, r1, mode)
+    return out
+
+
+#: Integer counts below this read their logarithm from a table (see :func:`log_counts`).
+LOG_TABLE_SIZE = 4096
+
+#: Values per work item of :func:`log_counts`.
+_LOG_BLOCK = 1 << 14
+
+
+@pjit
+def log_counts(counts, base, sign, alpha, shift, table, out):
+    """out_kj = log(base_k + sign·counts_kj + α) − shift_k, over a (K, d) table.
+
+    The logarithms of naive Bayes' smoothed counts (multinomial: log(N_kj + α);
+    Bernoulli: log(F_kj + α) and log(N_k − F_kj + α)).  Counts of unweighted rows are
+    integers, and most are small: a value v = base_k + sign·counts_kj that is an
+    integer in [0, T) reads log(v + α) from ``table`` (T,) = log(arange(T) + α), which
+    the caller computes with the same logarithm (``np.log``) as any other entry would
+    get; other values take ``np.log``.  v itself is computed as before (N_k − F_kj
+    first), so both paths see the same argument.
+
+    Parameters
+    ----------
+    counts : (K, d) float64, C-contiguous
+    base : (K,) float64
+    sign : float, 1.0 or -1.0
+    alpha : float
+    shift : (K,) float64
+    table : (T,) float64
+    out : (K, d) float64, written in place
+
+    Returns ``out``.
+    """
+    K, d = counts.shape
+    T = table.shape[0]
+    per_row = (d + _LOG_BLOCK - 1) // _LOG_BLOCK
+    for item in prange(K * per_row):
+        k = item // per_row
+        j0 = (item - k * per_row) * _LOG_BLOCK
+        j1 = min(d, j0 + _LOG_BLOCK)
+        bk = base[k]
+        sk = shift[k]
+        for j in range(j0, j1):
+            v = bk + sign * counts[k, j]
+            if v >= 0.0 and v < T and np.int64(v) == v:
+                r = table[np.int64(v)]
+            else:
+                r = np.log(v + alpha)
+            out[k, j] = r - sk
     return out

@@ -306,3 +306,49 @@ def test_gaussian_nb_from_merged_moments_equals_fit():
                                    fastgen.predict_proba(full, X), rtol=1e-9, atol=1e-13)
     with pytest.raises(ValueError, match="kind 'diagonal'"):
         gaussian_nb_from_moments(fastgen.class_moments(X, y))
+
+
+def test_log_counts_table_and_direct_paths_agree_with_numpy():
+    """Integer counts below the table size read their logs from a table; larger and
+    fractional counts take the logarithm directly.  Every entry matches numpy's
+    log(base − counts + α) − shift, the Bernoulli complement form included."""
+    from fastgen.kernels.nb import LOG_TABLE_SIZE
+
+    rng = np.random.default_rng(5)
+    K, d = 3, 2000
+    fc = rng.integers(0, 3 * LOG_TABLE_SIZE, size=(K, d)).astype(np.float64)
+    fc[:, :300] += rng.uniform(0, 1, size=(K, 300))  # fractional (weighted) counts
+    fc[:, 300:310] = 0.0
+    fc[:, 310] = LOG_TABLE_SIZE - 1
+    fc[:, 311] = LOG_TABLE_SIZE
+    shift = rng.normal(size=K)
+    for alpha in (1.0, 0.25, 1e-10):
+        got = nb_discrete._log_smoothed(fc, alpha, shift)
+        np.testing.assert_allclose(got, np.log(fc + alpha) - shift[:, None], rtol=1e-15,
+                                   atol=0)
+        cc = fc.max(axis=1) + 2.0
+        got = nb_discrete._log_smoothed(fc, alpha, shift, base=cc)
+        want = np.log((cc[:, None] - fc) + alpha) - shift[:, None]
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+
+
+def test_fit_tables_are_read_only_and_builders_copy_the_callers_counts():
+    """The fit's own count tables go into the params without a copy; counts a caller
+    passes to a builder are copied, and the caller's arrays stay writeable."""
+    from fastgen.naive_bayes import multinomial_nb_from_counts
+
+    rng = np.random.default_rng(6)
+    X = rng.poisson(2.0, size=(60, 5)).astype(np.float64)
+    y = np.arange(60) % 3
+    for fit in (fastgen.fit_multinomial_nb, fastgen.fit_bernoulli_nb,
+                fastgen.fit_complement_nb):
+        p = fit(X, y)
+        for name in ("class_count", "feature_count", "feature_log_prob"):
+            assert not getattr(p, name).flags.writeable, (fit.__name__, name)
+    p = fastgen.fit_multinomial_nb(X, y)
+    cc, fc = p.class_count.copy(), p.feature_count.copy()
+    q = multinomial_nb_from_counts(p.classes, cc, fc)
+    assert cc.flags.writeable and fc.flags.writeable
+    assert not np.shares_memory(q.feature_count, fc)
+    fc[0, 0] += 1.0  # the caller's array changes, the model does not
+    np.testing.assert_array_equal(q.feature_count, p.feature_count)
