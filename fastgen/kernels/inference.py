@@ -73,17 +73,24 @@ def reference_probabilities(eta, y, out_p, out_q):
         if y == 1:
             return -((-e if e < 0.0 else 0.0) + lg)  # −softplus(−e)
         return -((e if e > 0.0 else 0.0) + lg)  # −softplus(e)
+    # shifted by mx = max(0, max_k η_k): every exponent is ≤ 0 (exp_nonpos, no libm
+    # call), tot ∈ [1, m + 1], and each probability is one division, not one more
+    # exponential of η_k − logsumexp
     mx = 0.0
     for k in range(m):
         if eta[k] > mx:
             mx = eta[k]
-    tot = np.exp(-mx)
+    e0 = exp_nonpos(-mx)
+    tot = e0
     for k in range(m):
-        tot += np.exp(eta[k] - mx)
+        ek = exp_nonpos(eta[k] - mx)
+        out_p[k] = ek
+        tot += ek
     lse = mx + np.log(tot)
-    p0 = np.exp(-lse)
+    inv = 1.0 / tot
+    p0 = e0 * inv
     for k in range(m):
-        out_p[k] = np.exp(eta[k] - lse)
+        out_p[k] *= inv
     for k in range(m):
         q = p0
         for l in range(m):
