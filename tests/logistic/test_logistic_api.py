@@ -438,3 +438,36 @@ def test_logistic_approaches_lda_discriminant_as_n_grows():
         assert err < 8.0 / np.sqrt(n)
         errors.append(err)
     assert errors[1] < errors[0]
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_multinomial_tiles_of_wide_data_match_oracle(fit_intercept):
+    """The dense multinomial kernels hold rows in transposed tiles of fewer rows when p
+    is large: partial tiles, wide tiles and no intercept column still give the oracle's
+    loss, gradient and Hessian-vector product."""
+    rng = np.random.default_rng(12)
+    n, d, K = 37, 3000, 3
+    assert kirls.tile_rows(d + 1) < 16  # several tiles, the last one partial
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    y = np.arange(n) % K
+    w = rng.uniform(0.0, 2.0, n)
+    w[::5] = 0.0
+    p = d + 1 if fit_intercept else d
+    B = rng.normal(size=(K, p))
+    V = rng.normal(size=(K, p))
+    bounds = np.array([0, 11, n], dtype=np.int64)
+    P = np.empty((n, K))
+    loss, G, _ = kirls.multinomial_loss_grad(X, y.astype(np.int32), w, B, fit_intercept,
+                                             bounds, P)
+    HV = kirls.multinomial_hessp(X, w, P, V, fit_intercept, bounds)
+    Xt = np.hstack([X, np.ones((n, 1))]) if fit_intercept else X
+    eta = Xt @ B.T
+    lse = np.log(np.exp(eta - eta.max(1, keepdims=True)).sum(1)) + eta.max(1)
+    Pr = np.exp(eta - lse[:, None])
+    Y = np.eye(K)[y]
+    np.testing.assert_allclose(loss, np.sum(w * (lse - eta[np.arange(n), y])), rtol=1e-12)
+    np.testing.assert_allclose(G, ((w[:, None] * (Pr - Y)).T @ Xt), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(P, Pr, rtol=1e-12, atol=1e-15)
+    U = Xt @ V.T
+    C = w[:, None] * Pr * (U - (Pr * U).sum(1, keepdims=True))
+    np.testing.assert_allclose(HV, C.T @ Xt, rtol=1e-10, atol=1e-12)
