@@ -114,7 +114,8 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
     * negative Hessian (Fisher information)
       ``H_(k,l) = Σ_i w_i (δ_kl P_ik − P_ik P_il) x̃_i x̃_iᵀ``: per block, diagonal blocks by
       SYRK of ``√(w_i P_ik (1 − P_ik)) x̃_i`` (1 − P_ik summed from the other classes, so
-      no cancellation as P_ik → 1), off-diagonal blocks by one GEMM each;
+      no cancellation as P_ik → 1), off-diagonal blocks (symmetric too) as minus the
+      SYRK of ``√(w_i P_ik P_il) x̃_i``;
     * meat ``M = Σ_i w_i (r_i ⊗ x̃_i)(r_i ⊗ x̃_i)ᵀ`` (if ``want_meat``; else 1×1 zero), per
       block the SYRK of ``√w_i (r_i ⊗ x̃_i)``: with integer w this is the meat of the
       rows repeated w_i times.
@@ -191,14 +192,13 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
                                 Zs[row, j] = a * Xt[row, j]
                         syrk_upper(Zs, rows, Hp[idx])
                     else:
+                        # −w P_k P_l ≤ 0: the block is −SYRK of √(w P_k P_l) x̃, half
+                        # the flops of a GEMM (its sign is applied once, at the end)
                         for row in range(rows):
-                            a = -Wb[row] * Pb[row, k] * Pb[row, l]
+                            a = np.sqrt(Wb[row] * Pb[row, k] * Pb[row, l])
                             for j in range(p):
                                 Zs[row, j] = a * Xt[row, j]
-                        for row in range(rows, block):
-                            for j in range(p):
-                                Zs[row, j] = 0.0
-                        Hp[idx] += np.dot(Zs.T, Xt)
+                        syrk_upper(Zs, rows, Hp[idx])
                     idx += 1
             if want_meat:
                 syrk_upper(Zm, rows, Mg)
@@ -213,12 +213,10 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
     idx = 0
     for k in range(m):
         for l in range(k, m):
+            sign = 1.0 if k == l else -1.0
             for a in range(p):
                 for b in range(p):
-                    if k == l:
-                        v = Hp[idx, a, b] if a <= b else Hp[idx, b, a]
-                    else:
-                        v = Hp[idx, a, b]
+                    v = sign * (Hp[idx, a, b] if a <= b else Hp[idx, b, a])
                     H[k * p + a, l * p + b] = v
                     H[l * p + b, k * p + a] = v
             idx += 1
