@@ -38,6 +38,7 @@ __all__ = [
     "tile_scores",
     "tile_gram_add",
     "weighted_sq_colsum",
+    "weighted_gram",
     "pass_layout",
 ]
 
@@ -440,6 +441,38 @@ def multinomial_hessian(X, w, P, fit_intercept, bounds, block):
                 H[k * p:(k + 1) * p, k * p:(k + 1) * p] += np.dot(Dk.T, Dk)
         hess_s[g] = H
     return sum_slots(hess_s)
+
+
+@pjit(fastmath=REASSOC)
+def weighted_gram(X, w, fit_intercept, bounds, block):
+    """The weighted design Gram ``X̃ᵀ diag(w) X̃`` (p, p), w empty meaning all ones.
+
+    Per block of ``block`` rows the SYRK of ``√w_i x̃_i``: the Böhning bound of the
+    multinomial (and binary) Newton-CG preconditioner needs this matrix alone, without
+    the per-row exponentials of :func:`binary_loss_grad_hess` at β = 0.
+    """
+    n, d = X.shape
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
+    out_s = np.zeros((G, p, p))
+    for g in prange(G):
+        Z = np.zeros((block, p))
+        H = np.zeros((p, p))
+        for start in range(bounds[g], bounds[g + 1], block):
+            stop = min(bounds[g + 1], start + block)
+            for i in range(start, stop):
+                q = np.sqrt(w[i]) if weighted else 1.0
+                row = i - start
+                for j in range(d):
+                    Z[row, j] = q * X[i, j]
+                if fit_intercept:
+                    Z[row, d] = q
+            syrk_upper(Z, stop - start, H)
+        out_s[g] = H
+    H = sum_slots(out_s)
+    for j in range(p):
+        for l in range(j + 1, p):
+            H[l, j] = H[j, l]
+    return H
 
 
 @pjit(fastmath=REASSOC)
