@@ -442,12 +442,12 @@ def test_logistic_approaches_lda_discriminant_as_n_grows():
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_multinomial_tiles_of_wide_data_match_oracle(fit_intercept):
-    """The dense multinomial kernels hold rows in transposed tiles of fewer rows when p
-    is large: partial tiles, wide tiles and no intercept column still give the oracle's
-    loss, gradient and Hessian-vector product."""
+    """The dense multinomial loss kernel goes in tiles of rows: partial tiles, wide rows,
+    zero weights and no intercept column still give the oracle's loss, gradient,
+    probabilities and Hessian-vector product."""
     rng = np.random.default_rng(12)
-    n, d, K = 37, 3000, 3
-    assert kirls.tile_rows(d + 1) < 16  # several tiles, the last one partial
+    n, d, K = 150, 300, 3
+    assert n > kirls.TILE_ROWS  # several tiles, the last one partial
     X = rng.normal(size=(n, d)) / np.sqrt(d)
     y = np.arange(n) % K
     w = rng.uniform(0.0, 2.0, n)
