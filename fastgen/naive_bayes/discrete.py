@@ -119,7 +119,9 @@ def _log_smoothed(counts, alpha, shift, base=None):
     """log(base_k − counts_kj + α) − shift_k (or log(counts_kj + α) − shift_k without
     ``base``), a fresh (K, d) float64 table; integer counts read a table of logs (see
     :func:`fastgen.kernels.nb.log_counts`)."""
-    table = np.log(np.arange(LOG_TABLE_SIZE, dtype=np.float64) + alpha)
+    # a table no longer than an eighth of the counts: small models take the logs directly
+    size = min(LOG_TABLE_SIZE, counts.size // 8)
+    table = np.log(np.arange(size, dtype=np.float64) + alpha)
     K = counts.shape[0]
     sign = 1.0 if base is None else -1.0
     base = np.zeros(K) if base is None else np.ascontiguousarray(base, dtype=np.float64)

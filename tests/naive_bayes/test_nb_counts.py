@@ -315,15 +315,18 @@ def test_log_counts_table_and_direct_paths_agree_with_numpy():
     from fastgen.kernels.nb import LOG_TABLE_SIZE
 
     rng = np.random.default_rng(5)
-    K, d = 3, 2000
+    K, d = 3, 12000
     fc = rng.integers(0, 3 * LOG_TABLE_SIZE, size=(K, d)).astype(np.float64)
     fc[:, :300] += rng.uniform(0, 1, size=(K, 300))  # fractional (weighted) counts
     fc[:, 300:310] = 0.0
     fc[:, 310] = LOG_TABLE_SIZE - 1
     fc[:, 311] = LOG_TABLE_SIZE
     shift = rng.normal(size=K)
+    assert fc.size // 8 >= LOG_TABLE_SIZE  # the full table is used
     for alpha in (1.0, 0.25, 1e-10):
         got = nb_discrete._log_smoothed(fc, alpha, shift)
+        small = nb_discrete._log_smoothed(fc[:, :40], alpha, shift)  # a 15-entry table
+        np.testing.assert_allclose(small, got[:, :40], rtol=1e-15, atol=0)
         np.testing.assert_allclose(got, np.log(fc + alpha) - shift[:, None], rtol=1e-15,
                                    atol=0)
         cc = fc.max(axis=1) + 2.0
