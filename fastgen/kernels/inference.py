@@ -102,6 +102,50 @@ def reference_probabilities(eta, y, out_p, out_q):
     return eta[y - 1] - lse
 
 
+@jit(inline="always")
+def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, start, stop,
+                  Zs, Zm, gr, R_out, ll, em):
+    """Rows ``start:stop`` of :func:`inference_pass` for m = 1: log-likelihood, score,
+    the SYRK rows ``√(w P (1 − P)) x̃`` and (``want_meat``) ``√w r x̃``, from one
+    exponential per row (:func:`sigmoid_pair`).  Returns the updated ``(ll, em)``."""
+    d = X.shape[1]
+    b0 = B[0, d] if fit_intercept else 0.0
+    for i in range(start, stop):
+        row = i - start
+        wi = w[i] if weighted else 1.0
+        e = b0
+        for j in range(d):
+            e += X[i, j] * B[0, j]
+        if wi > 0.0 and abs(e) > em:
+            em = abs(e)
+        pe, qe, a = sigmoid_pair(e)
+        lg = np.log1p(a)
+        if y[i] == 1:
+            ll -= wi * ((-e if e < 0.0 else 0.0) + lg)  # log P = −softplus(−e)
+            r = qe
+        else:
+            ll -= wi * ((e if e > 0.0 else 0.0) + lg)  # log(1 − P) = −softplus(e)
+            r = -pe
+        if store_r:
+            R_out[i, 0] = wi * r
+        wr = wi * r
+        q = np.sqrt(wi * pe * qe)
+        for j in range(d):
+            x = X[i, j]
+            gr[j] += wr * x
+            Zs[row, j] = q * x
+        if fit_intercept:
+            gr[d] += wr
+            Zs[row, d] = q
+        if want_meat:
+            sw = np.sqrt(wi) * r
+            for j in range(d):
+                Zm[row, j] = sw * X[i, j]
+            if fit_intercept:
+                Zm[row, d] = sw
+    return ll, em
+
+
 @pjit(fastmath=REASSOC)
 def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
     """Log-likelihood, score, Hessian and (optionally) sandwich meat in one pass over X.
@@ -157,6 +201,15 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
         for start in range(lo, hi, block):
             stop = min(hi, start + block)
             rows = stop - start
+            if m == 1:
+                # binary: one fused row loop writes the SYRK rows √(w P Q) x̃ straight
+                # from X (no copy of the block, no second loop over it)
+                ll, em = _binary_block(X, y, w, B, fit_intercept, weighted, store_r,
+                                       want_meat, start, stop, Zs, Zm, gr, R_out, ll, em)
+                syrk_upper(Zs, rows, Hp[0])
+                if want_meat:
+                    syrk_upper(Zm, rows, Mg)
+                continue
             for i in range(start, stop):
                 row = i - start
                 wi = w[i] if weighted else 1.0
