@@ -236,7 +236,8 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     Rows go in tiles of ``TILE_ROWS``: the scores of a tile are row-wise dot products,
     then the tile's T·K exponentials run as one flat loop, which vectorises (a loop over
     one row's K classes barely does), then each row adds into the gradient.  Measured
-    1.1-1.4× faster than row by row at d = 16-24, K = 5, and never slower up to d = 128.
+    1.03-1.6× faster than row by row at n = 1e5 from d = 16 to d = 128, K = 3-10
+    (1.2× at d = 16, K = 5).
     """
     n, d = X.shape
     K = coef.shape[0]
