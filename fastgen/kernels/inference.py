@@ -104,32 +104,25 @@ def reference_probabilities(eta, y, out_p, out_q):
 
 @jit(inline="always")
 def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, start, stop,
-                  Zs, Zm, gr, R_out, ll, em):
+                  eta, pr, qr, Zs, Zm, gr, R_out, ll, em):
     """Rows ``start:stop`` of :func:`inference_pass` for m = 1: log-likelihood, score,
-    the SYRK rows ``√(w P (1 − P)) x̃`` and (``want_meat``) ``√w r x̃``, from one
-    exponential per row (:func:`sigmoid_pair`).  Returns the updated ``(ll, em)``."""
+    the SYRK rows ``√(w P (1 − P)) x̃`` and (``want_meat``) ``√w r x̃``, written straight
+    from X in one loop (``eta``, ``pr``, ``qr`` are (1,) scratch).  Returns the updated
+    ``(ll, em)``."""
     d = X.shape[1]
-    b0 = B[0, d] if fit_intercept else 0.0
     for i in range(start, stop):
         row = i - start
         wi = w[i] if weighted else 1.0
-        e = b0
-        for j in range(d):
-            e += X[i, j] * B[0, j]
+        row_scores(X, i, B, fit_intercept, eta)
+        e = eta[0]
         if wi > 0.0 and abs(e) > em:
             em = abs(e)
-        pe, qe, a = sigmoid_pair(e)
-        lg = np.log1p(a)
-        if y[i] == 1:
-            ll -= wi * ((-e if e < 0.0 else 0.0) + lg)  # log P = −softplus(−e)
-            r = qe
-        else:
-            ll -= wi * ((e if e > 0.0 else 0.0) + lg)  # log(1 − P) = −softplus(e)
-            r = -pe
+        ll += wi * reference_probabilities(eta, y[i], pr, qr)
+        r = qr[0] if y[i] == 1 else -pr[0]
         if store_r:
             R_out[i, 0] = wi * r
         wr = wi * r
-        q = np.sqrt(wi * pe * qe)
+        q = np.sqrt(wi * pr[0] * qr[0])
         for j in range(d):
             x = X[i, j]
             gr[j] += wr * x
@@ -205,7 +198,8 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
                 # binary: one fused row loop writes the SYRK rows √(w P Q) x̃ straight
                 # from X (no copy of the block, no second loop over it)
                 ll, em = _binary_block(X, y, w, B, fit_intercept, weighted, store_r,
-                                       want_meat, start, stop, Zs, Zm, gr, R_out, ll, em)
+                                       want_meat, start, stop, eta, pr, qr, Zs, Zm, gr,
+                                       R_out, ll, em)
                 syrk_upper(Zs, rows, Hp[0])
                 if want_meat:
                     syrk_upper(Zm, rows, Mg)
