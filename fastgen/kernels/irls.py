@@ -250,7 +250,6 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     for g in prange(G):
         E = np.empty((T, K))
         Ef = E.reshape(-1)
-        mx = np.empty(T)
         gr = np.zeros((K, p))
         ls = 0.0
         em = 0.0
@@ -265,7 +264,6 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
                 for k in range(1, K):
                     hi = max(hi, Er[k])
                     lo = min(lo, Er[k])
-                mx[r] = hi
                 wi = w[i] if weighted else 1.0
                 ls += wi * (hi - Er[y[i]])
                 if wi > 0.0 and hi - lo > em:

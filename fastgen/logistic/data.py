@@ -36,9 +36,8 @@ class LogisticData(Protocol):
     ``multinomial``, ``multinomial_hessian``).  Implementations with
     ``supports_hessp = True`` also provide the Hessian-vector calls of Newton-CG
     (``binary_hessp``, ``weighted_sq_colsum``, ``row_weights``, ``multinomial_hessp``),
-    which take the per-row quantities an evaluation returned.  ``design_gram()``
-    (X̃ᵀ diag(w) X̃) is optional: without it the Böhning preconditioner takes the binary
-    Hessian at β = 0.
+    which take the per-row quantities an evaluation returned, and ``design_gram`` (the
+    X̃ᵀ diag(w) X̃ of the multinomial Böhning preconditioner).
 
     Per-row results (``s`` of ``binary``, ``P`` of ``multinomial``) may live in buffers
     the data reuses: they describe the latest evaluation only.
@@ -140,8 +139,8 @@ class InMemoryData:
         return loss, g, (H if hessian else None), emax, (s_out if rows else None)
 
     def design_gram(self):
-        """X̃ᵀ diag(w) X̃ (optional in :class:`LogisticData`: the objectives fall back to
-        4× the binary Hessian at β = 0, the same matrix)."""
+        """X̃ᵀ diag(w) X̃: dense by its own SYRK pass, CSR as 4× the binary Hessian at
+        β = 0 (the same matrix)."""
         if self.sparse:
             return 4.0 * self.binary(np.zeros(self.p), True, False)[2]
         bounds = self.bounds(self.p * self.p)

@@ -195,11 +195,7 @@ class MultinomialObjective:
         if self._precond is None:
             data = self.data
             if data.p <= BOHNING_FULL_MAX_P:
-                gram = getattr(data, "design_gram", None)
-                if gram is not None:
-                    A = 0.5 * gram()
-                else:  # X̃ᵀ diag(w/4) X̃ at β = 0, doubled: ½ X̃ᵀWX̃
-                    A = 2.0 * data.binary(np.zeros(data.p), True, False)[2]
+                A = 0.5 * data.design_gram()  # ½ X̃ᵀWX̃
                 self._gram = A.copy()
                 A[np.diag_indices_from(A)] += self.l2 * self.pen
                 A[np.diag_indices_from(A)] += 1e-10 * max(np.trace(A) / data.p, 1e-300)
