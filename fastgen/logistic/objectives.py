@@ -124,9 +124,10 @@ class BinaryObjective:
         """Whether ``step`` solves by CG (a relative residual ``rtol``)."""
         return not self.explicit
 
-    def step(self, g, gscaled, rtol=None):
+    def step(self, g, gscaled, rtol=None, atol=0.0):
         """Newton direction x (H x = −g, inexactly for CG: relative residual ``rtol``,
-        by default min(½, √gscaled)) and the decrement ½xᵀHx."""
+        by default min(½, √gscaled), or max|residual| ≤ ``atol``) and the decrement
+        ½xᵀHx."""
         if self.explicit:
             x = cholesky_solve(self.H, -g, "Hessian")
             return x, 0.5 * float(-g @ x)
@@ -135,7 +136,8 @@ class BinaryObjective:
         diag = diag + 1e-12 * max(float(diag.max()), 1e-300)
         x, dec, nprod = pcg(
             lambda v: data.binary_hessp(s, v) + self.l2 * self.pen * v,
-            lambda r: r / diag, g, _forcing(gscaled, rtol), max(10, min(g.size, 250)))
+            lambda r: r / diag, g, _forcing(gscaled, rtol), max(10, min(g.size, 250)),
+            atol)
         self.nprod += nprod
         return x, dec
 
@@ -229,9 +231,10 @@ class MultinomialObjective:
         """Whether ``step`` solves by CG (a relative residual ``rtol``)."""
         return not self.explicit
 
-    def step(self, G, gscaled, rtol=None):
+    def step(self, G, gscaled, rtol=None, atol=0.0):
         """Centred Newton direction X (H X = −G, inexactly for CG: relative residual
-        ``rtol``, by default min(½, √gscaled)) and ½⟨X, HX⟩."""
+        ``rtol``, by default min(½, √gscaled), or max|residual| ≤ ``atol``) and
+        ½⟨X, HX⟩."""
         K, p = self.K, self.data.p
         if self.explicit:
             H = self.hessian()
@@ -245,7 +248,7 @@ class MultinomialObjective:
             return HV - HV.mean(axis=0)
 
         x, dec, nprod = pcg(hessp, self._apply_precond, G, _forcing(gscaled, rtol),
-                            max(10, min(G.size, 250)))
+                            max(10, min(G.size, 250)), atol)
         self.nprod += nprod
         x -= x.mean(axis=0)
         return x, dec

@@ -178,3 +178,44 @@ def test_loose_convergence_check_changes_nothing_but_the_cost(monkeypatch, K):
     np.testing.assert_array_equal(loose.coef, full.coef)
     np.testing.assert_array_equal(loose.intercept, full.intercept)
     assert loose.n_hessp < full.n_hessp
+
+
+def test_pcg_stops_at_the_absolute_residual():
+    """``atol`` bounds max|r| with r = −g − Hx, the residual CG tracks; the stop comes
+    after fewer products than a tight relative one."""
+    from fastgen.logistic.newton import pcg
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(60, 40))
+    H = A.T @ A + 0.1 * np.eye(40)
+    g = rng.normal(size=40)
+    tight = pcg(lambda v: H @ v, lambda r: r / np.diag(H), g, 1e-12, 200)
+    atol = 1e-3 * float(np.max(np.abs(g)))
+    x, dec, nprod = pcg(lambda v: H @ v, lambda r: r / np.diag(H), g, 1e-12, 200, atol)
+    assert np.max(np.abs(g + H @ x)) <= atol * (1 + 1e-8)
+    assert nprod < tight[2]
+    assert dec == pytest.approx(0.5 * x @ H @ x, rel=1e-10)
+
+
+@pytest.mark.parametrize("K", [2, 5])
+def test_end_game_solve_passes_the_test_in_fewer_products(monkeypatch, K):
+    """A Newton-CG step whose gradient fails the test stops CG once the model gradient at
+    β + Δ is below ``_END_MARGIN``·tol: the fit converges in the same steps, to the same
+    estimate within tol, with fewer products than solving every step to √(max|g|/Σw)."""
+    from fastgen.logistic import newton, objectives
+
+    monkeypatch.setattr(objectives, "BINARY_EXPLICIT_MAX_P", 0)
+    monkeypatch.setattr(objectives, "MULTINOMIAL_EXPLICIT_MAX", 0)
+    rng = np.random.default_rng({2: 3, 5: 2}[K])  # data whose last solve gains
+    X = rng.normal(size=(20000, 16))
+    W = rng.normal(size=(16, K)) / 4
+    y = np.argmax(X @ W + rng.gumbel(size=(20000, K)), axis=1)
+    end = fastgen.fit_logistic(X, y)
+    monkeypatch.setattr(newton, "_END_MARGIN", 0.0)  # relative residual only
+    full = fastgen.fit_logistic(X, y)
+    assert end.converged and full.converged
+    assert end.grad_norm_history[-1] <= 1e-8 and full.grad_norm_history[-1] <= 1e-8
+    assert end.n_iter == full.n_iter
+    assert end.n_hessp < full.n_hessp
+    scale = float(np.max(np.abs(full.coef)))
+    np.testing.assert_allclose(end.coef, full.coef, rtol=0, atol=1e-6 * scale)
