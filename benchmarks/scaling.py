@@ -341,6 +341,16 @@ print(json.dumps(time.perf_counter() - t0))
 """
 
 
+#: What a process pays before its first call of any numba-compiled function runs, cached
+#: or not: numba loads its typing and lowering registries on the first dispatch
+#: (``BaseContext.refresh``), not at ``import numba``; loading them imports numba's
+#: numpy implementations, whose BLAS check imports ``scipy.linalg.cython_blas`` and with
+#: it the ``scipy.linalg`` package.
+NUMBA_FIRST_DISPATCH = ("import numpy, numba\n"
+                        "from numba.core.registry import cpu_target\n"
+                        "cpu_target.target_context.refresh()")
+
+
 def _import_seconds(module):
     _, out = common._run_python(IMPORT_AFTER_NUMPY.replace("MODULE", module))
     return json.loads(out.strip().splitlines()[-1])
@@ -353,7 +363,10 @@ def w10_split(repeats):
     and ``import_scipy_linalg`` (each in a fresh interpreter, timed inside it after
     ``import numpy``), ``fresh_fastgen`` (wall of ``python -c`` that imports fastgen and
     runs a first ``fit_gda`` + ``predict_proba`` + ``predict`` on tiny data, numba cache
-    already warm) and ``fresh_numpy_numba`` (wall of ``python -c "import numpy, numba"``).
+    already warm), ``fresh_numpy_numba`` (wall of ``python -c "import numpy, numba"``)
+    and ``fresh_numba_dispatch`` (the same plus numba's first-dispatch set-up,
+    :data:`NUMBA_FIRST_DISPATCH`: the floor of any process whose first call runs
+    numba-compiled code).
     """
     script = common._script(("pooled",))
     probes = {
@@ -362,6 +375,7 @@ def w10_split(repeats):
         "import_scipy_linalg": lambda: _import_seconds("scipy.linalg"),
         "fresh_fastgen": lambda: common._run_python(script)[0],
         "fresh_numpy_numba": lambda: common._run_python("import numpy, numba")[0],
+        "fresh_numba_dispatch": lambda: common._run_python(NUMBA_FIRST_DISPATCH)[0],
     }
     for fn in probes.values():  # warm-up: fills the cache, pages the files in
         fn()
@@ -400,6 +414,12 @@ def w10_records(w10, threads_default):
          "impl": "fastgen", "seconds": w10["fresh_fastgen"]["median"]},
         {"workload": "W10 fresh process", "threads": threads_default,
          "impl": "floor", "seconds": w10["fresh_numpy_numba"]["median"]},
+        {"workload": "W10 fresh process vs numba's first dispatch",
+         "threads": threads_default, "impl": "fastgen",
+         "seconds": w10["fresh_fastgen"]["median"]},
+        {"workload": "W10 fresh process vs numba's first dispatch",
+         "threads": threads_default, "impl": "floor",
+         "seconds": w10["fresh_numba_dispatch"]["median"]},
     ]
 
 
@@ -482,6 +502,11 @@ def markdown(case_list, threads, w10, env_lines, scale, repeats, note=""):
                    f"{m['fresh_numpy_numba']:.3f} | |")
         out.append(f"| difference | {m['fresh_fastgen'] - m['fresh_numpy_numba']:.3f} | "
                    f"≤ 0.4 |")
+        out.append(f"| floor: `import numpy, numba` + numba's first-dispatch set-up "
+                   f"(registries, which import scipy.linalg), wall | "
+                   f"{m['fresh_numba_dispatch']:.3f} | |")
+        out.append(f"| fresh process − that floor (fastgen's own first-call cost) | "
+                   f"{m['fresh_fastgen'] - m['fresh_numba_dispatch']:.3f} | |")
         out += ["", f"Inside the fresh fastgen process (last run): import numpy "
                 f"{ph['import_numpy']:.3f} s, import fastgen {ph['import_fastgen']:.3f} s, "
                 f"first fit {fp[0]:.3f} s, first predict_proba + predict {fp[1]:.3f} s."]
