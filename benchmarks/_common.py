@@ -245,16 +245,27 @@ def peak_memory_probe(which, n, d, K, covariance="pooled", timeout=900):
     return json.loads(out.strip().splitlines()[-1])
 
 
+#: Seconds to sleep before each timed call of :func:`interleaved_medians` (``compare.py
+#: --settle``).  0 by default.  A BLAS call leaves OpenBLAS's threads spinning for a while
+#: after it returns, and they take cores from whatever runs next: measured on 2 cores,
+#: fastgen's W4 predict_proba took 69 ms after its own call and 103 ms right after numpy's
+#: ``X @ W``.  A pause lets each call start on a settled machine.
+SETTLE_S = 0.0
+
+
 def interleaved_medians(fns, repeats=5, warmup=1):
     """Time several callables in alternating rounds (a, b, c, a, b, c, ...) after
     ``warmup`` untimed calls each, so that load from other processes on a shared
-    machine hits them alike.  Returns [(median seconds, all timings), ...] in order."""
+    machine hits them alike (with :data:`SETTLE_S` seconds of pause before each timed
+    call).  Returns [(median seconds, all timings), ...] in order."""
     for fn in fns:
         for _ in range(warmup):
             fn()
     times = [[] for _ in fns]
     for _ in range(repeats):
         for i, fn in enumerate(fns):
+            if SETTLE_S > 0:
+                time.sleep(SETTLE_S)
             t0 = time.perf_counter()
             fn()
             times[i].append(time.perf_counter() - t0)

@@ -14,7 +14,7 @@ from llvmlite import ir
 from numba import prange, types
 from numba.extending import intrinsic
 
-from ._jit import jit, pjit
+from ._jit import REASSOC, jit, pjit
 
 __all__ = ["logsumexp_rows", "log_normalize_rows", "softmax_rows", "argmax_rows",
            "exp_nonpos", "softmax_row", "sum_slots", "finish_row", "finish_rows",
@@ -151,7 +151,7 @@ def finish_row(acc, out, i, mode):
             out[i, k] = e[k] * inv
 
 
-@jit
+@jit(fastmath=REASSOC)
 def finish_rows(out, r0, r1, mode):
     """:func:`finish_row` in place on rows ``r0:r1`` of ``out``, vectorised.
 
@@ -163,6 +163,11 @@ def finish_rows(out, r0, r1, mode):
     ``MODE_JLL`` the rows are only counted).  For the Gaussian models such a row can
     only come from a non-finite (or overflowing) x, which lets scoring skip a separate
     finiteness scan of X.
+
+    Compiled with the kernels' reassociation and contraction flags: the exponential's
+    polynomial then runs on fused multiply-adds (one rounding each instead of two).
+    Measured at n = 1e6, K = 10 (alternated fresh processes, 2 threads): posteriors 34 ms
+    against 37-47 ms, log posteriors 40 ms against 43-54 ms.
     """
     K = out.shape[1]
     m = r1 - r0
