@@ -254,12 +254,10 @@ def direction(objective, state, rtol=None, tol=None):
     gscaled = state.grad_scaled
     if not objective.has_curvature():
         state.current = objective.evaluate(state.beta, True)
+    atol = 0.0
     if rtol is None and tol is not None and gscaled > tol:
         atol = _END_MARGIN * tol * state.sum_weights
-        return objective.step(state.current.grad, gscaled, None, atol)
-    if rtol is None:
-        return objective.step(state.current.grad, gscaled)
-    return objective.step(state.current.grad, gscaled, rtol)
+    return objective.step(state.current.grad, gscaled, rtol, atol)
 
 
 def converged_on_loose_check(objective, state, tol):
