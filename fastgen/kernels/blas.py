@@ -22,7 +22,7 @@ from numba.extending import get_cython_function_address, intrinsic
 
 from ._jit import jit
 
-__all__ = ["syrk_upper", "trmm_lower_rows"]
+__all__ = ["syrk_upper", "symmetrize_from_upper", "trmm_lower_rows"]
 
 
 def _register():
@@ -118,6 +118,16 @@ def syrk_upper(Z, m, C):
     # Row-major Z (m, d) is column-major Zᶠ (d, m) with ld = d, and Zᵀ Z = Zᶠ Zᶠᵀ
     # (trans = 'N').  Fortran's lower triangle of C is row-major's upper triangle.
     _syrk(ord("L"), ord("N"), d, m, 1.0, Z, d, 1.0, C, d)
+
+
+@jit
+def symmetrize_from_upper(C):
+    """Copy the upper triangle of the square C onto its lower one (after
+    :func:`syrk_upper`, which fills the upper triangle only)."""
+    d = C.shape[0]
+    for j in range(d):
+        for l in range(j + 1, d):
+            C[l, j] = C[j, l]
 
 
 @jit

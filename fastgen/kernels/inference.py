@@ -25,7 +25,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import REASSOC, jit, pjit
-from .blas import syrk_upper, trmm_lower_rows
+from .blas import symmetrize_from_upper, syrk_upper, trmm_lower_rows
 from .irls import expit, pass_layout, row_scores
 from .irls_sparse import csr_row_dot
 from .special import exp_nonpos, sum_slots
@@ -268,9 +268,7 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
                     H[l * p + b, k * p + a] = v
             idx += 1
     if want_meat:
-        for a in range(mm):
-            for b in range(a + 1, mm):
-                M[b, a] = M[a, b]
+        symmetrize_from_upper(M)
     return sum_slots(ll_s), sum_slots(g_s), H, M, em_s.max()
 
 

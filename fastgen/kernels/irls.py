@@ -18,7 +18,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import REASSOC, jit, pjit
-from .blas import syrk_upper
+from .blas import symmetrize_from_upper, syrk_upper
 from .special import exp_nonpos, softmax_row, sum_slots
 
 __all__ = [
@@ -188,9 +188,7 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
     grad = sum_slots(grad_s)
     hess = sum_slots(hess_s)
     if want_hess:
-        for j in range(hp):
-            for l in range(j + 1, hp):
-                hess[l, j] = hess[j, l]
+        symmetrize_from_upper(hess)
     return sum_slots(loss_s), grad, hess, emax_s.max()
 
 
@@ -402,9 +400,7 @@ def weighted_gram(X, w, fit_intercept, bounds, block):
             syrk_upper(Z, stop - start, H)
         out_s[g] = H
     H = sum_slots(out_s)
-    for j in range(p):
-        for l in range(j + 1, p):
-            H[l, j] = H[j, l]
+    symmetrize_from_upper(H)
     return H
 
 

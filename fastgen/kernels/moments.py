@@ -30,7 +30,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import REASSOC, jit, pjit
-from .blas import syrk_upper
+from .blas import symmetrize_from_upper, syrk_upper
 from .labels import class_order
 
 __all__ = [
@@ -120,14 +120,6 @@ def _gram_rows(R, Z, m):
 
 
 @jit
-def _symmetrize_from_upper(R, d):
-    """Copy the upper triangle of R onto the lower one."""
-    for j in range(d):
-        for l in range(j + 1, d):
-            R[l, j] = R[j, l]
-
-
-@jit
 def _add_outer_rows(M, D, scale, sign):
     """M += sign · Σ_r scale[r] · D[r] D[r]ᵀ  (D rows, scale >= 0)."""
     m, d = D.shape
@@ -199,7 +191,7 @@ def _pooled_group(X, codes, w, K, r0, r1, W, means, M2):
             _gram_rows(M2, Z, c)
         else:
             _gram_t(M2, Zt, c)
-    _symmetrize_from_upper(M2, d)
+    symmetrize_from_upper(M2)
     # M2 = Σ w z zᵀ − Σ_k S_k S_kᵀ / W_k ; mean_k = shift_k + S_k / W_k
     m = 0
     for k in range(K):
@@ -410,7 +402,7 @@ def _block_moments(X, w, order, a, b, mean, M2):
             M2[j, l] -= c * mean[l]
     for j in range(d):
         mean[j] += shift[j]
-    _symmetrize_from_upper(M2, d)
+    symmetrize_from_upper(M2)
     return Wt
 
 
