@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from . import scoring as _scoring
-from .gda import SCATTER_FOR, GDAParams, gda_from_moments
+from .gda import SCATTER_FOR, GDAParams, _check_options, gda_from_moments
 from .logistic import LogisticParams, logistic_loss_grad_hess
 from .logistic.api import (
     ParamsSpec,
@@ -252,6 +252,7 @@ def _block_moments(X, y, w, kind):
 
 def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
             reg: float = 0.0, shrinkage=None, unbiased: bool = False,
+            var_smoothing: float = 1e-9, tol: float = 1e-4,
             split_every: int = _SPLIT_EVERY) -> GDAParams:
     """Gaussian discriminant analysis on a Dask array, equal to :func:`fastgen.fit_gda`.
 
@@ -266,8 +267,9 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     X : dask.array.Array (n, d)
         Dense blocks; float32 stays float32.
     y : dask.array.Array or array-like (n,)
-    covariance, priors, sample_weight, reg, shrinkage, unbiased :
-        As for :func:`fastgen.fit_gda`, except ``shrinkage="ledoit-wolf"`` (it needs a
+    covariance, priors, sample_weight, reg, shrinkage, unbiased, var_smoothing, tol :
+        As for :func:`fastgen.fit_gda` (constant or collinear features give the same
+        reduced-rank pooled model, and diagonal models the same variance floor), except ``shrinkage="ledoit-wolf"`` (it needs a
         second pass over X for fourth moments; use ``"oas"`` or a float).
     split_every : int, default 8
         Fan-in of the tree reduction.
@@ -276,8 +278,9 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     -------
     GDAParams
     """
-    if covariance not in SCATTER_FOR:
-        raise ValueError(f"covariance must be one of {tuple(SCATTER_FOR)}; got {covariance!r}")
+    # the options are checked before the pass over X (the priors, which need the
+    # classes, once the moments are in)
+    _check_options(covariance, None, reg, shrinkage, unbiased, 1, var_smoothing, tol)
     if shrinkage == "ledoit-wolf":
         raise ValueError("shrinkage='ledoit-wolf' is not available on Dask arrays (it needs "
                          "a second pass for fourth moments); use 'oas' or a float")
@@ -291,7 +294,7 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     if m is None:
         raise ValueError("X has no rows")
     return gda_from_moments(m, covariance, priors=priors, reg=reg, shrinkage=shrinkage,
-                            unbiased=unbiased)
+                            unbiased=unbiased, var_smoothing=var_smoothing, tol=tol)
 
 
 # --------------------------------------------------------------------------- naive Bayes

@@ -69,6 +69,30 @@ def test_fit_gda(data, layout, covariance):
                          fd.fit_gda(Xd, y, covariance, sample_weight=w, shrinkage=0.1))
 
 
+@pytest.mark.parametrize("covariance", ["pooled", "diagonal", "pooled_diagonal"])
+def test_fit_gda_constant_and_collinear_features(data, covariance):
+    """Real-data troubles on Dask: a constant column and a collinear one give the same
+    reduced-rank pooled model (same ``tol``) and the same variance floor
+    (``var_smoothing``) as the in-memory fit."""
+    X, _, y, _, chunks = _cases(data, "uneven")
+    Xr = np.column_stack([X, np.full(len(y), 3.0), X[:, 0] - 2.0 * X[:, 1]])
+    Xd = _dask(Xr, chunks)
+    for kw in ({}, {"tol": 1e-2, "var_smoothing": 1e-3}):
+        want = fastgen.fit_gda(Xr, y, covariance, **kw)
+        got = fd.fit_gda(Xd, y, covariance, **kw)
+        assert got.rank == want.rank
+        assert_params_close(want, got)
+        np.testing.assert_array_equal(fastgen.predict(want, Xr), fastgen.predict(got, Xr))
+    if covariance == "pooled":
+        assert want.rank == Xr.shape[1] - 2
+    else:  # the floor is what keeps the constant column's variance above zero
+        assert np.all(got.covariance > 0)
+    with pytest.raises(ValueError, match="var_smoothing"):
+        fd.fit_gda(Xd, y, covariance, var_smoothing=-1.0)
+    with pytest.raises(ValueError, match="tol"):
+        fd.fit_gda(Xd, y, covariance, tol=float("nan"))
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_fit_naive_bayes(data, layout):
     X, C, y, w, chunks = _cases(data, layout)
