@@ -344,7 +344,10 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         """Project X onto the discriminant directions.
 
         "svd": (X − xbar_)·scalings_; "eigen": X·scalings_ (scikit-learn's transforms);
-        "lsqr": ``fastgen.lda_transform`` (scikit-learn raises there).
+        "lsqr": ``fastgen.lda_transform`` (scikit-learn raises there), with at most
+        min(n_classes − 1, rank) components when constant or collinear features make
+        the model's rank smaller (as the svd solver, which keeps the between-class
+        directions above ``tol``).
 
         Parameters
         ----------
@@ -356,7 +359,9 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         """
         X = self._validate_predict(X)
         if self.solver == "lsqr":
-            return lda_transform(self.params_, X, self._max_components)
+            K = self.params_.means.shape[0]
+            return lda_transform(self.params_, X,
+                                 min(self._max_components, K - 1, self.params_.rank))
         S = self.scalings_.astype(X.dtype)
         if self.solver == "svd":
             out = (X - self.xbar_.astype(X.dtype)) @ S

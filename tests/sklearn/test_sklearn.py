@@ -108,6 +108,22 @@ def test_lda_matches_sklearn(solver, shrinkage, K):
         _close(np.abs(A), np.abs(B), rtol=1e-9)
 
 
+def test_lda_transform_on_rank_deficient_data():
+    """Six classes in a within-class rank of two (collinear and constant columns): the
+    svd solver keeps scikit-learn's two directions, and lsqr's transform (which
+    scikit-learn lacks) gives the same two columns instead of an error."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 6, 600)
+    base = rng.normal(size=(600, 2)) + np.c_[y, y % 2]
+    X = np.c_[base, base @ rng.normal(size=(2, 6)), np.full(600, 2.0)]
+    ref = sk_da.LinearDiscriminantAnalysis().fit(X, y).transform(X)
+    svd = fs.LinearDiscriminantAnalysis().fit(X, y).transform(X)
+    lsqr = fs.LinearDiscriminantAnalysis(solver="lsqr").fit(X, y).transform(X)
+    assert ref.shape == svd.shape == lsqr.shape == (600, 2)
+    _close(np.abs(svd), np.abs(ref), rtol=1e-7)
+    _close(np.abs(lsqr), np.abs(ref), rtol=1e-7)
+
+
 def test_lda_priors_and_auto_shrinkage():
     X, y = _gaussian()
     pri = np.array([0.2, 0.3, 0.5])
