@@ -103,9 +103,11 @@ class InferenceData:
                 out = _ki.inference_pass_csr(*self.csr, codes, w, B, self.fi, bounds,
                                              want_meat, R)
             else:
+                tiles = _ki.use_tiles(m, self.p)
+                kernel = _ki.inference_pass_tiles if tiles else _ki.inference_pass
                 with blas_single_thread():
-                    out = _ki.inference_pass(self.X, codes, w, B, self.fi, bounds,
-                                             self.block, want_meat, R)
+                    out = kernel(self.X, codes, w, B, self.fi, bounds,
+                                 _ki.TILE_ROWS if tiles else self.block, want_meat, R)
         return (*out, R)
 
     def cluster_scores(self, R, groups, n_groups):

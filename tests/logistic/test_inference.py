@@ -228,3 +228,43 @@ def test_too_many_coefficients(monkeypatch, spector):
     monkeypatch.setattr(li, "MAX_INFERENCE_PARAMS", 3)
     with pytest.raises(ValueError, match="GB for 4 coefficients"):
         fastgen.logistic_inference(m, X, y)
+
+
+@pytest.mark.parametrize("n,d,K,fit_intercept,weighted", [
+    (1000, 5, 3, True, True),     # four tiles, the last one short; zero weights
+    (97, 16, 5, True, False),     # one short tile
+    (600, 12, 8, False, True),    # no intercept, many class pairs
+])
+def test_tiled_information_pass_equals_the_syrk_pass(n, d, K, fit_intercept, weighted):
+    """The tiled multinomial pass (one GEMM of pair coefficients against the products
+    x̃_a x̃_b) gives the per-pair SYRK pass's log-likelihood, score, information, meat,
+    max |η| and weighted residuals, whatever the tiling."""
+    from fastgen.kernels import inference as ki
+
+    rng = np.random.default_rng(n + d + K)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.5, 3.0, d)
+    y = rng.integers(0, K, n).astype(np.int32)
+    B = rng.normal(size=(K - 1, d + fit_intercept)) * 0.4
+    w = rng.uniform(0.2, 3.0, n) if weighted else np.empty(0)
+    if weighted:
+        w[::7] = 0.0
+    data = li.InferenceData(X, fit_intercept)
+    q = (K - 1) * data.p
+    bounds = data.bounds(2 * q * q)
+    R1, R2 = np.zeros((n, K - 1)), np.zeros((n, K - 1))
+    ref = ki.inference_pass(X, y, w, B, fit_intercept, bounds, data.block, True, R1)
+    got = ki.inference_pass_tiles(X, y, w, B, fit_intercept, bounds, ki.TILE_ROWS, True, R2)
+    for a, b in zip(ref, got):
+        assert rel(b, a) < 1e-13
+    assert rel(R2, R1) < 1e-13
+    H = got[2]
+    np.testing.assert_array_equal(H, H.T)
+    # and a plain-numpy transcription of the information, for one class pair
+    Xt = np.c_[X, np.ones(n)] if fit_intercept else X
+    eta = np.c_[np.zeros(n), Xt @ B.T]
+    P = np.exp(eta - eta.max(1, keepdims=True))
+    P /= P.sum(1, keepdims=True)
+    ww = w if weighted else np.ones(n)
+    p = data.p
+    assert rel(H[:p, p:2 * p], -(Xt * (ww * P[:, 1] * P[:, 2])[:, None]).T @ Xt) < 1e-12
+    assert rel(H[:p, :p], (Xt * (ww * P[:, 1] * (1 - P[:, 1]))[:, None]).T @ Xt) < 1e-12
