@@ -295,20 +295,81 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     return sum_slots(loss_s), sum_slots(grad_s), emax_s.max()
 
 
+#: Largest p for which :func:`multinomial_hessp` goes by tiles of ``HESSP_TILE_ROWS``.
+HESSP_TILE_MAX_P = 20
+HESSP_TILE_ROWS = 128
+
+
+@jit(inline="always")
+def _hessp_tile(X, w, P, V, fit_intercept, weighted, start, rows, Xt, U, pu, acc):
+    """Rows ``start:start+rows`` of :func:`multinomial_hessp`, transposed into ``Xt``
+    (d, T) so that each step is a loop over the tile's rows: u_k = X̃ v_k as axpys,
+    then per class one dot product over the rows for each coefficient."""
+    d = X.shape[1]
+    K = V.shape[0]
+    for r in range(rows):
+        for j in range(d):
+            Xt[j, r] = X[start + r, j]
+    for k in range(K):
+        c0 = V[k, d] if fit_intercept else 0.0
+        for r in range(rows):
+            U[k, r] = c0
+        for j in range(d):
+            c = V[k, j]
+            for r in range(rows):
+                U[k, r] += c * Xt[j, r]
+    for r in range(rows):
+        pu[r] = 0.0
+    for k in range(K):
+        for r in range(rows):
+            pu[r] += P[start + r, k] * U[k, r]
+    for k in range(K):
+        for r in range(rows):
+            wi = w[start + r] if weighted else 1.0
+            U[k, r] = wi * P[start + r, k] * (U[k, r] - pu[r])
+        for j in range(d):
+            t = 0.0
+            for r in range(rows):
+                t += U[k, r] * Xt[j, r]
+            acc[k, j] += t
+        if fit_intercept:
+            t = 0.0
+            for r in range(rows):
+                t += U[k, r]
+            acc[k, d] += t
+
+
 @pjit(fastmath=REASSOC)
 def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
     """Hessian-vector product of the multinomial loss, one pass over X.
 
     ``(HV)_k = Σ_i w_i p_ik (u_ik − Σ_l p_il u_il) x̃_i`` with ``u_ik = x̃_iᵀ v_k``; P are the
     probabilities written by :func:`multinomial_loss_grad`.  V and the result are (K, p).
+
+    For p ≤ ``HESSP_TILE_MAX_P`` rows go in transposed tiles (:func:`_hessp_tile`),
+    where a row's p entries are too few for its loops to vectorise.  Measured on 2 cores
+    at n = 2e5: 1.75× faster at p = 9, K = 3; 1.25× at p = 17, K = 10; 1.1-1.2× at
+    p = 17, K = 3 and 5; 1.2-1.35× slower at p = 25, K = 5 and at p = 33, K = 10.
     """
     n, d = X.shape
     K = V.shape[0]
     p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
+    tiles = p <= HESSP_TILE_MAX_P
+    T = HESSP_TILE_ROWS if tiles else 1
     out_s = np.zeros((G, K, p))
     for g in prange(G):
         u = np.empty(K)
         acc = np.zeros((K, p))
+        Xt = np.empty((d, T))
+        U = np.empty((K, T))
+        pu = np.empty(T)
+        if tiles:
+            for start in range(bounds[g], bounds[g + 1], T):
+                rows = min(bounds[g + 1], start + T) - start
+                _hessp_tile(X, w, P, V, fit_intercept, weighted, start, rows, Xt, U, pu,
+                            acc)
+            out_s[g] = acc
+            continue
         for i in range(bounds[g], bounds[g + 1]):
             row_scores(X, i, V, fit_intercept, u)
             pu = 0.0
