@@ -11,7 +11,8 @@ untimed warm-up each, so JIT compilation is excluded.
 * W15: Firth, binary: fit + Wald inference vs firthmodels (numba backend, warm);
   profile intervals reported separately.
 
-Run standalone: ``python benchmarks/compare_inference.py [--repeats 3] [--small]``.
+Run standalone: ``python benchmarks/compare_inference.py [--repeats 3] [--small]
+[--settle S]``.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ import warnings
 import numpy as np
 
 try:
-    from benchmarks._common import interleaved_medians
+    from benchmarks import _common
 except ImportError:  # run as a script from benchmarks/
-    from _common import interleaved_medians
+    import _common
+interleaved_medians = _common.interleaved_medians
 
 import fastgen
 
@@ -141,7 +143,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--small", action="store_true")
+    ap.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
+                    help="pause before each timed call (compare.py's --settle): the "
+                         "peers' BLAS threads keep spinning after their calls return")
     a = ap.parse_args(argv)
+    if a.settle < 0:
+        ap.error("--settle must be ≥ 0")
+    _common.SETTLE_S = a.settle
     for r in run(a.repeats, a.small):
         ratio = (r["peer_s"] / r["fastgen_s"]) if r["peer_s"] else float("nan")
         print(f"{r['workload']:<52} fastgen {r['fastgen_s']:8.3f}s  peer "
