@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from . import scoring as _scoring
-from .gda import SCATTER_FOR, GDAParams, _check_options, gda_from_moments
+from .gda import SCATTER_FOR, GDAParams, check_gda_options, gda_from_moments
 from .logistic import LogisticParams, logistic_loss_grad_hess
 from .logistic.api import (
     ParamsSpec,
@@ -269,8 +269,9 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     y : dask.array.Array or array-like (n,)
     covariance, priors, sample_weight, reg, shrinkage, unbiased, var_smoothing, tol :
         As for :func:`fastgen.fit_gda` (constant or collinear features give the same
-        reduced-rank pooled model, and diagonal models the same variance floor), except ``shrinkage="ledoit-wolf"`` (it needs a
-        second pass over X for fourth moments; use ``"oas"`` or a float).
+        reduced-rank pooled model, and diagonal models the same variance floor), except
+        ``shrinkage="ledoit-wolf"`` (it needs a second pass over X for fourth moments;
+        use ``"oas"`` or a float).
     split_every : int, default 8
         Fan-in of the tree reduction.
 
@@ -280,7 +281,7 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     """
     # the options are checked before the pass over X (the priors, which need the
     # classes, once the moments are in)
-    _check_options(covariance, None, reg, shrinkage, unbiased, 1, var_smoothing, tol)
+    check_gda_options(covariance, None, reg, shrinkage, unbiased, 1, var_smoothing, tol)
     if shrinkage == "ledoit-wolf":
         raise ValueError("shrinkage='ledoit-wolf' is not available on Dask arrays (it needs "
                          "a second pass for fourth moments); use 'oas' or a float")

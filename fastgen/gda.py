@@ -600,8 +600,13 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
     )
 
 
-def _check_options(covariance, priors, reg, shrinkage, unbiased, K, var_smoothing=1e-9,
-                   tol=1e-4):
+def check_gda_options(covariance, priors, reg, shrinkage, unbiased, K, var_smoothing=1e-9,
+                      tol=1e-4):
+    """Validate the options of a GDA fit for K classes (``priors=None`` skips the priors,
+    so that a fit that learns K later can check the rest before its pass over X).
+
+    Returns the checked ``(priors, reg, shrinkage)``; raises ValueError naming the option.
+    """
     _check_covariance_type(covariance)
     shrinkage = _check_shrinkage(shrinkage, covariance)
     reg = check_scalar(reg, "reg", low=0.0, high=1.0)
@@ -691,8 +696,8 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     X = check_X(X, finite=False)  # checked through the moments below: no extra pass
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
-    priors, reg, shrinkage = _check_options(covariance, priors, reg, shrinkage, unbiased,
-                                            classes.shape[0], var_smoothing, tol)
+    priors, reg, shrinkage = check_gda_options(covariance, priors, reg, shrinkage, unbiased,
+                                               classes.shape[0], var_smoothing, tol)
     kind = SCATTER_FOR[covariance]
     W, means, scatter = moments_arrays(X, codes, w, classes.shape[0], kind)
     check_finite_result(X, means, scatter)
@@ -734,8 +739,9 @@ def gda_from_moments(moments: ClassMoments, covariance: str = "pooled", *, prior
             "shrinkage='ledoit-wolf' needs the fourth moments of the data; use fit_gda, "
             "or 'oas' or a float shrinkage with gda_from_moments"
         )
-    priors, reg, shrinkage = _check_options(covariance, priors, reg, shrinkage, unbiased,
-                                            moments.classes.shape[0], var_smoothing, tol)
+    priors, reg, shrinkage = check_gda_options(covariance, priors, reg, shrinkage, unbiased,
+                                               moments.classes.shape[0], var_smoothing,
+                                               tol)
     with blas_single_thread():
         return _finish(moments, covariance, priors, reg, shrinkage, unbiased,
                        var_smoothing=var_smoothing, tol=tol)
