@@ -26,20 +26,20 @@ from numba import prange
 
 from ._jit import REASSOC, jit, pjit
 from .blas import symmetrize_from_upper, syrk_upper, trmm_lower_rows
-from .irls import expit, pass_layout, row_scores
+from .irls import expit, load_tile, pass_layout, row_scores
 from .irls_sparse import csr_row_dot
 from .special import exp_nonpos, sum_slots
 
 #: Rows per tile of :func:`inference_pass_tiles` (measured best of 32-1024 at
 #: p = 17 and 33, K = 5 and 10).
-TILE_ROWS = 256
+INFERENCE_TILE_ROWS = 256
 
 __all__ = [
     "reference_probabilities",
     "inference_pass",
     "inference_pass_csr",
     "inference_pass_tiles",
-    "TILE_ROWS",
+    "INFERENCE_TILE_ROWS",
     "use_tiles",
     "cluster_scores",
     "cluster_scores_csr",
@@ -293,27 +293,6 @@ def use_tiles(m, p):
 
 
 @jit(inline="always")
-def _load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv):
-    """Rows ``start:start+rows`` of X̃ transposed into ``Xt`` (p, T), weights into
-    ``wv``; the columns of a short last tile are zero (weight 0)."""
-    d = X.shape[1]
-    p, T = Xt.shape
-    for r in range(rows):
-        for j in range(d):
-            Xt[j, r] = X[start + r, j]
-    if fit_intercept:
-        for r in range(rows):
-            Xt[d, r] = 1.0
-    for j in range(p):
-        for r in range(rows, T):
-            Xt[j, r] = 0.0
-    for r in range(rows):
-        wv[r] = w[start + r] if weighted else 1.0
-    for r in range(rows, T):
-        wv[r] = 0.0
-
-
-@jit(inline="always")
 def _tile_probabilities(B, Xt, y, start, rows, wv, E, P, Qc, e0, mx):
     """Scores, reference-layout probabilities and log-likelihood of one tile, column
     by column (each loop runs over the tile's rows and vectorises).
@@ -429,7 +408,7 @@ def inference_pass_tiles(X, y, w, B, fit_intercept, bounds, tile, want_meat, R_o
         hi = bounds[gi + 1]
         for start in range(lo, hi, T):
             rows = min(hi, start + T) - start
-            _load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv)
+            load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv)
             lt, et = _tile_probabilities(B, Xt, y, start, rows, wv, E, P, Qc, e0, mx)
             ll += lt
             em = max(em, et)

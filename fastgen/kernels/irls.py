@@ -36,6 +36,7 @@ __all__ = [
     "weighted_sq_colsum",
     "weighted_gram",
     "pass_layout",
+    "load_tile",
 ]
 
 
@@ -301,20 +302,39 @@ HESSP_TILE_ROWS = 128
 
 
 @jit(inline="always")
-def _hessp_tile(X, w, P, V, fit_intercept, weighted, start, rows, Xt, U, pu, acc):
-    """Rows ``start:start+rows`` of :func:`multinomial_hessp`, transposed into ``Xt``
-    (d, T) so that each step is a loop over the tile's rows: u_k = X̃ v_k as axpys,
-    then per class one dot product over the rows for each coefficient."""
+def load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv):
+    """Rows ``start:start+rows`` of X̃ (the intercept's column of ones included when
+    fitted) transposed into ``Xt`` (p, T), their weights into ``wv``; the columns of a
+    short last tile are zero, with weight 0.  The first step of the kernels that go by
+    transposed tiles of rows, where every per-row step becomes a loop over the tile's
+    rows (which vectorises; a loop over one row's few entries barely does)."""
     d = X.shape[1]
-    K = V.shape[0]
+    p, T = Xt.shape
     for r in range(rows):
         for j in range(d):
             Xt[j, r] = X[start + r, j]
-    for k in range(K):
-        c0 = V[k, d] if fit_intercept else 0.0
+    if fit_intercept:
         for r in range(rows):
-            U[k, r] = c0
-        for j in range(d):
+            Xt[d, r] = 1.0
+    for j in range(p):
+        for r in range(rows, T):
+            Xt[j, r] = 0.0
+    for r in range(rows):
+        wv[r] = w[start + r] if weighted else 1.0
+    for r in range(rows, T):
+        wv[r] = 0.0
+
+
+@jit(inline="always")
+def _hessp_tile(P, V, start, rows, Xt, wv, U, pu, acc):
+    """Rows ``start:start+rows`` of :func:`multinomial_hessp` from their transposed tile
+    ``Xt`` (p, T) and weights ``wv`` (:func:`load_tile`): u_k = X̃ v_k as axpys over
+    the rows, then per class one dot product over the rows for each coefficient."""
+    K, p = V.shape
+    for k in range(K):
+        for r in range(rows):
+            U[k, r] = 0.0
+        for j in range(p):
             c = V[k, j]
             for r in range(rows):
                 U[k, r] += c * Xt[j, r]
@@ -325,18 +345,12 @@ def _hessp_tile(X, w, P, V, fit_intercept, weighted, start, rows, Xt, U, pu, acc
             pu[r] += P[start + r, k] * U[k, r]
     for k in range(K):
         for r in range(rows):
-            wi = w[start + r] if weighted else 1.0
-            U[k, r] = wi * P[start + r, k] * (U[k, r] - pu[r])
-        for j in range(d):
+            U[k, r] = wv[r] * P[start + r, k] * (U[k, r] - pu[r])
+        for j in range(p):
             t = 0.0
             for r in range(rows):
                 t += U[k, r] * Xt[j, r]
             acc[k, j] += t
-        if fit_intercept:
-            t = 0.0
-            for r in range(rows):
-                t += U[k, r]
-            acc[k, d] += t
 
 
 @pjit(fastmath=REASSOC)
@@ -360,14 +374,15 @@ def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
     for g in prange(G):
         u = np.empty(K)
         acc = np.zeros((K, p))
-        Xt = np.empty((d, T))
+        Xt = np.empty((p, T))
+        wv = np.empty(T)
         U = np.empty((K, T))
-        pu = np.empty(T)
+        put = np.empty(T)
         if tiles:
             for start in range(bounds[g], bounds[g + 1], T):
                 rows = min(bounds[g + 1], start + T) - start
-                _hessp_tile(X, w, P, V, fit_intercept, weighted, start, rows, Xt, U, pu,
-                            acc)
+                load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv)
+                _hessp_tile(P, V, start, rows, Xt, wv, U, put, acc)
             out_s[g] = acc
             continue
         for i in range(bounds[g], bounds[g + 1]):

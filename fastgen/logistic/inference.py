@@ -107,7 +107,7 @@ class InferenceData:
                 kernel = _ki.inference_pass_tiles if tiles else _ki.inference_pass
                 with blas_single_thread():
                     out = kernel(self.X, codes, w, B, self.fi, bounds,
-                                 _ki.TILE_ROWS if tiles else self.block, want_meat, R)
+                                 _ki.INFERENCE_TILE_ROWS if tiles else self.block, want_meat, R)
         return (*out, R)
 
     def cluster_scores(self, R, groups, n_groups):

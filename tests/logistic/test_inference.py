@@ -253,7 +253,8 @@ def test_tiled_information_pass_equals_the_syrk_pass(n, d, K, fit_intercept, wei
     bounds = data.bounds(2 * q * q)
     R1, R2 = np.zeros((n, K - 1)), np.zeros((n, K - 1))
     ref = ki.inference_pass(X, y, w, B, fit_intercept, bounds, data.block, True, R1)
-    got = ki.inference_pass_tiles(X, y, w, B, fit_intercept, bounds, ki.TILE_ROWS, True, R2)
+    got = ki.inference_pass_tiles(X, y, w, B, fit_intercept, bounds, ki.INFERENCE_TILE_ROWS,
+                                   True, R2)
     for a, b in zip(ref, got):
         assert rel(b, a) < 1e-13
     assert rel(R2, R1) < 1e-13
