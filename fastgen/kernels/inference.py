@@ -26,7 +26,7 @@ from numba import prange
 
 from ._jit import REASSOC, jit, pjit
 from .blas import symmetrize_from_upper, syrk_upper, trmm_lower_rows
-from .irls import expit, load_tile, pass_layout, row_scores
+from .irls import expit, load_tile, pass_layout, row_scores, tile_scores
 from .irls_sparse import csr_row_dot
 from .special import exp_nonpos, sum_slots
 
@@ -302,14 +302,7 @@ def _tile_probabilities(B, Xt, y, start, rows, wv, E, P, Qc, e0, mx):
     Returns ``(Σ_r w_r log P_{r, y_r}, max |η| over rows of positive weight)``.
     """
     m, T = E.shape
-    p = Xt.shape[0]
-    for k in range(m):
-        for r in range(T):
-            E[k, r] = 0.0
-        for j in range(p):
-            c = B[k, j]
-            for r in range(T):
-                E[k, r] += c * Xt[j, r]
+    tile_scores(B, Xt, T, E)
     em = 0.0
     for r in range(T):
         mx[r] = 0.0

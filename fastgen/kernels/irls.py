@@ -37,6 +37,7 @@ __all__ = [
     "weighted_gram",
     "pass_layout",
     "load_tile",
+    "tile_scores",
 ]
 
 
@@ -326,18 +327,27 @@ def load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv):
 
 
 @jit(inline="always")
+def tile_scores(C, Xt, rows, out):
+    """``out[k, r] = Σ_j C[k, j] Xt[j, r]`` for the first ``rows`` columns of a
+    transposed tile (:func:`load_tile`): the scores of a (K, p) coefficient table as
+    axpys over the rows (the intercept is the tile's row of ones)."""
+    K, p = C.shape
+    for k in range(K):
+        for r in range(rows):
+            out[k, r] = 0.0
+        for j in range(p):
+            c = C[k, j]
+            for r in range(rows):
+                out[k, r] += c * Xt[j, r]
+
+
+@jit(inline="always")
 def _hessp_tile(P, V, start, rows, Xt, wv, U, pu, acc):
     """Rows ``start:start+rows`` of :func:`multinomial_hessp` from their transposed tile
     ``Xt`` (p, T) and weights ``wv`` (:func:`load_tile`): u_k = X̃ v_k as axpys over
     the rows, then per class one dot product over the rows for each coefficient."""
     K, p = V.shape
-    for k in range(K):
-        for r in range(rows):
-            U[k, r] = 0.0
-        for j in range(p):
-            c = V[k, j]
-            for r in range(rows):
-                U[k, r] += c * Xt[j, r]
+    tile_scores(V, Xt, rows, U)
     for r in range(rows):
         pu[r] = 0.0
     for k in range(K):
