@@ -492,3 +492,44 @@ def test_design_gram_matches_numpy_dense_and_csr(fit_intercept):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
             if A is X:  # the dense kernel mirrors its upper triangle
                 np.testing.assert_array_equal(got, got.T)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("d", [1, 3, 4, 6, 16, 27])
+def test_transposed_tiles_match_numpy(d, fit_intercept):
+    """The multinomial loss, gradient, probabilities and Hessian-vector product by
+    transposed tiles (p ≤ XT_TILE_MAX_P; four coefficients per sweep, so every remainder
+    p mod 4 occurs above): partial tiles, zero weights, groups that start mid-tile and no
+    intercept column, weighted and unweighted, against numpy."""
+    rng = np.random.default_rng(d)
+    p = d + 1 if fit_intercept else d
+    assert p <= kirls.XT_TILE_MAX_P
+    n, K = 2 * kirls.XT_TILE_ROWS + 37, 4
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, K, n)
+    w = rng.uniform(0.0, 2.0, n)
+    w[::7] = 0.0
+    B = rng.normal(size=(K, p)) / np.sqrt(p)
+    V = rng.normal(size=(K, p))
+    bounds = np.array([0, 5, kirls.XT_TILE_ROWS + 3, n], dtype=np.int64)
+    Xt = np.hstack([X, np.ones((n, 1))]) if fit_intercept else X
+    eta = Xt @ B.T
+    lse = np.log(np.exp(eta - eta.max(1, keepdims=True)).sum(1)) + eta.max(1)
+    Pr = np.exp(eta - lse[:, None])
+    Y = np.eye(K)[y]
+    U = Xt @ V.T
+    for wk in (w, np.empty(0)):
+        we = wk if wk.size else np.ones(n)
+        P = np.full((n, K), np.nan)
+        loss, G, emax = kirls.multinomial_loss_grad(X, y.astype(np.int32), wk, B,
+                                                    fit_intercept, bounds, P)
+        np.testing.assert_allclose(loss, np.sum(we * (lse - eta[np.arange(n), y])),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(G, (we[:, None] * (Pr - Y)).T @ Xt, rtol=1e-11,
+                                   atol=1e-11)
+        np.testing.assert_allclose(P, Pr, rtol=1e-12, atol=1e-15)
+        rng_ = eta.max(1) - eta.min(1)
+        assert emax == pytest.approx(rng_[we > 0].max(), rel=1e-12)
+        HV = kirls.multinomial_hessp(X, wk, P, V, fit_intercept, bounds)
+        C = we[:, None] * Pr * (U - (Pr * U).sum(1, keepdims=True))
+        np.testing.assert_allclose(HV, C.T @ Xt, rtol=1e-11, atol=1e-11)
