@@ -12,7 +12,7 @@ untimed warm-up each, so JIT compilation is excluded.
   profile intervals reported separately.
 
 Run standalone: ``python benchmarks/compare_inference.py [--repeats 3] [--small]
-[--settle S]``.
+[--settle S] [--only W14,W15]``.
 """
 
 from __future__ import annotations
@@ -52,8 +52,12 @@ def _row(name, fast, peer, peer_s, target, met, note=""):
             "floor_s": None, "target": target, "met": met, "note": note}
 
 
-def run(repeats: int = 3, quick: bool = False, sizes=None):
-    """Rows in ``benchmarks/compare.py``'s format, with the issue's targets."""
+WORKLOADS = ("W13", "W14", "W15")
+
+
+def run(repeats: int = 3, quick: bool = False, sizes=None, only=WORKLOADS):
+    """Rows in ``benchmarks/compare.py``'s format, with the issue's targets, for the
+    workloads named in ``only``."""
     import statsmodels.api as sm
 
     s = dict(SMALL_SIZES if quick else DEFAULT_SIZES)
@@ -61,7 +65,17 @@ def run(repeats: int = 3, quick: bool = False, sizes=None):
     judge = not quick and sizes is None
     rows = []
 
-    # W13
+    if "W13" in only:
+        rows += _w13(s, repeats, judge, sm)
+    if "W14" in only:
+        rows += _w14(s, repeats, judge, sm)
+    if "W15" in only:
+        rows += _w15(s, repeats, judge)
+    return rows
+
+
+def _w13(s, repeats, judge, sm):
+    rows = []
     X, y = _data(s["W13_n"], s["W13_d"], 2, 0)
     Xc = sm.add_constant(X)
     fitted = fastgen.fit_logistic(X, y)
@@ -87,9 +101,11 @@ def run(repeats: int = 3, quick: bool = False, sizes=None):
                      t_sm, "≥5× statsmodels", (t_sm / t_fg >= 5) if judge else None))
     rows.append(_row(f"W13 logistic_inference alone {tag}", t_inf, "fastgen fit", t_fit,
                      "≤25% of fit", (t_inf <= 0.25 * t_fit) if judge else None))
-    del X, Xc
+    return rows
 
-    # W14
+
+def _w14(s, repeats, judge, sm):
+    rows = []
     X, y = _data(s["W14_n"], s["W14_d"], s["W14_K"], 1)
     Xc = sm.add_constant(X)
 
@@ -104,8 +120,11 @@ def run(repeats: int = 3, quick: bool = False, sizes=None):
     tag = f"n={s['W14_n']:.0e} d={s['W14_d']} K={s['W14_K']}"
     rows.append(_row(f"W14 multinomial fit+inference {tag}", t_fg, "statsmodels MNLogit+bse",
                      t_sm, "≥10× statsmodels", (t_sm / t_fg >= 10) if judge else None))
+    return rows
 
-    # W15
+
+def _w15(s, repeats, judge):
+    rows = []
     from firthmodels import FirthLogisticRegression
 
     X, y = _data(s["W15_n"], s["W15_d"], 2, 2)
@@ -146,11 +165,17 @@ def main(argv=None):
     ap.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
                     help="pause before each timed call (compare.py's --settle): the "
                          "peers' BLAS threads keep spinning after their calls return")
+    ap.add_argument("--only", default=",".join(WORKLOADS), metavar="W13,W14,W15",
+                    help="run only these workloads")
     a = ap.parse_args(argv)
     if a.settle < 0:
         ap.error("--settle must be ≥ 0")
+    only = tuple(w.strip().upper() for w in a.only.split(",") if w.strip())
+    unknown = sorted(set(only) - set(WORKLOADS))
+    if unknown or not only:
+        ap.error(f"--only takes a comma-separated subset of {','.join(WORKLOADS)}")
     _common.SETTLE_S = a.settle
-    for r in run(a.repeats, a.small):
+    for r in run(a.repeats, a.small, only=only):
         ratio = (r["peer_s"] / r["fastgen_s"]) if r["peer_s"] else float("nan")
         print(f"{r['workload']:<52} fastgen {r['fastgen_s']:8.3f}s  peer "
               f"{(r['peer_s'] or float('nan')):8.3f}s  ratio {ratio:6.2f}  "

@@ -33,8 +33,10 @@ __all__ = [
     "multinomial_hessp",
     "multinomial_hessian",
     "TILE_ROWS",
-    "XT_TILE_MAX_P",
+    "LOSS_TILE_MAX_P",
     "XT_TILE_ROWS",
+    "xt_tile_rows",
+    "hessp_by_tiles",
     "weighted_sq_colsum",
     "weighted_gram",
     "pass_layout",
@@ -220,13 +222,30 @@ def binary_hessp(X, s, v, fit_intercept, bounds):
     return sum_slots(out_s)
 
 
-#: Rows per tile of :func:`multinomial_loss_grad` when it goes row-wise (p > XT_TILE_MAX_P).
+#: Rows per tile of :func:`multinomial_loss_grad` when it goes row-wise (p > LOSS_TILE_MAX_P).
 TILE_ROWS = 64
 
-#: Largest p for which :func:`multinomial_loss_grad` and :func:`multinomial_hessp` go by
-#: transposed tiles (:func:`load_tile`) of ``XT_TILE_ROWS`` rows.
-XT_TILE_MAX_P = 28
+#: Largest p for which :func:`multinomial_loss_grad` goes by transposed tiles
+#: (:func:`load_tile`); :func:`hessp_by_tiles` decides for :func:`multinomial_hessp`.
+LOSS_TILE_MAX_P = 65
+#: Rows per transposed tile for p ≤ 24; half as many above, so that a tile of X̃ stays
+#: within L1 (measured best of 32, 64 and 128 rows at p = 17-65).
 XT_TILE_ROWS = 128
+
+
+@jit(inline="always")
+def xt_tile_rows(p):
+    """Rows per transposed tile for p coefficients per class (see ``XT_TILE_ROWS``)."""
+    return XT_TILE_ROWS if p <= 24 else XT_TILE_ROWS // 2
+
+
+@jit(inline="always")
+def hessp_by_tiles(p, K):
+    """Whether :func:`multinomial_hessp` goes by transposed tiles for K classes and p
+    coefficients per class: the crossover measured on 2 cores at n = 2e5 (tiles 1.4-1.7×
+    faster at p = 17-25, K = 5-10; 1.3-1.6× at p = 33-41, K = 5-10 and at p = 49-57,
+    K = 10; even at p = 33, K = 3 and p = 49, K = 5; 1.1× slower at p = 49, K = 3)."""
+    return p <= 24 or (K >= 5 and p <= 44) or (K >= 8 and p <= 60)
 
 
 @jit(inline="always")
@@ -378,19 +397,19 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     If ``P_out`` is (n, K) it receives the probabilities.  Returns
     ``(loss, G (K, p), max_i (max_k η_ik − min_k η_ik))``.
 
-    For p ≤ ``XT_TILE_MAX_P`` rows go in transposed tiles (:func:`_loss_grad_tile`):
+    For p ≤ ``LOSS_TILE_MAX_P`` rows go in transposed tiles (:func:`_loss_grad_tile`):
     1.4-1.5× faster than the row-wise tiles below at n = 2e5, p = 9-25, K = 3-10 on 2
-    cores, about even at p = 33.  Otherwise rows go in tiles of ``TILE_ROWS``: the scores
-    of a tile are row-wise dot products, then the tile's T·K exponentials run as one flat
-    loop, which vectorises (a loop over one row's K classes barely does), then each row
-    adds into the gradient.  Measured 1.03-1.6× faster than row by row at n = 1e5 from
-    d = 16 to d = 128, K = 3-10 (1.2× at d = 16, K = 5).
+    cores, 1.1-1.4× at p = 33-57, K = 3-10, 1.13× at p = 65, K = 10.  Otherwise rows
+    go in tiles of ``TILE_ROWS``: the scores of a tile are row-wise dot products, then
+    the tile's T·K exponentials run as one flat loop, which vectorises (a loop over one
+    row's K classes barely does), then each row adds into the gradient.  Measured
+    1.03-1.6× faster than row by row at n = 1e5 from d = 16 to d = 128, K = 3-10.
     """
     n, d = X.shape
     K = coef.shape[0]
     p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
-    tiles = p <= XT_TILE_MAX_P
-    T = XT_TILE_ROWS if tiles else TILE_ROWS
+    tiles = p <= LOSS_TILE_MAX_P
+    T = xt_tile_rows(p) if tiles else TILE_ROWS
     store_p = P_out.shape[0] > 0
     loss_s = np.zeros(G)
     emax_s = np.zeros(G)
@@ -491,17 +510,16 @@ def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
     ``(HV)_k = Σ_i w_i p_ik (u_ik − Σ_l p_il u_il) x̃_i`` with ``u_ik = x̃_iᵀ v_k``; P are the
     probabilities written by :func:`multinomial_loss_grad`.  V and the result are (K, p).
 
-    For p ≤ ``XT_TILE_MAX_P`` rows go in transposed tiles (:func:`_hessp_tile`),
-    where a row's p entries are too few for its loops to vectorise.  Measured on 2 cores
-    at n = 2e5 against the row-wise loop: 1.25× faster at p = 9, K = 3; 1.4-1.5× at
-    p = 17, K = 5; 1.7× at p = 17, K = 10; 1.6× at p = 25, K = 5; about even at p = 33
-    and 2× slower at p = 49-97, where a tile of 128 rows no longer fits in L1.
+    Where :func:`hessp_by_tiles` says so, rows go in transposed tiles
+    (:func:`_hessp_tile`): a row's p entries are too few for its own loops to vectorise
+    well, a tile's rows are not.  Elsewhere (large p with few classes) the row-wise
+    loop is as fast or faster.
     """
     n, d = X.shape
     K = V.shape[0]
     p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
-    tiles = p <= XT_TILE_MAX_P
-    T = XT_TILE_ROWS if tiles else 1
+    tiles = hessp_by_tiles(p, K)
+    T = xt_tile_rows(p) if tiles else 1
     out_s = np.zeros((G, K, p))
     for g in prange(G):
         u = np.empty(K)

@@ -495,16 +495,19 @@ def test_design_gram_matches_numpy_dense_and_csr(fit_intercept):
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
-@pytest.mark.parametrize("d", [1, 3, 4, 6, 16, 27])
-def test_transposed_tiles_match_numpy(d, fit_intercept):
+@pytest.mark.parametrize("d,K", [(1, 4), (3, 4), (4, 4), (6, 4), (16, 4), (27, 5), (33, 5),
+                                 (50, 8), (64, 3)])
+def test_transposed_tiles_match_numpy(d, K, fit_intercept):
     """The multinomial loss, gradient, probabilities and Hessian-vector product by
-    transposed tiles (p ≤ XT_TILE_MAX_P; four coefficients per sweep, so every remainder
-    p mod 4 occurs above): partial tiles, zero weights, groups that start mid-tile and no
-    intercept column, weighted and unweighted, against numpy."""
+    transposed tiles (four coefficients per sweep, so every remainder p mod 4 occurs
+    above; both tile sizes; the last case's product goes row by row): partial tiles,
+    zero weights, groups that start mid-tile and no intercept column, weighted and
+    unweighted, against numpy."""
     rng = np.random.default_rng(d)
     p = d + 1 if fit_intercept else d
-    assert p <= kirls.XT_TILE_MAX_P
-    n, K = 2 * kirls.XT_TILE_ROWS + 37, 4
+    assert p <= kirls.LOSS_TILE_MAX_P
+    assert kirls.hessp_by_tiles(p, K) == (d != 64)
+    n = 2 * kirls.XT_TILE_ROWS + 37
     X = rng.normal(size=(n, d))
     y = rng.integers(0, K, n)
     w = rng.uniform(0.0, 2.0, n)
