@@ -587,15 +587,11 @@ def multinomial_hessian(X, w, P, fit_intercept, bounds, block):
                     if fit_intercept:
                         D[k, row, d] = a
                         C[row, k * p + d] = c
-            for row in range(stop - start, block):
-                for j in range(Kp):
-                    C[row, j] = 0.0
-                for k in range(K):
-                    for j in range(p):
-                        D[k, row, j] = 0.0
-            H -= np.dot(C.T, C)
+            rows = stop - start  # a short block's products cover its rows only
+            Cr = C[:rows]
+            H -= np.dot(Cr.T, Cr)
             for k in range(K):
-                Dk = D[k]
+                Dk = D[k, :rows]
                 H[k * p:(k + 1) * p, k * p:(k + 1) * p] += np.dot(Dk.T, Dk)
         hess_s[g] = H
     return sum_slots(hess_s)
