@@ -26,9 +26,10 @@ from numba import prange
 
 from ._jit import REASSOC, jit, pjit
 from .blas import symmetrize_from_upper, syrk_upper, trmm_lower_rows
-from .irls import expit, load_tile, pass_layout, row_scores, tile_scores
+from .irls import expit, pass_layout, row_scores
 from .irls_sparse import csr_row_dot
 from .special import exp_nonpos, sum_slots
+from .tiles import load_tile, tile_scores
 
 #: Rows per tile of :func:`inference_pass_tiles` (measured best of 32-1024 at
 #: p = 17 and 33, K = 5 and 10).

@@ -20,6 +20,7 @@ from numba import prange
 from ._jit import REASSOC, jit, pjit
 from .blas import symmetrize_from_upper, syrk_upper
 from .special import exp_nonpos, softmax_row, sum_slots
+from .tiles import load_tile, tile_dots, tile_scores, xt_tile_rows
 
 __all__ = [
     "softplus",
@@ -34,15 +35,10 @@ __all__ = [
     "multinomial_hessian",
     "TILE_ROWS",
     "LOSS_TILE_MAX_P",
-    "XT_TILE_ROWS",
-    "xt_tile_rows",
     "hessp_by_tiles",
     "weighted_sq_colsum",
     "weighted_gram",
     "pass_layout",
-    "load_tile",
-    "tile_scores",
-    "tile_dots",
 ]
 
 
@@ -226,19 +222,9 @@ def binary_hessp(X, s, v, fit_intercept, bounds):
 TILE_ROWS = 64
 
 #: Largest p for which :func:`multinomial_loss_grad` goes by transposed tiles
-#: (:func:`load_tile`); :func:`hessp_by_tiles` decides for :func:`multinomial_hessp`.
+#: (:mod:`fastgen.kernels.tiles`); :func:`hessp_by_tiles` decides for
+#: :func:`multinomial_hessp`.
 LOSS_TILE_MAX_P = 65
-#: Rows per transposed tile for p ≤ 24; half as many above, so that a tile of X̃ stays
-#: within L1 (measured best of 32, 64 and 128 rows at p = 17-65).
-XT_TILE_ROWS = 128
-
-
-@jit(inline="always")
-def xt_tile_rows(p):
-    """Rows per transposed tile for p coefficients per class (see ``XT_TILE_ROWS``)."""
-    return XT_TILE_ROWS if p <= 24 else XT_TILE_ROWS // 2
-
-
 @jit(inline="always")
 def hessp_by_tiles(p, K):
     """Whether :func:`multinomial_hessp` goes by transposed tiles for K classes and p
@@ -246,91 +232,6 @@ def hessp_by_tiles(p, K):
     faster at p = 17-25, K = 5-10; 1.3-1.6× at p = 33-41, K = 5-10 and at p = 49-57,
     K = 10; even at p = 33, K = 3 and p = 49, K = 5; 1.1× slower at p = 49, K = 3)."""
     return p <= 24 or (K >= 5 and p <= 44) or (K >= 8 and p <= 60)
-
-
-@jit(inline="always")
-def load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv):
-    """Rows ``start:start+rows`` of X̃ (the intercept's column of ones included when
-    fitted) transposed into ``Xt`` (p, T), their weights into ``wv``; the columns of a
-    short last tile are zero, with weight 0.  The first step of the kernels that go by
-    transposed tiles of rows, where every per-row step becomes a loop over the tile's
-    rows (which vectorises; a loop over one row's few entries barely does)."""
-    d = X.shape[1]
-    p, T = Xt.shape
-    for r in range(rows):
-        for j in range(d):
-            Xt[j, r] = X[start + r, j]
-    if fit_intercept:
-        for r in range(rows):
-            Xt[d, r] = 1.0
-    for j in range(p):
-        for r in range(rows, T):
-            Xt[j, r] = 0.0
-    for r in range(rows):
-        wv[r] = w[start + r] if weighted else 1.0
-    for r in range(rows, T):
-        wv[r] = 0.0
-
-
-@jit(inline="always")
-def tile_scores(C, Xt, rows, out):
-    """``out[k, r] = Σ_j C[k, j] Xt[j, r]`` for the first ``rows`` columns of a
-    transposed tile (:func:`load_tile`): the scores of a (K, p) coefficient table as
-    axpys over the rows (the intercept is the tile's row of ones).
-
-    Four coefficients per sweep over the rows: one load and one store of ``out[k]``
-    serve four multiply-adds, where one axpy at a time is bound by its loads and stores
-    (1.4× faster Hessian-vector products at p = 17, K = 5, with :func:`tile_dots`)."""
-    K, p = C.shape
-    for k in range(K):
-        for r in range(rows):
-            out[k, r] = 0.0
-        j = 0
-        while j + 4 <= p:
-            c0 = C[k, j]
-            c1 = C[k, j + 1]
-            c2 = C[k, j + 2]
-            c3 = C[k, j + 3]
-            for r in range(rows):
-                out[k, r] += ((c0 * Xt[j, r] + c1 * Xt[j + 1, r])
-                              + (c2 * Xt[j + 2, r] + c3 * Xt[j + 3, r]))
-            j += 4
-        for jj in range(j, p):
-            c = C[k, jj]
-            for r in range(rows):
-                out[k, r] += c * Xt[jj, r]
-
-
-@jit(inline="always")
-def tile_dots(U, Xt, rows, acc):
-    """``acc[k, j] += Σ_r U[k, r] Xt[j, r]`` over the first ``rows`` columns of a
-    transposed tile: the transpose of :func:`tile_scores`, four coefficients per sweep
-    (one load of ``U[k, r]`` for four multiply-adds; four independent sums)."""
-    K = U.shape[0]
-    p = Xt.shape[0]
-    for k in range(K):
-        j = 0
-        while j + 4 <= p:
-            t0 = 0.0
-            t1 = 0.0
-            t2 = 0.0
-            t3 = 0.0
-            for r in range(rows):
-                u = U[k, r]
-                t0 += u * Xt[j, r]
-                t1 += u * Xt[j + 1, r]
-                t2 += u * Xt[j + 2, r]
-                t3 += u * Xt[j + 3, r]
-            acc[k, j] += t0
-            acc[k, j + 1] += t1
-            acc[k, j + 2] += t2
-            acc[k, j + 3] += t3
-            j += 4
-        for jj in range(j, p):
-            t = 0.0
-            for r in range(rows):
-                t += U[k, r] * Xt[jj, r]
-            acc[k, jj] += t
 
 
 @jit(inline="always")

@@ -20,6 +20,7 @@ from reference_logistic import (
 import fastgen
 from fastgen.kernels import irls as kirls
 from fastgen.kernels import irls_sparse as kcsr
+from fastgen.kernels import tiles as ktiles
 from fastgen.logistic import objectives as lobj
 
 TOL = 1e-10
@@ -507,14 +508,14 @@ def test_transposed_tiles_match_numpy(d, K, fit_intercept):
     p = d + 1 if fit_intercept else d
     assert p <= kirls.LOSS_TILE_MAX_P
     assert kirls.hessp_by_tiles(p, K) == (d != 64)
-    n = 2 * kirls.XT_TILE_ROWS + 37
+    n = 2 * ktiles.XT_TILE_ROWS + 37
     X = rng.normal(size=(n, d))
     y = rng.integers(0, K, n)
     w = rng.uniform(0.0, 2.0, n)
     w[::7] = 0.0
     B = rng.normal(size=(K, p)) / np.sqrt(p)
     V = rng.normal(size=(K, p))
-    bounds = np.array([0, 5, kirls.XT_TILE_ROWS + 3, n], dtype=np.int64)
+    bounds = np.array([0, 5, ktiles.XT_TILE_ROWS + 3, n], dtype=np.int64)
     Xt = np.hstack([X, np.ones((n, 1))]) if fit_intercept else X
     eta = Xt @ B.T
     lse = np.log(np.exp(eta - eta.max(1, keepdims=True)).sum(1)) + eta.max(1)
