@@ -685,3 +685,29 @@ def test_scoring_names_the_nonfinite_entry(covariance, score, bad):
         score(p, Xt)
     assert Xt.tobytes() == before
     assert np.all(np.isfinite(fastgen.predict_log_proba(p, X)[:, :2]))
+
+
+@pytest.mark.parametrize("d,K", [(1, 2), (3, 7), (16, 10), (30, 3), (64, 5)])
+def test_pooled_posteriors_by_tiles_equal_the_two_pass_path(d, K):
+    """The pooled posteriors in one pass by transposed tiles (d ≤ POSTERIOR_TILE_MAX_D;
+    both tile sizes, several work items, a short last tile) against the BLAS scores
+    normalised by finish_all_rows, and against scikit-learn."""
+    from fastgen.kernels import gaussian as g
+    from fastgen.kernels.special import MODE_LOG_PROBA, MODE_PROBA, finish_all_rows
+
+    assert d <= g.POSTERIOR_TILE_MAX_D
+    rng = np.random.default_rng(d * 100 + K)
+    n = 2 * 8192 + 77
+    y = np.arange(n) % K
+    X = rng.normal(size=(n, d)) + 1.5 * rng.normal(size=(K, d))[y] + 40.0
+    m = fastgen.fit_gda(X, y)
+    X0 = X.copy()
+    for mode, public in ((MODE_PROBA, fastgen.predict_proba),
+                         (MODE_LOG_PROBA, fastgen.predict_log_proba)):
+        got = public(m, X)
+        two = m._raw_scores(X, mode)
+        assert finish_all_rows(two, mode) == 0
+        np.testing.assert_allclose(got, two, rtol=1e-12, atol=1e-13)
+    np.testing.assert_array_equal(X, X0)
+    sk = LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)
+    np.testing.assert_allclose(fastgen.predict_proba(m, X), sk.predict_proba(X), atol=1e-9)
