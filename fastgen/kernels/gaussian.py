@@ -10,8 +10,8 @@ from numba import prange
 
 from ._jit import REASSOC, jit, pjit
 from .blas import trmm_lower_rows
-from .special import MODE_LOG_PROBA, ROW_BLOCK, exp_nonpos
-from .tiles import tile_scores, xt_tile_rows
+from .special import ROW_BLOCK
+from .tiles import SCORE_TILE_BLOCK, finish_tile, tile_scores, xt_tile_rows
 
 __all__ = [
     "pooled_scores",
@@ -96,61 +96,23 @@ def pooled_scores(X, center, Wc, bc, Linv, const, out):
 #: 16-20 → 29 ms.
 POSTERIOR_TILE_MAX_D = 64
 
-#: Rows per work item of :func:`pooled_posteriors_tiles` (each takes its tiles' scratch
-#: once); results do not depend on it.
-_POSTERIOR_BLOCK = 8192
-
 
 @jit(inline="always")
 def _posterior_tile(X, center, C, bc, i0, rows, mode, Xt, E, sh, s, out):
     """Rows ``i0:i0+rows`` of :func:`pooled_posteriors_tiles`: centred and transposed
     into ``Xt`` (d, T), scores ``E`` (K, T) by :func:`~fastgen.kernels.tiles.tile_scores`
-    plus ``bc``, then each row's maximum, exponentials and normalisation as loops over
-    the tile's rows.  Returns the number of rows with a NaN score or a non-finite
-    maximum (as :func:`fastgen.kernels.special.finish_rows` counts them)."""
+    plus ``bc``, then finished by :func:`~fastgen.kernels.tiles.finish_tile`."""
     d = X.shape[1]
     K = C.shape[0]
     for r in range(rows):
         for j in range(d):
             Xt[j, r] = X[i0 + r, j] - center[j]
     tile_scores(C, Xt, rows, E)
-    for r in range(rows):
-        sh[r] = -np.inf
-        s[r] = 0.0  # NaN count, then the sum of exponentials
     for k in range(K):
         b = bc[k]
         for r in range(rows):
-            v = E[k, r] + b
-            E[k, r] = v
-            sh[r] = max(sh[r], v)
-            s[r] += 1.0 if v != v else 0.0
-    bad = 0
-    for r in range(rows):
-        v = sh[r]
-        if s[r] > 0.0 or v == np.inf or v == -np.inf:
-            bad += 1
-        if not v > -np.inf:
-            sh[r] = 0.0  # a row of all −inf: exponentials 0 below
-        s[r] = 0.0
-    for k in range(K):
-        for r in range(rows):  # every exponent ≤ 0
-            e = exp_nonpos(E[k, r] - sh[r])
-            s[r] += e
-            if mode != MODE_LOG_PROBA:
-                E[k, r] = e
-    if mode == MODE_LOG_PROBA:
-        for r in range(rows):  # a row of all −inf stays −inf
-            s[r] = sh[r] + np.log(s[r]) if s[r] != 0.0 else np.inf
-        for r in range(rows):
-            for k in range(K):
-                out[i0 + r, k] = E[k, r] - s[r]
-    else:
-        for r in range(rows):  # a row of all −inf gives zeros
-            s[r] = 1.0 / s[r] if s[r] != 0.0 else 0.0
-        for r in range(rows):
-            for k in range(K):
-                out[i0 + r, k] = E[k, r] * s[r]
-    return bad
+            E[k, r] += b
+    return finish_tile(E, rows, mode, i0, sh, s, out)
 
 
 @pjit(fastmath=REASSOC)
@@ -171,7 +133,7 @@ def pooled_posteriors_tiles(X, center, C, bc, mode, out):
     n, d = X.shape
     K = C.shape[0]
     T = xt_tile_rows(d)
-    B = _POSTERIOR_BLOCK
+    B = SCORE_TILE_BLOCK
     nb = (n + B - 1) // B
     bad = 0
     for b in prange(nb):

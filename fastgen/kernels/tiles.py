@@ -6,16 +6,27 @@ transposed, (p, T), so that every per-row step becomes a loop over the tile's ro
 which vectorises.  Used by the multinomial loss/gradient pass and Hessian-vector product
 (:mod:`fastgen.kernels.irls`), the tiled information pass
 (:mod:`fastgen.kernels.inference`) and the pooled Gaussian posteriors
-(:mod:`fastgen.kernels.gaussian`).
+(:mod:`fastgen.kernels.gaussian`).  (Gaussian naive Bayes scoring by the same tiles
+measured no faster than its row-wise kernel, whose d-term sums already vectorise: n = 1e6,
+d = 16, K = 10, joint log-likelihoods 24.2 against 22.1 ms, posteriors 34.7 against
+35.2 ms.)
 """
 
-from ._jit import jit
+import numpy as np
 
-__all__ = ["XT_TILE_ROWS", "xt_tile_rows", "load_tile", "tile_scores", "tile_dots"]
+from ._jit import jit
+from .special import MODE_JLL, MODE_LOG_PROBA, exp_nonpos
+
+__all__ = ["XT_TILE_ROWS", "SCORE_TILE_BLOCK", "xt_tile_rows", "load_tile", "tile_scores",
+           "tile_dots", "finish_tile"]
 
 #: Rows per transposed tile for p ≤ 24; half as many above, so that a tile of X̃ stays
 #: within L1 (measured best of 32, 64 and 128 rows at p = 17-65).
 XT_TILE_ROWS = 128
+
+#: Rows per work item of the scoring kernels that go by tiles (each work item takes its
+#: tiles' scratch once); a row's result does not depend on it.
+SCORE_TILE_BLOCK = 8192
 
 
 @jit(inline="always")
@@ -107,3 +118,54 @@ def tile_dots(U, Xt, rows, acc):
             for r in range(rows):
                 t += U[k, r] * Xt[jj, r]
             acc[k, jj] += t
+
+
+@jit(inline="always")
+def finish_tile(E, rows, mode, i0, sh, s, out):
+    """Write the scores ``E`` (K, T) of rows ``i0:i0+rows`` to ``out`` (n, K) finished
+    per ``mode`` as :func:`fastgen.kernels.special.finish_rows` finishes them (joint
+    log-likelihoods as they are, log posteriors, posteriors; rows of all −inf give −inf
+    or zeros), every step a loop over the tile's rows.  ``sh`` and ``s`` are (T,)
+    scratch; ``E`` is overwritten.  Returns the number of rows with a NaN score or a
+    non-finite maximum."""
+    K = E.shape[0]
+    for r in range(rows):
+        sh[r] = -np.inf
+        s[r] = 0.0  # NaN count first, then the sum of exponentials
+    for k in range(K):
+        for r in range(rows):
+            v = E[k, r]
+            sh[r] = max(sh[r], v)
+            s[r] += 1.0 if v != v else 0.0
+    bad = 0
+    for r in range(rows):
+        v = sh[r]
+        if s[r] > 0.0 or v == np.inf or v == -np.inf:
+            bad += 1
+        if not v > -np.inf:
+            sh[r] = 0.0  # a row of all −inf: exponentials 0 below
+        s[r] = 0.0
+    if mode == MODE_JLL:
+        for r in range(rows):
+            for k in range(K):
+                out[i0 + r, k] = E[k, r]
+        return bad
+    for k in range(K):
+        for r in range(rows):  # every exponent ≤ 0
+            e = exp_nonpos(E[k, r] - sh[r])
+            s[r] += e
+            if mode != MODE_LOG_PROBA:
+                E[k, r] = e
+    if mode == MODE_LOG_PROBA:
+        for r in range(rows):  # a row of all −inf stays −inf
+            s[r] = sh[r] + np.log(s[r]) if s[r] != 0.0 else np.inf
+        for r in range(rows):
+            for k in range(K):
+                out[i0 + r, k] = E[k, r] - s[r]
+    else:
+        for r in range(rows):  # a row of all −inf gives zeros
+            s[r] = 1.0 / s[r] if s[r] != 0.0 else 0.0
+        for r in range(rows):
+            for k in range(K):
+                out[i0 + r, k] = E[k, r] * s[r]
+    return bad
