@@ -29,6 +29,7 @@ from ._validation import (
 from .kernels import gaussian as _g
 from .kernels import moments as _km
 from .kernels.special import MODE_JLL, finish_all_rows
+from .kernels.tiles import LINEAR_TILE_MAX_D, linear_posteriors
 from .moments import ClassMoments, moments_arrays, total_variance, variance_floor
 
 __all__ = [
@@ -220,18 +221,17 @@ class GDAParams(FittedParams):
         (Fusing the normalisation into the BLAS-based kernels measured twice as slow
         once, n=1e6, d=16, K=10, 47 ms fused against 22 ms in two passes, and the same
         in a later run, 72.6 against 73.2 ms: no reason to fuse.)  The pooled model's
-        posteriors on float64 data with d ≤ ``POSTERIOR_TILE_MAX_D`` go in one pass by
-        transposed tiles instead, without BLAS (``pooled_posteriors_tiles``: 1.2× faster
+        posteriors on float64 data with d ≤ ``LINEAR_TILE_MAX_D`` go in one pass by
+        transposed tiles instead, without BLAS (``linear_posteriors``: 1.2× faster
         at n = 1e6, d = 16, K = 10).
         """
         if (mode != MODE_JLL and self.covariance_type == "pooled"
                 and X.dtype == np.float64 and self.dtype == np.float64
-                and X.shape[1] <= _g.POSTERIOR_TILE_MAX_D):
-            # one pass by transposed tiles, no BLAS (see pooled_posteriors_tiles)
+                and X.shape[1] <= LINEAR_TILE_MAX_D):
+            # one pass by transposed tiles, no BLAS (see kernels.tiles.linear_posteriors)
             _, bc, _, _, c = self._pooled_tables
             s = np.empty((X.shape[0], self.n_classes))
-            self._check_rows(X, _g.pooled_posteriors_tiles(X, c, self._pooled_coef_t, bc,
-                                                           mode, s))
+            self._check_rows(X, linear_posteriors(X, c, self._pooled_coef_t, bc, mode, s))
             return s
         s = self._raw_scores(X, mode)
         self._check_rows(X, finish_all_rows(s, mode))

@@ -689,13 +689,13 @@ def test_scoring_names_the_nonfinite_entry(covariance, score, bad):
 
 @pytest.mark.parametrize("d,K", [(1, 2), (3, 7), (16, 10), (30, 3), (64, 5)])
 def test_pooled_posteriors_by_tiles_equal_the_two_pass_path(d, K):
-    """The pooled posteriors in one pass by transposed tiles (d ≤ POSTERIOR_TILE_MAX_D;
+    """The pooled posteriors in one pass by transposed tiles (d ≤ LINEAR_TILE_MAX_D;
     both tile sizes, several work items, a short last tile) against the BLAS scores
     normalised by finish_all_rows, and against scikit-learn."""
-    from fastgen.kernels import gaussian as g
+    from fastgen.kernels import tiles
     from fastgen.kernels.special import MODE_LOG_PROBA, MODE_PROBA, finish_all_rows
 
-    assert d <= g.POSTERIOR_TILE_MAX_D
+    assert d <= tiles.LINEAR_TILE_MAX_D
     rng = np.random.default_rng(d * 100 + K)
     n = 2 * 8192 + 77
     y = np.arange(n) % K

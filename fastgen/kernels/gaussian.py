@@ -11,12 +11,9 @@ from numba import prange
 from ._jit import REASSOC, jit, pjit
 from .blas import trmm_lower_rows
 from .special import ROW_BLOCK
-from .tiles import SCORE_TILE_BLOCK, finish_tile, tile_scores, xt_tile_rows
 
 __all__ = [
     "pooled_scores",
-    "pooled_posteriors_tiles",
-    "POSTERIOR_TILE_MAX_D",
     "per_class_scores",
     "diagonal_scores",
     "LOG_2PI",
@@ -86,66 +83,6 @@ def pooled_scores(X, center, Wc, bc, Linv, const, out):
                 for k in range(K):
                     out[r0 + r, k] += sh
     return out
-
-
-#: Largest d for which the pooled model's posteriors go by transposed tiles
-#: (:func:`pooled_posteriors_tiles`) rather than a BLAS product per block and a second
-#: normalising pass.  Measured on 2 cores, posteriors: n = 1e6, d = 16, K = 10 38.5 →
-#: 32.7 ms (log posteriors 43 → 35 ms); d = 32, K = 10 24.9 → 22.5 ms and d = 64, K = 10
-#: 27.4 → 20.0 ms (n = 16e6/d); d = 16, K = 3 22.2 → 16-18 ms; but d = 128, K = 5
-#: 16-20 → 29 ms.
-POSTERIOR_TILE_MAX_D = 64
-
-
-@jit(inline="always")
-def _posterior_tile(X, center, C, bc, i0, rows, mode, Xt, E, sh, s, out):
-    """Rows ``i0:i0+rows`` of :func:`pooled_posteriors_tiles`: centred and transposed
-    into ``Xt`` (d, T), scores ``E`` (K, T) by :func:`~fastgen.kernels.tiles.tile_scores`
-    plus ``bc``, then finished by :func:`~fastgen.kernels.tiles.finish_tile`."""
-    d = X.shape[1]
-    K = C.shape[0]
-    for r in range(rows):
-        for j in range(d):
-            Xt[j, r] = X[i0 + r, j] - center[j]
-    tile_scores(C, Xt, rows, E)
-    for k in range(K):
-        b = bc[k]
-        for r in range(rows):
-            E[k, r] += b
-    return finish_tile(E, rows, mode, i0, sh, s, out)
-
-
-@pjit(fastmath=REASSOC)
-def pooled_posteriors_tiles(X, center, C, bc, mode, out):
-    """Posteriors (``MODE_PROBA``) or log posteriors (``MODE_LOG_PROBA``) of the pooled
-    model in one pass, float64: the linear scores (x_i − c)ᵀW_k + b_k of
-    :func:`pooled_scores` (``C`` = Wcᵀ, (K, d)) normalised with the row maximum
-    subtracted, as :func:`fastgen.kernels.special.finish_rows` does.
-
-    Rows go in transposed tiles (``xt_tile_rows(d)`` rows), so the scores, the
-    exponentials and the normalisation are loops over a tile's rows, in L1, and the
-    output is written once (the BLAS path writes the scores, then a second pass reads
-    and rewrites them).  For d ≤ ``POSTERIOR_TILE_MAX_D``.
-
-    Returns the number of rows with a NaN score or a non-finite maximum (which only a
-    non-finite or overflowing x gives).
-    """
-    n, d = X.shape
-    K = C.shape[0]
-    T = xt_tile_rows(d)
-    B = SCORE_TILE_BLOCK
-    nb = (n + B - 1) // B
-    bad = 0
-    for b in prange(nb):
-        Xt = np.empty((d, T))
-        E = np.empty((K, T))
-        sh = np.empty(T)
-        s = np.empty(T)
-        hi = min(n, (b + 1) * B)
-        for i0 in range(b * B, hi, T):
-            bad += _posterior_tile(X, center, C, bc, i0, min(hi, i0 + T) - i0, mode, Xt,
-                                   E, sh, s, out)
-    return bad
 
 
 @pjit

@@ -537,3 +537,24 @@ def test_transposed_tiles_match_numpy(d, K, fit_intercept):
         HV = kirls.multinomial_hessp(X, wk, P, V, fit_intercept, bounds)
         C = we[:, None] * Pr * (U - (Pr * U).sum(1, keepdims=True))
         np.testing.assert_allclose(HV, C.T @ Xt, rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("d", [3, 40, 70])
+def test_multinomial_posteriors_by_tiles_match_numpy(d):
+    """Multinomial predict_proba / predict_log_proba (by transposed tiles for C-ordered
+    float64 X with d ≤ LINEAR_TILE_MAX_D; the BLAS path for d = 70 and for F-ordered X)
+    against numpy's softmax of the linear predictor."""
+    from scipy.special import log_softmax, softmax
+
+    rng = np.random.default_rng(d)
+    n, K = 2 * 8192 + 77, 4
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, K, n)
+    m = fastgen.fit_logistic(X, y, l2=1.0)
+    eta = X @ m.coef.T + m.intercept
+    for A in (X, np.asfortranarray(X)):
+        np.testing.assert_allclose(fastgen.predict_proba(m, A), softmax(eta, axis=1),
+                                   rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(fastgen.predict_log_proba(m, A), log_softmax(eta, axis=1),
+                                   rtol=1e-12, atol=1e-13)
+    assert (fastgen.predict(m, X) == np.argmax(eta, axis=1)).all()
