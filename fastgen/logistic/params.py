@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._params import FittedParams, register_params
+from .._params import FittedParams, kernel_view, register_params
 
 __all__ = ["LogisticParams", "ConvergenceWarning", "PerfectSeparationWarning",
            "CollinearityWarning"]
@@ -126,8 +126,9 @@ class LogisticParams(FittedParams):
                 and X.dtype == np.float64 and self.coef.dtype == np.float64
                 and X.flags.c_contiguous and X.shape[1] <= LINEAR_TILE_MAX_D):
             out = np.empty((X.shape[0], self.coef.shape[0]))
-            linear_posteriors(X, np.zeros(X.shape[1]), np.ascontiguousarray(self.coef),
-                              np.ascontiguousarray(self.intercept), mode, out)
+            coef, intercept = kernel_view(np.ascontiguousarray(self.coef),
+                                          np.ascontiguousarray(self.intercept))
+            linear_posteriors(X, np.zeros(X.shape[1]), coef, intercept, mode, out)
             return out
         return super()._scores(X, mode)
 
