@@ -225,6 +225,8 @@ TILE_ROWS = 64
 #: (:mod:`fastgen.kernels.tiles`); :func:`hessp_by_tiles` decides for
 #: :func:`multinomial_hessp`.
 LOSS_TILE_MAX_P = 65
+
+
 @jit(inline="always")
 def hessp_by_tiles(p, K):
     """Whether :func:`multinomial_hessp` goes by transposed tiles for K classes and p
