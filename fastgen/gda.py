@@ -29,7 +29,7 @@ from ._validation import (
 from .kernels import gaussian as _g
 from .kernels import moments as _km
 from .kernels.special import MODE_JLL, finish_all_rows
-from .kernels.tiles import LINEAR_TILE_MAX_D, linear_posteriors
+from .kernels.tiles import linear_posteriors, serves_linear_posteriors
 from .moments import ClassMoments, moments_arrays, total_variance, variance_floor
 
 __all__ = [
@@ -226,8 +226,7 @@ class GDAParams(FittedParams):
         at n = 1e6, d = 16, K = 10).
         """
         if (mode != MODE_JLL and self.covariance_type == "pooled"
-                and X.dtype == np.float64 and self.dtype == np.float64
-                and X.shape[1] <= LINEAR_TILE_MAX_D):
+                and serves_linear_posteriors(X, self.dtype)):
             # one pass by transposed tiles, no BLAS (see kernels.tiles.linear_posteriors)
             _, bc, _, _, c = self._pooled_tables
             s = np.empty((X.shape[0], self.n_classes))

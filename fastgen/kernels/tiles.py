@@ -19,7 +19,8 @@ from ._jit import REASSOC, jit, pjit
 from .special import MODE_LOG_PROBA, exp_nonpos
 
 __all__ = ["XT_TILE_ROWS", "SCORE_TILE_BLOCK", "LINEAR_TILE_MAX_D", "xt_tile_rows",
-           "load_tile", "tile_scores", "tile_dots", "finish_tile", "linear_posteriors"]
+           "load_tile", "tile_scores", "tile_dots", "finish_tile", "linear_posteriors",
+           "serves_linear_posteriors"]
 
 #: Rows per transposed tile for p ≤ 24; half as many above, so that a tile of X̃ stays
 #: within L1 (measured best of 32, 64 and 128 rows at p = 17-65).
@@ -173,6 +174,15 @@ def finish_tile(E, rows, mode, i0, sh, s, out):
 #: d = 64, K = 10 27.4 → 20.0 ms (n = 16e6/d); d = 16, K = 3 22.2 → 16-18 ms; but
 #: d = 128, K = 5 16-20 → 29 ms.
 LINEAR_TILE_MAX_D = 64
+
+
+def serves_linear_posteriors(X, table_dtype):
+    """Whether :func:`linear_posteriors` scores X for a model whose tables are of
+    ``table_dtype``: dense C-contiguous float64 X with at most ``LINEAR_TILE_MAX_D``
+    columns, float64 tables (the callers' one test before taking the tiled path)."""
+    return (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype == np.float64
+            and X.flags.c_contiguous and X.shape[1] <= LINEAR_TILE_MAX_D
+            and np.dtype(table_dtype) == np.float64)
 
 
 @jit(inline="always")

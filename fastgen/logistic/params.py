@@ -120,11 +120,10 @@ class LogisticParams(FittedParams):
         intercept's addition and the normalising pass at n = 16e6/d, d = 16-64,
         K = 3-10); everything else as :class:`~fastgen._params.FittedParams` does."""
         from ..kernels.special import MODE_JLL
-        from ..kernels.tiles import LINEAR_TILE_MAX_D, linear_posteriors
+        from ..kernels.tiles import linear_posteriors, serves_linear_posteriors
 
-        if (mode != MODE_JLL and self.coef.shape[0] > 1 and isinstance(X, np.ndarray)
-                and X.dtype == np.float64 and self.coef.dtype == np.float64
-                and X.flags.c_contiguous and X.shape[1] <= LINEAR_TILE_MAX_D):
+        if (mode != MODE_JLL and self.coef.shape[0] > 1
+                and serves_linear_posteriors(X, self.coef.dtype)):
             out = np.empty((X.shape[0], self.coef.shape[0]))
             coef, intercept = kernel_view(np.ascontiguousarray(self.coef),
                                           np.ascontiguousarray(self.intercept))
