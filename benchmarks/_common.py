@@ -245,12 +245,35 @@ def peak_memory_probe(which, n, d, K, covariance="pooled", timeout=900):
     return json.loads(out.strip().splitlines()[-1])
 
 
-#: Seconds to sleep before each timed call of :func:`interleaved_medians` (``compare.py
+#: Seconds to wait before each timed call of :func:`interleaved_medians` (``compare.py
 #: --settle``).  0 by default.  A BLAS call leaves OpenBLAS's threads spinning for a while
 #: after it returns, and they take cores from whatever runs next: measured on 2 cores,
 #: fastgen's W4 predict_proba took 69 ms after its own call and 103 ms right after numpy's
 #: ``X @ W``.  A pause lets each call start on a settled machine.
 SETTLE_S = 0.0
+
+#: How :data:`SETTLE_S` is waited (``--settle-mode``): ``"sleep"`` (time.sleep) or
+#: ``"busy"`` (the calling thread spins in Python).  Both let the other library's BLAS
+#: threads stop spinning.  A sleeping process also lets its cores go idle, and the call
+#: after the pause then starts slow: measured on 2 cores (W15's Firth fit + inference),
+#: 62 ms back to back, 79-84 ms after a 0.5 s sleep, 63 ms after 0.3 s of busy waiting;
+#: right after numpy's 1500 × 1500 product 109 ms, after the product and 0.3 s of busy
+#: waiting 63 ms, after the product and a 0.5 s sleep 80 ms.  ``"busy"`` times each call
+#: as it runs inside a program that was doing something else just before: no leftover
+#: threads of the other library, no idle cores.
+SETTLE_MODE = "sleep"
+
+
+def settle():
+    """Wait :data:`SETTLE_S` seconds as :data:`SETTLE_MODE` says (no-op at 0)."""
+    if SETTLE_S <= 0:
+        return
+    if SETTLE_MODE == "busy":
+        end = time.perf_counter() + SETTLE_S
+        while time.perf_counter() < end:
+            pass
+    else:
+        time.sleep(SETTLE_S)
 
 
 def interleaved_medians(fns, repeats=5, warmup=1):
@@ -264,8 +287,7 @@ def interleaved_medians(fns, repeats=5, warmup=1):
     times = [[] for _ in fns]
     for _ in range(repeats):
         for i, fn in enumerate(fns):
-            if SETTLE_S > 0:
-                time.sleep(SETTLE_S)
+            settle()
             t0 = time.perf_counter()
             fn()
             times[i].append(time.perf_counter() - t0)

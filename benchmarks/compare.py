@@ -334,7 +334,8 @@ def env_lines(env):
     if env["env"]:
         out.append("Environment: " + " ".join(f"{k}={v}" for k, v in env["env"].items()))
     if common.SETTLE_S > 0:
-        out.append(f"Pause before each timed call: {common.SETTLE_S:g} s (--settle)")
+        out.append(f"Pause before each timed call: {common.SETTLE_S:g} s (--settle, "
+                   f"{common.SETTLE_MODE})")
     return out
 
 
@@ -423,6 +424,9 @@ def main(argv=None):
     ap.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
                     help="pause before each timed call, so that one library's spinning "
                          "BLAS threads do not slow the next call (default 0)")
+    ap.add_argument("--settle-mode", choices=("sleep", "busy"), default="sleep",
+                    help="sleep through the pause, or spin in Python (busy: the cores "
+                         "stay awake; see benchmarks/_common.py SETTLE_MODE)")
     ap.add_argument("--json", metavar="PATH", help="write the rows and environment as JSON")
     ap.add_argument("--no-extra", action="store_true",
                     help="skip compare_nb.py / compare_logistic.py")
@@ -446,6 +450,7 @@ def main(argv=None):
     if args.settle < 0:
         ap.error("--settle must be ≥ 0")
     common.SETTLE_S = args.settle
+    common.SETTLE_MODE = args.settle_mode
     if args.device == "cuda":
         return _main_cuda(args)
     if args.threads:

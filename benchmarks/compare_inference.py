@@ -12,7 +12,7 @@ untimed warm-up each, so JIT compilation is excluded.
   profile intervals reported separately.
 
 Run standalone: ``python benchmarks/compare_inference.py [--repeats 3] [--small]
-[--settle S] [--only W14,W15]``.
+[--settle S [--settle-mode busy]] [--only W14,W15]``.
 """
 
 from __future__ import annotations
@@ -165,6 +165,8 @@ def main(argv=None):
     ap.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
                     help="pause before each timed call (compare.py's --settle): the "
                          "peers' BLAS threads keep spinning after their calls return")
+    ap.add_argument("--settle-mode", choices=("sleep", "busy"), default="sleep",
+                    help="sleep through the pause, or spin in Python (compare.py's)")
     ap.add_argument("--only", default=",".join(WORKLOADS), metavar="W13,W14,W15",
                     help="run only these workloads")
     a = ap.parse_args(argv)
@@ -175,6 +177,7 @@ def main(argv=None):
     if unknown or not only:
         ap.error(f"--only takes a comma-separated subset of {','.join(WORKLOADS)}")
     _common.SETTLE_S = a.settle
+    _common.SETTLE_MODE = a.settle_mode
     for r in run(a.repeats, a.small, only=only):
         ratio = (r["peer_s"] / r["fastgen_s"]) if r["peer_s"] else float("nan")
         print(f"{r['workload']:<52} fastgen {r['fastgen_s']:8.3f}s  peer "

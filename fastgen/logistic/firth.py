@@ -75,7 +75,7 @@ _WARM_START_TOL = 1e-3
 
 
 class _State:
-    __slots__ = ("beta", "llf", "lstar", "score", "H", "L", "emax")
+    __slots__ = ("beta", "llf", "lstar", "score", "H", "L", "emax", "c")
 
 
 class _Penalised:
@@ -93,6 +93,7 @@ class _Penalised:
         st = _State()
         st.beta, st.llf, st.score, st.H, st.emax = beta, float(llf), score, H, float(emax)
         st.L = None
+        st.c = None
         st.lstar = st.llf
         if self.pw > 0.0:
             try:
@@ -123,10 +124,11 @@ class _Penalised:
                 with blas_single_thread():
                     c, _ = _ki.firth_hat(d.X, self.w, st.beta, Linv, d.fi, self.bounds,
                                          d.block, np.empty(0))
+        st.c = c
         return st.score + 2.0 * self.pw * c
 
 
-def _newton(obj, beta0, free, max_iter, tol, sw):
+def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
     """Maximise l* over the coordinates ``free`` (others fixed) from beta0.
 
     Converged when ``max|U*_free| / Σw ≤ tol`` and the Newton step from there would move
@@ -135,11 +137,17 @@ def _newton(obj, beta0, free, max_iter, tol, sw):
     X saved), and a start that is already at the optimum (the polish before profiling,
     a constrained refit at a nearby bound) costs one evaluation.  Step halving stops
     once the step is below that size, where l* no longer changes beyond rounding.
+
+    ``c0``, if given, stands in for Firth's score correction at beta0 in the first step
+    (the subsample fit's, see :func:`_subsample_start`): that step is then an inexact
+    Newton step, which saves the hat pass at the start.  It never decides convergence;
+    if it finds no ascent, the exact correction is computed and the step solved again.
     Returns (state, U*, converged, n_iter, history, step sizes).
     """
     beta = np.array(beta0, dtype=np.float64)
     st = obj.evaluate(beta)
-    U = obj.modified_score(st)
+    exact = c0 is None or obj.pw == 0.0
+    U = obj.modified_score(st) if exact else st.score + 2.0 * obj.pw * c0
     hist = [-st.lstar]
     steps = []
     converged = False
@@ -159,7 +167,7 @@ def _newton(obj, beta0, free, max_iter, tol, sw):
             delta = np.linalg.lstsq(Hff, Uf, rcond=None)[0]
         big = float(np.max(np.abs(delta)))
         small = tol * (1.0 + float(np.max(np.abs(st.beta))))
-        if gmax <= tol and big <= small:
+        if exact and gmax <= tol and big <= small:
             converged = True
             break
         if n_iter == max_iter:
@@ -171,7 +179,7 @@ def _newton(obj, beta0, free, max_iter, tol, sw):
         # comparison is noise, so the full step is taken if l* is flat to rounding (at
         # most twice in a row: then the optimum is reached to rounding).
         flat = _FLAT_ULPS * np.finfo(np.float64).eps * abs(st.lstar)
-        tiny = 0.5 * float(Uf @ delta) <= flat and flat_steps < 2
+        tiny = exact and 0.5 * float(Uf @ delta) <= flat and flat_steps < 2
         t = 1.0
         accepted = None
         for _ in range(_MAX_HALVINGS):
@@ -190,11 +198,16 @@ def _newton(obj, beta0, free, max_iter, tol, sw):
             if t * big <= small or tiny:
                 break
         if accepted is None:
+            if not exact:  # the stand-in correction misled: solve again with the exact one
+                U = obj.modified_score(st)
+                exact = True
+                continue
             # no ascent along the Newton direction: at the optimum to rounding
             converged = gmax <= np.sqrt(tol)
             break
         n_iter += 1
         st = accepted
+        exact = True
         U = obj.modified_score(st)
         hist.append(-st.lstar)
         steps.append(t)
@@ -282,11 +295,13 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
     sw = float(w.sum()) if w.shape[0] else float(X.shape[0])
     data = InferenceData(X, fit_intercept)
     beta0 = _initial(init, classes, data.d, fit_intercept, codes, w)
+    c0 = None
     if init is None:
-        beta0 = _subsample_start(X, codes, w, fit_intercept, beta0, max_iter)
+        beta0, c0 = _subsample_start(X, codes, w, fit_intercept, beta0, max_iter)
     obj = _Penalised(data, codes, w, 0.5)
     free = np.arange(data.p)
-    st, U, converged, n_iter, hist, steps = _newton(obj, beta0, free, max_iter, tol, sw)
+    st, U, converged, n_iter, hist, steps = _newton(obj, beta0, free, max_iter, tol, sw,
+                                                    c0)
     if not converged:
         warnings.warn(
             f"fit_logistic(penalty='firth') did not converge in {n_iter} iterations "
@@ -307,18 +322,25 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
 
 
 def _subsample_start(X, codes, w, fit_intercept, beta0, max_iter):
-    """The Firth estimate on every ``WARM_START_STRIDE``-th row, as a starting point
-    (``beta0`` when the data are too small, the subsample lacks a class, or its fit
-    fails, e.g. a column constant on the subsample)."""
+    """The Firth estimate on every ``WARM_START_STRIDE``-th row, as a starting point,
+    and the subsample's score correction there (``(beta0, None)`` when the data are too
+    small, the subsample lacks a class, or its fit fails, e.g. a column constant on the
+    subsample).
+
+    The correction ``c = Σ_i h_i (½ − π_i) x̃_i`` is of order p whatever the number of
+    rows (the leverages h_i sum to p), and the subsample's estimates the full data's at
+    the same point to its sampling error: good enough for the first full-data Newton
+    step, whose error is dominated by the start's distance from the optimum anyway
+    (see :func:`_newton`'s ``c0``)."""
     n = X.shape[0]
     p = beta0.shape[0]
     k = WARM_START_STRIDE
     if n // k < WARM_START_ROWS_PER_COEF * p:
-        return beta0
+        return beta0, None
     rows = slice(0, n, k)
     cs = np.ascontiguousarray(codes[rows])
     if np.unique(cs).shape[0] < 2:
-        return beta0
+        return beta0, None
     Xs = X[rows] if is_sparse(X) else np.ascontiguousarray(X[rows])
     ws = np.ascontiguousarray(w[rows]) if w.shape[0] else w
     sws = float(ws.sum()) if ws.shape[0] else float(cs.shape[0])
@@ -326,8 +348,10 @@ def _subsample_start(X, codes, w, fit_intercept, beta0, max_iter):
     try:
         st, _, _, _, _, _ = _newton(obj, beta0, np.arange(p), max_iter, _WARM_START_TOL, sws)
     except np.linalg.LinAlgError:
-        return beta0
-    return st.beta if np.all(np.isfinite(st.beta)) else beta0
+        return beta0, None
+    if not (np.all(np.isfinite(st.beta)) and st.c is not None and np.all(np.isfinite(st.c))):
+        return beta0, None
+    return st.beta, st.c
 
 
 def _constrained(obj, beta_start, j, b, sw, tol, max_iter):

@@ -178,6 +178,53 @@ def test_subsample_start_reaches_the_same_estimate(monkeypatch, kind):
     assert rel(np.r_[warm.coef[0], warm.intercept], np.r_[f.coef_, f.intercept_]) < 1e-6
 
 
+def test_subsample_correction_stands_in_for_the_first_hat_pass(monkeypatch):
+    """The first full-data Newton step uses the subsample's score correction: one hat
+    pass fewer than evaluations over all rows, and the same estimate."""
+    from fastgen.logistic import firth
+
+    X, y = _large_case()
+    n = y.shape[0]
+    calls = _count_full_passes(monkeypatch, n)
+    hats = {"full": 0}
+    modified_score = firth._Penalised.modified_score
+
+    def counting(self, st):
+        if self.data.n == n:
+            hats["full"] += 1
+        return modified_score(self, st)
+
+    monkeypatch.setattr(firth._Penalised, "modified_score", counting)
+    m = fastgen.fit_logistic(X, y, penalty="firth", tol=1e-12)
+    assert m.converged and calls["sub"] > 0
+    assert hats["full"] == calls["full"] - 1
+    f, _ = reference(X, y)
+    assert rel(np.r_[m.coef[0], m.intercept], np.r_[f.coef_, f.intercept_]) < 1e-6
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1e2, 1e6])
+def test_misleading_stand_in_correction_is_recovered(scale):
+    """A stand-in correction far from the true one (none is that far in practice) costs
+    steps, never the estimate: it never decides convergence, and without ascent the
+    exact correction replaces it."""
+    from fastgen.logistic import firth
+    from fastgen.logistic.inference import InferenceData
+
+    X, y = _large_case(n=3000)
+    codes = y.astype(np.int32)
+    w = np.empty(0)
+    data = InferenceData(X, True)
+    beta0 = np.zeros(3)
+    free = np.arange(3)
+    ref = firth._newton(firth._Penalised(data, codes, w, 0.5), beta0, free, 100, 1e-12,
+                        3000.0)
+    c0 = scale * np.random.default_rng(3).normal(size=3)
+    got = firth._newton(firth._Penalised(data, codes, w, 0.5), beta0, free, 100, 1e-12,
+                        3000.0, c0)
+    assert ref[2] and got[2]
+    assert rel(got[0].beta, ref[0].beta) < 1e-11
+
+
 def test_subsample_start_falls_back(monkeypatch):
     """A subsample without both classes, or with a constant column, gives the usual
     start (no error, same estimate)."""
