@@ -111,12 +111,12 @@ def reference_probabilities(eta, y, out_p, out_q):
 
 
 @jit(inline="always")
-def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, start, stop,
-                  eta, pr, qr, Zs, Zm, gr, R_out, ll, em):
+def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_info,
+                  start, stop, eta, pr, qr, Zs, Zm, gr, R_out, ll, em):
     """Rows ``start:stop`` of :func:`inference_pass` for m = 1: log-likelihood, score,
-    the SYRK rows ``√(w P (1 − P)) x̃`` and (``want_meat``) ``√w r x̃``, written straight
-    from X in one loop (``eta``, ``pr``, ``qr`` are (1,) scratch).  Returns the updated
-    ``(ll, em)``."""
+    (``want_info``) the SYRK rows ``√(w P (1 − P)) x̃`` and (``want_meat``) ``√w r x̃``,
+    written straight from X in one loop (``eta``, ``pr``, ``qr`` are (1,) scratch).
+    Returns the updated ``(ll, em)``."""
     d = X.shape[1]
     for i in range(start, stop):
         row = i - start
@@ -131,10 +131,14 @@ def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, start
             R_out[i, 0] = wi * r
         wr = wi * r
         q = np.sqrt(wi * pr[0] * qr[0])
-        for j in range(d):
-            x = X[i, j]
-            gr[j] += wr * x
-            Zs[row, j] = q * x
+        if want_info:
+            for j in range(d):
+                x = X[i, j]
+                gr[j] += wr * x
+                Zs[row, j] = q * x
+        else:
+            for j in range(d):
+                gr[j] += wr * X[i, j]
         if fit_intercept:
             gr[d] += wr
             Zs[row, d] = q
@@ -148,7 +152,8 @@ def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, start
 
 
 @pjit(fastmath=REASSOC)
-def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
+def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out,
+                   want_info=True):
     """Log-likelihood, score, Hessian and (optionally) sandwich meat in one pass over X.
 
     With P_ik the fitted probabilities (reference layout, see the module docstring),
@@ -165,7 +170,10 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
       block the SYRK of ``√w_i (r_i ⊗ x̃_i)``: with integer w this is the meat of the
       rows repeated w_i times.
 
-    If ``R_out`` has n rows it receives ``w_i r_ik`` (for cluster sums).
+    If ``R_out`` has n rows it receives ``w_i r_ik`` (for cluster sums).  With
+    ``want_info=False`` H is left zero (no SYRK): llf, g and max|η| are the same, bit
+    for bit, as with it (the check that data are those of an earlier pass, see
+    :mod:`fastgen.logistic.inference`).
 
     Returns ``(llf, g (m·p,), H (m·p, m·p), M, max_ik |η_ik|)``.
     """
@@ -206,9 +214,10 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
                 # binary: one fused row loop writes the SYRK rows √(w P Q) x̃ straight
                 # from X (no copy of the block, no second loop over it)
                 ll, em = _binary_block(X, y, w, B, fit_intercept, weighted, store_r,
-                                       want_meat, start, stop, eta, pr, qr, Zs, Zm, gr,
-                                       R_out, ll, em)
-                syrk_upper(Zs, rows, Hp[0])
+                                       want_meat, want_info, start, stop, eta, pr, qr,
+                                       Zs, Zm, gr, R_out, ll, em)
+                if want_info:
+                    syrk_upper(Zs, rows, Hp[0])
                 if want_meat:
                     syrk_upper(Zm, rows, Mg)
                 continue
@@ -238,7 +247,7 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out):
                         for j in range(p):
                             Zm[row, k * p + j] = sw * r * Xt[row, j]
             idx = 0
-            for k in range(m):
+            for k in range(m if want_info else 0):
                 for l in range(k, m):
                     if k == l:
                         for row in range(rows):
@@ -452,9 +461,9 @@ def inference_pass_tiles(X, y, w, B, fit_intercept, bounds, tile, want_meat, R_o
 
 @pjit
 def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
-                       want_meat, R_out):
+                       want_meat, R_out, want_info=True):
     """CSR twin of :func:`inference_pass` (per-row outer products over stored values:
-    O(nnz_i² · m²) per row)."""
+    O(nnz_i² · m²) per row; none with ``want_info=False`` and no meat)."""
     m = B.shape[0]
     p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
     mp = m * p
@@ -495,7 +504,7 @@ def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
                     gr[k * p + indices[t]] += wi * r[k] * data[t]
                 if fit_intercept:
                     gr[k * p + d] += wi * r[k]
-            for k in range(m):
+            for k in range(m if (want_info or want_meat) else 0):
                 for l in range(m):
                     c = wi * (pr[k] * qr[k] if k == l else -pr[k] * pr[l])
                     cm = wi * r[k] * r[l]

@@ -42,7 +42,7 @@ import scipy.stats
 from .._runtime import blas_single_thread, threads_for
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from ..kernels import inference as _ki
-from .inference import InferenceData
+from .inference import InferenceData, remember_fit_pass
 from .params import ConvergenceWarning, LogisticParams
 
 __all__ = ["fit_firth", "firth_null_loglik", "profile_inference", "MAX_STEP"]
@@ -310,7 +310,7 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
     d = data.d
     beta = st.beta
     gh = [float(np.max(np.abs(U))) / sw]
-    return LogisticParams(
+    model = LogisticParams(
         classes=classes, coef=beta[:d].reshape(1, -1).astype(X.dtype),
         intercept=np.array([beta[d] if fit_intercept else 0.0], dtype=X.dtype),
         parametrization="binary", l2=0.0, fit_intercept=bool(fit_intercept),
@@ -319,6 +319,10 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
         grad_norm_history=np.asarray([np.nan] * (len(hist) - 1) + gh, dtype=np.float64),
         step_size_history=np.asarray(steps, dtype=np.float64), solver="firth", n_hessp=0,
     )
+    # the inference at this estimate reuses the last pass's information (checked)
+    # (at float64 β: with float32 X, the stored coef differ, and the record goes unused)
+    remember_fit_pass(model, data, w, beta.reshape(1, -1), st.llf, st.score, st.H, st.emax)
+    return model
 
 
 def _subsample_start(X, codes, w, fit_intercept, beta0, max_iter):

@@ -91,8 +91,11 @@ class InferenceData:
             b = np.minimum(np.arange(0, nb + per, per) * self.block, n)
         return np.unique(b).astype(np.int64)
 
-    def inference_pass(self, codes, w, B, want_meat, want_r):
-        """(llf, score, information, meat, max|η|, R) at the reference-layout B (m, p)."""
+    def inference_pass(self, codes, w, B, want_meat, want_r, want_info=True):
+        """(llf, score, information, meat, max|η|, R) at the reference-layout B (m, p).
+
+        ``want_info=False``: the information is not formed (zero), the rest is the same
+        to the last bit (the tiled multinomial kernel forms it anyway)."""
         m = B.shape[0]
         q = m * self.p
         R = np.zeros((self.n, m)) if want_r else np.zeros((0, m))
@@ -101,13 +104,15 @@ class InferenceData:
         with threads_for(self.X):
             if self.sparse:
                 out = _ki.inference_pass_csr(*self.csr, codes, w, B, self.fi, bounds,
-                                             want_meat, R)
+                                             want_meat, R, want_info)
             else:
-                tiles = _ki.use_tiles(m, self.p)
-                kernel = _ki.inference_pass_tiles if tiles else _ki.inference_pass
                 with blas_single_thread():
-                    out = kernel(self.X, codes, w, B, self.fi, bounds,
-                                 _ki.INFERENCE_TILE_ROWS if tiles else self.block, want_meat, R)
+                    if _ki.use_tiles(m, self.p):
+                        out = _ki.inference_pass_tiles(self.X, codes, w, B, self.fi, bounds,
+                                                       _ki.INFERENCE_TILE_ROWS, want_meat, R)
+                    else:
+                        out = _ki.inference_pass(self.X, codes, w, B, self.fi, bounds,
+                                                 self.block, want_meat, R, want_info)
         return (*out, R)
 
     def cluster_scores(self, R, groups, n_groups):
@@ -450,6 +455,54 @@ def reference_coef(model):
     return np.ascontiguousarray(coef)
 
 
+@dataclass(frozen=True)
+class _FitPass:
+    """A fit's last pass over its data, at the estimate (see :func:`remember_fit_pass`)."""
+
+    B: np.ndarray
+    llf: float
+    score: np.ndarray
+    emax: float
+    H: np.ndarray
+    shape: tuple
+    sparse: bool
+    weighted: bool
+
+
+def remember_fit_pass(model, data, w, B, llf, score, H, emax):
+    """Keep, on the fitted ``model``, what the fit's last :meth:`InferenceData.
+    inference_pass` computed at the estimate B (reference layout).
+
+    :func:`logistic_inference` given the same data at the same coefficients would form
+    the same information matrix again, bit for bit (the row groups and the kernel are
+    the same).  It reuses it instead, after a pass that forms everything but the
+    information (no SYRK, about a quarter of the pass) and finds the log-likelihood,
+    every score component and max|η| equal to the fit's to the last bit: data that
+    differ in any row that carries weight in the information change them.  On any
+    difference it makes its own full pass.  The record is a plain attribute outside the
+    dataclass fields: :func:`dataclasses.replace`, save/load and equality ignore it.
+    """
+    rec = _FitPass(B=np.array(B, dtype=np.float64), llf=float(llf),
+                   score=np.array(score, dtype=np.float64), emax=float(emax),
+                   H=np.array(H, dtype=np.float64), shape=(data.n, data.d),
+                   sparse=bool(data.sparse), weighted=bool(w.shape[0] > 0))
+    object.__setattr__(model, "_fit_pass", rec)
+
+
+def _reuse_fit_pass(model, data, codes, w, B):
+    """``inference_pass``'s outputs (no meat, no residuals) from the fit's record, or
+    None when there is none or the data are not the fit's."""
+    rec = getattr(model, "_fit_pass", None)
+    if (rec is None or rec.shape != (data.n, data.d) or rec.sparse != data.sparse
+            or rec.weighted != (w.shape[0] > 0) or rec.B.shape != B.shape
+            or not np.array_equal(rec.B, B)):
+        return None
+    llf, g, _, M, emax, R = data.inference_pass(codes, w, B, False, False, want_info=False)
+    if float(llf) != rec.llf or float(emax) != rec.emax or not np.array_equal(g, rec.score):
+        return None
+    return llf, g, rec.H.copy(), M, emax, R
+
+
 def _feature_names(X, d, fit_intercept, feature_names):
     if feature_names is None:
         cols = getattr(X, "columns", None)
@@ -640,7 +693,10 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         cluster = cov_type == "cluster"
         if cluster:
             gcodes, ng = _group_codes(groups, X.shape[0])
-        llf, g, H, M, emax, R = data.inference_pass(codes, w, B, want_meat, cluster)
+        out = None if (want_meat or cluster) else _reuse_fit_pass(model, data, codes, w, B)
+        if out is None:
+            out = data.inference_pass(codes, w, B, want_meat, cluster)
+        llf, g, H, M, emax, R = out
         S = data.cluster_scores(R, gcodes, ng) if cluster else None
         counts = np.bincount(codes, weights=w if w.shape[0] else None, minlength=K)
         nobs = float(counts.sum())

@@ -244,3 +244,52 @@ def test_subsample_start_falls_back(monkeypatch):
     assert calls["sub"] == 1 and m.converged
     f, _ = reference(Xc, y)
     assert rel(np.r_[m.coef[0], m.intercept], np.r_[f.coef_, f.intercept_]) < 1e-6
+
+
+@pytest.mark.parametrize("kind", ["dense", "csr", "weighted"])
+def test_inference_reuses_the_fits_information_only_for_its_data(monkeypatch, kind):
+    """logistic_inference after a Firth fit reuses the information matrix of the fit's
+    last pass when a pass without it finds the same log-likelihood and score to the
+    last bit; other data (one value changed) get their own full pass.  Results are
+    those of a model without the record, bit for bit."""
+    import dataclasses
+
+    from fastgen.logistic.inference import InferenceData
+
+    X, y = _large_case(n=6000)
+    w = np.random.default_rng(2).integers(1, 4, y.shape[0]).astype(float) \
+        if kind == "weighted" else None
+    conv = sp.csr_matrix if kind == "csr" else np.asarray
+    m = fastgen.fit_logistic(conv(X), y, penalty="firth", sample_weight=w)
+    bare = dataclasses.replace(m)  # a new object: no record of the fit's pass
+    assert getattr(bare, "_fit_pass", None) is None
+    seen = []
+    inference_pass = InferenceData.inference_pass
+
+    def spy(self, codes, w_, B, want_meat, want_r, want_info=True):
+        seen.append(want_info)
+        return inference_pass(self, codes, w_, B, want_meat, want_r, want_info)
+
+    monkeypatch.setattr(InferenceData, "inference_pass", spy)
+    got = fastgen.logistic_inference(m, conv(X), y, sample_weight=w)
+    assert seen == [False]  # the check pass only
+    seen.clear()
+    ref = fastgen.logistic_inference(bare, conv(X), y, sample_weight=w)
+    assert seen == [True]
+    for name in ("params", "bse", "pvalues", "cov_params"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(ref, name))
+    assert got.llf == ref.llf
+    # one value changed: the check fails, a full pass follows
+    X2 = X.copy()
+    X2[17, 1] += 1e-9
+    seen.clear()
+    got2 = fastgen.logistic_inference(m, conv(X2), y, sample_weight=w)
+    assert seen == [False, True]
+    ref2 = fastgen.logistic_inference(bare, conv(X2), y, sample_weight=w)
+    np.testing.assert_array_equal(got2.cov_params, ref2.cov_params)
+    # other labels
+    y3 = y.copy()
+    y3[3] = 1 - y3[3]
+    seen.clear()
+    fastgen.logistic_inference(m, conv(X), y3, sample_weight=w)
+    assert seen == [False, True]
