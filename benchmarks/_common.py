@@ -264,6 +264,26 @@ SETTLE_S = 0.0
 SETTLE_MODE = "sleep"
 
 
+def add_settle_arguments(parser):
+    """``--settle`` and ``--settle-mode`` on an argparse parser (see :func:`apply_settle`)."""
+    parser.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
+                        help="wait before each timed call, so that one library's spinning "
+                             "BLAS threads do not slow the next call (default 0)")
+    parser.add_argument("--settle-mode", choices=("sleep", "busy"), default="sleep",
+                        help="sleep through the wait, or spin in Python (busy: the cores "
+                             "stay awake; see benchmarks/_common.py SETTLE_MODE)")
+
+
+def apply_settle(parser, args):
+    """Set :data:`SETTLE_S` and :data:`SETTLE_MODE` from :func:`add_settle_arguments`'s
+    options (an argparse error for a negative wait)."""
+    global SETTLE_S, SETTLE_MODE
+    if args.settle < 0:
+        parser.error("--settle must be ≥ 0")
+    SETTLE_S = args.settle
+    SETTLE_MODE = args.settle_mode
+
+
 def settle():
     """Wait :data:`SETTLE_S` seconds as :data:`SETTLE_MODE` says (no-op at 0)."""
     if SETTLE_S <= 0:

@@ -421,12 +421,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="sizes / 10")
     ap.add_argument("--only", default="", help="comma-separated workload ids, e.g. W1,W3b")
     ap.add_argument("--repeats", type=int, default=5, help="timed repeats (≥ 5)")
-    ap.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
-                    help="pause before each timed call, so that one library's spinning "
-                         "BLAS threads do not slow the next call (default 0)")
-    ap.add_argument("--settle-mode", choices=("sleep", "busy"), default="sleep",
-                    help="sleep through the pause, or spin in Python (busy: the cores "
-                         "stay awake; see benchmarks/_common.py SETTLE_MODE)")
+    common.add_settle_arguments(ap)
     ap.add_argument("--json", metavar="PATH", help="write the rows and environment as JSON")
     ap.add_argument("--no-extra", action="store_true",
                     help="skip compare_nb.py / compare_logistic.py")
@@ -447,10 +442,7 @@ def main(argv=None):
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                     help="cuda: the GPU workloads of compare_cuda.py (X on the GPU)")
     args = ap.parse_args(argv)
-    if args.settle < 0:
-        ap.error("--settle must be ≥ 0")
-    common.SETTLE_S = args.settle
-    common.SETTLE_MODE = args.settle_mode
+    common.apply_settle(ap, args)
     if args.device == "cuda":
         return _main_cuda(args)
     if args.threads:

@@ -162,22 +162,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--small", action="store_true")
-    ap.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
-                    help="pause before each timed call (compare.py's --settle): the "
-                         "peers' BLAS threads keep spinning after their calls return")
-    ap.add_argument("--settle-mode", choices=("sleep", "busy"), default="sleep",
-                    help="sleep through the pause, or spin in Python (compare.py's)")
+    _common.add_settle_arguments(ap)
     ap.add_argument("--only", default=",".join(WORKLOADS), metavar="W13,W14,W15",
                     help="run only these workloads")
     a = ap.parse_args(argv)
-    if a.settle < 0:
-        ap.error("--settle must be ≥ 0")
     only = tuple(w.strip().upper() for w in a.only.split(",") if w.strip())
     unknown = sorted(set(only) - set(WORKLOADS))
     if unknown or not only:
         ap.error(f"--only takes a comma-separated subset of {','.join(WORKLOADS)}")
-    _common.SETTLE_S = a.settle
-    _common.SETTLE_MODE = a.settle_mode
+    _common.apply_settle(ap, a)
     for r in run(a.repeats, a.small, only=only):
         ratio = (r["peer_s"] / r["fastgen_s"]) if r["peer_s"] else float("nan")
         print(f"{r['workload']:<52} fastgen {r['fastgen_s']:8.3f}s  peer "

@@ -20,9 +20,10 @@ import numpy as np
 import scipy.sparse as sp
 
 try:  # imported as benchmarks.compare_nb, or run as a script / by compare.py's fallback
-    from ._common import interleaved_medians
+    from . import _common
 except ImportError:
-    from _common import interleaved_medians
+    import _common
+interleaved_medians = _common.interleaved_medians
 
 SIZES = {
     # n, d, K for W5; n, d, K, stored values per row for W6/W7
@@ -224,7 +225,9 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="a tenth of the rows")
     parser.add_argument("--no-compile", action="store_true",
                         help="skip the fresh-process compile-time probe")
+    _common.add_settle_arguments(parser)
     args = parser.parse_args(argv)
+    _common.apply_settle(parser, args)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows = run(args.repeats, args.quick, compile=not args.no_compile)
