@@ -5,10 +5,12 @@ import pytest
 from numba import njit
 
 from fastgen.kernels.special import (
+    EXP_NORMAL_MIN,
     MODE_JLL,
     MODE_LOG_PROBA,
     MODE_PROBA,
     exp_nonpos,
+    exp_normal,
     finish_all_rows,
     finish_row,
     log_normalize_rows,
@@ -25,6 +27,41 @@ def _exp_all(x):
     for i in range(x.shape[0]):
         out[i] = exp_nonpos(x[i])
     return out
+
+
+@njit
+def _exp_normal_all(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = exp_normal(x[i])
+    return out
+
+
+def test_exp_normal_is_exp_nonpos_bit_for_bit_on_its_range():
+    rng = np.random.default_rng(5)
+    x = np.concatenate([-rng.uniform(0, -EXP_NORMAL_MIN, 200000), -rng.exponential(1.0, 20000),
+                        [0.0, -0.0, -1e-300, EXP_NORMAL_MIN, -0.5 * np.log(2)]])
+    np.testing.assert_array_equal(_exp_normal_all(x), _exp_all(x))
+
+
+@pytest.mark.parametrize("mode", [MODE_LOG_PROBA, MODE_PROBA])
+def test_block_finisher_same_bits_with_a_far_class_in_the_block(mode):
+    """A block whose rows all have their classes within 708 nats of the row's best takes
+    the shorter exponential; one row with a class further down sends the block to the
+    general one. The other rows' results are the same either way."""
+    rng = np.random.default_rng(6)
+    a = rng.normal(size=(512, 6)) * 40
+    far = a.copy()
+    far[100, 2] = far[100].max() - 800.0  # exp underflows: the general path
+    b1, b2 = a.copy(), far.copy()
+    finish_all_rows(b1, mode)
+    finish_all_rows(b2, mode)
+    keep = np.arange(512) != 100
+    np.testing.assert_array_equal(b1[keep], b2[keep])
+    ref = far[100] - far[100].max()
+    ref = ref - np.log(np.sum(np.exp(ref)))
+    np.testing.assert_allclose(b2[100], ref if mode == MODE_LOG_PROBA else np.exp(ref),
+                               rtol=1e-13, atol=1e-13)
 
 
 def test_exp_nonpos_matches_libm_to_a_few_ulps():
