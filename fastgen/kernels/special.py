@@ -18,7 +18,8 @@ from ._jit import REASSOC, jit, pjit
 
 __all__ = ["logsumexp_rows", "log_normalize_rows", "softmax_rows", "argmax_rows",
            "exp_nonpos", "exp_normal", "EXP_NORMAL_MIN", "softmax_row", "sum_slots",
-           "finish_row", "finish_rows", "finish_all_rows", "ROW_BLOCK", "MODE_JLL", "MODE_LOG_PROBA", "MODE_PROBA"]
+           "finish_row", "finish_rows", "finish_all_rows", "ROW_BLOCK", "MODE_JLL",
+           "MODE_LOG_PROBA", "MODE_PROBA"]
 
 #: Rows per parallel work item in every dense scoring kernel (GDA, naive Bayes, the
 #: row helpers here).  Fixed, so that results never depend on the thread count.
