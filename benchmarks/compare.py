@@ -28,8 +28,9 @@ memory-bound ones, and writes a markdown table and a CSV (workload,threads,impl,
 
 Row format
 ----------
-Every workload (here and in the optional companion modules ``compare_nb.py`` and
-``compare_logistic.py``, each exposing ``run(repeats: int, quick: bool) -> list[dict]``)
+Every workload (here and in the optional companion modules ``compare_nb.py``,
+``compare_logistic.py`` and ``compare_inference.py`` (W13-W15), each exposing
+``run(repeats: int, quick: bool) -> list[dict]``)
 reports rows as dicts with these keys:
 
 ``workload`` : str
@@ -80,7 +81,7 @@ make_data = common.make_data
 interleaved = common.interleaved_medians
 
 WORKLOAD_IDS = ("W1", "W2", "W3", "W3b", "W4", "W10", "W11")
-EXTRA_MODULES = ("compare_nb", "compare_logistic")
+EXTRA_MODULES = ("compare_nb", "compare_logistic", "compare_inference")
 SCALING_IDS = scaling.WORKLOAD_IDS
 REQUIRED_KEYS = frozenset({"workload", "fastgen_s", "peer", "peer_s", "floor_s", "target",
                            "met", "note"})
@@ -424,7 +425,7 @@ def main(argv=None):
     common.add_settle_arguments(ap)
     ap.add_argument("--json", metavar="PATH", help="write the rows and environment as JSON")
     ap.add_argument("--no-extra", action="store_true",
-                    help="skip compare_nb.py / compare_logistic.py")
+                    help="skip compare_nb.py / compare_logistic.py / compare_inference.py")
     sc = ap.add_argument_group(
         "scaling", "with --threads: every workload W1-W9 (and the W10 import split) at "
         "each thread count instead of the default table; see benchmarks/scaling.py")
