@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._params import FittedParams, kernel_view, register_params
+from .._validation import report_nonfinite
 
 __all__ = ["LogisticParams", "ConvergenceWarning", "PerfectSeparationWarning",
            "CollinearityWarning"]
@@ -96,6 +97,10 @@ class LogisticParams(FittedParams):
     n_hessp: int
 
     accepts_sparse = True
+    #: scoring finds non-finite X through the linear predictor (a NaN or an infinity in
+    #: x_i makes η_i non-finite whatever the coefficients: 0·inf is NaN too) and scans X
+    #: only then, to name the entry; finite X whose η overflows is scored as before
+    checks_finite_scores = True
     _feature_table = "coef"
 
     def __post_init__(self):
@@ -127,15 +132,22 @@ class LogisticParams(FittedParams):
             out = np.empty((X.shape[0], self.coef.shape[0]))
             coef, intercept = kernel_view(np.ascontiguousarray(self.coef),
                                           np.ascontiguousarray(self.intercept))
-            linear_posteriors(X, np.zeros(X.shape[1]), coef, intercept, mode, out)
+            if linear_posteriors(X, np.zeros(X.shape[1]), coef, intercept, mode, out):
+                report_nonfinite(X)
             return out
         return super()._scores(X, mode)
 
     def decision_function(self, X):
-        """Linear predictor ``X·coefᵀ + intercept`` on already validated X, shape (n, K')."""
-        eta = X @ self.coef.T
-        eta = np.asarray(eta)
-        eta += self.intercept
+        """Linear predictor ``X·coefᵀ + intercept`` on already validated X, shape (n, K').
+
+        Raises ValueError naming the first NaN or infinity of X when η is not finite
+        (scoring skips the up-front scan of X: ``checks_finite_scores``)."""
+        with np.errstate(over="ignore", invalid="ignore"):  # found just below
+            eta = X @ self.coef.T
+            eta = np.asarray(eta)
+            eta += self.intercept
+        if not np.isfinite(eta).all():
+            report_nonfinite(X)
         return eta
 
     def _joint_log_likelihood(self, X):

@@ -7,6 +7,8 @@ whose objective is C·Σ loss + ½‖coef‖², i.e. ours with l2 = 1/C) and sta
 """
 
 
+import dataclasses
+
 import numba
 import numpy as np
 import pytest
@@ -558,3 +560,46 @@ def test_multinomial_posteriors_by_tiles_match_numpy(d):
         np.testing.assert_allclose(fastgen.predict_log_proba(m, A), log_softmax(eta, axis=1),
                                    rtol=1e-12, atol=1e-13)
     assert (fastgen.predict(m, X) == np.argmax(eta, axis=1)).all()
+
+
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("d", [5, 70])  # tiled posteriors (d ≤ 64) and the BLAS path
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_scoring_finds_nonfinite_X_without_a_scan(K, d, sparse, value):
+    """Scoring skips the up-front scan of X (``checks_finite_scores``): a NaN or an
+    infinity still gets the named error from every scoring function, in a column whose
+    coefficients are zero too (0·inf is NaN), and X is left as it was."""
+    import scipy.sparse as sps
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, d))
+    y = rng.integers(0, K, 300)
+    m = fastgen.fit_logistic(X, y, l2=1.0)
+    coef = np.array(m.coef)
+    coef[:, 2] = 0.0  # column 2 carries no weight
+    m0 = dataclasses.replace(m, coef=coef)
+    for model, col in ((m, 1), (m0, 2)):
+        bad = X.copy()
+        bad[17, col] = value
+        Xin = sps.csr_matrix(bad) if sparse else bad
+        before = bad.copy()
+        what = "NaN" if np.isnan(value) else "infinity"
+        for f in (fastgen.predict_proba, fastgen.predict_log_proba, fastgen.predict,
+                  fastgen.joint_log_likelihood):
+            with pytest.raises(ValueError, match=f"X contains {what} at row 17, column {col}"):
+                f(model, Xin)
+        np.testing.assert_array_equal(bad, before)
+
+
+def test_scoring_finite_X_whose_linear_predictor_overflows():
+    """Finite X with an overflowing linear predictor is scored, not rejected."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    m = fastgen.fit_logistic(X, y, l2=1.0)
+    Xb = X.copy()
+    Xb[5, 0] = 1e308 * np.sign(m.coef[0, 0])
+    P = fastgen.predict_proba(m, Xb)
+    assert P[5, 1] == 1.0 and P[5, 0] == 0.0
+    assert fastgen.predict(m, Xb)[5] == 1
