@@ -21,7 +21,9 @@ with :math:`h_i` the diagonal of the hat matrix
 halved until :math:`l^*` does not decrease) makes two passes over X: one for
 :math:`l`, the score and :math:`I` (:func:`fastgen.kernels.inference.inference_pass`),
 one for the hat diagonal and the correction
-(:func:`fastgen.kernels.inference.firth_hat`).
+(:func:`fastgen.kernels.inference.firth_hat`).  Where that Fisher-scoring iteration
+converges slowly (separated data, on which the penalty carries the optimum), the
+Newton matrix becomes l*'s own Hessian (:meth:`_Penalised.curvature`, one more pass).
 
 Profile-likelihood intervals solve :math:`\max_{\beta:\beta_j=b} l^*(\beta) =
 l^*(\hat\beta) - \chi^2_{1,1-\alpha}/2` for b on each side by a safeguarded Newton
@@ -37,6 +39,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg
+import scipy.special
 import scipy.stats
 
 from .._runtime import blas_single_thread, single_thread_blas_call, threads_for
@@ -74,8 +77,31 @@ WARM_START_ROWS_PER_COEF = 100
 _WARM_START_TOL = 1e-3
 
 
+#: Fisher scoring (the Newton matrix I) converges linearly where the penalty carries
+#: the optimum, as on separated data: its rate is the share of l*'s curvature that I
+#: leaves out.  After ``_SLOW_STEPS`` accepted steps in a row that each left more than
+#: ``_SLOW_RATE`` of the previous max|U*|, the iteration takes l*'s own Hessian
+#: (:meth:`_Penalised.curvature`) and converges quadratically.  Where I is a good
+#: model (rows ≫ coefficients, no separation) the ratios fall fast (W15: 0.05, 0.005,
+#: ...) and the extra pass is never made.  Measured on standardised breast cancer
+#: (569 × 30, separated): Fisher scoring left max|U*|/Σw = 1.8e-7 after 100 steps,
+#: with ratios 0.24, 0.39, 0.41, 0.44, ...; with the switch it converges in 11.
+_SLOW_RATE = 0.25
+_SLOW_STEPS = 2
+
+#: l*'s Hessian is formed only up to this many coefficients: its pass costs
+#: n·p²(p+1)/2 multiply-adds, (p+1)/2 times the information's, and holds a
+#: p(p+1)/2 × p matrix (8.4 MiB at 128).  Wider fits keep Fisher scoring.
+CURVATURE_MAX_PARAMS = 128
+
+#: Rows per chunk of the curvature pass: its products of z-coordinates take
+#: rows · p(p+1)/2 doubles.
+_CURVATURE_CHUNK_BYTES = 4 << 20
+_SQRT2 = float(np.sqrt(2.0))
+
+
 class _State:
-    __slots__ = ("beta", "llf", "lstar", "score", "H", "L", "emax", "c")
+    __slots__ = ("beta", "llf", "lstar", "score", "H", "L", "Linv", "emax", "c")
 
 
 class _Penalised:
@@ -85,6 +111,10 @@ class _Penalised:
         self.data, self.codes, self.w, self.pw = data, codes, w, float(pw)
         self.bounds = data.bounds(data.p * data.p)
         self.n_passes = 0
+        self.n_curvature = 0
+        # set once Fisher scoring proved slow on these data: later runs on the same
+        # objective (the profile's constrained fits) take l*'s Hessian from the start
+        self.curved = False
 
     def evaluate(self, beta):
         llf, score, H, _, emax, _ = self.data.inference_pass(
@@ -93,6 +123,7 @@ class _Penalised:
         st = _State()
         st.beta, st.llf, st.score, st.H, st.emax = beta, float(llf), score, H, float(emax)
         st.L = None
+        st.Linv = None
         st.c = None
         st.lstar = st.llf
         if self.pw > 0.0:
@@ -114,6 +145,7 @@ class _Penalised:
         Linv = scipy.linalg.solve_triangular(st.L, np.eye(p), lower=True,
                                              check_finite=False)
         Linv = np.ascontiguousarray(Linv)
+        st.Linv = Linv
         d = self.data
         self.n_passes += 1
         with threads_for(d.X):
@@ -126,6 +158,64 @@ class _Penalised:
                                          d.block, np.empty(0))
         st.c = c
         return st.score + 2.0 * self.pw * c
+
+    def can_curve(self):
+        return self.pw > 0.0 and self.data.p <= CURVATURE_MAX_PARAMS
+
+    def curvature(self, st):
+        r"""−∇²l* at st (after :meth:`modified_score`): :math:`I - pw\,(B - C)`.
+
+        With :math:`a_i = w_i\pi_i(1-\pi_i)(1-2\pi_i)` and
+        :math:`b_i = w_i\pi_i(1-\pi_i)(1-6\pi_i(1-\pi_i))` the first and second
+        derivatives of row i's information weight in η_i, :math:`I = LL^\top`,
+        :math:`z_i = L^{-1}\tilde x_i` and :math:`q_i = \lVert z_i\rVert^2`, the
+        Hessian of :math:`\log\det I` is
+        :math:`\operatorname{tr}(I^{-1}\partial_{jk}I) -
+        \operatorname{tr}(I^{-1}\partial_j I\,I^{-1}\partial_k I) = B_{jk} - C_{jk}`:
+
+        - :math:`B = \sum_i b_i q_i \tilde x_i\tilde x_i^\top`;
+        - :math:`C_{jk} = \langle M_j, M_k\rangle_F` with
+          :math:`M_j = L^{-1}(\partial_j I)L^{-\top} = \sum_i a_i\tilde x_{ij}
+          z_iz_i^\top`, so :math:`C = G^\top G` where G's rows are the packed upper
+          triangles of the :math:`M_j` (off-diagonal entries scaled by √2).
+
+        One pass over X in row chunks, each two BLAS products (B's, and G's
+        ``rows · p(p+1)/2 × p``); BLAS threads as the caller set them (one, in the fit).
+        """
+        d = self.data
+        p = d.p
+        m = p * (p + 1) // 2
+        G = np.zeros((m, p))
+        B = np.zeros((p, p))
+        step = max(16, _CURVATURE_CHUNK_BYTES // (8 * (m + 2 * p)))
+        PT = np.empty((m, min(step, d.n)))
+        self.n_curvature += 1
+        for r0 in range(0, d.n, step):
+            r1 = min(d.n, r0 + step)
+            Xc = d.X[r0:r1]
+            Xt = np.empty((r1 - r0, p))
+            Xt[:, :d.d] = Xc.toarray() if d.sparse else Xc
+            if d.fi:
+                Xt[:, d.d] = 1.0
+            eta = Xt @ st.beta
+            pi = scipy.special.expit(eta)
+            u = pi * scipy.special.expit(-eta)  # π(1−π) without 1 − π's cancellation
+            v = u * self.w[r0:r1] if self.w.shape[0] else u
+            a = v * (1.0 - 2.0 * pi)
+            b = v * (1.0 - 6.0 * u)
+            ZT = st.Linv @ Xt.T  # (p, rows): z_i in columns
+            q = np.einsum("ji,ji->i", ZT, ZT)
+            B += Xt.T @ ((b * q)[:, None] * Xt)
+            # the packed upper triangles of z_i z_iᵀ, one row of PT per (j, k ≥ j),
+            # built a contiguous block of rows at a time (fancy indexing took 14× as long)
+            P = PT[:, :r1 - r0]
+            o = 0
+            for j in range(p):
+                np.multiply(ZT[j] * _SQRT2, ZT[j:], out=P[o:o + p - j])
+                np.multiply(ZT[j], ZT[j], out=P[o])
+                o += p - j
+            G += P @ (a[:, None] * Xt)
+        return st.H - self.pw * (B - G.T @ G)
 
 
 def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
@@ -153,18 +243,32 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
     converged = False
     n_iter = 0
     flat_steps = 0
+    g_prev = None  # max|U*_free|/Σw at the previous iterate (exact correction only)
+    slow = 0
     for _ in range(max_iter + 1):
         Uf = U[free]
         gmax = float(np.max(np.abs(Uf))) / sw if Uf.size else 0.0
         if gmax == 0.0:
             converged = True
             break
-        Hff = st.H[np.ix_(free, free)]
-        try:
-            delta = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Hff, lower=True),
-                                           Uf, check_finite=False)
-        except np.linalg.LinAlgError:
-            delta = np.linalg.lstsq(Hff, Uf, rcond=None)[0]
+        if exact and g_prev is not None and not obj.curved:
+            slow = slow + 1 if gmax > _SLOW_RATE * g_prev else 0
+            obj.curved = slow >= _SLOW_STEPS and obj.can_curve()
+        delta = None
+        if obj.curved and exact:
+            J = obj.curvature(st)[np.ix_(free, free)]
+            try:
+                delta = scipy.linalg.cho_solve(scipy.linalg.cho_factor(J, lower=True),
+                                               Uf, check_finite=False)
+            except np.linalg.LinAlgError:
+                pass  # l* not concave here: Fisher scoring's step, as before
+        if delta is None:
+            Hff = st.H[np.ix_(free, free)]
+            try:
+                delta = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Hff, lower=True),
+                                               Uf, check_finite=False)
+            except np.linalg.LinAlgError:
+                delta = np.linalg.lstsq(Hff, Uf, rcond=None)[0]
         big = float(np.max(np.abs(delta)))
         small = tol * (1.0 + float(np.max(np.abs(st.beta))))
         if exact and gmax <= tol and big <= small:
@@ -206,6 +310,7 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
             converged = gmax <= np.sqrt(tol)
             break
         n_iter += 1
+        g_prev = gmax if exact else None
         st = accepted
         exact = True
         U = obj.modified_score(st)
@@ -260,7 +365,9 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
     r"""Firth's bias-reduced binary logistic regression (see the module docstring).
 
     Maximises :math:`l(\beta) + \tfrac12\log\det I(\beta)` by Newton steps
-    :math:`I^{-1}U^*` with step halving; two passes over X per iteration.  Without
+    :math:`I^{-1}U^*` with step halving; two passes over X per iteration (three, with
+    l*'s exact Hessian in place of I, once these steps shrink slowly: see
+    ``_SLOW_RATE``).  Without
     ``init``, a fit on n ≥ ``WARM_START_STRIDE · WARM_START_ROWS_PER_COEF · p`` rows
     starts from the fit on every ``WARM_START_STRIDE``-th row (two full-data
     iterations saved; ``n_iter`` counts the full-data ones).  Reached through
