@@ -27,8 +27,10 @@ from .._warn import warn
 from ..kernels.nb import MODE_LOG_PROBA, MODE_PROBA, dense_class_counts
 from ..kernels.sparse import (
     COUNT_CHUNK_NNZ,
+    argmax_f32_bound,
     csr_class_counts,
     csr_linear_argmax,
+    csr_linear_argmax_f32,
     csr_linear_scores,
     nnz_balanced_bounds,
 )
@@ -58,6 +60,10 @@ ALPHA_MIN = 1e-10
 _MAX_GROUPS = 8
 _MIN_GROUP_WORK = 1 << 17
 _GROUP_BUFFER_BYTES = 1 << 26
+
+#: Weights up to this size take the float32 table in CSR ``predict`` (far inside
+#: float32's range, so no weight rounds to infinity); log-probabilities are never near.
+_F32_WEIGHT_MAX = 1e30
 # Stored values (plus rows) per work item in CSR scoring.
 _SCORE_BLOCK_WORK = 1 << 15
 
@@ -204,14 +210,34 @@ class LinearNB(FittedParams):
                            np.ascontiguousarray(b, dtype=np.float64))
         return W, b, bool(binarize), float(threshold)
 
+    @cached_property
+    def _form32(self):
+        """A float32 copy of the weights with (max|W|, max|b|), for the CSR argmax;
+        None if a weight is beyond float32's range (then the float64 kernel runs)."""
+        W, b, _, _ = self._form
+        wmax, bmax = argmax_f32_bound(W, b)
+        if not wmax <= _F32_WEIGHT_MAX:
+            return None
+        W32 = W.astype(np.float32)
+        W32.flags.writeable = False
+        return W32, wmax, bmax
+
     def _predict(self, X):
         if not is_sparse(X):
             return super()._predict(X)
         W, b, binarize, threshold = self._form
         indptr, indices, data = self._csr_inputs(X, binarize, threshold)
         labels = np.empty(X.shape[0], dtype=np.int64)
-        if csr_linear_argmax(indptr, indices, data, W, b, binarize, threshold,
-                             score_bounds(indptr), labels):
+        bounds = score_bounds(indptr)
+        f32 = self._form32
+        if f32 is None:
+            bad = csr_linear_argmax(indptr, indices, data, W, b, binarize, threshold,
+                                    bounds, labels)
+        else:
+            # same labels, proved row by row (see the kernel); 10-15 % faster on W7
+            bad, _ = csr_linear_argmax_f32(indptr, indices, data, f32[0], W, b, binarize,
+                                           threshold, f32[1], f32[2], bounds, labels)
+        if bad:
             report_nonfinite(X)
         return self.classes[labels]
 

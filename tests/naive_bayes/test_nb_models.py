@@ -14,7 +14,14 @@ import scipy.sparse as sp
 from sklearn import naive_bayes as sknb
 
 import fastgen as fg
-from fastgen.kernels.sparse import csr_class_counts, csr_linear_scores, nnz_balanced_bounds
+from fastgen.kernels.sparse import (
+    argmax_f32_bound,
+    csr_class_counts,
+    csr_linear_argmax,
+    csr_linear_argmax_f32,
+    csr_linear_scores,
+    nnz_balanced_bounds,
+)
 
 RTOL = 1e-10
 
@@ -296,6 +303,47 @@ def test_csr_predict_ties_and_argmax(counts, model):
     np.testing.assert_array_equal(got, fg.predict(p, Xt))
     if model == "multinomial":  # an empty row scores log π_k only: an exact tie
         assert np.all(got[::3] == p.classes[0])
+
+
+@pytest.mark.parametrize("binarize", [False, True])
+def test_float32_argmax_gives_the_float64_labels(binarize):
+    """CSR predict reads a float32 copy of the weights and rescores from the float64
+    ones every row whose argmax that does not prove: classes apart by less than
+    float32 resolves (1e-12, and exact copies) get the float64 kernel's labels, the
+    first class on ties; rows far apart need no rescoring."""
+    rng = np.random.default_rng(7)
+    n, d, K = 3000, 400, 6
+    X = sp.random(n, d, density=0.05, format="csr", random_state=rng,
+                  data_rvs=lambda m: rng.integers(1, 5, m).astype(float))
+    W = np.log(rng.uniform(0.01, 1.0, size=(d, K)))
+    W[:, 1] = W[:, 0] + 1e-12  # the same float32 weights; class 1 wins by a hair
+    W[:, 3] = W[:, 2]  # an exact tie: class 2 must win
+    W[:, 4] = W[:, 5] * (1 + 1e-9)
+    b = np.log(np.full(K, 1.0 / K))
+    bounds = nnz_balanced_bounds(X.indptr, 7)
+    args = (X.indptr, X.indices, X.data)
+    ref = np.empty(n, dtype=np.int64)
+    csr_linear_argmax(*args, W, b, binarize, 0.5, bounds, ref)
+    got = np.full(n, -1, dtype=np.int64)
+    wmax, bmax = argmax_f32_bound(W, b)
+    bad, redo = csr_linear_argmax_f32(*args, W.astype(np.float32), W, b, binarize, 0.5,
+                                      wmax, bmax, bounds, got)
+    np.testing.assert_array_equal(got, ref)
+    assert bad == 0 and redo > 0
+    assert not np.any(np.isin(ref, [0, 3]))  # the hair decides, and ties go first
+    # classes far apart (one dominant column): every row is proved in float32
+    W2 = W.copy()
+    W2[:, 1] += 10.0  # above every other class in every column
+    bad, redo = csr_linear_argmax_f32(*args, W2.astype(np.float32), W2, b, binarize, 0.5,
+                                      *argmax_f32_bound(W2, b), bounds, got)
+    nonempty = np.diff(X.indptr) > 0
+    assert redo == np.sum(~nonempty) and np.all(got[nonempty] == 1)
+    # a NaN is counted, as by the float64 kernel
+    Xn = X.copy()
+    Xn.data[5] = np.nan
+    bad, _ = csr_linear_argmax_f32(Xn.indptr, Xn.indices, Xn.data, W.astype(np.float32),
+                                   W, b, binarize, 0.5, wmax, bmax, bounds, got)
+    assert bad == 1
 
 
 def test_unsorted_and_duplicate_csr_entries(counts):
