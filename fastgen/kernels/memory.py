@@ -59,7 +59,7 @@ def prefetch_csr_row(indptr, indices, data, i):
 
 @jit(inline="always")
 def prefetch_span(a, start, length):
-    """Prefetch the cache lines of ``a[start:start + length]`` (1-D float64 ``a``)."""
-    for q in range(start, start + length, 8):
+    """Prefetch the cache lines of ``a[start:start + length]`` (1-D ``a``)."""
+    for q in range(start, start + length, 64 // a.itemsize):
         prefetch(a, q)
     prefetch(a, start + length - 1)
