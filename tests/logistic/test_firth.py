@@ -95,31 +95,37 @@ def test_errors():
         fastgen.logistic_inference(m, *cases()[0], cov_type="HC0")
 
 
+def _counting(monkeypatch, method):
+    """Count the calls of ``firth._Penalised.<method>`` (in ``calls["n"]``)."""
+    from fastgen.logistic import firth
+
+    calls = {"n": 0}
+    original = getattr(firth._Penalised, method)
+
+    def counting(self, *args):
+        calls["n"] += 1
+        return original(self, *args)
+
+    monkeypatch.setattr(firth._Penalised, method, counting)
+    return calls
+
+
 def test_newton_stops_without_wasted_evaluations(monkeypatch):
     """A converged Newton run stops on its own predicted step: no extra point, and no
     step-halving cascade at rounding level (which once made profile intervals cost
     thousands of passes over X)."""
-    from fastgen.logistic import firth
-
-    calls = {"evaluate": 0}
-    evaluate = firth._Penalised.evaluate
-
-    def counting(self, beta):
-        calls["evaluate"] += 1
-        return evaluate(self, beta)
-
-    monkeypatch.setattr(firth._Penalised, "evaluate", counting)
+    calls = _counting(monkeypatch, "evaluate")
     X, y = cases()[0]
     m = fastgen.fit_logistic(X, y, penalty="firth")
     # the start, one point per accepted step and one per halving, and no more
     halvings = int(np.sum(np.round(-np.log2(m.step_size_history))))
-    assert calls["evaluate"] == m.n_iter + 1 + halvings
-    calls["evaluate"] = 0
+    assert calls["n"] == m.n_iter + 1 + halvings
+    calls["n"] = 0
     res = fastgen.logistic_inference(m, X, y, ci="profile")
     p = X.shape[1] + 1
     # 2 bounds + 1 LR refit per coefficient, each root search a few constrained Newton
     # runs of under ten steps (about 350 evaluations here; the halving cascade took 28,000)
-    assert calls["evaluate"] < 150 * p, calls["evaluate"]
+    assert calls["n"] < 150 * p, calls["n"]
     f, ci = reference(X, y)
     perm = np.r_[np.arange(1, X.shape[1] + 1), 0]
     assert rel(res.profile_ci[perm], ci) < 1e-4
@@ -359,21 +365,12 @@ def test_separated_real_data_converges(monkeypatch, name):
     Fisher scoring alone stopped at max|U*|/Σw = 8.6e-6 and 1.8e-7 after 100 steps.
     With l*'s own Hessian the fit converges in a few steps more than the switch, to
     firthmodels' estimate after its 600 and 64 Fisher-scoring steps."""
-    from fastgen.logistic import firth
-
     X, y = _standardised(name)
-    used = {"curvature": 0}
-    curvature = firth._Penalised.curvature
-
-    def counting(self, st):
-        used["curvature"] += 1
-        return curvature(self, st)
-
-    monkeypatch.setattr(firth._Penalised, "curvature", counting)
+    used = _counting(monkeypatch, "curvature")
     with warnings.catch_warnings():
         warnings.simplefilter("error", fastgen.ConvergenceWarning)
         m = fastgen.fit_logistic(X, y, penalty="firth")
-    assert m.converged and m.n_iter <= 20 and used["curvature"] > 0
+    assert m.converged and m.n_iter <= 20 and used["n"] > 0
     beta = np.r_[m.coef[0], m.intercept]
     U = _numpy_modified_score(np.column_stack([X, np.ones(len(y))]), y, beta,
                               np.ones(len(y)))
@@ -390,23 +387,14 @@ def test_fisher_scoring_needs_no_curvature_on_ordinary_data(monkeypatch):
     steps shrink fast and the curvature pass is never made, in the fit or the profile;
     on separated data it is, and the profile's constrained fits then take it from the
     start."""
-    from fastgen.logistic import firth
-
-    used = {"curvature": 0}
-    curvature = firth._Penalised.curvature
-
-    def counting(self, st):
-        used["curvature"] += 1
-        return curvature(self, st)
-
-    monkeypatch.setattr(firth._Penalised, "curvature", counting)
+    used = _counting(monkeypatch, "curvature")
     X, y = _large_case(n=4000)
     m = fastgen.fit_logistic(X, y, penalty="firth")
     fastgen.logistic_inference(m, X, y, ci="profile")
-    assert m.converged and used["curvature"] == 0
+    assert m.converged and used["n"] == 0
     X, y = cases()[2]
     m = fastgen.fit_logistic(X, y, penalty="firth")
-    assert m.converged and used["curvature"] > 0
+    assert m.converged and used["n"] > 0
 
 
 def test_curvature_that_is_not_negative_definite_falls_back(monkeypatch):
