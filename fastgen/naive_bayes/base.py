@@ -220,7 +220,7 @@ class LinearNB(FittedParams):
             return None
         W32 = W.astype(np.float32)
         W32.flags.writeable = False
-        return W32, wmax, bmax
+        return kernel_view(W32), wmax, bmax
 
     def _predict(self, X):
         if not is_sparse(X):
