@@ -249,6 +249,16 @@ def _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize, thre
     return mass == mass
 
 
+@jit(inline="always")
+def _first_max(acc):
+    """The index of acc's largest value, the first on ties (as ``np.argmax``)."""
+    best = 0
+    for k in range(1, acc.shape[0]):
+        if acc[k] > acc[best]:
+            best = k
+    return best
+
+
 @pjit
 def _csr_linear_rows(indptr, indices, data, weights, bias, binarize, threshold, mode,
                      bounds, out, labels):
@@ -269,11 +279,7 @@ def _csr_linear_rows(indptr, indices, data, weights, bias, binarize, threshold, 
                                threshold, i, acc):
                 bad[g] += 1
             if argmax:
-                best = 0
-                for k in range(1, K):
-                    if acc[k] > acc[best]:
-                        best = k
-                labels[i] = best
+                labels[i] = _first_max(acc)
             else:
                 for k in range(K):
                     out[i, k] = acc[k]
@@ -364,10 +370,7 @@ def csr_linear_argmax_f32(indptr, indices, data, weights32, weights, bias, binar
         for i in range(bounds[g], bounds[g + 1]):
             mass = _linear_row_sum(indptr, indices, data, weights32, wflat32, nnz, bias,
                                    binarize, threshold, i, acc)
-            best = 0
-            for k in range(1, K):
-                if acc[k] > acc[best]:
-                    best = k
+            best = _first_max(acc)
             second = -np.inf
             for k in range(K):
                 if k != best and acc[k] > second:
@@ -380,10 +383,7 @@ def csr_linear_argmax_f32(indptr, indices, data, weights32, weights, bias, binar
                 if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias,
                                    binarize, threshold, i, acc):
                     bad[g] += 1
-                best = 0
-                for k in range(1, K):
-                    if acc[k] > acc[best]:
-                        best = k
+                best = _first_max(acc)
             labels[i] = best
     return bad.sum(), redo.sum()
 

@@ -85,7 +85,7 @@ _WARM_START_TOL = 1e-3
 #: model (rows ≫ coefficients, no separation) the ratios fall fast (W15: 0.05, 0.005,
 #: ...) and the extra pass is never made.  Measured on standardised breast cancer
 #: (569 × 30, separated): Fisher scoring left max|U*|/Σw = 1.8e-7 after 100 steps,
-#: with ratios 0.24, 0.39, 0.41, 0.44, ...; with the switch it converges in 11.
+#: with ratios 0.24, 0.39, 0.41, 0.44, ...; with the switch it converges in 10.
 _SLOW_RATE = 0.25
 _SLOW_STEPS = 2
 
@@ -110,8 +110,6 @@ class _Penalised:
     def __init__(self, data, codes, w, pw):
         self.data, self.codes, self.w, self.pw = data, codes, w, float(pw)
         self.bounds = data.bounds(data.p * data.p)
-        self.n_passes = 0
-        self.n_curvature = 0
         # set once Fisher scoring proved slow on these data: later runs on the same
         # objective (the profile's constrained fits) take l*'s Hessian from the start
         self.curved = False
@@ -119,7 +117,6 @@ class _Penalised:
     def evaluate(self, beta):
         llf, score, H, _, emax, _ = self.data.inference_pass(
             self.codes, self.w, beta.reshape(1, -1), False, False)
-        self.n_passes += 1
         st = _State()
         st.beta, st.llf, st.score, st.H, st.emax = beta, float(llf), score, H, float(emax)
         st.L = None
@@ -147,7 +144,6 @@ class _Penalised:
         Linv = np.ascontiguousarray(Linv)
         st.Linv = Linv
         d = self.data
-        self.n_passes += 1
         with threads_for(d.X):
             if d.sparse:
                 c, _ = _ki.firth_hat_csr(*d.csr, self.w, st.beta, Linv, d.fi, self.bounds,
@@ -189,7 +185,6 @@ class _Penalised:
         B = np.zeros((p, p))
         step = max(16, _CURVATURE_CHUNK_BYTES // (8 * (m + 2 * p)))
         PT = np.empty((m, min(step, d.n)))
-        self.n_curvature += 1
         for r0 in range(0, d.n, step):
             r1 = min(d.n, r0 + step)
             Xc = d.X[r0:r1]
