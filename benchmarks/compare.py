@@ -13,6 +13,7 @@ Usage::
     python benchmarks/compare.py                  # all workloads, full sizes
     python benchmarks/compare.py --quick          # sizes / 10, for a smoke run
     python benchmarks/compare.py --only W1,W3b    # a subset (ids as in the table)
+    python benchmarks/compare.py --only W4,W7,W15 # companions run only the ids named
     python benchmarks/compare.py --json out.json  # also write the raw numbers
 
     # strong scaling: every workload W1-W9 and the W10 import split, per thread count
@@ -30,7 +31,8 @@ Row format
 ----------
 Every workload (here and in the optional companion modules ``compare_nb.py``,
 ``compare_logistic.py`` and ``compare_inference.py`` (W13-W15), each exposing
-``run(repeats: int, quick: bool) -> list[dict]``)
+``run(repeats: int, quick: bool) -> list[dict]``, and, to be run in part by ``--only``,
+a tuple ``WORKLOADS`` of the ids that ``run(..., only=ids)`` accepts)
 reports rows as dicts with these keys:
 
 ``workload`` : str
@@ -372,7 +374,13 @@ def markdown(rows, env):
     return "\n".join(out)
 
 
-def _extra_rows(name, repeats, quick):
+def _extra_rows(name, repeats, quick, only=()):
+    """The rows of companion module ``name`` (None if it cannot be imported).
+
+    With ``only`` (workload ids), a companion that lists its ids in ``WORKLOADS`` runs
+    just those (none of them: nothing at all); the rows are filtered by their first
+    word in any case.
+    """
     try:
         if __package__:
             mod = importlib.import_module(f".{name}", __package__)
@@ -382,8 +390,15 @@ def _extra_rows(name, repeats, quick):
         if exc.name and exc.name.split(".")[-1] == name:
             return None
         raise
+    kwargs = {}
+    ids = getattr(mod, "WORKLOADS", None)
+    if only and ids is not None:
+        wanted = {w.lower() for w in only}
+        kwargs["only"] = tuple(w for w in ids if w.lower() in wanted)
+        if not kwargs["only"]:
+            return []
     try:
-        rows = list(mod.run(repeats, quick))
+        rows = list(mod.run(repeats, quick, **kwargs))
     except Exception as exc:  # a companion's failure must not lose the other rows
         print(f"# {name}.run failed: {exc!r}", file=sys.stderr)
         return []
@@ -480,7 +495,7 @@ def main(argv=None):
     if not args.no_extra and (not only or others):
         for name in EXTRA_MODULES:
             t0 = time.perf_counter()
-            new = _extra_rows(name, args.repeats, args.quick)
+            new = _extra_rows(name, args.repeats, args.quick, others)
             if new is None:
                 continue
             if others:

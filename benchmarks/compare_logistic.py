@@ -33,6 +33,9 @@ SMALL_SIZES = {
     "CSR_n": 20_000, "CSR_d": 10_000, "CSR_nnz_row": 50,
 }
 TOL = 1e-8
+# The row groups ``run`` can be limited to; "logistic" is the fresh-process first-fit row
+# (its workload name starts with that word).
+WORKLOADS = ("logistic", "W8", "W9", "CSR")
 
 
 def _median(fn, repeats):
@@ -98,11 +101,12 @@ def _compile_time():
         return float("nan")
 
 
-def run(repeats: int = 5, quick: bool = False):
-    """Rows in ``benchmarks/compare.py``'s format (dicts), with the issue's targets."""
+def run(repeats: int = 5, quick: bool = False, only=WORKLOADS):
+    """Rows in ``benchmarks/compare.py``'s format (dicts), with the issue's targets, for
+    the row groups of :data:`WORKLOADS` named in ``only``."""
     rows = []
     for name, fast, peer_s, ratio, floor in run_tuples(
-            repeats, SMALL_SIZES if quick else None):
+            repeats, SMALL_SIZES if quick else None, only=only):
         row = {"workload": name, "fastgen_s": fast, "peer": None, "peer_s": None,
                "floor_s": None, "target": "report", "met": None, "note": ""}
         if "per Newton iteration" in name:
@@ -126,8 +130,9 @@ def run(repeats: int = 5, quick: bool = False):
     return rows
 
 
-def run_tuples(repeats=3, sizes=None, verbose=False):
-    """Time the logistic workloads; return rows (workload, fastgen, peer, ratio, floor).
+def run_tuples(repeats=3, sizes=None, verbose=False, only=WORKLOADS):
+    """Time the logistic workloads named in ``only`` (of :data:`WORKLOADS`); return rows
+    (workload, fastgen, peer, ratio, floor).
 
     With ``verbose`` each row is printed as soon as it is measured.
     """
@@ -137,9 +142,14 @@ def run_tuples(repeats=3, sizes=None, verbose=False):
 
     s = dict(DEFAULT_SIZES)
     s.update(sizes or {})
+    only = {w.upper() for w in only}
+    unknown = only - {w.upper() for w in WORKLOADS}
+    if unknown:
+        raise ValueError(f"unknown workloads {sorted(unknown)}; known: {WORKLOADS}")
     rows = _Rows(verbose)
-    rows.append(("logistic first fit in fresh process (import + cache load + 2 fits)",
-                 _compile_time(), float("nan"), float("nan"), float("nan")))
+    if "LOGISTIC" in only:
+        rows.append(("logistic first fit in fresh process (import + cache load + 2 fits)",
+                     _compile_time(), float("nan"), float("nan"), float("nan")))
 
     def sk_fit(X, y, **kw):
         with warnings.catch_warnings():
@@ -147,7 +157,7 @@ def run_tuples(repeats=3, sizes=None, verbose=False):
             return LogisticRegression(solver="newton-cholesky", C=1.0, tol=TOL,
                                       max_iter=100, **kw).fit(X, y)
 
-    for d in s["W8_d"]:
+    for d in s["W8_d"] if "W8" in only else ():
         n = s["W8_n"]
         X, y = binary_data(n, d)
         w = np.random.default_rng(3).uniform(0.1, 0.25, n)
@@ -165,6 +175,16 @@ def run_tuples(repeats=3, sizes=None, verbose=False):
         rows.append((f"W8 binary n={n} d={d}: fit (l2=0) vs statsmodels Logit newton",
                      fit0, smt, smt / fit0, floor))
 
+    if "W9" in only:
+        _w9(s, repeats, sk_fit, rows)
+    if "CSR" in only:
+        _csr(s, repeats, rows)
+    return list(rows)
+
+
+def _w9(s, repeats, sk_fit, rows):
+    import fastgen
+
     n, d, K = s["W9_n"], s["W9_d"], s["W9_K"]
     X, y = multinomial_data(n, d, K)
     p = fastgen.fit_logistic(X, y, l2=1.0, tol=TOL)
@@ -180,6 +200,12 @@ def run_tuples(repeats=3, sizes=None, verbose=False):
     rows.append((f"W9 multinomial n={m} d={d} K={K} (l2=0): fit vs statsmodels MNLogit newton",
                  fs, sm_t, sm_t / fs, float("nan")))
 
+
+def _csr(s, repeats, rows):
+    from sklearn.linear_model import LogisticRegression
+
+    import fastgen
+
     n, d = s["CSR_n"], s["CSR_d"]
     X, y = csr_data(n, d, s["CSR_nnz_row"])
     p = fastgen.fit_logistic(X, y, l2=1.0, tol=1e-6)
@@ -194,7 +220,6 @@ def run_tuples(repeats=3, sizes=None, verbose=False):
     rows.append((f"CSR binary n={n} d={d} nnz={X.nnz}: fit vs sklearn newton-cg "
                  f"({p.solver}, {p.n_iter} its, {p.n_hessp} Hv)", fit, skt, skt / fit,
                  float("nan")))
-    return list(rows)
 
 
 class _Rows(list):
@@ -235,6 +260,12 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--small", action="store_true")
+    ap.add_argument("--only", default=",".join(WORKLOADS), metavar="W8,W9,...",
+                    help=f"run only these row groups (of {','.join(WORKLOADS)})")
     args = ap.parse_args()
-    rows = run_tuples(args.repeats, SMALL_SIZES if args.small else None, verbose=True)
+    only = tuple(w.strip() for w in args.only.split(",") if w.strip())
+    if not only or {w.upper() for w in only} - {w.upper() for w in WORKLOADS}:
+        ap.error(f"--only takes a comma-separated subset of {','.join(WORKLOADS)}")
+    rows = run_tuples(args.repeats, SMALL_SIZES if args.small else None, verbose=True,
+                      only=only)
     print(format_rows(rows))

@@ -25,6 +25,8 @@ except ImportError:
     import _common
 interleaved_medians = _common.interleaved_medians
 
+WORKLOADS = ("W5", "W6", "W7", "NB-C", "NB-K", "NB-JIT")
+
 SIZES = {
     # n, d, K for W5; n, d, K, stored values per row for W6/W7
     "full": {"W5": (1_000_000, 16, 10), "W6": (200_000, 100_000, 20, 100)},
@@ -121,7 +123,7 @@ def _row(workload, fast, peer_name, peer, target=None, note=""):
     }
 
 
-def run(repeats: int = 5, quick: bool = False, compile: bool = True):
+def run(repeats: int = 5, quick: bool = False, compile: bool = True, only=WORKLOADS):
     """Time fastgen against scikit-learn on W5–W7, complement and categorical NB.
 
     Parameters
@@ -134,6 +136,9 @@ def run(repeats: int = 5, quick: bool = False, compile: bool = True):
     compile : bool
         Also report first-call (compile) seconds from a fresh process with an empty
         numba cache, as rows with no peer.
+    only : sequence of str
+        The workloads to run, from :data:`WORKLOADS` (``NB-JIT``: the compile rows,
+        also only with ``compile``).
 
     Returns
     -------
@@ -172,31 +177,42 @@ def run(repeats: int = 5, quick: bool = False, compile: bool = True):
             pair(wid, f"{name} {score} {dims}", lambda f=fg_score: f(p, X),
                  lambda f=sk_score: f(Xp), f"sklearn {name}.{score}", target)
 
-    n, d, K = cfg["W5"]
-    X, y = make_gaussian(n, d, K)
-    fit_and_score("W5", fg.fit_gaussian_nb, sknb.GaussianNB, f"n={n:.0e} d={d} K={K}",
-                  (X, y), 20, [("predict_proba", 40)])
+    only = {w.upper() for w in only}
+    unknown = only - set(WORKLOADS)
+    if unknown:
+        raise ValueError(f"unknown workloads {sorted(unknown)}; known: {WORKLOADS}")
 
-    n, d, K, per_row = cfg["W6"]
-    Xs, y = make_counts(n, d, K, per_row)
-    dims = f"CSR n={n // 1000}k d={d // 1000}k K={K} nnz={Xs.nnz / 1e6:.1f}M"
-    fit_and_score("W6", fg.fit_multinomial_nb, sknb.MultinomialNB, dims, (Xs, y), 8,
-                  [("predict_proba", 3)])
-    fit_and_score("W7", fg.fit_bernoulli_nb, sknb.BernoulliNB, dims, (Xs, y), 5,
-                  [("predict", 5), ("predict_proba", None)])
-    fit_and_score("NB-C", fg.fit_complement_nb, sknb.ComplementNB, dims, (Xs, y), None,
-                  [("predict_proba", None)])
+    if "W5" in only:
+        n, d, K = cfg["W5"]
+        X, y = make_gaussian(n, d, K)
+        fit_and_score("W5", fg.fit_gaussian_nb, sknb.GaussianNB, f"n={n:.0e} d={d} K={K}",
+                      (X, y), 20, [("predict_proba", 40)])
 
-    # Categorical: scikit-learn needs dense integer codes; 20 features, 8 categories.
-    rng = np.random.default_rng(1)
-    n5 = cfg["W5"][0] // 4
-    Xc = rng.integers(0, 8, size=(n5, 20))
-    yc = (Xc[:, 0] + rng.integers(0, 3, n5)) % 5
-    fit_and_score("NB-K", fg.fit_categorical_nb, sknb.CategoricalNB,
-                  f"n={n5 // 1000}k d=20 K=5, 8 categories", (Xc.astype(np.float64), yc),
-                  None, [("predict_proba", None)], peer_data=(Xc, yc))
+    if only & {"W6", "W7", "NB-C"}:  # one count matrix for the three
+        n, d, K, per_row = cfg["W6"]
+        Xs, y = make_counts(n, d, K, per_row)
+        dims = f"CSR n={n // 1000}k d={d // 1000}k K={K} nnz={Xs.nnz / 1e6:.1f}M"
+    if "W6" in only:
+        fit_and_score("W6", fg.fit_multinomial_nb, sknb.MultinomialNB, dims, (Xs, y), 8,
+                      [("predict_proba", 3)])
+    if "W7" in only:
+        fit_and_score("W7", fg.fit_bernoulli_nb, sknb.BernoulliNB, dims, (Xs, y), 5,
+                      [("predict", 5), ("predict_proba", None)])
+    if "NB-C" in only:
+        fit_and_score("NB-C", fg.fit_complement_nb, sknb.ComplementNB, dims, (Xs, y), None,
+                      [("predict_proba", None)])
 
-    if compile:
+    if "NB-K" in only:
+        # Categorical: scikit-learn needs dense integer codes; 20 features, 8 categories.
+        rng = np.random.default_rng(1)
+        n5 = cfg["W5"][0] // 4
+        Xc = rng.integers(0, 8, size=(n5, 20))
+        yc = (Xc[:, 0] + rng.integers(0, 3, n5)) % 5
+        fit_and_score("NB-K", fg.fit_categorical_nb, sknb.CategoricalNB,
+                      f"n={n5 // 1000}k d=20 K=5, 8 categories", (Xc.astype(np.float64), yc),
+                      None, [("predict_proba", None)], peer_data=(Xc, yc))
+
+    if compile and "NB-JIT" in only:
         for name, sec in compile_times().items():
             rows.append({
                 "workload": f"NB-JIT first call: {name}", "fastgen_s": sec, "peer": None,
@@ -225,12 +241,17 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="a tenth of the rows")
     parser.add_argument("--no-compile", action="store_true",
                         help="skip the fresh-process compile-time probe")
+    parser.add_argument("--only", default=",".join(WORKLOADS), metavar="W5,W7,...",
+                        help=f"run only these workloads (of {','.join(WORKLOADS)})")
     _common.add_settle_arguments(parser)
     args = parser.parse_args(argv)
     _common.apply_settle(parser, args)
+    only = tuple(w.strip().upper() for w in args.only.split(",") if w.strip())
+    if not only or set(only) - set(WORKLOADS):
+        parser.error(f"--only takes a comma-separated subset of {','.join(WORKLOADS)}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rows = run(args.repeats, args.quick, compile=not args.no_compile)
+        rows = run(args.repeats, args.quick, compile=not args.no_compile, only=only)
     print(format_table(rows))
 
 
