@@ -78,6 +78,39 @@ def test_exp_nonpos_underflow_subnormal_inf_nan():
     assert np.isnan(got[7])
 
 
+def _numpy_exp_nonpos(x):
+    """exp_nonpos transcribed in numpy: the reduction and polynomial of
+    ``_exp_reduced`` (each operation rounded, as the plain ``@njit`` of ``_exp_all``
+    compiles them), then ``np.ldexp``, which scales by 2ⁿ with one rounding."""
+    xc = np.maximum(x, -746.0)
+    n = np.floor(xc * 1.4426950408889634 + 0.5)
+    r = (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10
+    r2 = r * r
+    r4 = r2 * r2
+    s0 = (1.0 / 6.0 + r * (1.0 / 24.0)) + (1.0 / 120.0 + r * (1.0 / 720.0)) * r2
+    s1 = ((1.0 / 5040.0 + r * (1.0 / 40320.0))
+          + (1.0 / 362880.0 + r * (1.0 / 3628800.0)) * r2)
+    s2 = (1.0 / 39916800.0 + r * (1.0 / 479001600.0)) + (1.0 / 6227020800.0) * r2
+    q = (s0 + s1 * r4) + s2 * (r4 * r4)
+    p = 1.0 + r * (1.0 + r * (0.5 + r * q))
+    return np.ldexp(p, n.astype(np.int64))
+
+
+def test_exp_nonpos_scales_by_two_to_the_n_with_one_rounding():
+    """Normal and subnormal results alike are p·2ⁿ rounded once (the bits of
+    ``np.ldexp``); NaN stays NaN whatever its payload, −inf and anything below −745.2
+    give 0."""
+    rng = np.random.default_rng(7)
+    x = np.concatenate([-rng.uniform(0, 760, 200000), -rng.uniform(700, 750, 200000),
+                        -rng.exponential(1.0, 20000),
+                        [0.0, -0.0, -708.0, -708.4, -709.78, -745.13, -745.2, -746.0, -1e300]])
+    np.testing.assert_array_equal(_exp_all(x), _numpy_exp_nonpos(x))
+    payloads = np.array([0x7FF8000000000000, 0x7FF8000000000FFF, 0xFFF0000000000ABC,
+                         0x7FF00000000F0001], dtype=np.uint64).view(np.float64)
+    assert np.isnan(_exp_all(payloads)).all()
+    assert _exp_all(np.array([-np.inf, -745.3, -1e308])).tolist() == [0.0, 0.0, 0.0]
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_row_finishers_against_numpy(dtype):
     rng = np.random.default_rng(1)

@@ -35,44 +35,39 @@ _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 
 
-@intrinsic
-def _pow2(typingctx, x):
-    """2.0**x for a float64 x holding an integer in [-1022, 1023], from the exponent bits.
+def _scaler(offset):
+    """An intrinsic ``(p, n) -> p·2ⁿ⁺ᵒᶠᶠˢᵉᵗ`` for a float64 n holding an integer, made
+    by adding n + offset to p's exponent field.
 
-    Adding 1.5·2^52 puts x (as an integer) in the low bits of the sum's significand, so
-    the shift that builds the exponent field needs no float-to-integer conversion, which
-    AVX2 has no vector instruction for (a scalar conversion per lane kept the loops of
-    exponentials from vectorising well).
+    Adding 1.5·2^52 + offset to n puts n + offset (as an integer) in the low bits of the
+    sum's significand, so the shift that moves it into the exponent field needs no
+    float-to-integer conversion, which AVX2 has no vector instruction for (a scalar
+    conversion per lane kept the loops of exponentials from vectorising well).  Exact
+    when the result is a normal number, meaningless otherwise: the callers keep
+    n + offset in range.
     """
-    sig = types.float64(types.float64)
+    magic = 6755399441055744.0 + offset
 
-    def codegen(context, builder, signature, args):
-        t = builder.fadd(args[0], ir.Constant(ir.DoubleType(), 6755399441055744.0))
-        bits = builder.bitcast(t, ir.IntType(64))
-        # (0x4338… + n + 1023) << 52: the constant's bits shift out, leaving n + 1023
-        bits = builder.shl(builder.add(bits, ir.Constant(ir.IntType(64), 1023)),
-                           ir.Constant(ir.IntType(64), 52))
-        return builder.bitcast(bits, ir.DoubleType())
+    @intrinsic
+    def scale(typingctx, p, n):
+        sig = types.float64(types.float64, types.float64)
 
-    return sig, codegen
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            t = builder.fadd(args[1], ir.Constant(ir.DoubleType(), magic))
+            # (0x4338… + n + offset) << 52: the constant's bits shift out
+            step = builder.shl(builder.bitcast(t, i64), ir.Constant(i64, 52))
+            bits = builder.add(builder.bitcast(args[0], i64), step)
+            return builder.bitcast(bits, ir.DoubleType())
+
+        return sig, codegen
+
+    return scale
 
 
-@intrinsic
-def _scale_pow2(typingctx, p, n):
-    """p·2ⁿ for a float64 n holding an integer, by adding n to p's exponent field (the
-    1.5·2^52 trick of :func:`_pow2`: no float-to-integer conversion).  Exact when p·2ⁿ
-    is a normal number, meaningless otherwise: the callers check the range first."""
-    sig = types.float64(types.float64, types.float64)
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        t = builder.fadd(args[1], ir.Constant(ir.DoubleType(), 6755399441055744.0))
-        # (0x4338… + n) << 52 = n << 52 (mod 2⁶⁴): the constant's bits shift out
-        step = builder.shl(builder.bitcast(t, i64), ir.Constant(i64, 52))
-        bits = builder.add(builder.bitcast(args[0], i64), step)
-        return builder.bitcast(bits, ir.DoubleType())
-
-    return sig, codegen
+_scale_pow2 = _scaler(0)
+_scale_pow2_up64 = _scaler(64)
+_TWO_M64 = 2.0 ** -64
 
 
 #: From this argument up, exp(x) is a normal float64 (the reduction's n ≥ −1021), and
@@ -99,13 +94,18 @@ def exp_nonpos(x):
 
     Arguments below −745.2 (where exp underflows to 0 in float64) give 0.  Positive
     arguments are not supported (the caller subtracts the row maximum first).
+
+    The scaling by 2ⁿ (n ≥ −1076 after the clamp) goes in two exact steps: p·2ⁿ⁺⁶⁴ is
+    a normal number, built in the exponent field as :func:`exp_normal` does, and the
+    multiplication by 2⁻⁶⁴ is exact for a normal result and rounds a subnormal one once,
+    as libm does.  An earlier form multiplied by two powers of two built separately:
+    the same bits, 9 % slower (1.47 against 1.37 ns per exponential in a vectorised
+    loop on one core).
     """
-    xc = max(x, -745.2)  # also maps -inf to a finite value (NaN stays NaN)
+    xc = max(x, -746.0)  # also maps -inf to a finite value; exp(-746) rounds to 0
     p, n = _exp_reduced(xc)
-    # 2^n with n in [-1075, 0]: two factors keep each inside the normal range
-    n1 = np.floor(n * 0.5)
-    y = p * _pow2(n1) * _pow2(n - n1)
-    return 0.0 if x < -745.2 else y
+    y = _scale_pow2_up64(p, n) * _TWO_M64
+    return y if x == x else x  # a NaN's payload could have reached the exponent field
 
 
 @jit(inline="always")
