@@ -35,6 +35,8 @@ __all__ = [
     "MODE_PROBA",
     "finish_row",
     "gaussian_nb_scores",
+    "gaussian_nb_scores_by4",
+    "BY4_MIN_FEATURES",
     "dense_class_counts",
     "categorical_counts",
     "categorical_scores",
@@ -45,7 +47,9 @@ __all__ = [
 
 @pjit(fastmath=REASSOC)
 def gaussian_nb_scores(X, means, inv_var, const, mode, out):
-    """Gaussian naive Bayes scores with a direct n·K·d loop.
+    """Gaussian naive Bayes scores with a direct n·K·d loop (one class per pass over a
+    row's features; for d ≥ :data:`BY4_MIN_FEATURES` and K ≥ 4,
+    :func:`gaussian_nb_scores_by4` is faster).
 
         jll_ik = c_k − ½ Σ_j (x_ij − μ_kj)² / σ²_kj,
         c_k = log π_k − ½ Σ_j log(2π σ²_kj),
@@ -83,6 +87,77 @@ def gaussian_nb_scores(X, means, inv_var, const, mode, out):
                     t = np.float64(X[i, j]) - means[k, j]
                     s += t * t * inv_var[k, j]
                 out[i, k] = const[k] - 0.5 * s
+        bad += finish_rows(out, r0, r1, mode)
+    return bad
+
+
+#: From this many features (and four classes) on, :func:`gaussian_nb_scores_by4` is the
+#: faster of the two Gaussian naive Bayes kernels.
+BY4_MIN_FEATURES = 16
+
+
+@pjit(fastmath=REASSOC)
+def gaussian_nb_scores_by4(X, means, inv_var, const, mode, out):
+    """:func:`gaussian_nb_scores` sweeping four classes per pass over a row's features
+    (then two, then one for the rest), so that each x_ij loaded serves four classes and
+    four sums run side by side.  The same contract and results up to the order of the
+    sums (a few ulps).
+
+    Use it for d ≥ :data:`BY4_MIN_FEATURES` and K ≥ 4, as the Gaussian naive Bayes
+    params do.  Measured at n = 1e6 on 2 threads, posteriors: 6-20 % faster than
+    :func:`gaussian_nb_scores` for d = 16-128, K = 4-20 (d = 16, K = 10: 30.3 against
+    32.9 ms); slower for d < 16, where LLVM vectorises the four sums of a short row
+    poorly.  A separate kernel because one kernel holding both loops, chosen by d,
+    measured slower on both paths (LLVM vectorised them differently: d = 8 1.8×,
+    d = 16 1.2× slower).
+    """
+    n, d = X.shape
+    K = const.shape[0]
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    bad = 0
+    for b in prange(nb):
+        r0 = b * ROW_BLOCK
+        r1 = min(n, r0 + ROW_BLOCK)
+        for i in range(r0, r1):
+            k = 0
+            while k + 3 < K:
+                s0 = 0.0
+                s1 = 0.0
+                s2 = 0.0
+                s3 = 0.0
+                for j in range(d):
+                    x = np.float64(X[i, j])
+                    t0 = x - means[k, j]
+                    t1 = x - means[k + 1, j]
+                    t2 = x - means[k + 2, j]
+                    t3 = x - means[k + 3, j]
+                    s0 += t0 * t0 * inv_var[k, j]
+                    s1 += t1 * t1 * inv_var[k + 1, j]
+                    s2 += t2 * t2 * inv_var[k + 2, j]
+                    s3 += t3 * t3 * inv_var[k + 3, j]
+                out[i, k] = const[k] - 0.5 * s0
+                out[i, k + 1] = const[k + 1] - 0.5 * s1
+                out[i, k + 2] = const[k + 2] - 0.5 * s2
+                out[i, k + 3] = const[k + 3] - 0.5 * s3
+                k += 4
+            if k + 1 < K:
+                s0 = 0.0
+                s1 = 0.0
+                for j in range(d):
+                    x = np.float64(X[i, j])
+                    t0 = x - means[k, j]
+                    t1 = x - means[k + 1, j]
+                    s0 += t0 * t0 * inv_var[k, j]
+                    s1 += t1 * t1 * inv_var[k + 1, j]
+                out[i, k] = const[k] - 0.5 * s0
+                out[i, k + 1] = const[k + 1] - 0.5 * s1
+                k += 2
+            if k < K:
+                s0 = 0.0
+                for j in range(d):
+                    t0 = np.float64(X[i, j]) - means[k, j]
+                    s0 += t0 * t0 * inv_var[k, j]
+                out[i, k] = const[k] - 0.5 * s0
         bad += finish_rows(out, r0, r1, mode)
     return bad
 

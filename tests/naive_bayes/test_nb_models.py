@@ -112,6 +112,63 @@ def test_gaussian_matches_sklearn_and_oracle(gauss, weighted, priors):
     assert_close(fg.joint_log_likelihood(p, X), ref.gaussian_jll(o, X))
 
 
+@pytest.mark.parametrize("d,K", [(16, 4), (17, 7), (24, 10), (20, 5), (15, 6), (16, 3)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gaussian_scores_by_four_classes(d, K, dtype, monkeypatch):
+    """From 16 features and 4 classes the params score by ``gaussian_nb_scores_by4``
+    (four classes per pass, then two, then one): the numpy oracle's and scikit-learn's
+    results, the one-class kernel's to a few ulps, any thread count, NaN found."""
+    import fastgen.naive_bayes.gaussian as gmod
+    from fastgen.kernels import checked
+    from fastgen.kernels.nb import BY4_MIN_FEATURES, gaussian_nb_scores, gaussian_nb_scores_by4
+
+    calls = []
+
+    def counted(*args):
+        calls.append(args[0].shape)
+        return gaussian_nb_scores_by4(*args)
+
+    monkeypatch.setattr(gmod, "gaussian_nb_scores_by4", counted)
+
+    rng = np.random.default_rng(d * 100 + K)
+    n = 1500  # three row blocks
+    y = rng.integers(0, K, n)
+    X = (rng.normal(size=(n, d)) * rng.uniform(0.5, 3, d) + y[:, None] * 0.7).astype(dtype)
+    p = fg.fit_gaussian_nb(X, y)
+    s = sknb.GaussianNB().fit(X.astype(np.float64), y)
+    jll = fg.joint_log_likelihood(p, X)
+    o = ref.gaussian_nb(X, _codes(y), K)
+    np.testing.assert_allclose(jll, ref.gaussian_jll(o, X),
+                               rtol=1e-6 if dtype == np.float32 else 1e-12)
+    assert_proba_close(fg.predict_proba(p, X), s.predict_proba(X.astype(np.float64)),
+                       tol=1e-5 if dtype == np.float32 else RTOL)
+    np.testing.assert_array_equal(fg.predict(p, X), s.predict(X.astype(np.float64)))
+    assert bool(calls) == (d >= BY4_MIN_FEATURES and K >= 4)  # the params chose it
+
+    means, inv_var, const = p._tables
+    for mode in (0, 1, 2):
+        a = np.empty((n, K), dtype)
+        b = np.empty((n, K), dtype)
+        assert gaussian_nb_scores(X, means, inv_var, const, mode, a) == 0
+        assert gaussian_nb_scores_by4(X, means, inv_var, const, mode, b) == 0
+        np.testing.assert_allclose(b, a, rtol=8 * np.finfo(dtype).eps,
+                                   atol=64 * np.finfo(dtype).eps)
+        c = np.empty((n, K), dtype)  # the checked kernel picks as the params do
+        assert checked.gaussian_nb_scores(X, means, inv_var, const, mode, c) == 0
+        np.testing.assert_array_equal(c, b if bool(calls) else a)
+    default = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = fg.predict_proba(p, X)
+    finally:
+        numba.set_num_threads(default)
+    np.testing.assert_array_equal(one, fg.predict_proba(p, X))
+    bad = X.copy()
+    bad[700, d - 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fg.predict_proba(p, bad)
+
+
 def test_gaussian_keeps_digits_far_from_origin(gauss):
     # |μ|/σ = 1e7: the textbook Σx² − n·μ² formula would lose every digit here
     X, y, _ = gauss
