@@ -36,6 +36,7 @@ from .tiles import load_tile, tile_scores
 INFERENCE_TILE_ROWS = 256
 
 __all__ = [
+    "firth_packed_products",
     "reference_probabilities",
     "inference_pass",
     "inference_pass_csr",
@@ -686,3 +687,41 @@ def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds
         c_s[gi] = c
         t_s[gi] = tr
     return sum_slots(c_s), sum_slots(t_s)
+
+
+_SQRT2 = 1.4142135623730951
+
+
+@pjit
+def firth_packed_products(ZT, AX, G):
+    """``G += P @ AX`` where P's rows are the packed upper triangles of z_i z_iᵀ:
+    row o(j, k) = √2·z_ij·z_ik for k > j and z_ij² for k = j (j-major, o(j, j) =
+    j·p − j(j − 1)/2), z_i the columns of ``ZT`` (p, rows) and ``AX`` (rows, q).
+
+    The product that dominates Firth's curvature pass
+    (:meth:`fastgen.logistic.firth._Penalised.curvature`), p(p + 1)/2 · rows · q
+    multiply-adds.  The work goes by pairs of triangle rows j and p − 1 − j (p + 1
+    packed rows per pair), each pair building its own block of P and multiplying it
+    by BLAS: every row of G is written by one task, in the same order for any thread
+    count.  The caller holds BLAS at one thread (numba's ``np.dot`` calls it from
+    each task).  Measured on 2 cores, p = 31, 939 rows: 0.62 ms against 1.29 ms for
+    building P with numpy and one BLAS product.
+    """
+    p, rows = ZT.shape
+    q = AX.shape[1]
+    half = (p + 1) // 2
+    for t in prange(half):
+        for u in range(2 if p - 1 - t > t else 1):
+            j = t + u * (p - 1 - 2 * t)  # t, then p - 1 - t
+            m = p - j
+            P = np.empty((m, rows))
+            for i in range(rows):
+                P[0, i] = ZT[j, i] * ZT[j, i]
+            for k in range(j + 1, p):
+                for i in range(rows):
+                    P[k - j, i] = (ZT[j, i] * _SQRT2) * ZT[k, i]
+            R = np.dot(P, AX)
+            o = j * p - (j * (j - 1)) // 2
+            for r in range(m):
+                for c in range(q):
+                    G[o + r, c] += R[r, c]

@@ -409,3 +409,22 @@ def test_curvature_that_is_not_negative_definite_falls_back(monkeypatch):
         m = fastgen.fit_logistic(X, y, penalty="firth", max_iter=3000)
     assert m.n_iter > 100
     assert rel(m.coef, ref.coef) < 1e-5
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 6, 7])
+def test_packed_products_match_numpy(p):
+    """The curvature pass's product G += P @ AX, P's rows the packed upper triangles of
+    z_i z_iᵀ (√2 off the diagonal), against a numpy transcription, for odd and even p
+    (the kernel pairs triangle rows j and p − 1 − j)."""
+    from fastgen.kernels.inference import firth_packed_products
+
+    rng = np.random.default_rng(p)
+    rows, q = 37, p + 2
+    ZT = rng.normal(size=(p, rows))
+    AX = rng.normal(size=(rows, q))
+    G0 = rng.normal(size=(p * (p + 1) // 2, q))
+    P = np.array([ZT[j] * ZT[k] * (1.0 if k == j else np.sqrt(2.0))
+                  for j in range(p) for k in range(j, p)])
+    G = G0.copy()
+    firth_packed_products(ZT, AX, G)
+    np.testing.assert_allclose(G, G0 + P @ AX, rtol=1e-13, atol=1e-13)
