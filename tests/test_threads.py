@@ -181,3 +181,46 @@ def test_bitwise_identical_across_numba_thread_counts():
     assert len(one) >= 60
     differ = sorted(k for k in one if one[k] != two[k])
     assert not differ, f"results depend on NUMBA_NUM_THREADS: {differ}"
+
+
+def test_thread_scopes_nest():
+    """``threads_for_work``: a small pass runs on one numba thread; inside such a scope
+    a large pass gets back the count the scope lowered, and every count is restored on
+    the way out.  ``blas_single_thread`` nested in itself keeps BLAS on one thread
+    until the outer scope ends."""
+    import numba
+    from threadpoolctl import threadpool_info
+
+    from fastgen._runtime import SMALL_WORK, blas_single_thread, threads_for_work
+
+    def blas_threads():
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs two numba threads")
+    before = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        with threads_for_work(SMALL_WORK - 1):
+            assert numba.get_num_threads() == 1
+            with threads_for_work(SMALL_WORK - 1):
+                assert numba.get_num_threads() == 1
+            with threads_for_work(SMALL_WORK):
+                assert numba.get_num_threads() == 2
+                with threads_for_work(1):
+                    assert numba.get_num_threads() == 1
+                assert numba.get_num_threads() == 2
+            assert numba.get_num_threads() == 1
+        assert numba.get_num_threads() == 2
+        with threads_for_work(SMALL_WORK):
+            assert numba.get_num_threads() == 2
+    finally:
+        numba.set_num_threads(before)
+
+    outside = blas_threads()
+    with blas_single_thread():
+        assert blas_threads() == {1}
+        with blas_single_thread():
+            assert blas_threads() == {1}
+        assert blas_threads() == {1}
+    assert blas_threads() == outside

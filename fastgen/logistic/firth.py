@@ -42,7 +42,12 @@ import scipy.linalg
 import scipy.special
 import scipy.stats
 
-from .._runtime import blas_single_thread, single_thread_blas_call, threads_for
+from .._runtime import (
+    blas_single_thread,
+    single_thread_blas_call,
+    threads_for,
+    threads_for_work,
+)
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from ..kernels import inference as _ki
 from .inference import InferenceData, remember_fit_pass
@@ -187,7 +192,11 @@ class _Penalised:
         G = np.zeros((m, p))
         B = np.zeros((p, p))
         step = max(16, _CURVATURE_CHUNK_BYTES // (8 * (m + 2 * p)))
-        with blas_single_thread():
+        # numba's threads by the pass's own work (p(p+1)/2 · n · p multiply-adds), not
+        # by X's size, which puts a small X's passes on one thread: breast cancer's
+        # 569 × 31 took 0.78 ms on two threads against 1.21 ms on one (wine's 178 × 14:
+        # 0.150 against 0.155 ms)
+        with blas_single_thread(), threads_for_work(m * d.n * p // 64):
             for r0 in range(0, d.n, step):
                 self._curvature_chunk(st, r0, min(d.n, r0 + step), B, G)
         return st.H - self.pw * (B - G.T @ G)
@@ -533,6 +542,13 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
     ci : ndarray (p, 2), intercept last
     lr_pvalues : ndarray (p,): χ²₁ upper tail of ``2(l*(β̂) − max_{β_j=0} l*)``.
     """
+    with threads_for(data.X):  # one scope for all the passes (see threads_for_work)
+        return _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight,
+                                  tol, max_iter)
+
+
+def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol,
+                       max_iter):
     obj = _Penalised(data, codes, w, penalty_weight)
     sw = float(w.sum()) if w.shape[0] else float(data.n)
     free = np.arange(data.p)
