@@ -36,6 +36,7 @@ __all__ = [
     "finish_row",
     "gaussian_nb_scores",
     "gaussian_nb_scores_by4",
+    "gaussian_nb_kernel_for",
     "BY4_MIN_FEATURES",
     "dense_class_counts",
     "categorical_counts",
@@ -160,6 +161,15 @@ def gaussian_nb_scores_by4(X, means, inv_var, const, mode, out):
                 out[i, k] = const[k] - 0.5 * s0
         bad += finish_rows(out, r0, r1, mode)
     return bad
+
+
+def gaussian_nb_kernel_for(d, K):
+    """The faster Gaussian naive Bayes scoring kernel for d features and K classes:
+    :func:`gaussian_nb_scores_by4` from ``BY4_MIN_FEATURES`` features and 4 classes,
+    else :func:`gaussian_nb_scores`."""
+    if d >= BY4_MIN_FEATURES and K >= 4:
+        return gaussian_nb_scores_by4
+    return gaussian_nb_scores
 
 
 @pjit

@@ -15,7 +15,7 @@ from .. import cuda as _cuda
 from .._params import FittedParams, kernel_view, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import check_finite_result, check_priors, check_scalar
-from ..kernels.nb import BY4_MIN_FEATURES, gaussian_nb_scores, gaussian_nb_scores_by4
+from ..kernels import nb as _nb
 from ..moments import ClassMoments, moments_arrays, variance_floor
 from .base import fit_inputs, log_allow_zero
 
@@ -66,8 +66,7 @@ class GaussianNBParams(FittedParams):
     def _scores(self, X, mode):
         means, inv_var, const = self._tables
         out = np.empty((X.shape[0], const.shape[0]), dtype=self.dtype)
-        wide = X.shape[1] >= BY4_MIN_FEATURES and const.shape[0] >= 4
-        kernel = gaussian_nb_scores_by4 if wide else gaussian_nb_scores
+        kernel = _nb.gaussian_nb_kernel_for(X.shape[1], const.shape[0])
         if kernel(X, means, inv_var, const, mode, out):
             check_finite_result(X, np.array([np.nan]))  # names the bad entry of X
         return out

@@ -112,23 +112,41 @@ def test_gaussian_matches_sklearn_and_oracle(gauss, weighted, priors):
     assert_close(fg.joint_log_likelihood(p, X), ref.gaussian_jll(o, X))
 
 
+def sk_diag(X, y, g):
+    """Joint log-likelihoods of a diagonal Gaussian discriminant in numpy (float64)."""
+    X = X.astype(np.float64)
+    var = np.broadcast_to(np.asarray(g.covariance, np.float64), g.means.shape)
+    prior = np.log(np.bincount(np.unique(y, return_inverse=True)[1]) / len(y))
+    return np.stack([prior[k] - 0.5 * np.sum(np.log(2 * np.pi * var[k]))
+                     - 0.5 * np.sum((X - g.means[k]) ** 2 / var[k], axis=1)
+                     for k in range(var.shape[0])], axis=1)
+
+
+def _softmax(s):
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
 @pytest.mark.parametrize("d,K", [(16, 4), (17, 7), (24, 10), (20, 5), (15, 6), (16, 3)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_gaussian_scores_by_four_classes(d, K, dtype, monkeypatch):
     """From 16 features and 4 classes the params score by ``gaussian_nb_scores_by4``
     (four classes per pass, then two, then one): the numpy oracle's and scikit-learn's
     results, the one-class kernel's to a few ulps, any thread count, NaN found."""
-    import fastgen.naive_bayes.gaussian as gmod
+    import fastgen.kernels.nb as nbmod
     from fastgen.kernels import checked
     from fastgen.kernels.nb import BY4_MIN_FEATURES, gaussian_nb_scores, gaussian_nb_scores_by4
 
-    calls = []
+    chosen = []
+    choose = nbmod.gaussian_nb_kernel_for
 
-    def counted(*args):
-        calls.append(args[0].shape)
-        return gaussian_nb_scores_by4(*args)
+    def spy(d_, K_):
+        chosen.append(choose(d_, K_))
+        return chosen[-1]
 
-    monkeypatch.setattr(gmod, "gaussian_nb_scores_by4", counted)
+    monkeypatch.setattr(nbmod, "gaussian_nb_kernel_for", spy)
+    wide = d >= BY4_MIN_FEATURES and K >= 4
+    expected = gaussian_nb_scores_by4 if wide else gaussian_nb_scores
 
     rng = np.random.default_rng(d * 100 + K)
     n = 1500  # three row blocks
@@ -143,7 +161,17 @@ def test_gaussian_scores_by_four_classes(d, K, dtype, monkeypatch):
     assert_proba_close(fg.predict_proba(p, X), s.predict_proba(X.astype(np.float64)),
                        tol=1e-5 if dtype == np.float32 else RTOL)
     np.testing.assert_array_equal(fg.predict(p, X), s.predict(X.astype(np.float64)))
-    assert bool(calls) == (d >= BY4_MIN_FEATURES and K >= 4)  # the params chose it
+    assert chosen and all(k is expected for k in chosen)  # the params chose it
+    # the diagonal Gaussian discriminant scores by the same kernels
+    chosen.clear()
+    for cov in ("diagonal", "pooled_diagonal"):
+        g = fg.fit_gda(X, y, covariance=cov)
+        s2 = sk_diag(X, y, g)
+        np.testing.assert_allclose(fg.joint_log_likelihood(g, X), s2,
+                                   rtol=1e-6 if dtype == np.float32 else 1e-12)
+        np.testing.assert_allclose(fg.predict_proba(g, X), _softmax(s2),
+                                   rtol=1e-5 if dtype == np.float32 else 1e-10, atol=1e-12)
+    assert len(chosen) == 4 and all(k is expected for k in chosen)
 
     means, inv_var, const = p._tables
     for mode in (0, 1, 2):
@@ -155,7 +183,7 @@ def test_gaussian_scores_by_four_classes(d, K, dtype, monkeypatch):
                                    atol=64 * np.finfo(dtype).eps)
         c = np.empty((n, K), dtype)  # the checked kernel picks as the params do
         assert checked.gaussian_nb_scores(X, means, inv_var, const, mode, c) == 0
-        np.testing.assert_array_equal(c, b if bool(calls) else a)
+        np.testing.assert_array_equal(c, b if wide else a)
     default = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
