@@ -411,6 +411,7 @@ def threads_for_work(work):
         numba.set_num_threads(prev)
         _held.numba_outer = outer
 
+
 def serial_for_small_inputs(x_index=0):
     """Decorator factory: :func:`threads_for` applied to the function's X argument
     (positional index ``x_index``, or the keyword ``X``)."""

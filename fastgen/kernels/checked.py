@@ -288,8 +288,8 @@ def diagonal_scores(X, means, inv_var, bias, out):
 
 @jit
 def gaussian_nb_scores(X, means, inv_var, const, mode, out):
-    """Checked :func:`fastgen.kernels.nb.gaussian_nb_scores`; for d ≥
-    ``nb.BY4_MIN_FEATURES`` and K ≥ 4 it runs the faster
+    """Checked :func:`fastgen.kernels.nb.gaussian_nb_scores`; where
+    :func:`fastgen.kernels.nb.by4_is_faster` it runs
     :func:`fastgen.kernels.nb.gaussian_nb_scores_by4`, as the params do.
 
     ``X`` (n, d); ``means``, ``inv_var`` (K, d) float64; ``const`` (K,) float64;
@@ -311,7 +311,7 @@ def gaussian_nb_scores(X, means, inv_var, const, mode, out):
     if mode < MODE_JLL or mode > MODE_PROBA:
         raise ValueError("fastgen.kernels.checked: mode = " + str(mode) + " is not "
                          "MODE_JLL (0), MODE_LOG_PROBA (1) or MODE_PROBA (2)")
-    if d >= _nb.BY4_MIN_FEATURES and K >= 4:
+    if _nb.by4_is_faster(d, K):
         return _nb.gaussian_nb_scores_by4(X, means, inv_var, const, mode, out)
     return _nb.gaussian_nb_scores(X, means, inv_var, const, mode, out)
 

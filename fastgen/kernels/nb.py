@@ -18,6 +18,7 @@ in the same pass over the rows.
 
 import numpy as np
 from numba import prange
+from numba.extending import register_jitable
 
 from ._jit import REASSOC, jit, pjit
 from .special import (  # noqa: F401 - finish_row re-exported
@@ -37,6 +38,7 @@ __all__ = [
     "gaussian_nb_scores",
     "gaussian_nb_scores_by4",
     "gaussian_nb_kernel_for",
+    "by4_is_faster",
     "BY4_MIN_FEATURES",
     "dense_class_counts",
     "categorical_counts",
@@ -163,13 +165,18 @@ def gaussian_nb_scores_by4(X, means, inv_var, const, mode, out):
     return bad
 
 
+@register_jitable
+def by4_is_faster(d, K):
+    """Whether :func:`gaussian_nb_scores_by4` is the faster kernel for d features and
+    K classes (callable from Python and from numba code alike)."""
+    return d >= BY4_MIN_FEATURES and K >= 4
+
+
 def gaussian_nb_kernel_for(d, K):
     """The faster Gaussian naive Bayes scoring kernel for d features and K classes:
-    :func:`gaussian_nb_scores_by4` from ``BY4_MIN_FEATURES`` features and 4 classes,
-    else :func:`gaussian_nb_scores`."""
-    if d >= BY4_MIN_FEATURES and K >= 4:
-        return gaussian_nb_scores_by4
-    return gaussian_nb_scores
+    :func:`gaussian_nb_scores_by4` where :func:`by4_is_faster`, else
+    :func:`gaussian_nb_scores`."""
+    return gaussian_nb_scores_by4 if by4_is_faster(d, K) else gaussian_nb_scores
 
 
 @pjit
