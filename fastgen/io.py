@@ -19,9 +19,11 @@ import zipfile
 
 import numpy as np
 
+from ._atomic import atomic_write
 from ._params import PARAMS_TYPES, FittedParams
 
-__all__ = ["save_params", "load_params", "load_feature_names", "ParamsFileError"]
+__all__ = ["save_params", "load_params", "load_feature_names", "ParamsFileError",
+           "atomic_write"]
 
 _FORMAT = "fastgen-params"
 _VERSION = 2
@@ -72,6 +74,9 @@ def save_params(path, params, *, feature_names=None, target_name=None) -> str:
     An ``.npz`` suffix is added when ``path`` lacks it (as numpy does), and
     :func:`load_params` finds the file under the same ``path``.
 
+    The file is replaced whole or not at all (:func:`atomic_write`): a process killed
+    while saving leaves the previous file at ``path`` intact.
+
     Parameters
     ----------
     path : str or os.PathLike
@@ -104,7 +109,8 @@ def save_params(path, params, *, feature_names=None, target_name=None) -> str:
     path = os.fspath(path)
     if not path.endswith(".npz"):
         path += ".npz"
-    np.savez(path, **arrays)
+    with atomic_write(path) as fh:  # a kill at any moment leaves the old file or the new
+        np.savez(fh, **arrays)
     return path
 
 
