@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import json
 import os
 import sys
@@ -29,13 +30,23 @@ from .. import (
     save_params,
 )
 from ..datasets import load_iris
-from .csvio import column_index, load_csv, load_dataset, numeric_columns, read_csv
+from ..io import atomic_write
+from .csvio import (
+    check_input_file,
+    column_index,
+    load_csv,
+    load_dataset,
+    max_pipe_bytes,
+    numeric_columns,
+    read_csv_lines,
+)
 from .curve import curve_sizes, n_test_rows, parse_models, run_curve, summarise
 from .errors import CLIError
 from .models import feature_kind, label, resolve
 from .plot import check_plot_possible, plot_curves
 
-__all__ = ["demo", "curve", "fit", "predict_csv", "info", "print_table"]
+__all__ = ["demo", "curve", "fit", "predict_csv", "info", "print_table", "sidecar",
+           "file_sha256", "escape_cell"]
 
 
 def print_table(rows, header, out):
@@ -114,7 +125,7 @@ def _curve_data(args):
     if args.csv is not None:
         if args.target is None:
             raise CLIError("--csv needs --target COL (the name of the label column)")
-        X, y, _names = load_csv(args.csv, args.target)
+        X, y, _names = load_csv(args.csv, args.target, max_bytes=_pipe_limit(args))
         return X, y, os.path.basename(args.csv)
     if args.target is not None:
         raise CLIError("--target goes with --csv, not --dataset")
@@ -187,9 +198,24 @@ def curve(args, out=None):
 # --------------------------------------------------------------------------- fit / predict
 
 
+def _pipe_limit(args):
+    """The pipe limit of ``--max-pipe-bytes`` (else its environment variable or default)."""
+    return max_pipe_bytes(getattr(args, "max_pipe_bytes", None))
+
+
 def sidecar(path):
-    """The JSON file beside a params file that names its model, target and features."""
+    """The JSON file beside a params file that names its model, target and features,
+    and carries the params file's SHA-256 (``params_sha256``)."""
     return os.fspath(path) + ".json"
+
+
+def file_sha256(path):
+    """The SHA-256 of a file's bytes, as hex."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def fit(args, out=None):
@@ -200,7 +226,7 @@ def fit(args, out=None):
         raise CLIError("--summary goes with --model logistic")
     if args.output is None and not summary:
         raise CLIError("-o/--output is required (unless --summary is given)")
-    X, y, names = load_csv(args.data, args.target)
+    X, y, names = load_csv(args.data, args.target, max_bytes=_pipe_limit(args))
     kind = feature_kind(X)
     entry = resolve(args.model, kind)
     with warnings.catch_warnings(record=True) as caught:
@@ -225,10 +251,13 @@ def fit(args, out=None):
     if not path.endswith(".npz"):
         path += ".npz"
     try:
+        # each file is replaced whole; the sidecar follows the params file and names its
+        # hash, so a sidecar left from an earlier fit is recognised (and ignored)
         save_params(path, params, feature_names=names, target_name=args.target)
-        with open(sidecar(path), "w", encoding="utf-8") as f:
-            json.dump({"model": entry.name, "target": args.target, "features": names}, f,
-                      indent=1)
+        meta = {"model": entry.name, "target": args.target, "features": names,
+                "params_sha256": file_sha256(path)}
+        with atomic_write(sidecar(path), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1)
     except OSError as exc:
         raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}") from None
     print(f"fitted {entry.name} on {X.shape[0]} rows, {X.shape[1]} features, "
@@ -236,30 +265,76 @@ def fit(args, out=None):
     return 0
 
 
+def _warn(message):
+    print(f"fastgen: warning: {message}", file=sys.stderr)
+
+
+def _read_sidecar(path):
+    """The sidecar's metadata, or None when there is none or it cannot be trusted.
+
+    The params file is the authority: a sidecar that cannot be read, or whose
+    ``params_sha256`` is not the params file's (left from an earlier fit, or a fit
+    killed between writing the two), is ignored with a warning.  Sidecars written
+    before the hash was added are used as they are.
+    """
+    side = sidecar(path)
+    if not os.path.isfile(side):
+        return None
+    try:
+        with open(side, encoding="utf-8") as f:
+            meta = json.load(f)
+        if not isinstance(meta.get("features"), list):
+            raise ValueError("no feature list")
+    except (OSError, ValueError, AttributeError) as exc:
+        _warn(f"ignoring {side!r}, which cannot be read ({exc})")
+        return None
+    want = meta.get("params_sha256")
+    if want is not None and want != file_sha256(path):
+        _warn(f"ignoring {side!r}: it was written for another version of {path!r} (its "
+              f"params_sha256 differs); the params file holds the model")
+        return None
+    return meta
+
+
 def _load_params(path):
-    """Params and the sidecar's metadata (None without a sidecar)."""
-    if not os.path.exists(path):
-        raise CLIError(f"file {path!r} does not exist")
+    """Params and the sidecar's metadata (None without a usable sidecar)."""
+    check_input_file(path, "a fastgen params file", pipe_ok=False)
     if not zipfile.is_zipfile(path):
         raise CLIError(f"{path!r} is not a fastgen params file (not an .npz archive)")
     params = load_params(path)
-    meta = None
-    side = sidecar(path)
-    if os.path.exists(side):
-        try:
-            with open(side, encoding="utf-8") as f:
-                meta = json.load(f)
-            if not isinstance(meta.get("features"), list):
-                raise ValueError("no feature list")
-        except (OSError, ValueError, AttributeError) as exc:
-            raise CLIError(f"cannot read {side!r}: {exc}") from None
-    return params, meta
+    return params, _read_sidecar(path)
 
 
 def _label_str(v):
     if isinstance(v, (float, np.floating)):
         return repr(float(v))
     return str(v)
+
+
+# Cells a spreadsheet may read as a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_number(text):
+    if "_" in text:
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def escape_cell(text):
+    """``text`` for a CSV cell that a spreadsheet will not run as a formula.
+
+    A cell beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a
+    leading single quote (``'=1+2``), as OWASP's guidance on CSV injection advises,
+    unless it is a number (``-1``, ``+2.5``, ``-inf``), which is left alone.
+    """
+    if text.startswith(_FORMULA_START) and not _is_number(text):
+        return "'" + text
+    return text
 
 
 def _feature_columns(args, params, meta, header):
@@ -289,32 +364,41 @@ def predict_csv(args, out=None):
     """``fastgen predict``: labels (and probabilities) for every row of a CSV file."""
     out = sys.stdout if out is None else out
     params, meta = _load_params(args.params)
-    header, rows = read_csv(args.data)
+    header, rows, lines = read_csv_lines(args.data, max_bytes=_pipe_limit(args))
     d = params.n_features_in
     cols = _feature_columns(args, params, meta, header)
-    X = numeric_columns(rows, cols, header, args.data)
+    X = numeric_columns(rows, cols, header, args.data, lines)
     if X.shape[1] != d:
         raise CLIError(f"{args.params!r} expects {d} features; found {X.shape[1]}")
     pred = predict(params, X)
     proba = predict_proba(params, X) if args.proba else None
     name = load_feature_names(args.params)[1] or (meta or {}).get("target") or "prediction"
     head = [name] + ([f"p({c})" for c in params.classes] if args.proba else [])
+    cell = (lambda text: text) if getattr(args, "raw", False) else escape_cell
+    labels = {}  # label -> its cell, escaped once per class
+    if args.output is None:
+        _write_predictions(out, head, pred, proba, cell, labels)
+        return 0
     try:
-        f = open(args.output, "w", newline="", encoding="utf-8") if args.output else out
+        with atomic_write(args.output, "w", encoding="utf-8", newline="") as f:
+            _write_predictions(f, head, pred, proba, cell, labels)
     except OSError as exc:
         raise CLIError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
-    try:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(head)
-        for i in range(X.shape[0]):
-            row = [_label_str(pred[i])]
-            if proba is not None:
-                row += [repr(float(v)) for v in proba[i]]
-            w.writerow(row)
-    finally:
-        if f is not out:
-            f.close()
     return 0
+
+
+def _write_predictions(f, head, pred, proba, cell, labels):
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow([cell(h) for h in head])
+    for i in range(pred.shape[0]):
+        label = pred[i]
+        text = labels.get(label)
+        if text is None:
+            text = labels[label] = cell(_label_str(label))
+        row = [text]
+        if proba is not None:
+            row += [repr(float(v)) for v in proba[i]]
+        w.writerow(row)
 
 
 def info(args, out=None):

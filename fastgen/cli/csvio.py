@@ -1,28 +1,143 @@
 """CSV input of the command line, and the named data sets of ``fastgen curve``.
 
 Every mistake in a file (missing, unreadable, ragged, a non-numeric or non-finite
-feature) is a :class:`~fastgen.cli.errors.CLIError` naming the file, line and column.
+feature) is a :class:`~fastgen.cli.errors.CLIError` naming the file, the file's own line
+number (blank lines count) and the column.
+
+What is read.  DATA is a regular file, read whole, or a pipe (``<(zcat data.csv.gz)``,
+``/dev/stdin`` fed by a pipe), read up to :func:`max_pipe_bytes` bytes: a pipe has no
+size to check beforehand.  Directories, character and block devices (``/dev/zero``)
+and sockets are refused.
+
+Numbers.  A feature is a number as Python's ``float()`` reads it, without underscores
+(``float`` accepts ``1_000``; the command line does not): optional sign, digits with an
+optional point and exponent (``12``, ``-3.5``, ``.5``, ``1e-3``, ``+1E6``), surrounding
+whitespace ignored.  ``inf`` and ``nan`` are read but refused as not finite.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
+import io
 import math
 import os
+import stat
 
 import numpy as np
 
 from .errors import CLIError
 
 __all__ = ["DATASETS", "read_csv", "column_index", "numeric_columns", "load_csv",
-           "load_dataset"]
+           "load_dataset", "DEFAULT_MAX_PIPE_BYTES", "MAX_PIPE_BYTES_ENV", "max_pipe_bytes",
+           "parse_size", "check_input_file", "read_csv_lines"]
 
 #: Data sets of ``fastgen curve --dataset``; all but the bundled iris need scikit-learn.
 DATASETS = ("breast_cancer", "iris", "wine", "digits")
 
+#: The most bytes read from a pipe unless ``--max-pipe-bytes`` or
+#: :data:`MAX_PIPE_BYTES_ENV` says otherwise (1 GiB).
+DEFAULT_MAX_PIPE_BYTES = 1 << 30
+
+#: The environment variable that sets the pipe limit (``--max-pipe-bytes`` wins).
+MAX_PIPE_BYTES_ENV = "FASTGEN_MAX_PIPE_BYTES"
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text, what="--max-pipe-bytes"):
+    """Bytes from ``text``: an integer with an optional K, M, G or T suffix (powers of
+    1024; a trailing B or iB is allowed: ``512M``, ``2GiB``, ``1048576``)."""
+    s = str(text).strip().upper().removesuffix("IB").removesuffix("B")
+    unit = s[-1:] if s[-1:] in _UNITS else ""
+    digits = s[:len(s) - len(unit)].strip()
+    if not digits.isascii() or not digits.isdigit() or int(digits) < 1:
+        raise CLIError(f"{what} must be a positive number of bytes such as 1048576, "
+                       f"512M or 2G; got {text!r}")
+    return int(digits) * _UNITS[unit]
+
+
+def max_pipe_bytes(option=None):
+    """The pipe limit: ``option`` (``--max-pipe-bytes``) if given, else
+    :data:`MAX_PIPE_BYTES_ENV`, else :data:`DEFAULT_MAX_PIPE_BYTES`."""
+    if option is not None:
+        return parse_size(option)
+    env = os.environ.get(MAX_PIPE_BYTES_ENV)
+    if env:
+        return parse_size(env, MAX_PIPE_BYTES_ENV)
+    return DEFAULT_MAX_PIPE_BYTES
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_input_file(path, what="a CSV file", *, pipe_ok=True):
+    """Refuse what cannot be read as a file: return ``"file"`` or ``"pipe"``.
+
+    A CLIError names a missing path, a directory, a device or a socket (and a pipe when
+    ``pipe_ok`` is False).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise CLIError(f"file {path!r} does not exist") from None
+    except OSError as exc:
+        raise CLIError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISFIFO(mode) and pipe_ok:
+        return "pipe"
+    kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
+    if stat.S_ISFIFO(mode):
+        kind = "a pipe"
+    raise CLIError(f"{path!r} is {kind}, not {what}")
+
+
+def _read_pipe(path, limit):
+    """The text of a pipe, at most ``limit`` bytes (a CLIError beyond)."""
+    chunks, total = [], 0
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise CLIError(
+                    f"{path!r} is a pipe and sent more than {limit} bytes, the limit for "
+                    f"pipes: raise it with --max-pipe-bytes or {MAX_PIPE_BYTES_ENV} "
+                    f"(e.g. 4G), or read from a file")
+    return codecs.decode(b"".join(chunks), "utf-8-sig")
+
+
+def _lines_of(path, limit):
+    """Header, data rows and the file's line number of each data row."""
+    kind = check_input_file(path)
+    try:
+        if kind == "pipe":
+            f = io.StringIO(_read_pipe(path, limit), newline="")
+        else:
+            f = open(path, newline="", encoding="utf-8-sig")  # noqa: SIM115
+        with f:
+            reader = csv.reader(f)
+            rows, lines, end = [], [], 0
+            for r in reader:
+                if r:  # blank lines are skipped but counted
+                    rows.append(r)
+                    lines.append(end + 1)
+                end = reader.line_num
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise CLIError(f"cannot read {path!r}: {exc}") from None
+    return rows, lines
+
 
 def _parse_label(values):
-    """Labels as int, else float, else str (so '1' and '1.0' stay what they look like)."""
+    """Labels as int, else float, else str (so '1' and '1.0' stay what they look like);
+    a column with an underscore in any label stays str (numbers have none)."""
+    if any("_" in v for v in values):
+        return np.array(values, dtype=str)
     for kind in (int, float):
         try:
             return np.array([kind(v) for v in values])
@@ -31,13 +146,15 @@ def _parse_label(values):
     return np.array(values, dtype=str)
 
 
-def read_csv(path):
+def read_csv(path, *, max_bytes=None):
     """Read a CSV file with a header row.
 
     Parameters
     ----------
     path : str
-        The file.
+        A regular file, or a pipe (read up to ``max_bytes``).
+    max_bytes : int, optional
+        The most bytes read from a pipe (default: :func:`max_pipe_bytes`).
 
     Returns
     -------
@@ -49,18 +166,17 @@ def read_csv(path):
     Raises
     ------
     CLIError
-        If the file is missing or unreadable, empty, has a repeated or empty column name,
-        or a row with the wrong number of fields.
+        If the file is missing or unreadable, not a file or pipe, empty, has a repeated or
+        empty column name, or a row with the wrong number of fields.
     """
-    if not os.path.exists(path):
-        raise CLIError(f"file {path!r} does not exist")
-    if os.path.isdir(path):
-        raise CLIError(f"{path!r} is a directory, not a CSV file")
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = [r for r in csv.reader(f) if r]
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise CLIError(f"cannot read {path!r}: {exc}") from None
+    header, rows, _lines = read_csv_lines(path, max_bytes=max_bytes)
+    return header, rows
+
+
+def read_csv_lines(path, *, max_bytes=None):
+    """:func:`read_csv`, plus the file's line number of each data row (for messages)."""
+    limit = max_pipe_bytes() if max_bytes is None else max_bytes
+    rows, lines = _lines_of(path, limit)
     if not rows:
         raise CLIError(f"{path!r} is empty (expected a header row and data rows)")
     header = [h.strip() for h in rows[0]]
@@ -72,14 +188,14 @@ def read_csv(path):
         if h in seen:
             raise CLIError(f"{path!r}: column name {h!r} appears twice in the header")
         seen.add(h)
-    body = rows[1:]
+    body, lines = rows[1:], lines[1:]
     if not body:
         raise CLIError(f"{path!r} has a header but no data rows")
-    for i, r in enumerate(body):
+    for r, line in zip(body, lines):
         if len(r) != len(header):
-            raise CLIError(f"{path!r}, line {i + 2}: {len(r)} fields, but the header has "
+            raise CLIError(f"{path!r}, line {line}: {len(r)} fields, but the header has "
                            f"{len(header)}")
-    return header, body
+    return header, body, lines
 
 
 def column_index(header, name, path):
@@ -91,32 +207,42 @@ def column_index(header, name, path):
         raise CLIError(f"column {name!r} not found in {path!r} (columns: {cols})") from None
 
 
-def numeric_columns(rows, cols, header, path):
-    """Convert the given columns of ``rows`` to float64, naming any bad cell."""
+def numeric_columns(rows, cols, header, path, lines=None):
+    """Convert the given columns of ``rows`` to float64, naming any bad cell.
+
+    A number is what Python's ``float()`` reads, without underscores; it must be finite.
+    ``lines`` gives the file's line number of each row (default: row i on line i + 2).
+    """
     try:  # fast path; on failure, the loop below finds and names the bad cell
-        X = np.array([[r[j] for j in cols] for r in rows], dtype=str).astype(np.float64)
-        if np.all(np.isfinite(X)):
+        S = np.array([[r[j] for j in cols] for r in rows], dtype=str)
+        X = S.astype(np.float64)  # numpy parses as float() does, underscores included
+        if np.all(np.isfinite(X)) and not np.any(np.char.find(S, "_") >= 0):
             return X
     except ValueError:
         pass
     X = np.empty((len(rows), len(cols)))
     for i, r in enumerate(rows):
+        line = i + 2 if lines is None else lines[i]
         for jj, j in enumerate(cols):
             s = r[j].strip()
             try:
+                if "_" in s:
+                    raise ValueError(s)
                 v = float(s)
             except ValueError:
                 what = "an empty value" if not s else f"non-numeric value {s!r}"
-                raise CLIError(f"{path!r}, line {i + 2}, column {header[j]!r}: {what} "
-                               f"(features must be numbers)") from None
+                why = ("features must be numbers, written without underscores" if "_" in s
+                       else "features must be numbers")
+                raise CLIError(f"{path!r}, line {line}, column {header[j]!r}: {what} "
+                               f"({why})") from None
             if not math.isfinite(v):
-                raise CLIError(f"{path!r}, line {i + 2}, column {header[j]!r}: value {s!r} "
+                raise CLIError(f"{path!r}, line {line}, column {header[j]!r}: value {s!r} "
                                f"is not finite")
             X[i, jj] = v
     return X
 
 
-def load_csv(path, target):
+def load_csv(path, target, *, max_bytes=None):
     """Features and labels from a CSV file: every column but ``target`` is a feature.
 
     Parameters
@@ -124,6 +250,8 @@ def load_csv(path, target):
     path : str
     target : str
         The name of the label column.
+    max_bytes : int, optional
+        The most bytes read from a pipe (default: :func:`max_pipe_bytes`).
 
     Returns
     -------
@@ -131,16 +259,16 @@ def load_csv(path, target):
     y : ndarray (n,) int, float or str labels
     feature_names : list of str
     """
-    header, rows = read_csv(path)
+    header, rows, lines = read_csv_lines(path, max_bytes=max_bytes)
     t = column_index(header, target, path)
     cols = [j for j in range(len(header)) if j != t]
     if not cols:
         raise CLIError(f"{path!r} has no feature columns besides the target {target!r}")
-    X = numeric_columns(rows, cols, header, path)
+    X = numeric_columns(rows, cols, header, path, lines)
     y = _parse_label([r[t].strip() for r in rows])
     if y.dtype.kind == "U" and np.any(y == ""):
         i = int(np.flatnonzero(y == "")[0])
-        raise CLIError(f"{path!r}, line {i + 2}: the target {target!r} is empty")
+        raise CLIError(f"{path!r}, line {lines[i]}: the target {target!r} is empty")
     return X, y, [header[j] for j in cols]
 
 

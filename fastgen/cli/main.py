@@ -26,7 +26,7 @@ import sys
 import textwrap
 
 from . import commands
-from .csvio import DATASETS
+from .csvio import DATASETS, MAX_PIPE_BYTES_ENV
 from .errors import EXIT_USAGE, CLIError
 from .models import CURVE_MODELS, FIT_MODELS, MODELS, fit_option_default
 
@@ -63,7 +63,16 @@ class; the training set of size m is the first m rows (nested sets).  A fit that
 recorded as NaN, left out of the mean and reported below the table.
 
 data sets: {', '.join(DATASETS)} (iris is bundled; the others come from
-scikit-learn); NAME:AvB keeps two classes, e.g. digits:3v8.
+scikit-learn); NAME:AvB keeps two classes, e.g. digits:3v8.  --csv reads a file as
+'fastgen fit' reads DATA (see 'fastgen fit --help').
+"""
+
+_DATA_HELP = f"""\
+DATA is a CSV file with a header row (UTF-8), or a pipe such as <(zcat data.csv.gz), read
+up to --max-pipe-bytes (default: ${MAX_PIPE_BYTES_ENV}, else 1G); directories and
+devices are refused.  Features are numbers as Python's float() reads them, without
+underscores: 12, -3.5, .5, 1e-3, +1E6 (1_000 is refused); they must be finite.  Errors
+name the file's own line numbers (blank lines count).
 """
 
 _PREDICT_EPILOG = """\
@@ -74,8 +83,15 @@ besides.  Params saved without feature names (from Python, or by an older fastge
 PARAMS.json) are refused unless --by-position says that every column of DATA is a
 feature, in the order used for fitting.  Output: a
 CSV with a header and the predicted label per row ('--proba' adds one probability column
-p(CLASS) per class, written with full precision).
-"""
+p(CLASS) per class, written with full precision).  A cell of the output that begins with
+=, +, -, @, a tab or a carriage return and is not a number (-1 and +2.5 are left alone)
+gets a leading ' so that a spreadsheet shows it as text instead of running it as a
+formula (OWASP, CSV injection); --raw writes every cell as it is.  Files are replaced
+whole or not at all: a temporary file beside the target, renamed onto it when complete.
+PARAMS.json carries PARAMS's SHA-256; a PARAMS.json that does not match its PARAMS is
+ignored with a warning (PARAMS holds the model).
+
+""" + _DATA_HELP
 
 
 def _wrap(text):
@@ -89,6 +105,13 @@ def _add_command(sub, name, func, *, help, description, epilog):
                        epilog=epilog, help=help, description=_wrap(description))
     p.set_defaults(func=func)
     return p
+
+
+def _add_pipe_limit(p):
+    p.add_argument("--max-pipe-bytes", metavar="SIZE",
+                   help=f"most bytes read from a pipe, e.g. <(zcat data.csv.gz): a number "
+                        f"with an optional K, M or G suffix (default: ${MAX_PIPE_BYTES_ENV}, "
+                        f"else 1G)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -127,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes, one split each at a time (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (none is shown when stderr is not a terminal)")
+    _add_pipe_limit(p)
 
     p = _add_command(
         sub, "fit", commands.fit, epilog=_PREDICT_EPILOG,
@@ -153,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--var-smoothing", type=float,
                    default=fit_option_default("var_smoothing"),
                    help="Gaussian NB variance smoothing (default: %(default)s)")
+    _add_pipe_limit(p)
 
     p = _add_command(sub, "predict", commands.predict_csv, epilog=_PREDICT_EPILOG,
                      help="predict labels (and probabilities) for a CSV file",
@@ -164,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read the columns of DATA as the features in the fitted order "
                         "(its column count must match), not by name")
     p.add_argument("-o", "--output", metavar="CSV", help="write here (default: stdout)")
+    p.add_argument("--raw", action="store_true",
+                   help="write cells as they are, without the leading ' that keeps "
+                        "spreadsheets from running cells such as =1+2 as formulas")
+    _add_pipe_limit(p)
 
     p = sub.add_parser("info", help="describe a params file",
                        description="Print the type, classes, n_features, covariance type "

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from ..io import atomic_write
 from .errors import CLIError
 
 __all__ = ["check_plot_possible", "plot_curves"]
@@ -59,7 +60,8 @@ def plot_curves(path, sizes, mean, se, labels, title, n, d, splits):
     ax.legend()
     fig.tight_layout()
     try:
-        fig.savefig(path, format="png")
+        with atomic_write(path) as fh:  # whole or not at all
+            fig.savefig(fh, format="png")
     except OSError as exc:
         raise CLIError(f"cannot write the plot {path!r}: {exc.strerror or exc}") from None
     finally:
