@@ -1,17 +1,27 @@
 """The base class of every fitted-parameter dataclass.
 
 A params object is a frozen dataclass whose fields are numpy arrays or plain scalars
-(int, float, bool, str).  It knows how to score already-validated data; the public
-functions in :mod:`fastgen.scoring` validate X once and call these methods.
+(int, float, bool, str), plus ``feature_names``: the column names of the data frame it
+was fitted on (a tuple of str), or None.  It knows how to score already-validated data;
+the public functions in :mod:`fastgen.scoring` validate X once and call these methods.
+
+Every params object is checked when it is built, whatever built it (a fit,
+:func:`dataclasses.replace`, :func:`fastgen.load_params`, a direct call): shapes that
+agree with the number of classes and features, float dtypes, finite values where the
+model needs them, and sorted distinct classes.  A failure is a ValueError naming the
+field, so that nothing inconsistent reaches a kernel.  Two params objects compare equal
+(``==``) when their fields hold equal values; they are not hashable.
 
 Subclasses implement ``_joint_log_likelihood(X)`` and may override
 ``_predict_log_proba`` / ``_predict_proba`` with faster fused paths (the pooled GDA
-model, for instance, needs only ``X·W + b`` for posteriors).
+model, for instance, needs only ``X·W + b`` for posteriors), and ``_check_fields`` with
+their own checks.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import numpy as np
 
@@ -24,16 +34,253 @@ from .kernels.special import (
     finish_all_rows,
 )
 
-__all__ = ["FittedParams", "register_params", "PARAMS_TYPES", "kernel_view"]
+__all__ = ["FittedParams", "FieldChecker", "register_params", "PARAMS_TYPES",
+           "kernel_view", "attach_feature_names"]
 
 # name -> class, for load_params.
 PARAMS_TYPES: dict[str, type] = {}
 
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# label dtypes that save without pickle and sort: bool, numbers, strings, dates
+_LABEL_KINDS = "biufUSmM"
+
 
 def register_params(cls):
-    """Class decorator: make a params dataclass known to save/load."""
+    """Class decorator (outside ``@dataclass``): make a params dataclass known to
+    save/load and give it :class:`FittedParams`' value equality (the dataclass's own
+    ``__eq__`` compares arrays with ``==``, whose truth value numpy cannot tell)."""
+    cls.__eq__ = FittedParams.__eq__
+    cls.__hash__ = FittedParams.__hash__
     PARAMS_TYPES[cls.__name__] = cls
     return cls
+
+
+def _same(a, b) -> bool:
+    """Whether two field values are equal: arrays by shape, dtype and values (NaN equal
+    to NaN, strings of any width), scalars by type and value."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) \
+                or a.shape != b.shape:
+            return False
+        if a.dtype != b.dtype and not (a.dtype.kind == b.dtype.kind and a.dtype.kind in "US"):
+            return False
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return type(a) is type(b) and a == b
+
+
+def _shared_with_a_writer(a: np.ndarray) -> bool:
+    """Whether memory of read-only ``a`` can still be written through another object:
+    an array it views that is writeable, or a mutable Python buffer under it."""
+    base = a.base
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable:
+            return True
+        base = base.base
+    return isinstance(base, bytearray) or (isinstance(base, memoryview)
+                                           and not base.readonly)
+
+
+def _own(a: np.ndarray) -> np.ndarray:
+    """``a`` if no one else can write it and it is C-contiguous, else a read-only copy."""
+    if a.flags.writeable or not a.flags.c_contiguous or _shared_with_a_writer(a):
+        a = np.array(a, order="C")  # a copy
+        a.flags.writeable = False
+    return a
+
+
+class FieldChecker:
+    """The construction checks of one params object: each method checks one field,
+    stores its normalised value (read-only arrays, plain Python scalars) and raises a
+    ValueError naming the class and the field.
+
+    ``K`` is the number of classes; ``d`` is set by :meth:`table` (or by the caller).
+    Shapes are tuples of ints or of the names ``"K"``, ``"d"``, so that a message shows
+    both the meaning and the numbers: "must have shape (K, d) = (3, 4); got (1, 4)".
+    """
+
+    def __init__(self, params):
+        self.params = params
+        self.owner = type(params).__name__
+        self.K = None
+        self.d = None
+
+    def fail(self, field, problem):
+        raise ValueError(f"{self.owner}.{field} {problem}")
+
+    def _set(self, field, value):
+        object.__setattr__(self.params, field, value)
+        return value
+
+    # ---- arrays
+    def _as_array(self, field):
+        a = getattr(self.params, field)
+        if isinstance(a, np.ndarray):
+            return a
+        if a is None or isinstance(a, (str, bytes)):
+            self.fail(field, f"must be a numpy array; got {a!r}")
+        try:
+            a = np.array(a)  # a copy: never a view of the caller's object
+        except (TypeError, ValueError) as exc:
+            self.fail(field, f"must be a numpy array: {exc}")
+        if a.dtype == object:
+            self.fail(field, "must not be an object array")
+        a.flags.writeable = False
+        return self._set(field, a)
+
+    def _shape(self, spec):
+        sizes = {"K": self.K, "d": self.d}
+        return tuple(sizes[s] if isinstance(s, str) else s for s in spec)
+
+    def array(self, field, shape, dtype="float", values=None):
+        """Check an array field: ``shape`` (see the class docstring; None: any length),
+        ``dtype`` (a numpy
+        dtype, "float" for float32/float64, or "int" for integers, stored as int64) and
+        ``values``: None, "finite", "nonneg" (finite, ≥ 0), "positive" (finite, > 0) or
+        "log" (a log-probability: no NaN, no +inf; −inf allowed).  Returns the array."""
+        a = self._as_array(field)
+        want = self._shape(shape)
+        if a.ndim != len(want) or any(w is not None and n != w
+                                      for n, w in zip(a.shape, want)):
+            named = "" if all(isinstance(s, int) for s in shape) else \
+                f"({', '.join('n' if s is None else str(s) for s in shape)}) = "
+            shown = "(" + ", ".join("n" if w is None else str(w) for w in want) + \
+                ("," if len(want) == 1 else "") + ")"
+            self.fail(field, f"must have shape {named}{shown}; got {a.shape}")
+        if dtype == "float":
+            if a.dtype not in _FLOATS:
+                self.fail(field, f"must have dtype float32 or float64; got {a.dtype}")
+        elif dtype == "int":
+            if a.dtype.kind not in "iu":
+                self.fail(field, f"must hold integers; got dtype {a.dtype}")
+            if a.dtype != np.int64:
+                if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+                    self.fail(field, "has entries beyond the range of int64")
+                a = a.astype(np.int64)
+                a.flags.writeable = False
+                self._set(field, a)
+        elif a.dtype != dtype:
+            self.fail(field, f"must have dtype {np.dtype(dtype)} (that of the model's "
+                             f"tables); got {a.dtype}")
+        if values is not None and a.size:
+            self._values(field, a, values)
+        return a
+
+    def _values(self, field, a, values):
+        # min/max reductions: no temporaries; NaN propagates and fails every test
+        lo, hi = a.min(), a.max()
+        ok = {"finite": lo > -np.inf and hi < np.inf, "nonneg": lo >= 0 and hi < np.inf,
+              "positive": lo > 0 and hi < np.inf, "log": hi < np.inf}[values]
+        if ok:
+            return
+        want = {"finite": "finite", "nonneg": "finite and non-negative",
+                "positive": "finite and positive",
+                "log": "log-probabilities (no NaN or +inf)"}[values]
+        with np.errstate(invalid="ignore"):
+            bad = {"finite": ~np.isfinite(a), "nonneg": ~(np.isfinite(a) & (a >= 0)),
+                   "positive": ~(np.isfinite(a) & (a > 0)),
+                   "log": np.isnan(a) | (a == np.inf)}[values]
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = idx[0] if len(idx) == 1 else idx
+        self.fail(field, f"must be {want}; entry {where} is {a[idx]!r}")
+
+    def table(self, field, values=None):
+        """The (K, d) table that fixes the model's feature count and dtype; sets ``d``."""
+        a = self._as_array(field)
+        if a.ndim != 2 or a.shape[0] != self.K or a.shape[1] < 1:
+            self.fail(field, f"must have shape (K, d) with K = {self.K} classes and "
+                             f"d ≥ 1 features; got {a.shape}")
+        if self.d is None:
+            self.d = int(a.shape[1])
+        return self.array(field, ("K", "d"), "float", values)
+
+    def probabilities(self, field, dtype="float"):
+        """A (K,) probability vector: finite, ≥ 0, summing to one."""
+        p = self.array(field, ("K",), dtype, "nonneg")
+        total = float(p.sum(dtype=np.float64))
+        if not abs(total - 1.0) <= 1e-6 + 16 * self.K * np.finfo(p.dtype).eps:
+            self.fail(field, f"must sum to 1; they sum to {total:.10g}")
+        return p
+
+    # ---- scalars
+    def real(self, field, *, low=None, finite=True, optional=False):
+        v = getattr(self.params, field)
+        if v is None and optional:
+            return None
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            self.fail(field, f"must be a real number; got {v!r}")
+        v = float(v)
+        if finite and not np.isfinite(v):
+            self.fail(field, f"must be finite; got {v!r}")
+        if low is not None and not v >= low:
+            self.fail(field, f"must be >= {low}; got {v!r}")
+        return self._set(field, v)
+
+    def integer(self, field, *, low=None):
+        v = getattr(self.params, field)
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+            self.fail(field, f"must be an integer; got {v!r}")
+        v = int(v)
+        if low is not None and v < low:
+            self.fail(field, f"must be >= {low}; got {v!r}")
+        return self._set(field, v)
+
+    def boolean(self, field):
+        v = getattr(self.params, field)
+        if not isinstance(v, (bool, np.bool_)):
+            self.fail(field, f"must be True or False; got {v!r}")
+        return self._set(field, bool(v))
+
+    def choice(self, field, options):
+        v = getattr(self.params, field)
+        if not isinstance(v, str) or v not in options:
+            self.fail(field, f"must be one of {tuple(options)}; got {v!r}")
+        return self._set(field, str(v))
+
+    def string(self, field):
+        v = getattr(self.params, field)
+        if not isinstance(v, str):
+            self.fail(field, f"must be a str; got {v!r}")
+        return self._set(field, str(v))
+
+    # ---- what every params object has
+    def classes(self, min_classes=1):
+        c = self._as_array("classes")
+        if c.ndim != 1 or c.shape[0] < min_classes:
+            self.fail("classes", f"must be a 1-D array of at least {min_classes} labels; "
+                                 f"got shape {c.shape}")
+        if c.dtype.kind not in _LABEL_KINDS:
+            self.fail("classes", f"must hold numbers, strings or dates; got dtype {c.dtype}")
+        if c.dtype.kind == "f" and not np.all(np.isfinite(c)):
+            self.fail("classes", "must be finite")
+        if c.shape[0] > 1 and not np.all(c[1:] > c[:-1]):
+            self.fail("classes", f"must be sorted and distinct (as np.unique returns "
+                                 f"them); got {c.tolist()}")
+        self.K = int(c.shape[0])
+        return c
+
+    def feature_names(self):
+        names = getattr(self.params, "feature_names", None)
+        if names is None:
+            return None
+        if isinstance(names, (str, bytes)):
+            self.fail("feature_names", "must be a sequence of str, not one str")
+        if isinstance(names, np.ndarray):
+            names = names.tolist()
+        try:
+            names = tuple(names)
+        except TypeError:
+            self.fail("feature_names", f"must be a sequence of str; got {names!r}")
+        if not all(isinstance(n, str) for n in names):
+            self.fail("feature_names", "must all be str")
+        names = tuple(str(n) for n in names)
+        if len(names) != self.params.n_features_in:
+            self.fail("feature_names", f"has {len(names)} names; the model has "
+                                       f"{self.params.n_features_in} features")
+        if len(set(names)) != len(names):
+            self.fail("feature_names", "must be distinct")
+        return self._set("feature_names", names)
 
 
 class FittedParams:
@@ -60,8 +307,28 @@ class FittedParams:
         return getattr(self, self._feature_table).dtype
 
     def __post_init__(self):
-        # a subclass with checks of its own overrides this and calls _check_arrays first
         self._check_arrays()
+        check = FieldChecker(self)
+        check.classes()
+        self._check_fields(check)
+        check.feature_names()
+
+    def _check_fields(self, check: FieldChecker):
+        """Check the model's own fields (shapes, dtypes, values): each subclass."""
+        raise NotImplementedError  # pragma: no cover - every params type defines it
+
+    def __eq__(self, other):
+        """Equal fields (arrays by shape, dtype and values; feature names included)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(_same(getattr(self, f.name), getattr(other, f.name))
+                   for f in dataclasses.fields(self))
+
+    def __hash__(self):
+        raise TypeError(
+            f"unhashable type: {type(self).__name__!r} (params hold numpy arrays and "
+            f"compare by value; key a dict by id(params) instead)"
+        )
 
     @property
     def n_classes(self) -> int:
@@ -98,15 +365,17 @@ class FittedParams:
 
     def _check_arrays(self):
         """Reject object arrays (params must round-trip through npz without pickle) and
-        make every array field read-only.
+        make every array field read-only memory that the params object owns.
 
         Scoring tables derived from the fields are cached on the object at its first
         use, so a field edited in place would be silently ignored: in-place writes
         raise instead, and :func:`dataclasses.replace` (a new object, new caches) is the
-        way to change a model.  A writeable array is copied first, so the params object
-        holds memory no one else can write, and the caller's array stays writeable (the
-        copies are of the parameters, K×d sized, never of the data).  An array that is
-        already read-only is kept as it is.
+        way to change a model.  An array someone else can write is copied first: a
+        writeable one, and a read-only view of memory that is writeable elsewhere (the
+        caller's array, or a mutable buffer); so is a non-contiguous one.  The caller's
+        array stays writeable.  An array no one else can write (a fit's fresh result
+        handed over read-only, a read-only memmap) is kept as it is: the copies are of
+        the parameters, K×d sized, never of the data, and fits pay none.
 
         numba compiles a separate specialisation of a kernel for read-only arrays:
         fields and the tables derived from them reach kernels through
@@ -119,10 +388,22 @@ class FittedParams:
                 continue
             if v.dtype == object:
                 raise ValueError(f"{type(self).__name__}.{f.name} must not be an object array")
-            if v.flags.writeable:
-                v = v.copy()
-                v.flags.writeable = False
-                object.__setattr__(self, f.name, v)
+            owned = _own(v)
+            if owned is not v:
+                object.__setattr__(self, f.name, owned)
+
+
+def attach_feature_names(params, names):
+    """``params`` with ``feature_names`` set to ``names`` (checked), in place.
+
+    For a params object its builder has just made and not yet returned (no one else
+    holds it), as a fit does after the solver has built its result; ``None`` leaves it
+    unchanged.
+    """
+    if names is not None:
+        object.__setattr__(params, "feature_names", names)
+        FieldChecker(params).feature_names()
+    return params
 
 
 def kernel_view(*arrays):

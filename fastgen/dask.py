@@ -30,6 +30,7 @@ to X's row chunks.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -55,6 +56,7 @@ from .logistic.api import (
 from .logistic.diagnostics import separation_of
 from .logistic.newton import newton_solve
 from .logistic.objectives import BINARY_EXPLICIT_MAX_P, make_objective
+from ._validation import check_feature_names
 from .moments import class_moments, merge_moments
 from .streaming import merge_counts, nb_counts, nb_from_counts
 
@@ -498,15 +500,21 @@ def _score_block(X, params, fn):
 
 
 def _check_params_X(params, X):
+    """X as a Dask array of the params' width, and the params its blocks are scored
+    with: a Dask array has no column names, so params fitted with names warn once here
+    (as :func:`fastgen.predict` does for an array) and the blocks go without them."""
     X = as_dask_X(X)
     if X.shape[1] != params.n_features_in:
         raise ValueError(f"X has {X.shape[1]} features but the params were fitted with "
                          f"{params.n_features_in}")
-    return X
+    if getattr(params, "feature_names", None) is not None:
+        check_feature_names(params.feature_names, None, type(params).__name__)
+        params = dataclasses.replace(params, feature_names=None)
+    return X, params
 
 
 def _map_scores(params, X, fn):
-    X = _check_params_X(params, X)
+    X, params = _check_params_X(params, X)
     K = params.classes.shape[0]
     dt = np.dtype(params.dtype)
     return X.map_blocks(_score_block, params, fn, dtype=dt, chunks=(X.chunks[0], (K,)),
@@ -533,7 +541,7 @@ def predict_proba(params, X):
 
 def predict(params, X):
     """The most probable label of every row of a Dask array, as a lazy Dask array (n,)."""
-    X = _check_params_X(params, X)
+    X, params = _check_params_X(params, X)
     dt = params.classes.dtype
     return X.map_blocks(_score_block, params, _scoring.predict, dtype=dt, drop_axis=1,
                         chunks=(X.chunks[0],), meta=np.empty((0,), dtype=dt))

@@ -18,6 +18,7 @@ from . import cuda as _cuda
 from ._params import FittedParams, kernel_view, register_params
 from ._runtime import blas_single_thread, serial_for_small_inputs
 from ._validation import (
+    check_feature_names,
     check_finite_result,
     check_n_features,
     check_priors,
@@ -25,6 +26,7 @@ from ._validation import (
     check_scalar,
     check_X,
     check_y,
+    feature_names_of,
 )
 from .kernels import gaussian as _g
 from .kernels import moments as _km
@@ -109,22 +111,36 @@ class GDAParams(FittedParams):
     n_per_class: np.ndarray
     covariance_type: str
     rank: int | None = None  # None: d (full rank), as in files written without it
+    feature_names: tuple | None = None
 
-    def __post_init__(self):
-        if self.covariance_type not in COVARIANCE_TYPES:
-            raise ValueError(f"covariance_type must be one of {COVARIANCE_TYPES}")
-        self._check_arrays()
-        d = self.n_features_in
+    def _check_fields(self, check):
+        """Shapes (K, d) from ``means``, one dtype for every float field, finite
+        values, priors summing to one, positive variances and Cholesky diagonals
+        (zeros allowed outside the retained subspace of a pooled model of rank < d)."""
+        cov_type = check.choice("covariance_type", COVARIANCE_TYPES)
+        dt = check.table("means", "finite").dtype
+        d = check.d
         if self.rank is None:
             object.__setattr__(self, "rank", d)
-        if isinstance(self.rank, bool) or not isinstance(self.rank, (int, np.integer)) \
-                or not 1 <= self.rank <= d \
-                or (self.rank < d and self.covariance_type != "pooled"):
-            raise ValueError(
-                f"rank must be an integer in [1, {d}] (below {d} only for a pooled "
-                f"covariance); got {self.rank!r}"
-            )
-        object.__setattr__(self, "rank", int(self.rank))
+        rank = self.rank
+        if isinstance(rank, (bool, np.bool_)) or not isinstance(rank, (int, np.integer)) \
+                or not 1 <= rank <= d or (rank < d and cov_type != "pooled"):
+            check.fail("rank", f"must be an integer in [1, {d}] (below {d} only for a "
+                               f"pooled covariance); got {rank!r}")
+        object.__setattr__(self, "rank", int(rank))
+        check.probabilities("priors", dt)
+        shape = {"pooled": ("d", "d"), "per_class": ("K", "d", "d"),
+                 "diagonal": ("K", "d"), "pooled_diagonal": ("d",)}[cov_type]
+        diagonal = cov_type in ("diagonal", "pooled_diagonal")
+        check.array("covariance", shape, dt, "positive" if diagonal else "finite")
+        chol = check.array("cholesky", shape, dt, "positive" if diagonal else "finite")
+        if not diagonal:
+            diag = np.diagonal(chol, axis1=-2, axis2=-1)
+            if not (diag.min() > 0 or (self.rank < d and diag.min() >= 0)):
+                check.fail("cholesky", "must have a positive diagonal (a lower Cholesky "
+                                       "factor of the covariance)")
+        check.array("log_det", ("K",), dt, "finite")
+        check.array("n_per_class", ("K",), dt, "nonneg")
 
 
     # ---- derived scoring tables (computed once per params object, in float64) ----
@@ -625,6 +641,7 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
         n_per_class=W.astype(dt),
         covariance_type=covariance,
         rank=rank,
+        feature_names=m.feature_names,
     )
 
 
@@ -721,6 +738,7 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
                              reg=reg, shrinkage=shrinkage, unbiased=unbiased,
                              var_smoothing=var_smoothing, tol=tol)
     _check_covariance_type(covariance)
+    names = feature_names_of(X)
     X = check_X(X, finite=False)  # checked through the moments below: no extra pass
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
@@ -729,7 +747,7 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     kind = SCATTER_FOR[covariance]
     W, means, scatter = moments_arrays(X, codes, w, classes.shape[0], kind)
     check_finite_result(X, means, scatter)
-    m = ClassMoments(classes, W, means, scatter, kind, str(X.dtype))
+    m = ClassMoments(classes, W, means, scatter, kind, str(X.dtype), names)
     fourth = None
     if shrinkage == "ledoit-wolf":
         G = _km.n_row_groups(X.shape[0], classes.shape[0], 1 << 20)
@@ -826,6 +844,7 @@ def lda_transform(params: GDAParams, X, n_components: int | None = None):
         At most min(K − 1, rank) (the default; rank = d unless Σ is singular).
     """
     _check_gda(params)
+    check_feature_names(params.feature_names, feature_names_of(X), "GDAParams")
     X = check_X(X, dtype=params.dtype)
     check_n_features(X, params.n_features_in)
     K, d = params.means.shape

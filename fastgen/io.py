@@ -7,7 +7,13 @@ bit for bit.
 
 Format version 2 adds the names of the features (in the order of X's columns) and of the
 target to the header, when :func:`save_params` is given them; :func:`load_feature_names`
-reads them back.  Version 1 files (no names) still load.
+reads them back.  Version 3 adds the params' own ``feature_names`` field (a model fitted
+on a data frame), stored as a JSON list; a model without names is written as version 2,
+so older fastgen versions still read it.  Version 1 files (no names) still load.
+
+Loading checks what it reads: the params are built through their constructor, whose
+checks (shapes, dtypes, finite values, sorted classes) turn a crafted or damaged file into
+a :class:`ParamsFileError` before anything can score with it.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ __all__ = ["save_params", "load_params", "load_feature_names", "ParamsFileError"
            "atomic_write"]
 
 _FORMAT = "fastgen-params"
-_VERSION = 2
+_VERSION = 3
+#: files of params without feature names keep the version 2 layout
+_VERSION_UNNAMED = 2
 _HEADER = "__fastgen__"
 
 
@@ -84,7 +92,9 @@ def save_params(path, params, *, feature_names=None, target_name=None) -> str:
     feature_names : sequence of str, optional
         The names of the columns of X, in order (``n_features_in`` distinct names),
         stored in the file so that a reader can select columns by name
-        (:func:`load_feature_names`; ``fastgen predict`` does).
+        (:func:`load_feature_names`; ``fastgen predict`` does).  Params fitted on a
+        data frame store their own ``feature_names`` without being told (and
+        ``load_params`` restores them); names given here must then be the same.
     target_name : str, optional
         The name of the target column.
     """
@@ -94,16 +104,31 @@ def save_params(path, params, *, feature_names=None, target_name=None) -> str:
         )
     feature_names, target_name = _check_names(feature_names, target_name,
                                               params.n_features_in)
+    own = getattr(params, "feature_names", None)
+    if own is not None:
+        if feature_names is None:
+            feature_names = list(own)
+        elif tuple(feature_names) != own:
+            raise ValueError(
+                f"feature_names {feature_names} differ from the names the params were "
+                f"fitted with, {list(own)}; pass the params' own names or none"
+            )
     arrays, kinds = {}, {}
     for f in dataclasses.fields(params):
         value = getattr(params, f.name)
+        if f.name == "feature_names":
+            if value is not None:  # absent when None: the version 2 layout
+                kinds[f.name] = "names"
+                arrays[f.name] = np.asarray(json.dumps(list(value)))
+            continue
         kind = _kind(value)
         kinds[f.name] = kind
         if kind == "array":
             arrays[f.name] = value
         elif kind != "none":
             arrays[f.name] = np.asarray(value)
-    header = {"format": _FORMAT, "version": _VERSION, "type": type(params).__name__,
+    version = _VERSION if own is not None else _VERSION_UNNAMED
+    header = {"format": _FORMAT, "version": version, "type": type(params).__name__,
               "fields": kinds, "feature_names": feature_names, "target_name": target_name}
     arrays[_HEADER] = np.asarray(json.dumps(header))
     path = os.fspath(path)
@@ -131,8 +156,13 @@ def load_feature_names(path):
     :func:`load_params` does.
     """
     header, _ = _read(path, values=False)
-    names = header.get("feature_names")
-    return (None if names is None else tuple(names)), header.get("target_name")
+    names, target = header.get("feature_names"), header.get("target_name")
+    if not (names is None or (isinstance(names, list)
+                              and all(isinstance(n, str) for n in names))) \
+            or not (target is None or isinstance(target, str)):
+        raise ParamsFileError(f"{os.fspath(path)!r} holds malformed feature or target "
+                              f"names")
+    return (None if names is None else tuple(names)), target
 
 
 def _register_all_params():
@@ -158,7 +188,11 @@ def load_params(path):
     if not required <= set(values) <= expected:
         raise ParamsFileError(f"{os.fspath(path)!r} does not match the fields of "
                               f"{cls.__name__}")
-    return cls(**values)
+    try:
+        return cls(**values)  # the constructor's checks catch a crafted or damaged file
+    except (ValueError, TypeError) as exc:
+        raise ParamsFileError(f"{os.fspath(path)!r} holds inconsistent {cls.__name__} "
+                              f"params: {exc}") from None
 
 
 def _read(path, *, values):
@@ -199,7 +233,15 @@ def _read(path, *, values):
                     raise ParamsFileError(f"{os.fspath(path)!r} lacks the field {name!r}")
                 arr = data[name]
                 if kind == "array":
+                    arr.flags.writeable = False  # fresh: the params keep it, no copy
                     out[name] = arr
+                elif kind == "names":
+                    names = json.loads(str(arr[()]))
+                    if not isinstance(names, list) or not all(isinstance(n, str)
+                                                              for n in names):
+                        raise ParamsFileError(f"{os.fspath(path)!r} holds malformed "
+                                              f"feature names")
+                    out[name] = tuple(names)
                 else:
                     out[name] = {"int": int, "float": float, "bool": bool,
                                  "str": str}[kind](arr[()])

@@ -19,6 +19,8 @@ from ._validation import (
     check_sample_weight,
     check_X,
     check_y,
+    feature_names_of,
+    merged_feature_names,
 )
 from .kernels import moments as _k
 
@@ -54,6 +56,10 @@ class ClassMoments:
     dtype : str
         The floating dtype of the data (``"float32"`` or ``"float64"``); the moments
         themselves are always float64.
+    feature_names : tuple of str or None
+        The column names of the data frame the moments were computed from, else
+        None; moments merge only with moments of the same names, and the models built
+        from them keep the names (and check them when scoring).
     """
 
     classes: np.ndarray
@@ -62,6 +68,7 @@ class ClassMoments:
     scatter: np.ndarray
     kind: str
     dtype: str = "float64"
+    feature_names: tuple | None = None
 
     def __post_init__(self):
         if self.kind not in SCATTER_KINDS:
@@ -75,6 +82,12 @@ class ClassMoments:
                 f"scatter of kind {self.kind!r} must have shape {shapes[self.kind]}; "
                 f"got {self.scatter.shape}"
             )
+        if self.feature_names is not None:
+            names = tuple(self.feature_names)
+            if not all(isinstance(n, str) for n in names) or len(names) != d \
+                    or len(set(names)) != d:
+                raise ValueError(f"feature_names must be {d} distinct str")
+            object.__setattr__(self, "feature_names", tuple(str(n) for n in names))
 
     @property
     def n_features(self) -> int:
@@ -130,12 +143,13 @@ def class_moments(X, y, *, kind: str = "pooled", sample_weight=None) -> ClassMom
     """
     if kind not in SCATTER_KINDS:
         raise ValueError(f"kind must be one of {SCATTER_KINDS}; got {kind!r}")
+    names = feature_names_of(X)
     X = check_X(X, finite=False)  # checked through the moments: no extra pass over X
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
     W, means, scatter = moments_arrays(X, codes, w, classes.shape[0], kind)
     check_finite_result(X, means, scatter)
-    return ClassMoments(classes, W, means, scatter, kind, str(X.dtype))
+    return ClassMoments(classes, W, means, scatter, kind, str(X.dtype), names)
 
 
 def _aligned(m: ClassMoments, classes: np.ndarray) -> ClassMoments:
@@ -165,10 +179,13 @@ def merge_moments(a: ClassMoments, b: ClassMoments) -> ClassMoments:
     to rounding).
 
     Classes are matched by label; a class present in only one side is carried over.
+    Feature names must agree (different names raise a ValueError; names on one side
+    only warn, and the merge keeps them).
     With W = Wa + Wb and δ = μb − μa per class: μ = μa + δ·Wb/W and
     M2 = M2a + M2b + δδᵀ·Wa·Wb/W (summed over classes for the pooled scatter).
     """
     check_merge_operands(a, b, ClassMoments, "moments", "kind")
+    names = merged_feature_names(a.feature_names, b.feature_names, "moments")
     def family(c):
         return "number" if c.dtype.kind in "biuf" else c.dtype.kind
 
@@ -187,7 +204,7 @@ def merge_moments(a: ClassMoments, b: ClassMoments) -> ClassMoments:
              "diagonal": _k.merge_diagonal}[a.kind]
     merge(W, means, scatter, B.counts, B.means, B.scatter)
     dtype = "float64" if "float64" in (a.dtype, b.dtype) else "float32"
-    return ClassMoments(classes, W, means, scatter, a.kind, dtype)
+    return ClassMoments(classes, W, means, scatter, a.kind, dtype, names)
 
 
 def total_variance(m: ClassMoments) -> np.ndarray:

@@ -2,6 +2,13 @@
 
 Each validates X once (dense or, where the model allows, CSR; converted to the dtype
 the params were fitted in) and calls the params object's kernels.
+
+Feature names follow scikit-learn's rule.  Params fitted on a data frame whose column
+names are all str keep them (``params.feature_names``); a data frame scored with other
+names, or the same names in another order, is a ValueError that lists the missing,
+unexpected and misplaced columns.  Scoring an array after a data-frame fit, or a data
+frame after an array fit, warns (a UserWarning): the columns can then be counted but not
+matched.
 """
 
 from __future__ import annotations
@@ -11,17 +18,26 @@ import numpy as np
 from . import cuda as _cuda
 from ._params import FittedParams
 from ._runtime import serial_for_small_inputs
-from ._validation import check_n_features, check_X
+from ._validation import check_feature_names, check_n_features, check_X, feature_names_of
 
 __all__ = ["joint_log_likelihood", "predict_log_proba", "predict_proba", "predict"]
 
 
-def _prepare(params, X):
+def _check_params(params):
     if not isinstance(params, FittedParams):
         raise ValueError(
             f"params must be a fitted fastgen params object (e.g. the result of fit_gda); "
             f"got {type(params).__name__}"
         )
+
+
+def _check_names(params, X):
+    """Check the column names of X (a data frame or not) against ``params.feature_names``
+    (see the module docstring)."""
+    check_feature_names(params.feature_names, feature_names_of(X), type(params).__name__)
+
+
+def _prepare(params, X):
     X = check_X(X, allow_sparse=params.accepts_sparse, dtype=params.dtype,
                 finite=not params.checks_finite_scores)
     check_n_features(X, params.n_features_in)
@@ -32,6 +48,8 @@ def _score(params, X, name):
     """The scoring function ``name`` of X: device arrays go to :mod:`fastgen.cuda`'s
     function of that name, the rest is validated once and goes to the params object's
     ``_<name>`` method."""
+    _check_params(params)
+    _check_names(params, X)
     if _cuda.is_device_array(X):
         return getattr(_cuda, name)(params, X)
     X = _prepare(params, X)

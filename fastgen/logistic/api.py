@@ -19,13 +19,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._params import attach_feature_names
 from .._runtime import serial_for_small_inputs, single_thread_blas_call
 from .._validation import (
+    check_feature_names,
     check_n_features,
     check_sample_weight,
     check_scalar,
     check_X,
     check_y,
+    feature_names_of,
 )
 from .._warn import warn
 from .data import InMemoryData
@@ -319,9 +322,11 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
                              f"penalty={penalty!r}, l2={l2!r}")
         from .firth import fit_firth
 
-        return fit_firth(X, y, fit_intercept=fit_intercept, sample_weight=sample_weight,
-                         max_iter=max_iter, tol=tol, init=init)
+        return attach_feature_names(
+            fit_firth(X, y, fit_intercept=fit_intercept, sample_weight=sample_weight,
+                      max_iter=max_iter, tol=tol, init=init), feature_names_of(X))
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
+    feature_names = feature_names_of(X)
     names = _feature_names_of(X)
     inp = prepare_inputs(X, y, sample_weight)
     K = inp.classes.shape[0]
@@ -336,8 +341,9 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
                           sum_weights=inp.sum_weights, l2=opt.l2, separation=separation)
     if result.cause != "separation":
         check_collinearity(obj, data, opt.l2, names)
-    return params_from_result(
+    params = params_from_result(
         result, obj, ParamsSpec(inp.classes, data.d, opt.fit_intercept, opt.l2, inp.X.dtype))
+    return attach_feature_names(params, feature_names)
 
 
 @serial_for_small_inputs(1)
@@ -371,6 +377,7 @@ def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
             f"got {type(params).__name__}"
         )
     opt = check_fit_options(l2, params.fit_intercept, 1, 1e-8)
+    check_feature_names(params.feature_names, feature_names_of(X), "LogisticParams")
     inp = prepare_inputs(X, y, sample_weight)
     check_n_features(inp.X, params.n_features_in)
     K = inp.classes.shape[0]
@@ -389,8 +396,9 @@ def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
                               sum_weights=inp.sum_weights, l2=opt.l2, what="irls_step")
     result = dataclasses.replace(result, n_iter=params.n_iter + result.n_iter,
                                  converged=result.grad_norm_history[-1] <= 1e-8)
-    return params_from_result(
+    new = params_from_result(
         result, obj, ParamsSpec(inp.classes, data.d, opt.fit_intercept, opt.l2, inp.X.dtype))
+    return attach_feature_names(new, params.feature_names)
 
 
 def logistic_loss_grad_hess(X, codes, beta, *, n_classes, fit_intercept=True,

@@ -24,7 +24,15 @@ import scipy.linalg
 import scipy.stats
 
 from .._runtime import blas_single_thread, threads_for
-from .._validation import check_sample_weight, check_X, check_y, csr_arrays, is_sparse
+from .._validation import (
+    check_feature_names,
+    check_sample_weight,
+    check_X,
+    check_y,
+    csr_arrays,
+    feature_names_of,
+    is_sparse,
+)
 from ..kernels import inference as _ki
 from .params import LogisticParams
 
@@ -663,7 +671,10 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     p = d + (1 if model.fit_intercept else 0)
     q = m * p
     _check_size(q)
-    names = _feature_names(X, d, model.fit_intercept, feature_names)
+    if not is_dask_array(X):
+        check_feature_names(model.feature_names, feature_names_of(X), "LogisticParams")
+    names = _feature_names(X, d, model.fit_intercept,
+                           model.feature_names if feature_names is None else feature_names)
     want_meat = cov_type in ("HC0", "HC1")
     B = reference_coef(model)
     data = None

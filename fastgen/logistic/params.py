@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._params import FittedParams, kernel_view, register_params
+from .._params import FieldChecker, FittedParams, kernel_view, register_params
 from .._validation import report_nonfinite
 
 __all__ = ["LogisticParams", "ConvergenceWarning", "PerfectSeparationWarning",
@@ -95,6 +95,7 @@ class LogisticParams(FittedParams):
     step_size_history: np.ndarray
     solver: str
     n_hessp: int
+    feature_names: tuple | None = None
 
     accepts_sparse = True
     #: scoring finds non-finite X through the linear predictor (a NaN or an infinity in
@@ -105,17 +106,35 @@ class LogisticParams(FittedParams):
 
     def __post_init__(self):
         self._check_arrays()
-        K = self.classes.shape[0]
+        check = FieldChecker(self)
+        check.classes(min_classes=2)
+        self._check_fields(check)
+        check.feature_names()
+
+    def _check_fields(self, check):
+        """coef (K', d) and intercept (K',) finite, of one dtype, with K' = 1 for two
+        classes ("binary") and K otherwise; the options and the fit's record."""
+        K = check.K
         kk = 1 if K == 2 else K
-        if self.coef.ndim != 2 or self.coef.shape[0] != kk:
-            raise ValueError(
-                f"LogisticParams.coef must have shape ({kk}, n_features) for {K} classes; "
-                f"got {self.coef.shape}"
-            )
-        if self.intercept.shape != (kk,):
-            raise ValueError(
-                f"LogisticParams.intercept must have shape ({kk},); got {self.intercept.shape}"
-            )
+        coef = check.array("coef", (kk, None), "float", "finite")
+        if coef.shape[1] < 1:
+            check.fail("coef", f"must have shape ({kk}, d) with d ≥ 1; got {coef.shape}")
+        check.d = coef.shape[1]
+        check.array("intercept", (kk,), coef.dtype, "finite")
+        param = check.choice("parametrization", ("binary", "symmetric", "reference"))
+        if (param == "binary") != (K == 2):
+            check.fail("parametrization", f"must be 'binary' for two classes and "
+                                          f"'symmetric' or 'reference' for more; got "
+                                          f"{param!r} for {K} classes")
+        check.real("l2", low=0.0)
+        check.boolean("fit_intercept")
+        check.integer("n_iter", low=0)
+        check.boolean("converged")
+        check.real("log_likelihood", finite=False)
+        for name in ("objective_history", "grad_norm_history", "step_size_history"):
+            check.array(name, (None,), "float")
+        check.string("solver")
+        check.integer("n_hessp", low=0)
 
 
     def _scores(self, X, mode):

@@ -198,6 +198,16 @@ class LinearNB(FittedParams):
     checks_finite_scores = True
     _feature_table = "feature_log_prob"
 
+    def _check_counts_and_tables(self, check, weights="log"):
+        """The fields the count models share: N_k (K,), the feature counts (K, d),
+        log π_k and the (K, d) table of ``weights`` ("log": log-probabilities, or
+        "finite"), and α; returns the table's dtype."""
+        dt = check.table("feature_log_prob", weights).dtype
+        check.array("class_count", ("K",), "float", "nonneg")
+        check.array("feature_count", ("K", "d"), "float", "nonneg")
+        check.array("class_log_prior", ("K",), "float", "log")
+        check.real("alpha", low=0.0)
+        return dt
 
     # (d, K) float64 weights, (K,) float64 bias, binarize flag, threshold
     def _linear_form(self):  # pragma: no cover - every subclass overrides

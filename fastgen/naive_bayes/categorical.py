@@ -13,7 +13,7 @@ import numpy as np
 
 from .._params import FittedParams, kernel_view, register_params
 from .._runtime import serial_for_small_inputs
-from .._validation import csr_arrays, is_sparse
+from .._validation import csr_arrays, feature_names_of, is_sparse
 from ..kernels.nb import categorical_counts, categorical_scores
 from ..kernels.sparse import csr_categorical_counts, csr_categorical_scores
 from .base import (
@@ -106,6 +106,7 @@ class CategoricalNBParams(FittedParams):
     n_categories: np.ndarray
     offsets: np.ndarray
     alpha: float
+    feature_names: tuple | None = None
 
     accepts_sparse = True
     _feature_table = "feature_log_prob"
@@ -114,6 +115,28 @@ class CategoricalNBParams(FittedParams):
     def n_features_in(self) -> int:
         # feature_log_prob has one column per (feature, category) pair
         return int(self.n_categories.shape[0])
+
+    def _check_fields(self, check):
+        """Besides the shapes: n_categories ≥ 1 and offsets = [0, cumsum(n_categories)],
+        so that feature j's categories are exactly the columns offsets[j]:offsets[j+1]
+        of the (K, C) tables (the scoring kernels index them so)."""
+        n_cat = check.array("n_categories", (None,), "int")
+        if n_cat.shape[0] < 1 or n_cat.min() < 1:
+            check.fail("n_categories", f"must hold a positive integer per feature; got "
+                                       f"{n_cat.tolist()}")
+        d = n_cat.shape[0]
+        offsets = check.array("offsets", (d + 1,), "int")
+        if offsets[0] != 0 or np.any(offsets[1:] != np.cumsum(n_cat)):
+            check.fail("offsets", f"must be [0, cumsum(n_categories)] = "
+                                  f"{[0] + np.cumsum(n_cat).tolist()}; got {offsets.tolist()}")
+        C = int(offsets[-1])
+        dt = check.array("feature_log_prob", ("K", C), "float", "log").dtype
+        check.d = d
+        check.array("category_count", ("K", C), "float", "nonneg")
+        check.array("class_count", ("K",), "float", "nonneg")
+        check.array("class_log_prior", ("K",), "float", "log")
+        check.real("alpha", low=0.0)
+        return dt
 
     @cached_property
     def _table(self):
@@ -161,6 +184,7 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     -------
     CategoricalNBParams
     """
+    names = feature_names_of(X)
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True)
     alpha = check_alpha(alpha)
     d = X.shape[1]
@@ -185,11 +209,11 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     else:
         counts = categorical_counts(X, codes, w, K, offsets)
     return categorical_params(classes, cc, counts, n_cat, offsets, alpha, True, None,
-                              X.dtype)
+                              X.dtype, names)
 
 
 def categorical_params(classes, cc, counts, n_cat, offsets, alpha, fit_prior,
-                       class_prior, dtype):
+                       class_prior, dtype, feature_names=None):
     """:class:`CategoricalNBParams` from checked counts (see :func:`fit_categorical_nb`)."""
     smoothed = counts + alpha
     sums = np.add.reduceat(smoothed, offsets[:-1], axis=1)
@@ -203,4 +227,5 @@ def categorical_params(classes, cc, counts, n_cat, offsets, alpha, fit_prior,
         n_categories=n_cat,
         offsets=offsets,
         alpha=alpha,
+        feature_names=feature_names,
     )

@@ -44,7 +44,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_merge_operands, check_scalar
+from .._validation import (
+    check_merge_operands,
+    check_scalar,
+    feature_names_of,
+    merged_feature_names,
+)
 from ..moments import ClassMoments, class_moments, merge_moments
 from .base import check_alpha, check_bool, fit_inputs
 from .categorical import categorical_params
@@ -104,6 +109,10 @@ class NBCounts:
     dtype : str
         ``"float32"`` when every merged chunk was float32, else ``"float64"``: the
         dtype of the params :func:`nb_from_counts` returns.
+    feature_names : tuple of str or None
+        The column names of the data frame the counts were taken from, else None;
+        counts merge only with counts of the same names, and the params built from
+        them keep the names.
     """
 
     model: str
@@ -114,6 +123,7 @@ class NBCounts:
     feature_moments: ClassMoments | None = None
     binarize: float | None = None
     dtype: str = "float64"
+    feature_names: tuple | None = None
 
     def __post_init__(self):
         if self.model not in NB_MODELS:
@@ -126,6 +136,12 @@ class NBCounts:
                 raise ValueError("the gaussian model needs moments")
         elif self.feature_count is None or self.feature_count.shape[0] != K:
             raise ValueError(f"feature_count must have shape ({K}, n_features)")
+        if self.feature_names is not None:
+            names, d = tuple(self.feature_names), self.n_features
+            if not all(isinstance(n, str) for n in names) or len(names) != d \
+                    or len(set(names)) != d:
+                raise ValueError(f"feature_names must be {d} distinct str")
+            object.__setattr__(self, "feature_names", tuple(str(n) for n in names))
 
     @property
     def n_features(self) -> int:
@@ -215,10 +231,12 @@ def nb_counts(X, y, model: str = "multinomial", *, sample_weight=None, binarize=
             K = known.shape[0]
             mom = ClassMoments(known, _pad_rows(mom.counts, pos, K),
                                _pad_rows(mom.means, pos, K), _pad_rows(mom.scatter, pos, K),
-                               "diagonal", mom.dtype)
+                               "diagonal", mom.dtype, mom.feature_names)
         return NBCounts("gaussian", mom.classes, mom.counts.copy(), moments=mom,
-                        feature_moments=feat, dtype=mom.dtype)
+                        feature_moments=feat, dtype=mom.dtype,
+                        feature_names=mom.feature_names)
     # the counts of the fits, from the same kernels, without building a model
+    names = feature_names_of(X)
     X, cls, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True, csr_counts=True)
     if model == "bernoulli":
         binarize = check_binarize(binarize, X)
@@ -232,7 +250,8 @@ def nb_counts(X, y, model: str = "multinomial", *, sample_weight=None, binarize=
         known, pos = _align_classes(cls, classes)
         cc, fc, cls = _pad_rows(cc, pos, known.shape[0]), _pad_rows(fc, pos,
                                                                      known.shape[0]), known
-    return NBCounts(model, cls, cc, feature_count=fc, binarize=binarize, dtype=str(X.dtype))
+    return NBCounts(model, cls, cc, feature_count=fc, binarize=binarize, dtype=str(X.dtype),
+                    feature_names=names)
 
 
 def merge_counts(a: NBCounts, b: NBCounts) -> NBCounts:
@@ -244,6 +263,7 @@ def merge_counts(a: NBCounts, b: NBCounts) -> NBCounts:
     S = S^a + S^b + δ²·W^a·W^b/W).  Associative and commutative up to rounding.
     """
     check_merge_operands(a, b, NBCounts, "counts", "model")
+    names = merged_feature_names(a.feature_names, b.feature_names, "counts")
     if a.binarize != b.binarize:
         raise ValueError(
             f"cannot merge Bernoulli counts taken with binarize={a.binarize} and "
@@ -256,7 +276,7 @@ def merge_counts(a: NBCounts, b: NBCounts) -> NBCounts:
         if a.feature_moments is not None or b.feature_moments is not None:
             f = merge_moments(_all_rows(a), _all_rows(b))
         return NBCounts("gaussian", m.classes, m.counts.copy(), moments=m, feature_moments=f,
-                        dtype=dtype)
+                        dtype=dtype, feature_names=names)
     if a.classes.dtype.kind in "biuf" and b.classes.dtype.kind not in "biuf" or \
             b.classes.dtype.kind in "biuf" and a.classes.dtype.kind not in "biuf":
         raise ValueError(
@@ -277,7 +297,8 @@ def merge_counts(a: NBCounts, b: NBCounts) -> NBCounts:
         cc[pb] += b.class_count
         fc = _pad_rows(a.feature_count, pa, K)
         fc[pb] += b.feature_count
-    return NBCounts(a.model, classes, cc, feature_count=fc, binarize=a.binarize, dtype=dtype)
+    return NBCounts(a.model, classes, cc, feature_count=fc, binarize=a.binarize, dtype=dtype,
+                    feature_names=names)
 
 
 def nb_from_counts(counts: NBCounts, **options):
@@ -307,12 +328,12 @@ def nb_from_counts(counts: NBCounts, **options):
         fv = None if f is None else f.scatter[0] / f.counts[0]
         return gaussian_nb_from_moments(counts.moments, feature_variance=fv, **options)
     args = (counts.classes, counts.class_count, counts.feature_count)
-    dt = np.dtype(counts.dtype)
+    kw = {"dtype": np.dtype(counts.dtype), "feature_names": counts.feature_names}
     if counts.model == "multinomial":
-        return multinomial_nb_from_counts(*args, dtype=dt, **options)
+        return multinomial_nb_from_counts(*args, **kw, **options)
     if counts.model == "complement":
-        return complement_nb_from_counts(*args, dtype=dt, **options)
-    return bernoulli_nb_from_counts(*args, binarize=counts.binarize, dtype=dt, **options)
+        return complement_nb_from_counts(*args, **kw, **options)
+    return bernoulli_nb_from_counts(*args, binarize=counts.binarize, **kw, **options)
 
 
 # ------------------------------------------------------------ models from statistics
@@ -384,13 +405,14 @@ def gaussian_nb_from_moments(moments, *, priors=None, var_smoothing=1e-9,
 
 def bernoulli_nb_from_counts(classes, class_count, feature_count, *, alpha=1.0,
                              binarize=0.0, fit_prior=True, class_prior=None,
-                             dtype=np.float64):
+                             dtype=np.float64, feature_names=None):
     """Bernoulli naive Bayes from class counts N_k and feature counts F_kj.
 
     The formulas of :func:`fit_bernoulli_nb`; the counts of disjoint batches add, so
     this rebuilds a model from accumulated counts (e.g. the ``class_count`` and
     ``feature_count`` of two fitted models, summed).  ``binarize`` is only stored, to
-    be applied at prediction time.  ``dtype`` is that of the scoring tables.
+    be applied at prediction time.  ``dtype`` is that of the scoring tables;
+    ``feature_names`` (d str, optional) the names scoring checks X's columns against.
     """
     classes, cc, fc = check_counts(classes, class_count, feature_count, "feature_count")
     alpha = check_alpha(alpha)
@@ -400,47 +422,51 @@ def bernoulli_nb_from_counts(classes, class_count, feature_count, *, alpha=1.0,
         raise ValueError("feature_count exceeds class_count: F_kj <= N_k is required")
     return bernoulli_params(classes, cc, fc, alpha, binarize,
                                   check_bool(fit_prior, "fit_prior"), class_prior,
-                                  check_dtype(dtype))
+                                  check_dtype(dtype), feature_names)
 
 
 def multinomial_nb_from_counts(classes, class_count, feature_count, *, alpha=1.0,
-                               fit_prior=True, class_prior=None, dtype=np.float64):
+                               fit_prior=True, class_prior=None, dtype=np.float64,
+                               feature_names=None):
     """Multinomial naive Bayes from class counts N_k and feature counts N_kj.
 
     The formulas of :func:`fit_multinomial_nb`, log θ_kj = log(N_kj + α) −
-    log(Σ_j N_kj + α·d), on counts accumulated over batches.
+    log(Σ_j N_kj + α·d), on counts accumulated over batches.  ``dtype`` and
+    ``feature_names`` as in :func:`bernoulli_nb_from_counts`.
     """
     classes, cc, fc = check_counts(classes, class_count, feature_count, "feature_count")
     return multinomial_params(classes, cc, fc, check_alpha(alpha),
                                     check_bool(fit_prior, "fit_prior"), class_prior,
-                                    check_dtype(dtype))
+                                    check_dtype(dtype), feature_names)
 
 
 def complement_nb_from_counts(classes, class_count, feature_count, *, alpha=1.0,
                               norm=False, fit_prior=True, class_prior=None,
-                              dtype=np.float64):
+                              dtype=np.float64, feature_names=None):
     """Complement naive Bayes from class counts and feature counts N_kj.
 
     The formulas of :func:`fit_complement_nb`.  ``fit_prior`` and ``class_prior`` set
     ``class_log_prior``, which enters the scores only when there is a single class.
+    ``dtype`` and ``feature_names`` as in :func:`bernoulli_nb_from_counts`.
     """
     classes, cc, fc = check_counts(classes, class_count, feature_count, "feature_count")
     return complement_params(classes, cc, fc, check_alpha(alpha),
                                    check_bool(norm, "norm"),
                                    check_bool(fit_prior, "fit_prior"), class_prior,
-                                   check_dtype(dtype))
+                                   check_dtype(dtype), feature_names)
 
 
 def categorical_nb_from_counts(classes, class_count, category_count, n_categories, *,
                                alpha=1.0, fit_prior=True, class_prior=None,
-                               dtype=np.float64):
+                               dtype=np.float64, feature_names=None):
     """Categorical naive Bayes from class counts and per-category counts N_kjc.
 
     ``category_count`` is (K, Σ_j n_categories[j]), feature j's categories in columns
     ``offsets[j]:offsets[j + 1]`` with ``offsets = [0, cumsum(n_categories)]`` (the
     layout of :class:`CategoricalNBParams`).  The formulas of
     :func:`fit_categorical_nb`; ``fit_prior=False`` gives uniform priors and
-    ``class_prior`` fixed ones.
+    ``class_prior`` fixed ones.  ``dtype`` and ``feature_names`` as in
+    :func:`bernoulli_nb_from_counts`.
     """
     classes, cc, counts = check_counts(classes, class_count, category_count,
                                         "category_count")
@@ -457,4 +483,4 @@ def categorical_nb_from_counts(classes, class_count, category_count, n_categorie
         )
     return categorical_params(classes, cc, counts, n_cat, offsets, check_alpha(alpha),
                                     check_bool(fit_prior, "fit_prior"), class_prior,
-                                    check_dtype(dtype))
+                                    check_dtype(dtype), feature_names)

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._params import kernel_view, register_params
 from .._runtime import serial_for_small_inputs
-from .._validation import check_scalar, is_sparse
+from .._validation import check_scalar, feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, log_counts
 from .base import (
     LinearNB,
@@ -92,7 +92,8 @@ def discrete_counts(X, codes, w, K, model, *, binarize=None):
     return weighted_class_count(codes, w, K), fc
 
 
-def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, **fields):
+def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_names,
+                        **fields):
     """``cls`` built from the fields the three discrete models share, plus ``fields``.
 
     The log-probability table is stored in the input's float dtype (``flp`` is a fresh
@@ -105,7 +106,7 @@ def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, **fields):
     return cls(classes=classes, class_count=cc, feature_count=fc,
                class_log_prior=_handed_over(clp),
                feature_log_prob=_handed_over(flp.astype(dtype, copy=False)), alpha=alpha,
-               **fields)
+               feature_names=feature_names, **fields)
 
 
 def _handed_over(a):
@@ -137,15 +138,16 @@ def _fit_counts(X, y, sample_weight, model, binarize=None):
 
     The fits check their scalar options first, so that a bad option fails before the pass
     over X.  Returns the classes, N_k, N_kj (F_kj for Bernoulli), the checked ``binarize``
-    threshold (Bernoulli) and X's float dtype.
+    threshold (Bernoulli), X's float dtype and X's feature names.
     """
+    names = feature_names_of(X)
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
                                       csr_counts=True)
     if model == "bernoulli":
         binarize = check_binarize(binarize, X)
     cc, fc = discrete_counts(X, codes, w, classes.shape[0], model, binarize=binarize)
     # the counts are this fit's own: the params keep them without a copy
-    return classes, _handed_over(cc), _handed_over(fc), binarize, X.dtype
+    return classes, _handed_over(cc), _handed_over(fc), binarize, X.dtype, names
 
 
 def check_binarize(binarize, X):
@@ -199,6 +201,12 @@ class BernoulliNBParams(LinearNB):
     neg_feature_log_prob: np.ndarray
     alpha: float
     binarize: float | None
+    feature_names: tuple | None = None
+
+    def _check_fields(self, check):
+        dt = self._check_counts_and_tables(check)
+        check.array("neg_feature_log_prob", ("K", "d"), dt, "log")
+        check.real("binarize", optional=True)
 
     def _linear_form(self):
         flp = self.feature_log_prob.astype(np.float64)
@@ -243,12 +251,14 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     """
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
-    classes, cc, fc, binarize, dtype = _fit_counts(X, y, sample_weight, "bernoulli",
-                                                   binarize)
-    return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype)
+    classes, cc, fc, binarize, dtype, names = _fit_counts(X, y, sample_weight, "bernoulli",
+                                                          binarize)
+    return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype,
+                            names)
 
 
-def bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype):
+def bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype,
+                     feature_names=None):
     """:class:`BernoulliNBParams` from checked counts (see :func:`fit_bernoulli_nb`)."""
     clp = log_priors(cc, fit_prior, class_prior)
     if binarize is None:
@@ -258,7 +268,7 @@ def bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, d
     # N_k − F_kj first: exact for counts near N_k, where 1 − p_kj would lose digits
     neg = _log_smoothed(fc, alpha, log_denom, base=cc)
     return _params_from_counts(BernoulliNBParams, classes, cc, fc, clp, flp, alpha, dtype,
-                               neg_feature_log_prob=neg.astype(dtype, copy=False),
+                               feature_names, neg_feature_log_prob=neg.astype(dtype, copy=False),
                                binarize=binarize)
 
 
@@ -288,6 +298,10 @@ class MultinomialNBParams(LinearNB):
     class_log_prior: np.ndarray
     feature_log_prob: np.ndarray
     alpha: float
+    feature_names: tuple | None = None
+
+    def _check_fields(self, check):
+        self._check_counts_and_tables(check)
 
     def _linear_form(self):
         return self.feature_log_prob.T, self.class_log_prior, False, 0.0
@@ -324,17 +338,19 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     """
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
-    classes, cc, fc, _, dtype = _fit_counts(X, y, sample_weight, "multinomial")
-    return multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype)
+    classes, cc, fc, _, dtype, names = _fit_counts(X, y, sample_weight, "multinomial")
+    return multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype, names)
 
 
-def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype):
+def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
+                       feature_names=None):
     """:class:`MultinomialNBParams` from checked counts (see :func:`fit_multinomial_nb`)."""
     clp = log_priors(cc, fit_prior, class_prior)
     # Σ_j (N_kj + α) as Σ_j N_kj + α·d: one pass over the counts, no smoothed copy
     log_total = np.log(fc.sum(axis=1) + alpha * fc.shape[1])
     flp = _log_smoothed(fc, alpha, log_total)
-    return _params_from_counts(MultinomialNBParams, classes, cc, fc, clp, flp, alpha, dtype)
+    return _params_from_counts(MultinomialNBParams, classes, cc, fc, clp, flp, alpha, dtype,
+                               feature_names)
 
 
 # -------------------------------------------------------------------------- complement
@@ -368,6 +384,12 @@ class ComplementNBParams(LinearNB):
     feature_log_prob: np.ndarray
     alpha: float
     norm: bool
+    feature_names: tuple | None = None
+
+    def _check_fields(self, check):
+        self._check_counts_and_tables(check, weights="finite")
+        check.array("feature_all", ("d",), "float", "nonneg")
+        check.boolean("norm")
 
     def _linear_form(self):
         K = self.class_log_prior.shape[0]
@@ -403,11 +425,12 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
     """
     alpha = check_alpha(alpha)
     norm = check_bool(norm, "norm")
-    classes, cc, fc, _, dtype = _fit_counts(X, y, sample_weight, "complement")
-    return complement_params(classes, cc, fc, alpha, norm, True, None, dtype)
+    classes, cc, fc, _, dtype, names = _fit_counts(X, y, sample_weight, "complement")
+    return complement_params(classes, cc, fc, alpha, norm, True, None, dtype, names)
 
 
-def complement_params(classes, cc, fc, alpha, norm, fit_prior, class_prior, dtype):
+def complement_params(classes, cc, fc, alpha, norm, fit_prior, class_prior, dtype,
+                      feature_names=None):
     """:class:`ComplementNBParams` from checked counts (see :func:`fit_complement_nb`)."""
     clp = log_priors(cc, fit_prior, class_prior)
     feature_all = fc.sum(axis=0)
@@ -415,4 +438,4 @@ def complement_params(classes, cc, fc, alpha, norm, fit_prior, class_prior, dtyp
     logged = np.log(comp / comp.sum(axis=1, keepdims=True))
     flp = logged / logged.sum(axis=1, keepdims=True) if norm else -logged
     return _params_from_counts(ComplementNBParams, classes, cc, fc, clp, flp, alpha, dtype,
-                               feature_all=feature_all, norm=norm)
+                               feature_names, feature_all=feature_all, norm=norm)

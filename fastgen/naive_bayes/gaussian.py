@@ -14,7 +14,12 @@ import numpy as np
 from .. import cuda as _cuda
 from .._params import FittedParams, kernel_view, register_params
 from .._runtime import serial_for_small_inputs
-from .._validation import check_finite_result, check_priors, check_scalar
+from .._validation import (
+    check_finite_result,
+    check_priors,
+    check_scalar,
+    feature_names_of,
+)
 from ..kernels import nb as _nb
 from ..moments import ClassMoments, moments_arrays, variance_floor
 from .base import fit_inputs, log_allow_zero
@@ -50,9 +55,18 @@ class GaussianNBParams(FittedParams):
     variances: np.ndarray
     epsilon: float
     var_smoothing: float
+    feature_names: tuple | None = None
 
     accepts_sparse = False
     _feature_table = "means"
+
+    def _check_fields(self, check):
+        dt = check.table("means", "finite").dtype
+        check.array("variances", ("K", "d"), dt, "positive")
+        check.array("class_count", ("K",), "float", "nonneg")
+        check.array("class_log_prior", ("K",), "float", "log")
+        check.real("epsilon", low=0.0)
+        check.real("var_smoothing", low=0.0)
 
     @cached_property
     def _tables(self):
@@ -111,6 +125,7 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
                                      sample_weight=sample_weight)
     # finiteness is checked through the moments (NaN/inf make them non-finite): no
     # separate pass over X
+    names = feature_names_of(X)
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=False,
                                       finite=False)
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
@@ -118,7 +133,8 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     check_priors(priors, K)
     W, means, scatter = moments_arrays(X, codes, w, K, "diagonal")
     check_finite_result(X, means, scatter)  # NaN/inf in X, or squares that overflow
-    moments = ClassMoments(classes, W, means, scatter, "diagonal", str(X.dtype))
+    moments = ClassMoments(classes, W, means, scatter, "diagonal", str(X.dtype),
+                           feature_names=names)
     feature_variance = None  # unweighted: the total variance implied by the moments
     if w.shape[0]:
         n = X.shape[0]
@@ -182,12 +198,17 @@ def gaussian_params(moments, priors, var_smoothing, feature_variance):
         )
     if p is None:
         p = cc / cc.sum()
+    # fresh arrays, handed over read-only: the params keep them without a copy
+    tables = [cc, log_allow_zero(p), moments.means.astype(dt), var.astype(dt)]
+    for a in tables:
+        a.flags.writeable = False
     return GaussianNBParams(
         classes=moments.classes,
-        class_count=cc,
-        class_log_prior=log_allow_zero(p),
-        means=moments.means.astype(dt),
-        variances=var.astype(dt),
+        class_count=tables[0],
+        class_log_prior=tables[1],
+        means=tables[2],
+        variances=tables[3],
         epsilon=float(epsilon),
         var_smoothing=float(var_smoothing),
+        feature_names=moments.feature_names,
     )
