@@ -19,19 +19,38 @@ once from :mod:`fastgen`'s ``__init__`` before any kernel module is imported):
    ...: no locator available`` while *importing* the module that defines the kernel.
    fastgen then points ``NUMBA_CACHE_DIR`` at a private per-user directory under the
    system temp directory.  A location numba would use anyway is never overridden.
-3. Two methods of numba's ``numba.core.caching.IndexDataCacheFile`` (``_load_index``,
-   ``_load_data``) are wrapped (:func:`tolerate_corrupt_cache`) so that a truncated or
-   garbled cache file *of a fastgen kernel* is a cache miss (recompiled and rewritten)
-   instead of an ``UnpicklingError`` at the first call; other libraries' cache files
-   behave exactly as before.  These are private numba names, so the wrap is applied
-   only on the numba versions it was tested with (:data:`TESTED_NUMBA`); on any other
-   version, or if the names are gone, fastgen leaves numba's own caching alone and
-   emits one :class:`RuntimeSetupWarning` — never an import failure.
+3. Three methods of numba's ``numba.core.caching`` are wrapped
+   (:func:`tolerate_corrupt_cache`): ``IndexDataCacheFile._load_index``, ``_load_data``,
+   ``_save_data`` and ``Cache.load_overload``, so that an unreadable cache entry *of a
+   fastgen kernel* (a truncated or garbled index or data file, bytes overwritten
+   anywhere in it, code LLVM cannot parse) is a cache miss: the kernel is recompiled
+   and its entry rewritten where the cache is writable, and one message is logged per
+   process (logger ``fastgen``, level WARNING; not a Python warning, which ``-W error``
+   would turn into the very failure this prevents).  Data files of fastgen kernels are
+   written with a checksum after the pickle (numba ignores bytes after a pickle), which
+   catches overwritten machine code that would otherwise load and run.  Other
+   libraries' cache files behave exactly as before.  These are private numba names, so
+   the wrap is applied only on the numba versions it was tested with
+   (:data:`TESTED_NUMBA`); on any other version, or if the names are gone, fastgen
+   leaves numba's own caching alone and emits one :class:`RuntimeSetupWarning` — never
+   an import failure.
 4. numba's ``CompileResult._rebuild`` is wrapped (:func:`keep_parallel_init_on_cache_load`,
    applied when :mod:`fastgen.kernels` is imported, same version gate) so that a user's
    ``@njit(cache=True)`` function that calls a parallel fastgen kernel starts numba's
    threading layer when a fresh process loads it from the cache (numba 0.68 drops that
    start-up hook for code loaded from the cache: a segfault otherwise).
+5. A fork handler (``os.register_at_fork``, registered when :mod:`fastgen.kernels` is
+   imported: :func:`run_serially_after_fork`) for forked children of a process whose
+   numba GNU OpenMP pool has started.  numba's OpenMP layer kills such a child with
+   SIGTERM ("fork() called from a process already using GNU OpenMP") at its first
+   parallel region, whatever its thread count, and a ``multiprocessing`` pool then
+   waits forever for the task.  In the child the handler re-arms numba's layer for the
+   child's own process id and sets numba's thread count to one, in the forking thread
+   and for threads started later: every parallel region of the child (fastgen's or any
+   other numba code) then runs on one thread, which GNU OpenMP runs without its thread
+   pool (the pool's threads do not exist in the child).  fastgen's calls in such a
+   child stay on one thread even if numba's count is raised.  Nothing happens in the
+   parent, with numba's TBB or workqueue layers, or before a parallel region ran.
 
 Nothing else is changed process-wide.  Thread counts are only changed for the duration
 of a call (:func:`threads_for`, :func:`blas_single_thread`), always restored.
@@ -50,6 +69,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
+import logging
 import os
 import sys
 import tempfile
@@ -59,6 +80,8 @@ __all__ = [
     "RuntimeSetupWarning",
     "TESTED_NUMBA",
     "keep_parallel_init_on_cache_load",
+    "run_serially_after_fork",
+    "in_forked_openmp_child",
     "configure_process",
     "ensure_writable_cache",
     "tolerate_corrupt_cache",
@@ -153,17 +176,30 @@ def ensure_writable_cache() -> str | None:
 
 # ----------------------------------------------------------------- corrupted cache files
 #
-# numba unpickles the index (.nbi) and data (.nbc) files without guarding against a
-# truncated or garbled file (a full disk, a killed process on a filesystem without atomic
-# rename, a copied tree): ``UnpicklingError`` then escapes from the first call of the
-# kernel.  For fastgen's own cache files, such a file is treated as a cache miss: numba
-# recompiles the kernel and overwrites the file.  Other libraries' caches are untouched.
+# numba unpickles the index (.nbi) and data (.nbc) files and rebuilds the compiled code
+# without guarding against a damaged file (a full disk, a killed process on a filesystem
+# without atomic rename, a copied tree, a bad sector): ``UnpicklingError`` or
+# ``RuntimeError: LLVM bitcode parsing error`` then escapes from the first call of the
+# kernel, and overwritten machine code may load and run.  For fastgen's own cache
+# entries, any failure to read or rebuild an entry is a cache miss: numba recompiles the
+# kernel and overwrites the entry.  Data files carry a checksum so that damage which
+# still unpickles and links is caught too.  Other libraries' caches are untouched.
 
 #: numba versions (major, minor), inclusive, on which the cache-file wrap was tested:
 #: the wrapped methods and their behaviour are the same from 0.60 to 0.68.
 TESTED_NUMBA = ((0, 60), (0, 68))
 
 _PATCHED = False
+
+# A data file of a fastgen kernel: numba's pickle, then this tag and the BLAKE2b-128
+# digest of the pickle.  Files without the tag (written before it was added) are read
+# as numba reads them.
+_SUM_TAG = b"fastgen-cache-sum-1:"
+_SUM_SIZE = 16
+_TRAILER = len(_SUM_TAG) + _SUM_SIZE
+
+log = logging.getLogger("fastgen")
+_reported = False
 
 
 def _numba_minor(version: str) -> tuple[int, int] | None:
@@ -178,11 +214,36 @@ def _is_fastgen_cache(cache_file) -> bool:
     path = os.path.abspath(getattr(cache_file, "_cache_path", ""))
     if path == os.path.join(_KERNELS, "__pycache__"):
         return True
-    import hashlib
-
     # numba names user-provided and user-wide cache subdirectories <dir>_<sha1(dir)>
     tag = "kernels_" + hashlib.sha1(_KERNELS.encode()).hexdigest()
     return os.path.basename(path) == tag
+
+
+def _with_checksum(payload: bytes) -> bytes:
+    return payload + _SUM_TAG + hashlib.blake2b(payload, digest_size=_SUM_SIZE).digest()
+
+
+def _checked_payload(raw: bytes) -> bytes:
+    """The pickle of a data file, its checksum verified (ValueError when it fails);
+    a file without a checksum is returned whole."""
+    if raw[-_TRAILER:-_SUM_SIZE] != _SUM_TAG:
+        return raw
+    payload, digest = raw[:-_TRAILER], raw[-_SUM_SIZE:]
+    if hashlib.blake2b(payload, digest_size=_SUM_SIZE).digest() != digest:
+        raise ValueError("checksum mismatch")
+    return payload
+
+
+def _report_bad_entry(where, exc) -> None:
+    """Log the first unreadable cache entry of the process at WARNING, later ones at
+    DEBUG."""
+    global _reported
+    level = logging.DEBUG if _reported else logging.WARNING
+    _reported = True
+    log.log(level, "fastgen: unreadable numba cache entry %s (%s: %s); the kernel is "
+            "recompiled and the entry rewritten where the cache is writable%s", where,
+            type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "",
+            "" if level == logging.DEBUG else " (further ones are logged at DEBUG)")
 
 
 def _unsupported_reason(numba_module, caching_module) -> str | None:
@@ -194,15 +255,20 @@ def _unsupported_reason(numba_module, caching_module) -> str | None:
         return (f"numba {version} is outside the versions fastgen's cache-file wrap was "
                 f"tested with ({lo[0]}.{lo[1]} to {hi[0]}.{hi[1]})")
     cls = getattr(caching_module, "IndexDataCacheFile", None)
-    if cls is None or not all(callable(getattr(cls, name, None))
-                              for name in ("_load_index", "_load_data")):
-        return (f"numba {version} lacks IndexDataCacheFile._load_index/_load_data, which "
-                "fastgen's cache-file wrap needs")
+    needs = ("_load_index", "_load_data", "_save_data", "_data_path", "_dump",
+             "_open_for_write")
+    if cls is None or not all(callable(getattr(cls, name, None)) for name in needs):
+        return (f"numba {version} lacks IndexDataCacheFile._load_index/_load_data/"
+                "_save_data, which fastgen's cache-file wrap needs")
+    cache = getattr(caching_module, "Cache", None)
+    if cache is None or not callable(getattr(cache, "load_overload", None)):
+        return (f"numba {version} lacks Cache.load_overload, which fastgen's cache-file "
+                "wrap needs")
     return None
 
 
 def tolerate_corrupt_cache() -> bool:
-    """Make numba treat an unreadable fastgen cache file as a miss (idempotent).
+    """Make numba treat an unreadable fastgen cache entry as a miss (idempotent).
 
     Returns True when the wrap is in place.  On a numba version outside
     :data:`TESTED_NUMBA` (or without the private methods) nothing is changed and one
@@ -225,27 +291,54 @@ def tolerate_corrupt_cache() -> bool:
              "then an error, not a recompilation)", RuntimeSetupWarning)
         return False
     cls = caching.IndexDataCacheFile
-    load_index, load_data = cls._load_index, cls._load_data
+    load_index, load_data, save_data = cls._load_index, cls._load_data, cls._save_data
+    load_overload = caching.Cache.load_overload
 
     def _load_index(self):
         try:
             return load_index(self)
-        except Exception:  # noqa: BLE001 - any unpickling failure
+        except Exception as exc:  # noqa: BLE001 - any unpickling failure
             if not _is_fastgen_cache(self):
                 raise
+            _report_bad_entry(getattr(self, "_index_path", "?"), exc)
             return {}  # stale or corrupt: recompile, and the save rewrites the index
 
     def _load_data(self, name):
-        try:
+        if not _is_fastgen_cache(self):
             return load_data(self, name)
-        except OSError:
-            raise
+        import pickle
+
+        path = self._data_path(name)
+        with open(path, "rb") as f:  # OSError: numba's own miss (a file gone)
+            raw = f.read()
+        try:
+            return pickle.loads(_checked_payload(raw))
         except Exception as exc:  # noqa: BLE001
-            if not _is_fastgen_cache(self):
-                raise
+            _report_bad_entry(path, exc)
             raise OSError(f"corrupt numba cache file {name!r}: {exc}") from None  # a miss
 
-    cls._load_index, cls._load_data = _load_index, _load_data
+    def _save_data(self, name, data):
+        if not _is_fastgen_cache(self):
+            return save_data(self, name, data)
+        payload = _with_checksum(self._dump(data))
+        with self._open_for_write(self._data_path(name)) as f:
+            f.write(payload)
+        return None
+
+    def _load_overload(self, sig, target_context):
+        try:
+            return load_overload(self, sig, target_context)
+        except Exception as exc:  # noqa: BLE001 - e.g. LLVM cannot parse the code
+            cache_file = getattr(self, "_cache_file", None)
+            if not _is_fastgen_cache(cache_file):
+                raise
+            name = getattr(getattr(self, "_py_func", None), "__qualname__", "?")
+            _report_bad_entry(f"of {name} in {getattr(cache_file, '_cache_path', '?')}",
+                              exc)
+            return None  # a miss: numba compiles, then save_overload rewrites the entry
+
+    cls._load_index, cls._load_data, cls._save_data = _load_index, _load_data, _save_data
+    caching.Cache.load_overload = _load_overload
     _PATCHED = True
     return True
 
@@ -320,6 +413,64 @@ def keep_parallel_init_on_cache_load() -> None:
     _REBUILD_PATCHED = True
 
 
+# ------------------------------------------------------------------ fork
+
+# True in a forked child of a process whose GNU OpenMP pool had started (set by the
+# fork handler): fastgen's calls run on one thread here.
+_FORKED_OPENMP_CHILD = False
+_FORK_HANDLER = False
+
+
+def in_forked_openmp_child() -> bool:
+    """True in a forked child of a process whose numba GNU OpenMP pool had started
+    (fastgen runs its kernels on one thread there)."""
+    return _FORKED_OPENMP_CHILD
+
+
+def _started_gnu_openmp():
+    """numba's OpenMP layer module when it has started and is GNU's, else None."""
+    parallel = sys.modules.get("numba.np.ufunc.parallel")
+    if parallel is None or not getattr(parallel, "_is_initialized", False):
+        return None
+    if getattr(parallel, "_threading_layer", None) != "omp":
+        return None
+    omppool = sys.modules.get("numba.np.ufunc.omppool")
+    if omppool is None or getattr(omppool, "openmp_vendor", None) != "GNU":
+        return None
+    return omppool
+
+
+def _after_fork_in_child() -> None:
+    """The fork handler (see the module docstring, item 5); runs in the child only."""
+    global _FORKED_OPENMP_CHILD
+    omppool = _started_gnu_openmp()
+    if omppool is None:
+        return
+    try:
+        import ctypes
+
+        one_arg = ctypes.CFUNCTYPE(None, ctypes.c_int)
+        # numba's launch_threads records this process as the pool's owner (the guard
+        # kills a process whose parent is the recorded owner) and sets the count that
+        # threads started later get; set_num_threads sets the forking thread's count.
+        one_arg(omppool.launch_threads)(1)
+        one_arg(omppool.set_num_threads)(1)
+    except Exception:  # noqa: BLE001 - leave numba as it is
+        return
+    _FORKED_OPENMP_CHILD = True
+
+
+def run_serially_after_fork() -> None:
+    """Register the fork handler that lets forked children run numba's parallel
+    kernels on one thread (idempotent; see the module docstring, item 5).  Called
+    when :mod:`fastgen.kernels` is imported."""
+    global _FORK_HANDLER
+    if _FORK_HANDLER or not hasattr(os, "register_at_fork"):
+        return
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+    _FORK_HANDLER = True
+
+
 # ------------------------------------------------------------------ thread pools
 
 @functools.lru_cache(maxsize=1)
@@ -392,6 +543,8 @@ def threads_for_work(work):
     gets back the thread count the enclosing scope lowered, for its duration.
     """
     outer = getattr(_held, "numba_outer", None)  # the count an enclosing scope lowered
+    if _FORKED_OPENMP_CHILD:
+        work = 0  # one thread only: the child has no OpenMP worker threads
     if work >= SMALL_WORK and outer is None:
         yield
         return

@@ -63,5 +63,9 @@ parallel kernels' threading start-up hook in the user's cache entry).
 # function that calls a parallel kernel starts the threading layer when it is loaded.
 # Costs about 10 µs once numba is imported (see fastgen/_runtime.py).
 from .._runtime import keep_parallel_init_on_cache_load as _keep_parallel_init
+from .._runtime import run_serially_after_fork as _run_serially_after_fork
 
 _keep_parallel_init()
+# A forked child of a process whose OpenMP pool ran runs parallel kernels on one thread
+# instead of being killed by numba's fork guard (fastgen/_runtime.py, item 5).
+_run_serially_after_fork()
