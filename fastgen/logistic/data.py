@@ -161,6 +161,21 @@ class InMemoryData:
             return _ks.weighted_sq_colsum_csr(*self.csr, s, self.fit_intercept, bounds)
         return _k.weighted_sq_colsum(self.X, s, self.fit_intercept, bounds)
 
+    def column_abs_max(self, j):
+        """max |x_ij| over the rows of positive weight (for error messages; one read of
+        column j)."""
+        if self.sparse:
+            indptr, indices, values = self.csr[:3]
+            at = np.flatnonzero(indices == j)
+            rows = np.searchsorted(indptr, at, side="right") - 1
+            v = values[at]
+        else:
+            rows, v = slice(None), self.X[:, j]
+        v = np.abs(v).astype(np.float64)
+        if self.w.shape[0]:
+            v = v[self.w[rows] > 0.0]
+        return float(v.max()) if v.size else 0.0
+
     def row_weights(self):
         """The weights w as a full vector (ones when none were given)."""
         return self.w if self.w.shape[0] else np.ones(self.n)

@@ -23,8 +23,16 @@ rule (:func:`separation_suspected`):
   longer than ``_FINAL_REL_STEP`` (1e-3) × ‖β‖ (the gradient of a separated fit becomes
   small while its coefficients still march).
 
-Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised objective):
-converged when ``max|∇f| / Σw ≤ tol`` and the Newton decrement ``½ΔᵀHΔ / Σw ≤ tol``.
+Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised objective,
+in the units of the data): converged when ``max_j |∂f/∂β_j| / (r_j·Σw) ≤ tol`` and the
+Newton decrement ``½ΔᵀHΔ / Σw ≤ tol``.  ``r_j`` is column j's root-mean-square, taken
+from the curvature at the start (:meth:`Objective.gradient_scale`; 1 for the intercept
+and for standardised features, where the rule is scikit-learn's).  Both tests are then
+unit-free: rescaling a column by c rescales its gradient and its r_j by c, and leaves
+the decrement unchanged, so a fit stops at the same iterate whatever the units of X.
+The linear solves are unit-free too: :func:`cholesky_solve` factorises the Hessian
+scaled to a unit diagonal, and :func:`pcg` measures residuals in the same units as the
+gradient test.
 
 The solver sees the problem only through an :class:`Objective`; it never touches X, so
 the in-memory, CSR and Dask fits share it.  The linear solvers the objectives use for
@@ -89,6 +97,11 @@ class Objective(Protocol):
         inexact objective solves to relative residual ``rtol`` or, sooner, to
         max|residual| ≤ ``atol``."""
 
+    def gradient_scale(self, sum_weights):
+        """The column scales r (broadcastable to β) of the gradient test, taken from the
+        first evaluation (with its curvature) and fixed from then on; raises a
+        ``ValueError`` naming the column where float64 cannot hold the fit's sums."""
+
     # Optional: an attribute ``inexact`` (true when ``step`` solves by CG) lets the loop
     # test convergence with a loose solve first (:func:`converged_on_loose_check`); an
     # objective without it is solved at full accuracy at every step.
@@ -106,6 +119,8 @@ class NewtonState:
         The objective at ``beta``.
     sum_weights : float
         Σw, which normalises gradient and decrement in the stopping rule.
+    gscale : ndarray or float
+        The column scales r_j the gradient is divided by (see the module docstring).
     n_iter : int
         Steps taken.
     aligned : int
@@ -116,6 +131,7 @@ class NewtonState:
     beta: np.ndarray
     current: object
     sum_weights: float
+    gscale: object = 1.0
     n_iter: int = 0
     aligned: int = 0
     objective_history: list = field(default_factory=list)
@@ -124,8 +140,8 @@ class NewtonState:
 
     @property
     def grad_scaled(self) -> float:
-        """max|∇f| / Σw at the current iterate."""
-        return float(np.max(np.abs(self.current.grad))) / self.sum_weights
+        """max_j |∂f/∂β_j| / (r_j·Σw) at the current iterate."""
+        return float(np.max(np.abs(self.current.grad / self.gscale))) / self.sum_weights
 
     def record(self):
         """Append the current objective and scaled gradient to the histories."""
@@ -182,39 +198,47 @@ class NewtonResult:
 
 
 def cholesky_solve(H, rhs, what):
-    """Solve H x = rhs by Cholesky, adding jitter 1e-10·tr(H)/q (then ×100) on failure."""
+    """Solve H x = rhs by Cholesky of H scaled to a unit diagonal, D⁻¹HD⁻¹ (D² = diag H),
+    adding jitter 1e-10·I (then ×100) to the scaled matrix if the factorisation fails.
+
+    The scaled matrix, hence whether it factorises and how much jitter it takes, does
+    not depend on the units of the columns (a zero diagonal entry keeps scale 1)."""
     q = H.shape[0]
-    scale = max(np.trace(H) / q, np.finfo(np.float64).tiny)
+    dg = np.diag(H)
+    D = np.sqrt(np.where((dg > 0.0) & np.isfinite(dg), dg, 1.0))
+    Hs = H / D[:, None] / D[None, :]
+    bs = rhs / D
     jitter = 0.0
     for _ in range(6):
         try:
-            A = H if jitter == 0.0 else H + jitter * np.eye(q)
+            A = Hs if jitter == 0.0 else Hs + jitter * np.eye(q)
             c = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
-            x = scipy.linalg.cho_solve(c, rhs, check_finite=False)
+            x = scipy.linalg.cho_solve(c, bs, check_finite=False) / D
             if np.all(np.isfinite(x)):
                 return x
         except np.linalg.LinAlgError:
             pass
-        jitter = 1e-10 * scale if jitter == 0.0 else jitter * 100.0
+        jitter = 1e-10 if jitter == 0.0 else jitter * 100.0
     raise np.linalg.LinAlgError(
-        f"the {what} is singular even with jitter {jitter:.3g}: the features are (nearly) "
-        f"collinear or constant; pass l2 > 0"
+        f"the {what} is singular even with jitter {jitter:.3g} (relative to its "
+        f"diagonal): the features are (nearly) collinear or constant; pass l2 > 0"
     )
 
 
-def pcg(hessp, precond, g, rtol, maxiter, atol=0.0):
+def pcg(hessp, precond, g, rtol, maxiter, atol=0.0, scale=1.0):
     """Preconditioned CG for H x = −g.  Returns (x, ½xᵀHx, number of products).
 
-    Stops when ‖r‖ ≤ rtol·‖g‖ or max|r| ≤ ``atol``, after ``maxiter`` products, or on
-    non-positive curvature; falls back to the preconditioned steepest-descent step if no
-    progress was made.
+    Stops when ‖r/scale‖ ≤ rtol·‖g/scale‖ or max|r/scale| ≤ ``atol``, after ``maxiter``
+    products, or on non-positive curvature; falls back to the preconditioned
+    steepest-descent step if no progress was made.  ``scale`` (broadcastable to g, the
+    gradient test's column scales) makes both tests unit-free.
     """
     x = np.zeros_like(g)
     r = -g
     z = precond(r)
     dirn = z.copy()
     rz = float(np.vdot(r, z))
-    gnorm = float(np.linalg.norm(g))
+    gnorm = float(np.linalg.norm(g / scale))
     nprod = 0
     for _ in range(maxiter):
         Hd = hessp(dirn)
@@ -225,7 +249,8 @@ def pcg(hessp, precond, g, rtol, maxiter, atol=0.0):
         alpha = rz / dHd
         x += alpha * dirn
         r -= alpha * Hd
-        if np.linalg.norm(r) <= rtol * gnorm or float(np.max(np.abs(r))) <= atol:
+        rs = r / scale
+        if np.linalg.norm(rs) <= rtol * gnorm or float(np.max(np.abs(rs))) <= atol:
             break
         z = precond(r)
         rz_new = float(np.vdot(r, z))
@@ -247,7 +272,7 @@ def direction(objective, state, rtol=None, tol=None):
     curvature there first if the latest evaluation did not keep it); ``rtol`` for CG.
 
     With ``tol`` (the stopping tolerance) and a gradient that fails the test, CG also
-    stops once its residual predicts max|g|/Σw ≤ ``_END_MARGIN``·tol at β + Δ.  Not at
+    stops once its residual predicts max|g/r|/Σw ≤ ``_END_MARGIN``·tol at β + Δ.  Not at
     a point that passes the gradient test: there the decrement of an accurate solve
     decides (:func:`is_converged`), and an early stop would underestimate it.
     """
@@ -298,8 +323,8 @@ def separation_suspected(state, l2, step, stopping=False, converged=False):
                 and state.current.eta_max > _SUSPECT_ETA)
     if not converged:
         return True
-    nb = float(np.linalg.norm(state.beta))
-    ns = float(np.linalg.norm(step))
+    nb = float(np.linalg.norm(state.beta * state.gscale))  # lengths in the columns' units
+    ns = float(np.linalg.norm(step * state.gscale))
     return ns > _FINAL_REL_STEP * nb
 
 
@@ -309,7 +334,7 @@ def line_search(objective, state, step):
     cur = state.current
     f, g = cur.objective, cur.grad
     slope = float(np.vdot(g, step))
-    gmax = float(np.max(np.abs(g)))
+    gmax = float(np.max(np.abs(g / state.gscale)))
     eps = np.finfo(np.float64).eps
     t = 1.0
     for ls in range(_MAX_HALVINGS):
@@ -317,7 +342,8 @@ def line_search(objective, state, step):
         ev = objective.evaluate(bt, ls == 0)
         if ev.objective <= f + _ARMIJO * t * slope:
             return LineSearchStep(bt, ev, t)
-        if abs(ev.objective - f) <= 64 * eps * abs(f) and float(np.max(np.abs(ev.grad))) < gmax:
+        if (abs(ev.objective - f) <= 64 * eps * abs(f)
+                and float(np.max(np.abs(ev.grad / state.gscale))) < gmax):
             return LineSearchStep(bt, ev, t)  # objective flat to rounding, gradient shrinks
         t *= 0.5
     return None
@@ -326,10 +352,11 @@ def line_search(objective, state, step):
 def update(state, step, accepted):
     """Move to the accepted point, count the step and record it."""
     # Alignment of the step with the iterate: along a separating direction the
-    # iterates grow without bound in a fixed direction.
-    # (normalise each vector first: with features near 1e150 both norms are near
-    # 1e-150 and their product underflows to 0)
-    beta = state.beta
+    # iterates grow without bound in a fixed direction.  Both in the columns' units
+    # (β_j·r_j), so the angle does not depend on the units of X; each normalised first,
+    # so that no product of two norms underflows.
+    beta = state.beta * state.gscale
+    step = step * state.gscale
     nb, ns = np.linalg.norm(beta), np.linalg.norm(step)
     cos = float(np.vdot(step / ns, beta / nb)) if nb > 0 and ns > 0 else 0.0
     state.aligned = state.aligned + 1 if cos > 0.9 else 0
@@ -378,6 +405,7 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
         If it stops unconverged otherwise: failed line search, or ``max_iter``.
     """
     state = NewtonState(beta0, objective.evaluate(beta0, True), float(sum_weights))
+    state.gscale = objective.gradient_scale(state.sum_weights)
     state.record()
     converged, cause, sep = False, None, None
     checked = separation is None or l2 != 0.0
@@ -439,8 +467,8 @@ def _warn_stopped(cause, state, max_iter, tol, sep, what):
         msg = (
             f"{what} stopped after {n_iter} iterations: the line search could not "
             f"decrease the objective (max|gradient|/sum(w) = {gscaled:.3g} > tol = "
-            f"{tol:.3g}); the data may be badly scaled, or tol below the attainable "
-            f"precision."
+            f"{tol:.3g}, each column's gradient in units of its root-mean-square); tol "
+            f"may be below the attainable precision."
         )
     else:
         msg = (

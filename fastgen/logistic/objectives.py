@@ -3,8 +3,17 @@
 Each objective holds a sample (any :class:`~fastgen.logistic.data.LogisticData`), the
 ridge penalty ``l2`` (never on the intercept) and the choice between the explicit
 Hessian with a Cholesky solve and Newton-CG on Hessian-vector products.  It answers the
-solver's three calls (:class:`~fastgen.logistic.newton.Objective`): ``evaluate`` (loss,
-penalised objective, gradient), ``has_curvature`` and ``step`` (the Newton direction).
+solver's calls (:class:`~fastgen.logistic.newton.Objective`): ``evaluate`` (loss,
+penalised objective, gradient), ``has_curvature``, ``gradient_scale`` and ``step`` (the
+Newton direction).
+
+Units.  Every solve works on the problem scaled column by column, so that neither a
+tolerance nor a jitter depends on the units of X: Cholesky factorises the Hessian scaled
+to a unit diagonal, CG is preconditioned by the Hessian's diagonal (binary) or by the
+Böhning bound scaled to a unit diagonal (multinomial), and its residuals are measured
+in the columns' units (:func:`column_scales`).  Where float64 cannot hold the sums the
+Hessian is made of (x² times the weights overflows, or falls below the normal range),
+the fit raises a ``ValueError`` that names the column and says to rescale.
 
 Imports: ``newton`` (its linear solvers) and scipy.
 """
@@ -19,7 +28,17 @@ import scipy.linalg
 from .newton import cholesky_solve, pcg
 
 __all__ = ["BINARY_EXPLICIT_MAX_P", "MULTINOMIAL_EXPLICIT_MAX", "BOHNING_FULL_MAX_P",
-           "Evaluation", "BinaryObjective", "MultinomialObjective", "make_objective"]
+           "Evaluation", "BinaryObjective", "MultinomialObjective", "make_objective",
+           "column_scales", "scale_error"]
+
+_TINY = np.finfo(np.float64).tiny
+
+#: A column whose (weighted) mean square is below this, 2^-1006 ≈ 1.5e-303 (root mean
+#: square ≈ 3.8e-152), is refused as too small for float64: its squares in the Hessian,
+#: once the probabilities weight them, come near the subnormal range, where they lose
+#: precision (and the rank checks, relative to the intercept's entry, take the column
+#: for zero).
+_MIN_MEAN_SQUARE = _TINY * 2.0 ** 16
 
 #: Binary problems with at most this many parameters (d + intercept) use the explicit
 #: Hessian and Cholesky; wider ones use Jacobi-preconditioned CG on Hessian-vector
@@ -68,6 +87,86 @@ class Evaluation:
     eta_max: float
 
 
+def scale_error(data, j, overflow):
+    """The ``ValueError`` for column j of X̃ (j = d: the intercept's column of ones)
+    whose weighted sums of squares overflow float64 or fall below its normal range."""
+    w = getattr(data, "w", None)
+    wmax = float(np.max(w)) if w is not None and w.shape[0] else None
+    way = "overflow" if overflow else "underflow below the smallest normal float64 " \
+        f"({_TINY:.3g}) and lose their precision"
+    if j >= data.d:  # the intercept's column of ones: only the weights are left
+        return ValueError(
+            f"sample_weight is too {'large' if overflow else 'small'} for float64: its "
+            f"sums in the Hessian {way}; rescale sample_weight (e.g. divide it by its "
+            f"mean)")
+    big = getattr(data, "column_abs_max", None)
+    m = big(j) if big is not None else None
+    detail = f" (its largest |x| is {m:.3g})" if m is not None else ""
+    fix = "rescale the features (e.g. divide each by its standard deviation)"
+    if wmax is not None and (wmax > 1.0 if overflow else wmax < 1.0):
+        detail += f", with sample_weight up to {wmax:.3g},"
+        fix += " or sample_weight"
+    return ValueError(
+        f"X has values too {'large' if overflow else 'small'} for float64 products: in "
+        f"column {j}{detail} the weighted sums of x² that make up the Hessian {way}; "
+        f"{fix}")
+
+
+def check_curvature_diagonal(C, data):
+    """Raise :func:`scale_error` if the unpenalised curvature diagonal ``C`` (p,) holds a
+    non-finite entry."""
+    if not np.all(np.isfinite(C)):
+        raise scale_error(data, int(np.flatnonzero(~np.isfinite(C))[0]), True)
+
+
+def column_scales(C, c0, data, start):
+    """The column scales r_j = √(C_jj / c0) of the gradient test, from the diagonal of a
+    curvature Gram C = X̃ᵀ diag(c) X̃ at the start (c ≥ 0 per row) and c0 = Σ c_i (its
+    intercept entry), so that r_j is column j's c-weighted root-mean-square: 1 for the
+    intercept, about 1 for a standardised feature, c·r_j when the column is multiplied
+    by c.  A column of zeros gets r_j = 1.
+
+    Checks that float64 holds the fit's sums at the start (``start``, the
+    :class:`Evaluation` there): a non-finite objective, gradient or C_jj, or, for a
+    column that is not zero, a C_jj below the normal range or a mean square C_jj / c0
+    below ``_MIN_MEAN_SQUARE``, raises :func:`scale_error`.
+    """
+    p = C.shape[0]
+    g = np.asarray(start.grad).reshape(-1, p)
+    check_curvature_diagonal(C, data)
+    if not np.all(np.isfinite(g)):
+        raise scale_error(data, int(np.flatnonzero(~np.isfinite(g).all(axis=0))[0]), True)
+    if not np.isfinite(start.objective):
+        raise ValueError("the objective at the starting point overflows float64: "
+                         "rescale the features, or start from smaller coefficients")
+    if not (c0 > 0.0 and np.isfinite(c0)):
+        raise scale_error(data, data.d, not c0 > 0.0)
+    with np.errstate(over="ignore", under="ignore"):
+        ms = C / c0  # the columns' weighted mean squares
+    big = getattr(data, "column_abs_max", None)
+    for j in np.flatnonzero((C < _TINY) | (ms < _MIN_MEAN_SQUARE)):
+        if C[j] > 0.0 or (j < data.d and big is not None and big(int(j)) > 0.0):
+            raise scale_error(data, int(j), False)
+    with np.errstate(over="ignore"):
+        r = np.sqrt(ms)
+    if not np.all(np.isfinite(r)):
+        raise scale_error(data, int(np.flatnonzero(~np.isfinite(r))[0]), True)
+    return np.where(C > 0.0, r, 1.0)
+
+
+def _penalised(loss, g, l2, pen, beta):
+    """The objective loss + (l2/2)·Σ pen·β² and its gradient (the loss's alone when
+    l2 = 0: β² may overflow where the features are tiny)."""
+    if l2 == 0.0:
+        return loss, g
+    return loss + 0.5 * l2 * float(np.sum(pen * beta * beta)), g + l2 * pen * beta
+
+
+def _unit_diagonal(diag):
+    """√diag where positive, else 1: the scaling to a unit diagonal."""
+    return np.sqrt(np.where(diag > 0.0, diag, 1.0))
+
+
 def _forcing(gscaled, rtol):
     """CG's relative residual: ``rtol`` if given, else min(½, √(max|g|/Σw)) (superlinear
     convergence of the inexact Newton iteration)."""
@@ -86,8 +185,10 @@ class BinaryObjective:
     """Penalised binary negative log-likelihood over β = [coef, intercept] (p,).
 
     ``f(β) = Σ_i w_i (softplus(η_i) − y_i η_i) + (l2/2) Σ_j pen_j β_j²``, η = X̃β.
-    Explicit: H = X̃ᵀdiag(wπ(1−π))X̃ + l2·diag(pen) with a Cholesky solve; otherwise
-    Jacobi-preconditioned CG on the products X̃ᵀdiag(s)X̃v + l2·pen∘v.
+    Explicit: H = X̃ᵀdiag(wπ(1−π))X̃ + l2·diag(pen) with a Cholesky solve of H scaled to
+    a unit diagonal; otherwise Jacobi-preconditioned CG on the products
+    X̃ᵀdiag(s)X̃v + l2·pen∘v.  The column scales (:func:`column_scales`) come from the
+    unpenalised Hessian's diagonal at the start.
     """
 
     def __init__(self, data, l2, explicit):
@@ -97,20 +198,45 @@ class BinaryObjective:
         self.s = None
         self.nprod = 0
         self.solver = "newton-cholesky" if explicit else "newton-cg"
+        self.scale = None
+        self._diag = None  # unpenalised diagonal of the curvature at the latest evaluation
+        self._start = None
 
     def evaluate(self, beta, curvature):
         """Loss, objective and gradient at β (and the curvature there if asked)."""
         want = curvature and self.explicit
         loss, g, H, emax, s = self.data.binary(beta, want, not self.explicit)
-        f = loss + 0.5 * self.l2 * float(np.sum(self.pen * beta * beta))
-        g = g + self.l2 * self.pen * beta
+        f, g = _penalised(loss, g, self.l2, self.pen, beta)
         self.s = s
+        self._diag = None
         if want:
+            self._diag = H.diagonal().copy()
+            check_curvature_diagonal(self._diag, self.data)
             H[np.diag_indices_from(H)] += self.l2 * self.pen
             self.H = H
         elif self.explicit:
             self.H = None
-        return Evaluation(loss, f, g, emax)
+        ev = Evaluation(loss, f, g, emax)
+        if self._start is None:
+            self._start = ev
+        return ev
+
+    def _curvature_diagonal(self):
+        """diag X̃ᵀdiag(s)X̃ at the latest evaluation (computed once per evaluation)."""
+        if self._diag is None:
+            self._diag = self.data.weighted_sq_colsum(self.s)
+            check_curvature_diagonal(self._diag, self.data)
+        return self._diag
+
+    def gradient_scale(self, sum_weights):
+        """The column scales r (p,) from the curvature at the first evaluation, whose
+        weights sum to its intercept entry (without an intercept: Σw/4, their sum at
+        β = 0, the default start)."""
+        if self.scale is None:
+            C = self._curvature_diagonal()
+            c0 = C[-1] if self.data.fit_intercept else 0.25 * sum_weights
+            self.scale = column_scales(C, c0, self.data, self._start)
+        return self.scale
 
     def has_curvature(self):
         """Whether the latest evaluation left what ``step`` needs."""
@@ -137,12 +263,14 @@ class BinaryObjective:
             x = cholesky_solve(self.H, -g, "Hessian")
             return x, 0.5 * float(-g @ x)
         data, s = self.data, self.s
-        diag = data.weighted_sq_colsum(s) + self.l2 * self.pen
-        diag = diag + 1e-12 * max(float(diag.max()), 1e-300)
+        diag = self._curvature_diagonal() + self.l2 * self.pen
+        # floor at 1e-12 of the largest entry, both in the columns' units
+        sq = self.scale * self.scale
+        diag = diag + 1e-12 * max(float(np.max(diag / sq)), 1e-300) * sq
         x, dec, nprod = pcg(
             lambda v: data.binary_hessp(s, v) + self.l2 * self.pen * v,
             lambda r: r / diag, g, _forcing(gscaled, rtol), max(10, min(g.size, 250)),
-            atol)
+            atol, self.scale)
         self.nprod += nprod
         return x, dec
 
@@ -153,6 +281,8 @@ class MultinomialObjective:
     ``f(B) = −Σ_i w_i log softmax(B x̃_i)_{y_i} + (l2/2) Σ_k Σ_j pen_j B_kj²``.  Every
     iterate is kept centred over classes (Σ_k B_k = 0), the subspace on which the
     objective is strictly convex; the reference-class form is produced at the end.
+    The column scales (:func:`column_scales`) come from Σ_k H_kk at the start (explicit)
+    or from the Böhning bound ½X̃ᵀWX̃ (Newton-CG).
     """
 
     def __init__(self, data, l2, K, explicit):
@@ -162,56 +292,103 @@ class MultinomialObjective:
         self.P = None
         self.nprod = 0
         self.solver = "newton-cholesky" if explicit else "newton-cg"
+        self.scale = None
         self._precond = None
         self._blocks = None
         self._gram = None
+        self._H = None  # the unpenalised Hessian at B (explicit), until the next evaluation
+        self._start = None
 
     def evaluate(self, B, curvature):
         """Loss, objective and centred gradient at B (P kept for the curvature)."""
         loss, G, emax, P = self.data.multinomial(B)
         self.B, self.P = B, P
-        f = loss + 0.5 * self.l2 * float(np.sum(self.pen * B * B))
-        G = G + self.l2 * self.pen * B
+        self._H = None
+        f, G = _penalised(loss, G, self.l2, self.pen, B)
         G -= G.mean(axis=0)
-        return Evaluation(loss, f, G, emax)
+        ev = Evaluation(loss, f, G, emax)
+        if self._start is None:
+            self._start = ev
+        return ev
 
     def has_curvature(self):
         """Always: the curvature comes from the latest evaluation's point."""
         return True
 
+    def gradient_scale(self, sum_weights):
+        """The column scales r (p,) from Σ_k H_kk at the first evaluation (explicit;
+        its intercept entry, or Σw(1 − 1/K) without one: the sum of its row weights
+        w Σ_k P_k(1 − P_k) at B = 0), or from the Böhning bound ½X̃ᵀWX̃ (Newton-CG;
+        ½Σw)."""
+        if self.scale is None:
+            if self.explicit:
+                C = np.diag(self._unpenalised_hessian_blocks()).copy()
+                c0 = C[-1] if self.data.fit_intercept else sum_weights * (1 - 1 / self.K)
+            elif self.data.p <= BOHNING_FULL_MAX_P:
+                self._bohning()
+                C = np.diag(self._gram).copy()
+                c0 = 0.5 * sum_weights
+            else:
+                C = self._bohning()[1][0]
+                c0 = 0.5 * sum_weights
+            self.scale = column_scales(C, c0, self.data, self._start)
+        return self.scale
+
+    def _unpenalised_hessian_blocks(self):
+        """Σ_k H_kk at the latest evaluation (from the Hessian, computed once per point)."""
+        if self._H is None:
+            K, p = self.K, self.data.p
+            self._H = self.data.multinomial_hessian(self.B, self.P)
+            # Σ_k H_kk = X̃ᵀ diag(w Σ_k P_k(1 − P_k)) X̃: the design's null space (kept
+            # for the collinearity check)
+            self._blocks = np.einsum("kakb->ab", self._H.reshape(K, p, K, p))
+            check_curvature_diagonal(np.diag(self._blocks), self.data)
+        return self._blocks
+
     def hessian(self):
-        """The penalised (K·p)² Hessian at the latest evaluation, made definite."""
+        """``(Hs, D)``: the penalised (K·p)² Hessian H at the latest evaluation scaled to
+        D⁻¹HD⁻¹ and made definite, with D = 1 ⊗ d (d_j² the mean over classes of the
+        diagonal entries of feature j), so that the Newton step is D⁻¹·solve(Hs, −D⁻¹g)."""
         K, p = self.K, self.data.p
-        H = self.data.multinomial_hessian(self.B, self.P)
-        # Σ_k H_kk = X̃ᵀ diag(w Σ_k P_k(1 − P_k)) X̃: the design's null space (kept for
-        # the collinearity check)
-        self._blocks = np.einsum("kakb->ab", H.reshape(K, p, K, p))
+        self._unpenalised_hessian_blocks()
+        H, self._H = self._H, None  # scaled in place below
         H[np.diag_indices_from(H)] += self.l2 * np.tile(self.pen, K)
+        d = _unit_diagonal(np.diag(H).reshape(K, p).mean(axis=0))
+        D = np.tile(d, K)
+        H /= D[:, None]
+        H /= D[None, :]
         # The objective is flat along B_k → B_k + v (same v for every class) except for
         # the penalty; adding μ·(11ᵀ/K ⊗ I) leaves steps within the centred subspace
-        # unchanged and makes the system definite.
-        mu = max(np.trace(H) / (K * p), 1.0)
+        # unchanged and makes the system definite (μ = 1: the scaled diagonal's mean).
         Hr = H.reshape(K, p, K, p)
         for k in range(K):
             for m in range(K):
-                Hr[k, :, m, :][np.diag_indices(p)] += mu / K
-        return H
+                Hr[k, :, m, :][np.diag_indices(p)] += 1.0 / K
+        return H, D
 
     def _bohning(self):
-        """The fixed Böhning bound ½X̃ᵀWX̃ + l2·diag(pen), factorised once (or its diagonal)."""
+        """The fixed Böhning bound A = ½X̃ᵀWX̃ + l2·diag(pen), factorised once scaled to a
+        unit diagonal (with jitter 1e-10 there): ``("full", (factor, d))`` with
+        A ≈ diag(d)·LLᵀ·diag(d); or, for wide data, its diagonal ``("diag", (A_jj, 1))``."""
         if self._precond is None:
             data = self.data
             if data.p <= BOHNING_FULL_MAX_P:
                 A = 0.5 * data.design_gram()  # ½ X̃ᵀWX̃
                 self._gram = A.copy()
+                check_curvature_diagonal(np.diag(A), data)
                 A[np.diag_indices_from(A)] += self.l2 * self.pen
-                A[np.diag_indices_from(A)] += 1e-10 * max(np.trace(A) / data.p, 1e-300)
+                d = _unit_diagonal(np.diag(A).copy())
+                A /= d[:, None]
+                A /= d[None, :]
+                A[np.diag_indices_from(A)] += 1e-10
                 c = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
-                self._precond = ("full", c)
+                self._precond = ("full", (c, d))
             else:
-                diag = 0.5 * data.weighted_sq_colsum(data.row_weights()) + self.l2 * self.pen
-                diag += 1e-10 * max(float(diag.mean()), 1e-300)
-                self._precond = ("diag", diag)
+                raw = 0.5 * data.weighted_sq_colsum(data.row_weights())
+                check_curvature_diagonal(raw, data)
+                diag = raw + self.l2 * self.pen
+                diag = np.where(diag > 0.0, diag * (1.0 + 1e-10), 1.0)
+                self._precond = ("diag", (raw, diag))
         return self._precond
 
     def curvature_gram(self):
@@ -228,8 +405,9 @@ class MultinomialObjective:
         kind, fac = self._bohning()
         Rc = R - R.mean(axis=0)
         if kind == "full":
-            return scipy.linalg.cho_solve(fac, Rc.T, check_finite=False).T
-        return Rc / fac
+            c, d = fac
+            return scipy.linalg.cho_solve(c, (Rc / d).T, check_finite=False).T / d
+        return Rc / fac[1]
 
     @property
     def inexact(self):
@@ -242,8 +420,8 @@ class MultinomialObjective:
         ½⟨X, HX⟩."""
         K, p = self.K, self.data.p
         if self.explicit:
-            H = self.hessian()
-            x = cholesky_solve(H, -G.reshape(-1), "Hessian").reshape(K, p)
+            Hs, D = self.hessian()
+            x = (cholesky_solve(Hs, -G.reshape(-1) / D, "Hessian") / D).reshape(K, p)
             x -= x.mean(axis=0)
             return x, 0.5 * float(-np.vdot(G, x))
         data, P = self.data, self.P
@@ -253,7 +431,7 @@ class MultinomialObjective:
             return HV - HV.mean(axis=0)
 
         x, dec, nprod = pcg(hessp, self._apply_precond, G, _forcing(gscaled, rtol),
-                            max(10, min(G.size, 250)), atol)
+                            max(10, min(G.size, 250)), atol, self.scale)
         self.nprod += nprod
         x -= x.mean(axis=0)
         return x, dec
