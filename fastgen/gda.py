@@ -32,7 +32,13 @@ from .kernels import gaussian as _g
 from .kernels import moments as _km
 from .kernels.special import MODE_JLL, finish_all_rows
 from .kernels.tiles import linear_posteriors, serves_linear_posteriors
-from .moments import ClassMoments, moments_arrays, total_variance, variance_floor
+from .moments import (
+    ClassMoments,
+    check_variances_representable,
+    moments_arrays,
+    total_variance,
+    variance_floor,
+)
 
 __all__ = [
     "GDAParams",
@@ -337,32 +343,70 @@ def _label(classes, k):
     return repr(classes[k].item() if hasattr(classes[k], "item") else classes[k])
 
 
-def _lw_intensity(S, fourth, W):
-    """Ledoit-Wolf (2004) shrinkage intensity for S = M2/W of centred rows.
+def _correlation(S):
+    """The correlation matrix D⁻¹SD⁻¹, D = diag(√S_jj), of the features with S_jj > 0
+    (a feature constant within the classes has no correlation to estimate)."""
+    v = np.diag(S)
+    keep = v > 0
+    s = np.sqrt(v[keep])
+    return S[np.ix_(keep, keep)] / s[:, None] / s[None, :]
 
-    μ = tr S/d, δ = ‖S − μI‖²_F/d, β̄ = (Σ w‖z‖⁴/W − ‖S‖²_F)/(W·d), α = min(β̄, δ)/δ.
+
+def _lw_intensity(R, fourth, W):
+    """Ledoit-Wolf (2004) shrinkage intensity for R = ZᵀZ/W of centred rows Z.
+
+    μ = tr R/d, δ = ‖R − μI‖²_F/d, β̄ = (Σ w‖z‖⁴/W − ‖R‖²_F)/(W·d), α = min(β̄, δ)/δ.
     """
-    d = S.shape[0]
-    if d == 1:
+    d = R.shape[0]
+    if d <= 1:
         return 0.0
-    mu = np.trace(S) / d
-    fro2 = float(np.sum(S * S))
-    delta = (fro2 - 2.0 * mu * np.trace(S) + d * mu * mu) / d
+    mu = np.trace(R) / d
+    fro2 = float(np.sum(R * R))
+    delta = (fro2 - 2.0 * mu * np.trace(R) + d * mu * mu) / d
     beta = (fourth / W - fro2) / (W * d)
     beta = min(beta, delta)
     return 0.0 if beta == 0 else beta / delta
 
 
-def _oas_intensity(S, W):
+def _oas_intensity(R, W):
     """Oracle approximating shrinkage (Chen et al. 2010) as scikit-learn computes it."""
-    d = S.shape[0]
-    if d == 1:
+    d = R.shape[0]
+    if d <= 1:
         return 0.0
-    alpha = float(np.mean(S * S))
-    mu = np.trace(S) / d
+    alpha = float(np.mean(R * R))
+    mu = np.trace(R) / d
     num = alpha + mu * mu
     den = (W + 1.0) * (alpha - mu * mu / d)
     return 1.0 if den == 0 else min(num / den, 1.0)
+
+
+def _estimated_intensity(S, W, shrinkage, fourth):
+    """The Ledoit-Wolf or OAS intensity of the within-class standardised data.
+
+    S is the maximum-likelihood within-class covariance (M2/W), ``fourth`` the sum
+    Σ w‖D⁻¹z‖⁴ of :func:`fastgen.kernels.moments.standardised_fourth_moment`.  The
+    intensity is that of ``sklearn.covariance.ledoit_wolf`` (or ``oas``) applied to the
+    within-class centred rows divided by their standard deviations (the features with
+    a nonzero one), so it does not depend on the units of any feature.
+    """
+    R = _correlation(S)
+    if shrinkage == "ledoit-wolf":
+        return _lw_intensity(R, fourth, W)
+    return _oas_intensity(R, W)
+
+
+def _inverse_within_sd(W, scatter, kind):
+    """(K, d) 1/s_kj: the reciprocal maximum-likelihood within-class standard deviations
+    the standardised fourth moments use (the pooled ones repeated per class when
+    ``kind`` is "pooled"); 0 where s_kj = 0."""
+    K = W.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "pooled":
+            v = np.broadcast_to(np.diag(scatter) / W.sum(), (K, scatter.shape[0]))
+        else:
+            v = np.einsum("kjj->kj", scatter) / W[:, None]
+        inv = np.where(v > 0, 1.0 / np.sqrt(v), 0.0)
+    return np.ascontiguousarray(inv)
 
 
 def _shrink(S, a):
@@ -377,30 +421,41 @@ def _shrink(S, a):
     return out
 
 
-def _cholesky_checked(S, what, classes=None, k=None):
-    """Lower Cholesky factor, raising SingularCovarianceError with advice."""
+def _shrink_to_diagonal(S, a):
+    """(1 − a)·S + a·diag(S): the correlations shrink toward zero, the variances stay
+    (the estimated shrinkage: the correlation matrix shrunk toward I)."""
+    if a == 0:
+        return S
+    out = (1.0 - a) * S
+    out[np.diag_indices(S.shape[0])] = np.diag(S)
+    return out
+
+
+def _cholesky_checked(S):
+    """Lower Cholesky factor of S, computed as L = D·L_C from the factor L_C of the
+    correlation matrix C = D⁻¹SD⁻¹, D = diag(√S_jj).
+
+    Factoring C makes the test unit-free: S is accepted when C is positive definite
+    with every pivot² above d·ε (then every eigenvalue of C is too, so its rank is d),
+    whatever the units of the features.  Raises SingularCovarianceError whose message
+    says why, to be completed by the caller ("is not positive definite", ...).
+    """
     d = S.shape[0]
-    who = f" of class {_label(classes, k)}" if classes is not None else ""
-    advice = ("pass reg>0 (Σ ← (1−reg)Σ + reg·I) or shrinkage, or drop constant or "
-              "collinear features")
-    if classes is not None and not np.any(S):
+    v = np.diag(S)
+    zero = np.flatnonzero(~(v > 0))
+    if zero.size:
         raise SingularCovarianceError(
-            f"class {_label(classes, k)} has 1 sample or only identical samples: "
-            f"its {what} covariance is undefined; pass reg>0 or use covariance='pooled'"
+            f"is singular: feature {zero[0]} has zero variance (it is constant)"
         )
+    s = np.sqrt(v)
+    C = S / s[:, None] / s[None, :]
     try:
-        L = np.linalg.cholesky(S)
+        Lc = np.linalg.cholesky(C)
     except np.linalg.LinAlgError:
-        raise SingularCovarianceError(
-            f"the {what} covariance{who} is not positive definite; {advice}"
-        ) from None
-    diag = np.diag(L)
-    scale = max(float(np.max(np.diag(S))), np.finfo(float).tiny)
-    if not np.all(np.isfinite(L)) or np.min(diag) ** 2 <= d * np.finfo(float).eps * scale:
-        raise SingularCovarianceError(
-            f"the {what} covariance{who} is singular to working precision; {advice}"
-        )
-    return L
+        raise SingularCovarianceError("is not positive definite") from None
+    if not np.all(np.isfinite(Lc)) or np.min(np.diag(Lc)) ** 2 <= d * np.finfo(float).eps:
+        raise SingularCovarianceError("is singular to working precision")
+    return s[:, None] * Lc
 
 
 def _within_sd(cov):
@@ -447,32 +502,79 @@ def _reduced_pooled(cov, tol):
 
 
 def _pooled_factor(cov, tol):
-    """(L, log_det, rank) of the pooled covariance: Cholesky when it is positive
-    definite (today's path and speed), else the rank-revealing factor."""
+    """(L, log_det, rank) of the pooled covariance: Cholesky (of the correlation
+    matrix, rescaled) when it is positive definite, else the rank-revealing factor."""
     try:
-        L = _cholesky_checked(cov, "pooled")
+        L = _cholesky_checked(cov)
     except SingularCovarianceError:
         return _reduced_pooled(cov, tol)
     return L, 2.0 * float(np.sum(np.log(np.diag(L)))), cov.shape[0]
 
 
-def _suggest_reg(covs):
-    """The smallest reg = 10^-k (k = 15 … 0) for which every (1 − reg)·Σ_k + reg·I passes
-    the Cholesky checks, as a float (1.0 at worst: reg = 1 gives I)."""
+def _suggest_reg(covs, above=0.0):
+    """The smallest reg = 10^e above ``above`` for which every (1 − reg)·Σ_k + reg·I
+    passes the Cholesky checks, as a float (1.0 at worst: reg = 1 gives I).
+
+    The powers of ten searched start where reg becomes visible next to the smallest
+    variance (10·d·ε·min_j Σ_jj); the search bisects them, and the value returned has
+    passed the checks.
+    """
     d = covs[0].shape[0]
-    scale = max([1.0] + [float(np.max(np.diag(c))) for c in covs])
-    r0 = 10.0 * d * np.finfo(float).eps * scale
-    for e in range(int(np.floor(np.log10(r0))), 1):
-        reg = min(10.0 ** e, 1.0)
-        if reg < r0:
-            continue
+    eye = np.eye(d)
+    var = np.concatenate([np.diag(c) for c in covs])
+    var = var[var > 0]
+    low = 10.0 * d * np.finfo(float).eps * (float(var.min()) if var.size else 1.0)
+    lo = max(int(np.floor(np.log10(max(low, above, 1e-300)))), -300)
+
+    def works(e):
+        reg = 10.0 ** e
+        if reg <= above:
+            return False
         try:
             for c in covs:
-                _cholesky_checked((1.0 - reg) * c + reg * np.eye(d), "per-class")
+                _cholesky_checked((1.0 - reg) * c + reg * eye)
         except SingularCovarianceError:
-            continue
-        return reg
-    return 1.0
+            return False
+        return True
+
+    hi = 0  # reg = 1 gives I, which passes
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if works(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return 1.0 if hi >= 0 or not works(hi) else 10.0 ** hi
+
+
+def _per_class_failure(failed, classes, cov, base, reg, tol):
+    """The message of a per-class fit that failed: the first failing class, why, its
+    rank (or, when every eigenvalue of its correlation matrix is above tol², how close
+    to singular it is), and the smallest power-of-ten ``reg`` that makes every class
+    pass (checked)."""
+    k, why = failed[0]
+    d = cov.shape[1]
+    lam, _, _, rk = _correlation_rank(cov[k], tol)
+    if rk < d:
+        state = (f"it has rank {rk} of {d} (eigenvalues of its correlation matrix above "
+                 f"tol²={tol * tol:.3g})")
+    else:
+        state = (f"the smallest eigenvalue of its correlation matrix, {lam[0]:.3g}, is "
+                 f"at the working precision (d·ε = {d * np.finfo(float).eps:.3g})")
+    others = ("" if len(failed) == 1 else
+              f" ({len(failed)} classes fail: "
+              f"{', '.join(_label(classes, j) for j, _ in failed)})")
+    suggest = _suggest_reg(list(base), above=reg) if reg < 1 else 1.0
+    fix = (f"pass reg>0 (Σ ← (1−reg)Σ + reg·I): reg={suggest:.0e} makes the fit succeed"
+           if not reg else
+           f"reg={reg:g} is not enough: reg={suggest:.0e} makes the fit succeed")
+    if why.startswith("is undefined"):  # no spread at all: only reg or pooling help
+        other_fixes = "or use covariance='pooled'"
+    else:
+        other_fixes = ("or pass a float shrinkage, use covariance='pooled', or drop "
+                       "constant or collinear features")
+    return (f"the per-class covariance of class {_label(classes, k)} {why}{others}: "
+            f"{state}; {fix}, {other_fixes}")
 
 
 def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourth=None,
@@ -500,24 +602,23 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
                 f"unbiased pooled covariance needs more samples than classes "
                 f"({Wtot:g} samples, {K} classes)"
             )
-        S = M2 / Wtot
-        if shrinkage == "ledoit-wolf":
-            a = _lw_intensity(S, float(fourth.sum()), Wtot)
-        elif shrinkage == "oas":
-            a = _oas_intensity(S, Wtot)
+        if shrinkage in ("ledoit-wolf", "oas"):
+            a = _estimated_intensity(M2 / Wtot, Wtot, shrinkage,
+                                     None if fourth is None else float(fourth.sum()))
+            cov = _shrink_to_diagonal(M2 / denom, a)
         else:
-            a = shrinkage or 0.0
-        cov = _shrink(M2 / denom, a)
+            cov = _shrink(M2 / denom, shrinkage or 0.0)
         if reg:
             cov = (1.0 - reg) * cov + reg * np.eye(d)
         cov = 0.5 * (cov + cov.T)
+        check_variances_representable(np.diag(M2) / Wtot, np.max(np.abs(means), axis=0),
+                                      np.diag(cov), lambda i: " (pooled)",
+                                      SingularCovarianceError)
         chol, ld, rank = _pooled_factor(cov, tol)
         log_det = np.full(K, ld)
     elif covariance == "per_class":
         cov = np.empty((K, d, d))
-        chol = np.empty((K, d, d))
-        log_det = np.empty(K)
-        failed = []
+        base = np.empty((K, d, d))  # before reg, for the suggested reg
         for k in range(K):
             denom = W[k] - 1.0 if unbiased else W[k]
             if denom <= 0 and not reg:
@@ -525,41 +626,40 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
                     f"class {_label(classes, k)} has total weight {W[k]:g}: its unbiased "
                     f"covariance (÷(n_k − 1)) is undefined; pass unbiased=False or reg>0"
                 )
-            Sk = m.scatter[k] / W[k]
-            if shrinkage == "ledoit-wolf":
-                a = _lw_intensity(Sk, float(fourth[k]), W[k])
-            elif shrinkage == "oas":
-                a = _oas_intensity(Sk, W[k])
+            if denom <= 0:
+                ck = np.zeros((d, d))
+            elif shrinkage in ("ledoit-wolf", "oas"):
+                a = _estimated_intensity(m.scatter[k] / W[k], W[k], shrinkage,
+                                         None if fourth is None else float(fourth[k]))
+                ck = _shrink_to_diagonal(m.scatter[k] / denom, a)
             else:
-                a = shrinkage or 0.0
-            ck = _shrink(m.scatter[k] / denom, a) if denom > 0 else np.zeros((d, d))
+                ck = _shrink(m.scatter[k] / denom, shrinkage or 0.0)
+            base[k] = ck
             if reg:
                 ck = (1.0 - reg) * ck + reg * np.eye(d)
-            ck = 0.5 * (ck + ck.T)
-            cov[k] = ck
+            cov[k] = 0.5 * (ck + ck.T)
+        diag = np.einsum("kjj->kj", cov)
+        check_variances_representable(np.einsum("kjj->kj", m.scatter) / W[:, None],
+                                      np.abs(means), diag,
+                                      lambda i: f" in class {_label(classes, i[0])}",
+                                      SingularCovarianceError)
+        chol = np.empty((K, d, d))
+        log_det = np.empty(K)
+        failed = []
+        for k in range(K):
+            if not reg and not np.any(m.scatter[k]):
+                failed.append((k, f"is undefined: class {_label(classes, k)} has 1 sample "
+                                  f"or only identical samples"))
+                continue
             try:
-                chol[k] = _cholesky_checked(
-                    m.scatter[k] if (not reg and not np.any(m.scatter[k])) else ck,
-                    "per-class", classes, k)
+                chol[k] = _cholesky_checked(cov[k])
             except SingularCovarianceError as exc:
                 failed.append((k, str(exc)))
                 continue
             log_det[k] = 2.0 * np.sum(np.log(np.diag(chol[k])))
         if failed:
-            # name the first singular class, its rank, and a reg that makes every class
-            # positive definite (checked: the suggested value passes the same test)
-            k, msg = failed[0]
-            _, _, _, rk = _correlation_rank(cov[k], tol)
-            suggest = _suggest_reg([cov[j] for j in range(K)]) if reg < 1 else 1.0
-            suggest = max(suggest, reg)
-            others = ("" if len(failed) == 1 else
-                      f" ({len(failed)} classes are singular: "
-                      f"{', '.join(_label(classes, j) for j, _ in failed)})")
             raise SingularCovarianceError(
-                f"{msg}{others}; the covariance of class {_label(classes, k)} has rank "
-                f"{rk} of {d} (eigenvalues of its correlation matrix above tol²={tol * tol:.3g}); "
-                f"reg={suggest:.0e} makes the fit succeed"
-            )
+                _per_class_failure(failed, classes, cov, base, reg, tol))
     else:
         # the variance floor shared with fit_gaussian_nb (scikit-learn's var_smoothing)
         eps = variance_floor(var_smoothing, total_variance(m)) if var_smoothing else 0.0
@@ -590,6 +690,14 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
             cov = _shrink(V.sum(axis=0) / denom + eps, shrinkage or 0.0)
         if reg:
             cov = (1.0 - reg) * cov + reg
+        if covariance == "diagonal":
+            check_variances_representable(V / W[:, None], np.abs(means), cov,
+                                          lambda i: f" in class {_label(classes, i[0])}",
+                                          SingularCovarianceError)
+        else:
+            check_variances_representable(V.sum(axis=0) / Wtot,
+                                          np.max(np.abs(means), axis=0), cov,
+                                          lambda i: " (pooled)", SingularCovarianceError)
         bad = np.argwhere(~(cov > 0))
         if bad.size:
             fix = ("; pass var_smoothing>0 (the default is 1e-9) or reg>0" if eps == 0
@@ -687,13 +795,22 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         Non-negative weights (a weight of 2 is the same as repeating the row).
     reg : float in [0, 1]
         Σ ← (1 − reg)·Σ + reg·I after shrinkage (scikit-learn's QDA ``reg_param``).
+        Not invariant to the units of the features (I is in the data's units): the
+        predictions may change when a feature is rescaled.
     shrinkage : None, float in [0, 1], "ledoit-wolf" or "oas"
-        Σ ← (1 − a)·Σ + a·(tr Σ / d)·I.  "ledoit-wolf" and "oas" estimate a from the
-        within-class centred data, for the pooled covariance as a whole or for each
-        class (per_class).  Unlike scikit-learn's LDA ``shrinkage="auto"`` the data are
-        not standardised first: the intensity is that of
-        ``sklearn.covariance.ledoit_wolf(X - means[y], assume_centered=True)``.
-        Ledoit-Wolf costs one extra O(n·d) pass over X (the fourth moments).
+        A float a: Σ ← (1 − a)·Σ + a·(tr Σ / d)·I, scikit-learn's definition.  Like
+        ``reg`` it depends on the units (a feature in large units dominates tr Σ/d and
+        swamps the small-variance ones): standardise the features first, or use an
+        estimated shrinkage.  "ledoit-wolf" and "oas" shrink the within-class
+        *correlation* matrix toward I, Σ ← (1 − a)·Σ + a·diag(Σ) (the variances stay,
+        the correlations shrink), with a estimated on the within-class standardised data
+        (x_i − μ_{y_i})/s, s the within-class standard deviations: the intensity of
+        ``sklearn.covariance.ledoit_wolf`` (or ``oas``) on those rows, over the features
+        with s > 0.  Both are invariant to the units of every feature (the idea of
+        scikit-learn's LDA ``shrinkage="auto"``, which standardises each class).  Pooled:
+        one intensity for the pooled covariance; per_class: one per class, on that
+        class's standardised rows.  Ledoit-Wolf costs one extra O(n·d) pass over X (the
+        fourth moments of the standardised rows).
     unbiased : bool
         Divide scatter by W_k − 1 (per class) or W − K (pooled) instead of the MLE's
         W_k or W; scikit-learn before 1.9 did this in QDA and LDA's svd solver.
@@ -731,7 +848,11 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         (a LinAlgError and a ValueError) when a per-class covariance is not positive
         definite (the message names the class, the rank found and a ``reg`` that makes
         the fit succeed), when a diagonal model has a zero variance with
-        ``var_smoothing=0``, or when every feature is constant within every class.
+        ``var_smoothing=0``, when every feature is constant within every class, or
+        when a feature is so small (below about 1e-154) that the squares of its
+        deviations underflow ("rescale the features").  Whether a fit succeeds never
+        depends on the units of a feature otherwise: positive definiteness is tested on
+        the correlation matrix.
     """
     if _cuda.is_device_array(X):
         return _cuda.fit_gda(X, y, covariance, priors=priors, sample_weight=sample_weight,
@@ -751,7 +872,8 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     fourth = None
     if shrinkage == "ledoit-wolf":
         G = _km.n_row_groups(X.shape[0], classes.shape[0], 1 << 20)
-        fourth = _km.centered_fourth_moment(X, codes, w, means, G)
+        fourth = _km.standardised_fourth_moment(X, codes, w, means,
+                                                _inverse_within_sd(W, scatter, kind), G)
     # The small factorisations run with BLAS on one thread: woken BLAS threads keep
     # spinning after the call and slow the next parallel kernel (measured: a per-class
     # fit repeated back to back, n=2e5, d=128, K=10, took 0.12 s instead of 0.08 s).

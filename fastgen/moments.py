@@ -25,7 +25,7 @@ from ._validation import (
 from .kernels import moments as _k
 
 __all__ = ["ClassMoments", "class_moments", "merge_moments", "SCATTER_KINDS",
-           "total_variance", "variance_floor"]
+           "total_variance", "variance_floor", "check_variances_representable"]
 
 #: what each scatter kind stores, and which covariance models it can give
 SCATTER_KINDS = ("pooled", "per_class", "diagonal")
@@ -250,3 +250,39 @@ def variance_floor(var_smoothing: float, feature_variance) -> float:
     """
     fv = np.asarray(feature_variance, dtype=np.float64)
     return float(var_smoothing) * float(np.max(fv)) if fv.size else 0.0
+
+
+_TINY = np.finfo(np.float64).tiny
+#: a feature whose class means are below this (√tiny/ε ≈ 7e-139) and whose variance came
+#: out as zero may have had deviations whose squares underflowed to zero
+_UNDERFLOW_MEAN = float(np.sqrt(_TINY) / np.finfo(np.float64).eps)
+
+
+def check_variances_representable(variances, mean_size, final, where, error=ValueError):
+    """Raise a "rescale the features" error where a variance lost its digits to underflow.
+
+    ``variances`` are the maximum-likelihood within-class variances as the moments give
+    them, ``mean_size`` the matching |class mean| (the largest over the classes for a
+    pooled variance), ``final`` the variances the model will use (after any floor,
+    shrinkage or ``reg``); all of one shape.  A variance is lost when it is below the
+    smallest normal float64 (its squares were subnormal) or when it is zero for a
+    feature whose means are nonzero but below √tiny/ε (its deviations may have squared
+    to zero: X scaled by 1e-170, or subnormal X).  It matters unless what is added to it
+    is so large that the lost part is below rounding (``final`` ≥ tiny/ε), as a
+    ``var_smoothing`` floor set by other features is.  A feature that is exactly
+    constant (zero variance, zero or ordinary means) is left to the caller.
+    ``where(index)`` names the entry for the message, e.g. " in class 'a'".
+    """
+    v = np.asarray(variances, dtype=np.float64)
+    size = np.asarray(mean_size, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        lost = (v < _TINY) & ((v > 0) | ((size > 0) & (size < _UNDERFLOW_MEAN)))
+        bad = np.argwhere(lost & ~(np.asarray(final) >= _TINY / np.finfo(np.float64).eps))
+    if bad.size:
+        idx = tuple(bad[0])
+        raise error(
+            f"feature {idx[-1]}{where(idx)} is too small for float64 (class mean "
+            f"{float(size[idx]):.3g}, variance {float(v[idx]):.3g}): the squares of its "
+            f"deviations underflow, so its variance cannot be computed; rescale the "
+            f"features (e.g. divide by their standard deviation)"
+        )

@@ -231,22 +231,25 @@ def test_reg_rescues_a_one_sample_class(blobs3):
 @pytest.mark.parametrize("covariance", ["pooled", "per_class"])
 @pytest.mark.parametrize("d", [4, 30])
 def test_ledoit_wolf_and_oas_vs_sklearn(method, covariance, d):
+    """The estimated shrinkage is scikit-learn's estimator applied to the within-class
+    standardised rows Z/s (pooled s for the pooled model, each class's own s per class),
+    rescaled: Σ = D·((1 − a)R + a·I)·D, the target diag(Σ)."""
     X, y = make_blobs(240, d, 3, seed=7)
+    X = X * np.logspace(-3, 3, d)  # units that differ by 1e6
     p = fastgen.fit_gda(X, y, covariance, shrinkage=method)
     r = ref.mle(X, y)
     Z = X - r["means"][y]
     sk = {"ledoit-wolf": ledoit_wolf, "oas": oas}[method]
     ours = {"ledoit-wolf": ref.ledoit_wolf_intensity, "oas": ref.oas_intensity}[method]
-    if covariance == "pooled":
-        cov, a = sk(Z, assume_centered=True)
+    groups = [Z] if covariance == "pooled" else [Z[y == k] for k in range(3)]
+    for k, Zk in enumerate(groups):
+        s = np.sqrt(np.mean(Zk * Zk, axis=0))
+        cov, a = sk(Zk / s, assume_centered=True)
         assert 0 < a < 1
-        assert abs(ours(Z) - a) <= RTOL * a
-        assert rel_err(p.covariance, cov) <= RTOL
-    else:
-        for k in range(3):
-            cov, a = sk(Z[y == k], assume_centered=True)
-            assert abs(ours(Z[y == k]) - a) <= RTOL * a
-            assert rel_err(p.covariance[k], cov) <= RTOL
+        assert abs(ours(Zk / s) - a) <= RTOL * a
+        got = p.covariance if covariance == "pooled" else p.covariance[k]
+        assert rel_err(got, s[:, None] * cov * s[None, :]) <= RTOL
+        assert rel_err(np.diag(got), s * s) <= RTOL  # the variances are not shrunk
 
 
 # --------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ __all__ = [
     "merge_diagonal",
     "merge_per_class",
     "n_row_groups",
-    "centered_fourth_moment",
+    "standardised_fourth_moment",
 ]
 
 # Rows buffered before a rank-C update of the scatter (hand loop or GEMM).
@@ -483,8 +483,15 @@ def merge_per_class(Wa, ma, M2a, Wb, mb, M2b):
 
 
 @pjit
-def centered_fourth_moment(X, codes, w, means, n_groups):
-    """Per-class Σ_i w_i ‖x_i − μ_{y_i}‖⁴ (K,): the extra pass Ledoit-Wolf needs."""
+def standardised_fourth_moment(X, codes, w, means, inv_sd, n_groups):
+    """Per-class Σ_i w_i ‖D_k⁻¹(x_i − μ_k)‖⁴ (K,), k = y_i: the fourth-moment sum of the
+    Ledoit-Wolf intensity on within-class standardised data.
+
+    ``inv_sd`` (K, d) holds 1/s_kj, the reciprocal within-class standard deviations
+    (the same row for every class when the covariance is pooled; 0 for a constant
+    feature, which the standardised data leave out).  The scales come from the moments,
+    so this is a second pass over X; it costs O(n·d).
+    """
     n, d = X.shape
     K = means.shape[0]
     G = n_groups
@@ -496,7 +503,7 @@ def centered_fourth_moment(X, codes, w, means, n_groups):
             k = codes[i]
             s = 0.0
             for j in range(d):
-                z = X[i, j] - means[k, j]
+                z = (X[i, j] - means[k, j]) * inv_sd[k, j]
                 s += z * z
             part[g, k] += _row_weight(w, i) * s * s
     out = np.zeros(K)

@@ -21,7 +21,12 @@ from .._validation import (
     feature_names_of,
 )
 from ..kernels import nb as _nb
-from ..moments import ClassMoments, moments_arrays, variance_floor
+from ..moments import (
+    ClassMoments,
+    check_variances_representable,
+    moments_arrays,
+    variance_floor,
+)
 from .base import fit_inputs, log_allow_zero
 
 __all__ = ["GaussianNBParams", "fit_gaussian_nb", "gaussian_params"]
@@ -173,6 +178,8 @@ def gaussian_params(moments, priors, var_smoothing, feature_variance):
     epsilon = variance_floor(var_smoothing, fv)  # the rule shared with fit_gda
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.where(cc[:, None] > 0, moments.scatter / cc[:, None], 0.0)
+    check_variances_representable(var, np.abs(moments.means), var + epsilon,
+                                  lambda i: f" in class {moments.classes[i[0]].item()!r}")
     var += epsilon
     if not np.all(var > 0):
         k, j = np.argwhere(~(var > 0))[0]
