@@ -230,6 +230,12 @@ def _check_size_and_dtype(X, name, dtype, min_samples):
 def _check_csr(X, *, name, dtype, min_samples, finite=True):
     target = _check_size_and_dtype(X, name, dtype, min_samples)
     fmt = X.format
+    # scipy trusts the arrays of a sparse matrix: broken ones make its own conversions
+    # and every kernel read or write outside them, so they are checked before any use
+    if fmt in ("csr", "csc"):
+        X = _check_compressed(X, name)
+    elif fmt == "coo":
+        _check_coo(X, name)
     if fmt != "csr":
         X = X.tocsr()  # a new object: the caller's matrix is untouched
     copied = fmt != "csr"
@@ -248,6 +254,102 @@ def _check_csr(X, *, name, dtype, min_samples, finite=True):
     if finite:
         report_nonfinite(X, name)
     return X
+
+
+#: Stored values per work item of the structure check (below this, one serial pass).
+_STRUCTURE_BLOCK = 1 << 18
+
+
+def _check_compressed(X, name):
+    """Check the three arrays of a CSR (or CSC) matrix; return the matrix.
+
+    Raises a ValueError naming the problem and the row (column, for CSC): index
+    arrays of the wrong type or length, an ``indptr`` that does not start at 0, runs
+    past the stored values or decreases, or an index outside the matrix.  Storage
+    beyond ``indptr[-1]`` is dropped as scipy drops it (``prune``), without a copy.
+    """
+    from .kernels.sparse import (
+        CSR_INDEX_OUT_OF_RANGE,
+        CSR_POINTER_DECREASES,
+        csr_structure,
+        csr_structure_rows,
+        nnz_balanced_bounds,
+    )
+
+    csc = X.format == "csc"
+    major, minor = ("column", "row") if csc else ("row", "column")
+    n_major, n_minor = (X.shape[1], X.shape[0]) if csc else X.shape
+    what = f"{name} (a {X.format.upper()} matrix)"
+    indptr, indices, data = X.indptr, X.indices, X.data
+    for arr, arr_name in ((indptr, "indptr"), (indices, "indices"), (data, "data")):
+        if not isinstance(arr, np.ndarray) or arr.ndim != 1:
+            raise ValueError(f"{what} has a {arr_name} that is not a 1-D array")
+    for arr, arr_name in ((indptr, "indptr"), (indices, "indices")):
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"{what} has {arr_name} of dtype {arr.dtype}; expected integers")
+    if indptr.shape[0] != n_major + 1:
+        raise ValueError(
+            f"{what} has {n_major} {major}s but an indptr of length {indptr.shape[0]}; "
+            f"it must have length {n_major + 1}"
+        )
+    if indices.shape[0] != data.shape[0]:
+        raise ValueError(
+            f"{what} has {indices.shape[0]} indices but {data.shape[0]} data values; "
+            f"they must match"
+        )
+    if indptr[0] != 0:
+        raise ValueError(f"{what} has indptr[0] = {indptr[0]}; it must be 0")
+    nnz = int(indptr[-1])
+    if not 0 <= nnz <= indices.shape[0]:
+        raise ValueError(
+            f"{what} has indptr[-1] = {nnz} but {indices.shape[0]} stored values; "
+            f"indptr[-1] must be the number of stored values"
+        )
+    if nnz < indices.shape[0]:  # unused storage at the end: views of the used part
+        indices, data = indices[:nnz], data[:nnz]
+        X = type(X)((data, indices, indptr), shape=X.shape, copy=False)
+    ptr = indptr.astype(np.int64, copy=False)
+    idx = indices if indices.dtype in (np.int32, np.int64) else indices.astype(np.int64)
+    blocks = nnz // _STRUCTURE_BLOCK
+    if blocks < 2:
+        row, problem = csr_structure_rows(ptr, idx, n_minor, 0, n_major)
+    else:
+        row, problem = csr_structure(ptr, idx, n_minor,
+                                     nnz_balanced_bounds(ptr, min(blocks, 64)))
+    if row < 0:
+        return X
+    a, b = int(ptr[row]), int(ptr[row + 1])
+    if problem == CSR_POINTER_DECREASES:
+        raise ValueError(
+            f"{what} has a decreasing indptr at {major} {row} (indptr[{row}] = {a}, "
+            f"indptr[{row + 1}] = {b}); indptr must be non-decreasing"
+        )
+    if problem != CSR_INDEX_OUT_OF_RANGE:
+        raise ValueError(
+            f"{what} has indptr[{row + 1}] = {b} at {major} {row}, past the {nnz} stored "
+            f"values (indptr[-1]); indptr must be non-decreasing"
+        )
+    seg = idx[a:b]
+    bad = int(seg[(seg < 0) | (seg >= n_minor)][0])
+    raise ValueError(
+        f"{what} has {minor} index {bad} in {major} {row}, outside 0..{n_minor - 1} "
+        f"(it has {n_minor} {minor}s); the matrix's indices are corrupt"
+    )
+
+
+def _check_coo(X, name):
+    """Raise unless the coordinates of a COO matrix lie inside its shape."""
+    for axis, (coord, size) in enumerate(zip(X.coords, X.shape)):
+        word = ("row", "column")[axis]
+        if coord.ndim != 1 or coord.shape[0] != X.data.shape[0]:
+            raise ValueError(f"{name} (a COO matrix) has {word} coordinates that do not "
+                             f"match its {X.data.shape[0]} stored values")
+        if coord.size and (coord.min() < 0 or coord.max() >= size):
+            bad = int(np.flatnonzero((coord < 0) | (coord >= size))[0])
+            raise ValueError(
+                f"{name} (a COO matrix) has {word} index {int(coord[bad])} at stored value "
+                f"{bad}, outside 0..{size - 1}"
+            )
 
 
 def csr_arrays(X):
