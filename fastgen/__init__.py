@@ -5,14 +5,13 @@ functional API: ``fit_*`` functions return frozen parameter dataclasses, and the
 scoring functions accept every params type.
 """
 
-# What importing fastgen sets for the whole process (OMP_WAIT_POLICY if unset, a
-# NUMBA_CACHE_DIR fallback when numba could write its cache nowhere, a wrap of numba's
-# cache-file loading on tested numba versions) is listed in one place: the docstring of
-# fastgen/_runtime.py.  It runs before any kernel module is imported.
+# ``import fastgen`` changes nothing in the process (it does not even import numba).
+# What fastgen sets for the whole process (OMP_WAIT_POLICY if unset, a NUMBA_CACHE_DIR
+# fallback when numba could write its cache nowhere, wraps of numba's cache loading, a
+# fork handler) is applied when the first kernel module is imported, by the first call
+# that needs a kernel; it is listed in one place: the docstring of fastgen/_runtime.py
+# (and docs/guide/processes.rst).
 from ._runtime import RuntimeSetupWarning
-from ._runtime import configure_process as _configure_process
-
-_configure_process()
 
 # Everything else is imported on first use (PEP 562 ``__getattr__`` below): a first
 # ``fit_gda`` loads the GDA modules only, not naive Bayes, logistic regression, their

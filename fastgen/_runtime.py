@@ -1,15 +1,19 @@
 """Process-wide runtime setup and thread-pool policy: everything fastgen does to the
 process it runs in, in one place.
 
-What ``import fastgen`` sets for the whole process (:func:`configure_process`, called
-once from :mod:`fastgen`'s ``__init__`` before any kernel module is imported):
+``import fastgen`` changes nothing in the process: it imports fastgen's own small set of
+modules, not even numba.  What fastgen sets for the whole process is applied by
+:func:`configure_process` when the first kernel module is imported (:mod:`fastgen.kernels`
+or :mod:`fastgen.cuda.kernels`: the first call that compiles or runs a kernel), before
+any kernel is compiled or loaded, and stays for the life of the process:
 
 1. ``OMP_WAIT_POLICY=PASSIVE``, only if unset (``os.environ.setdefault``).  numba's
    default OpenMP workers spin after every parallel region, taking the cores from the
    BLAS call or the Python code that follows; fastgen alternates both.  Measured (2
    cores): 20 × (fit_gda + predict_proba + a 300×300 GEMM) took 1.1 s with spinning
    workers and 0.37 s with passive ones.  It must be set before numba starts its pool; a
-   value the user chose (or an OpenMP runtime already started by another library) wins.
+   value the user chose (or an OpenMP runtime already started by another library, or by
+   the user's own parallel numba code before fastgen's first call) wins.
 2. ``NUMBA_CACHE_DIR``, only when numba would find no writable cache location
    (:func:`ensure_writable_cache`).  Every kernel is ``@njit(cache=True)``; numba stores
    the compiled code in the ``__pycache__`` directory beside the source, else in
@@ -19,7 +23,7 @@ once from :mod:`fastgen`'s ``__init__`` before any kernel module is imported):
    ...: no locator available`` while *importing* the module that defines the kernel.
    fastgen then points ``NUMBA_CACHE_DIR`` at a private per-user directory under the
    system temp directory.  A location numba would use anyway is never overridden.
-3. Three methods of numba's ``numba.core.caching`` are wrapped
+3. Four methods of numba's ``numba.core.caching`` are wrapped
    (:func:`tolerate_corrupt_cache`): ``IndexDataCacheFile._load_index``, ``_load_data``,
    ``_save_data`` and ``Cache.load_overload``, so that an unreadable cache entry *of a
    fastgen kernel* (a truncated or garbled index or data file, bytes overwritten
@@ -35,12 +39,12 @@ once from :mod:`fastgen`'s ``__init__`` before any kernel module is imported):
    leaves numba's own caching alone and emits one :class:`RuntimeSetupWarning` — never
    an import failure.
 4. numba's ``CompileResult._rebuild`` is wrapped (:func:`keep_parallel_init_on_cache_load`,
-   applied when :mod:`fastgen.kernels` is imported, same version gate) so that a user's
+   same version gate) so that a user's
    ``@njit(cache=True)`` function that calls a parallel fastgen kernel starts numba's
    threading layer when a fresh process loads it from the cache (numba 0.68 drops that
    start-up hook for code loaded from the cache: a segfault otherwise).
-5. A fork handler (``os.register_at_fork``, registered when :mod:`fastgen.kernels` is
-   imported: :func:`run_serially_after_fork`) for forked children of a process whose
+5. A fork handler (``os.register_at_fork``, :func:`run_serially_after_fork`) for forked
+   children of a process whose
    numba GNU OpenMP pool has started.  numba's OpenMP layer kills such a child with
    SIGTERM ("fork() called from a process already using GNU OpenMP") at its first
    parallel region, whatever its thread count, and a ``multiprocessing`` pool then
@@ -69,11 +73,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
-import logging
 import os
 import sys
-import tempfile
 import threading
 
 __all__ = [
@@ -100,11 +101,20 @@ class RuntimeSetupWarning(UserWarning):
 
 
 def configure_process() -> None:
-    """Everything ``import fastgen`` does to the process (the list in the module
-    docstring), in order; idempotent."""
+    """Everything fastgen does to the process (the list in the module docstring), in
+    order; idempotent.  Called when the first kernel module is imported."""
+    global _CONFIGURED
+    if _CONFIGURED:
+        return
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     ensure_writable_cache()
     tolerate_corrupt_cache()
+    keep_parallel_init_on_cache_load()
+    run_serially_after_fork()
+    _CONFIGURED = True
+
+
+_CONFIGURED = False
 
 
 # ------------------------------------------------------------------ cache location
@@ -115,6 +125,8 @@ _KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
 def _writable_dir(path: str) -> bool:
     """True if ``path`` exists or can be created, and a file can be written in it
     (what numba's ``ensure_cache_path`` checks)."""
+    import tempfile
+
     try:
         os.makedirs(path, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
@@ -132,6 +144,8 @@ def _user_wide_cache_dir() -> str:
 
 def _private_temp_dir() -> str | None:
     """A per-user directory under the temp dir that only this user owns and can write."""
+    import tempfile
+
     uid = os.getuid() if hasattr(os, "getuid") else None
     base = os.path.join(tempfile.gettempdir(), f"fastgen-numba-cache-{uid}")
     try:
@@ -198,7 +212,6 @@ _SUM_TAG = b"fastgen-cache-sum-1:"
 _SUM_SIZE = 16
 _TRAILER = len(_SUM_TAG) + _SUM_SIZE
 
-log = logging.getLogger("fastgen")
 _reported = False
 
 
@@ -211,6 +224,8 @@ def _numba_minor(version: str) -> tuple[int, int] | None:
 
 
 def _is_fastgen_cache(cache_file) -> bool:
+    import hashlib
+
     path = os.path.abspath(getattr(cache_file, "_cache_path", ""))
     if path == os.path.join(_KERNELS, "__pycache__"):
         return True
@@ -219,8 +234,14 @@ def _is_fastgen_cache(cache_file) -> bool:
     return os.path.basename(path) == tag
 
 
+def _digest(payload: bytes) -> bytes:
+    import hashlib
+
+    return hashlib.blake2b(payload, digest_size=_SUM_SIZE).digest()
+
+
 def _with_checksum(payload: bytes) -> bytes:
-    return payload + _SUM_TAG + hashlib.blake2b(payload, digest_size=_SUM_SIZE).digest()
+    return payload + _SUM_TAG + _digest(payload)
 
 
 def _checked_payload(raw: bytes) -> bytes:
@@ -229,7 +250,7 @@ def _checked_payload(raw: bytes) -> bytes:
     if raw[-_TRAILER:-_SUM_SIZE] != _SUM_TAG:
         return raw
     payload, digest = raw[:-_TRAILER], raw[-_SUM_SIZE:]
-    if hashlib.blake2b(payload, digest_size=_SUM_SIZE).digest() != digest:
+    if _digest(payload) != digest:
         raise ValueError("checksum mismatch")
     return payload
 
@@ -237,13 +258,16 @@ def _checked_payload(raw: bytes) -> bytes:
 def _report_bad_entry(where, exc) -> None:
     """Log the first unreadable cache entry of the process at WARNING, later ones at
     DEBUG."""
+    import logging
+
     global _reported
     level = logging.DEBUG if _reported else logging.WARNING
     _reported = True
-    log.log(level, "fastgen: unreadable numba cache entry %s (%s: %s); the kernel is "
-            "recompiled and the entry rewritten where the cache is writable%s", where,
-            type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "",
-            "" if level == logging.DEBUG else " (further ones are logged at DEBUG)")
+    logging.getLogger("fastgen").log(
+        level, "fastgen: unreadable numba cache entry %s (%s: %s); the kernel is "
+        "recompiled and the entry rewritten where the cache is writable%s", where,
+        type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "",
+        "" if level == logging.DEBUG else " (further ones are logged at DEBUG)")
 
 
 def _unsupported_reason(numba_module, caching_module) -> str | None:

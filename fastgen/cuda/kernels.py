@@ -38,6 +38,10 @@ import math
 import numpy as np
 from numba import cuda, float64, int32
 
+from .._runtime import configure_process as _configure_process
+
+_configure_process()  # fastgen's process set-up (a writable cache) before cuda.jit(cache=True)
+
 __all__ = [
     "MODE_JLL",
     "MODE_LOG_PROBA",

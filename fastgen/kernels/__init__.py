@@ -58,14 +58,11 @@ process too (importing this package, as every kernel import does, makes numba ke
 parallel kernels' threading start-up hook in the user's cache entry).
 """
 
-# Before any kernel is compiled or loaded (every kernel module is imported through this
-# package): keep numba's parallel start-up hooks across its cache, so a user's cached
-# function that calls a parallel kernel starts the threading layer when it is loaded.
-# Costs about 10 µs once numba is imported (see fastgen/_runtime.py).
-from .._runtime import keep_parallel_init_on_cache_load as _keep_parallel_init
-from .._runtime import run_serially_after_fork as _run_serially_after_fork
+# fastgen's process set-up (the list in fastgen/_runtime.py), before any kernel is
+# decorated with cache=True, compiled or loaded (every kernel module is imported through
+# this package); ``import fastgen`` alone does none of it.  Among others it keeps numba's
+# parallel start-up hooks across its cache, so a user's cached function that calls a
+# parallel kernel starts the threading layer when it is loaded.
+from .._runtime import configure_process as _configure_process
 
-_keep_parallel_init()
-# A forked child of a process whose OpenMP pool ran runs parallel kernels on one thread
-# instead of being killed by numba's fork guard (fastgen/_runtime.py, item 5).
-_run_serially_after_fork()
+_configure_process()
