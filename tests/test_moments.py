@@ -238,3 +238,26 @@ def test_class_moments_extreme_offset():
     for kind in KINDS:
         m = fastgen.class_moments(X, y, kind=kind)
         assert rel_err(m.scatter, _expected_scatter(r, kind)) <= 1e-8, kind
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_groups", [1, 3])
+def test_standardised_fourth_moment_kernel(weighted, dtype, n_groups):
+    """Σ_{i∈k} w_i ‖D_k⁻¹(x_i − μ_k)‖⁴ per class against numpy, with a constant feature
+    (inverse standard deviation 0) left out."""
+    from fastgen.kernels import moments as km
+
+    X, y = make_blobs(500, 5, 3, seed=4)
+    X = (X * np.array([1e-3, 1.0, 10.0, 1e4, 1.0])).astype(dtype)
+    rng = np.random.default_rng(0)
+    w = rng.uniform(0.1, 3.0, y.size) if weighted else np.empty(0)
+    means = np.stack([X[y == k].astype(np.float64).mean(axis=0) for k in range(3)])
+    inv_sd = 1.0 / rng.uniform(0.5, 2.0, (3, 5))
+    inv_sd[:, 4] = 0.0
+    got = km.standardised_fourth_moment(np.ascontiguousarray(X), y.astype(np.int32), w,
+                                        means, inv_sd, n_groups)
+    Z = (X.astype(np.float64) - means[y]) * inv_sd[y]
+    q = np.sum(Z * Z, axis=1) ** 2 * (w if weighted else 1.0)
+    expected = np.array([q[y == k].sum() for k in range(3)])
+    assert rel_err(got, expected) <= 1e-12

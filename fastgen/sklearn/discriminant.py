@@ -202,8 +202,10 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         :func:`_standardised_ledoit_wolf`).  This mode (like ``covariance_estimator``
         and lsqr/eigen with user ``priors``) holds K per-class (d, d) covariances, K·d²
         memory; every other mode keeps fastgen's pooled moments only.
-        ``fastgen.fit_gda(..., shrinkage="ledoit-wolf")`` is a different, pooled,
-        estimator.
+        ``fastgen.fit_gda(..., shrinkage="ledoit-wolf")`` follows the same idea
+        (standardise, estimate the intensity, shrink the correlations; unit-invariant)
+        on the pooled covariance once, in fastgen's memory bound, rather than on each
+        class: a different estimate.
     priors : array-like of shape (n_classes,), default None
         Class priors; renormalised with a warning if they do not sum to one.
     n_components : int, default None
