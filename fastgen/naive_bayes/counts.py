@@ -179,7 +179,7 @@ def _all_rows(c: NBCounts) -> ClassMoments:
     mu = m.counts @ m.means / n
     S = m.scatter.sum(axis=0) + m.counts @ (m.means - mu) ** 2
     return ClassMoments(np.zeros(1, dtype=np.int8), np.array([n]), mu[None], S[None],
-                        "diagonal", m.dtype)
+                        "diagonal", m.dtype, m.feature_names)
 
 
 def _pad_rows(a, pos, K):
