@@ -49,8 +49,10 @@ from .._runtime import (
     threads_for_work,
 )
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
+from .._warn import warn
 from ..kernels import inference as _ki
 from .inference import InferenceData, remember_fit_pass
+from .objectives import Evaluation, check_curvature_diagonal, column_scales
 from .params import ConvergenceWarning, LogisticParams
 
 __all__ = ["fit_firth", "firth_null_loglik", "profile_inference", "MAX_STEP"]
@@ -82,6 +84,20 @@ WARM_START_ROWS_PER_COEF = 100
 _WARM_START_TOL = 1e-3
 
 
+#: l*(β) need not be concave: on separated or nearly separated data the penalty shapes
+#: it, and Newton from different starts can stop at different local maxima (standardised
+#: breast cancer: l* = -27.40 from zero, -24.92 from the ridge start).  A fit tries the
+#: fixed set of starts of :func:`_best_of_starts` and returns the highest maximum when
+#: its first run shows that evidence: Fisher scoring converged slowly (``_SLOW_RATE``),
+#: or some fitted |η| exceeds this (probabilities within 3e-7 of 0 or 1).  Ordinary
+#: fits (W15: max|η| ≈ 5, fast Fisher scoring) make one run only.
+MULTI_START_ETA = 15.0
+
+#: The ridge start: l2 on the columns scaled to unit standard deviation (a N(0, 1)
+#: prior on each standardised coefficient).
+RIDGE_START_L2 = 1.0
+
+
 #: Fisher scoring (the Newton matrix I) converges linearly where the penalty carries
 #: the optimum, as on separated data: its rate is the share of l*'s curvature that I
 #: leaves out.  After ``_SLOW_STEPS`` accepted steps in a row that each left more than
@@ -104,6 +120,26 @@ CURVATURE_MAX_PARAMS = 128
 _CURVATURE_CHUNK_BYTES = 4 << 20
 
 
+def _column_scales(data, w):
+    """Each column's root-mean-square r_j = √(Σ w x_j² / Σw) (1 for the intercept; one
+    pass over X): the units in which :func:`_newton` measures the score, the steps and
+    ``MAX_STEP``, so that none depends on the units of X.  Raises where float64 cannot
+    hold the sums (see :func:`fastgen.logistic.objectives.column_scales`)."""
+    X = data.X
+    sw = float(w.sum()) if w.shape[0] else float(data.n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if data.sparse:
+            sq = X.multiply(X).T
+            C = np.asarray(sq @ w if w.shape[0] else sq.sum(axis=1), dtype=np.float64)
+        elif w.shape[0]:
+            C = np.einsum("ij,ij,i->j", X, X, w, dtype=np.float64)
+        else:
+            C = np.einsum("ij,ij->j", X, X, dtype=np.float64)
+    C = np.append(C.reshape(-1), sw) if data.fi else C.reshape(-1)
+    g = np.zeros(data.p)
+    return column_scales(C, sw, data, Evaluation(0.0, 0.0, g, 0.0))
+
+
 class _State:
     __slots__ = ("beta", "llf", "lstar", "score", "H", "L", "Linv", "emax", "c")
 
@@ -117,10 +153,16 @@ class _Penalised:
         # set once Fisher scoring proved slow on these data: later runs on the same
         # objective (the profile's constrained fits) take l*'s Hessian from the start
         self.curved = False
+        # set on the same evidence whatever the width (``curved`` needs p ≤
+        # CURVATURE_MAX_PARAMS): the penalty shapes the optimum, so l* may have several
+        # maxima and the fit and the profile try more starts (see ``fit_firth``)
+        self.slow = False
+        self.scale = _column_scales(data, w)
 
     def evaluate(self, beta):
         llf, score, H, _, emax, _ = self.data.inference_pass(
             self.codes, self.w, beta.reshape(1, -1), False, False)
+        check_curvature_diagonal(np.diag(H), self.data)
         st = _State()
         st.beta, st.llf, st.score, st.H, st.emax = beta, float(llf), score, H, float(emax)
         st.L = None
@@ -227,7 +269,10 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
     """Maximise l* over the coordinates ``free`` (others fixed) from beta0.
 
     Converged when ``max|U*_free| / Σw ≤ tol`` and the Newton step from there would move
-    no coefficient by more than ``tol · (1 + max|β|)``: the step is solved before the
+    no coefficient by more than ``tol · (1 + max|β|)``, each coefficient β_j measured
+    in units of 1/r_j and its score in units of r_j (``obj.scale``, the column's
+    root-mean-square), so that neither test nor ``MAX_STEP`` depends on the units of X
+    (on standardised features r_j ≈ 1, logistf's rules): the step is solved before the
     test, so a converged fit stops without evaluating one more point (two passes over
     X saved), and a start that is already at the optimum (the polish before profiling,
     a constrained refit at a nearby bound) costs one evaluation.  Step halving stops
@@ -252,12 +297,14 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
     slow = 0
     for _ in range(max_iter + 1):
         Uf = U[free]
-        gmax = float(np.max(np.abs(Uf))) / sw if Uf.size else 0.0
+        rf = obj.scale[free]
+        gmax = float(np.max(np.abs(Uf / rf))) / sw if Uf.size else 0.0
         if gmax == 0.0:
             converged = True
             break
         if exact and g_prev is not None and not obj.curved:
             slow = slow + 1 if gmax > _SLOW_RATE * g_prev else 0
+            obj.slow = obj.slow or slow >= _SLOW_STEPS
             obj.curved = slow >= _SLOW_STEPS and obj.can_curve()
         delta = None
         if obj.curved and exact:
@@ -274,9 +321,15 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
                                                Uf, check_finite=False)
             except np.linalg.LinAlgError:
                 delta = np.linalg.lstsq(Hff, Uf, rcond=None)[0]
-        big = float(np.max(np.abs(delta)))
-        small = tol * (1.0 + float(np.max(np.abs(st.beta))))
-        if exact and gmax <= tol and big <= small:
+        big = float(np.max(np.abs(delta * rf)))
+        small = tol * (1.0 + float(np.max(np.abs(st.beta * obj.scale))))
+        # l* gains about ½U*ᵀΔ along a full Newton step; below l*'s rounding level the
+        # comparison is noise, so the full step is taken if l* is flat to rounding (at
+        # most twice in a row: then the optimum is reached to rounding, where a nearly
+        # flat direction can keep the step itself above ``small``).
+        flat = _FLAT_ULPS * np.finfo(np.float64).eps * abs(st.lstar)
+        at_rounding = exact and 0.5 * float(Uf @ delta) <= flat
+        if exact and gmax <= tol and (big <= small or (at_rounding and flat_steps >= 2)):
             converged = True
             break
         if n_iter == max_iter:
@@ -284,11 +337,7 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
         if big > MAX_STEP:
             delta *= MAX_STEP / big
             big = MAX_STEP
-        # l* gains about ½U*ᵀΔ along a full Newton step; below l*'s rounding level the
-        # comparison is noise, so the full step is taken if l* is flat to rounding (at
-        # most twice in a row: then the optimum is reached to rounding).
-        flat = _FLAT_ULPS * np.finfo(np.float64).eps * abs(st.lstar)
-        tiny = exact and 0.5 * float(Uf @ delta) <= flat and flat_steps < 2
+        tiny = at_rounding and flat_steps < 2
         t = 1.0
         accepted = None
         for _ in range(_MAX_HALVINGS):
@@ -297,7 +346,7 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
             stt = obj.evaluate(bt)
             if np.isfinite(stt.lstar) and stt.lstar >= st.lstar:
                 accepted = stt
-                flat_steps = 0
+                flat_steps = flat_steps + 1 if at_rounding else 0
                 break
             if tiny and np.isfinite(stt.lstar) and stt.lstar >= st.lstar - flat:
                 accepted = stt
@@ -412,8 +461,11 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
         beta0, c0 = _subsample_start(X, codes, w, fit_intercept, beta0, max_iter)
     obj = _Penalised(data, codes, w, 0.5)
     free = np.arange(data.p)
-    st, U, converged, n_iter, hist, steps = _newton(obj, beta0, free, max_iter, tol, sw,
-                                                    c0)
+    run = _newton(obj, beta0, free, max_iter, tol, sw, c0)
+    if obj.slow or run[0].emax > MULTI_START_ETA:
+        run = _best_of_starts(obj, run, X, codes, w, fit_intercept, beta0, max_iter, tol,
+                              sw)
+    st, U, converged, n_iter, hist, steps = run
     if not converged:
         warnings.warn(
             f"fit_logistic(penalty='firth') did not converge in {n_iter} iterations "
@@ -435,6 +487,85 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
     # (at float64 β: with float32 X, the stored coef differ, and the record goes unused)
     remember_fit_pass(model, data, w, beta.reshape(1, -1), st.llf, st.score, st.H, st.emax)
     return model
+
+
+def _ridge_start(X, codes, w, fit_intercept):
+    """The ridge estimate with ``l2 = RIDGE_START_L2`` on the columns scaled to unit
+    (weighted) standard deviation, in X's units; None if that fit fails.
+
+    Finite under separation, and equivariant: rescaling a column of X rescales its
+    start by the inverse factor, so the start set does not depend on the units."""
+    from .api import fit_logistic
+
+    n = X.shape[0]
+    wv = w if w.shape[0] else np.ones(n)
+    sw = float(wv.sum())
+    import scipy.sparse as sp
+
+    if is_sparse(X):
+        mean = np.asarray(X.T @ wv, dtype=np.float64).ravel() / sw
+        sq = np.asarray(X.multiply(X).T @ wv, dtype=np.float64).ravel() / sw
+    else:
+        mean = (wv @ X) / sw
+        sq = (wv @ (X * X)) / sw
+    sd = np.sqrt(np.maximum(sq - mean * mean, 0.0))
+    sd = np.where(sd > 0.0, sd, 1.0)
+    Xs = X @ sp.diags(1.0 / sd) if is_sparse(X) else X / sd
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = fit_logistic(Xs, codes, l2=RIDGE_START_L2, fit_intercept=fit_intercept,
+                             sample_weight=w if w.shape[0] else None)
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+    beta = np.r_[np.asarray(r.coef[0], dtype=np.float64) / sd,
+                 np.asarray(r.intercept, dtype=np.float64)[:1] if fit_intercept else []]
+    return beta if np.all(np.isfinite(beta)) else None
+
+
+def _best_of_starts(obj, first, X, codes, w, fit_intercept, beta0, max_iter, tol, sw):
+    """The highest maximum of l* that Newton reaches from the fixed set of starts
+    (:data:`MULTI_START_ETA` explains when it is tried), given the run from the
+    default start ``first``; warns when the starts reach different maxima.
+
+    The starts, in order: the default one (``beta0``: the caller's ``init``, or zero
+    slopes with the intercept at the log prior odds, or the subsample fit from there);
+    zero (every coefficient and the intercept, when that differs from ``beta0``); and
+    :func:`_ridge_start`.  A run that raises (a singular information on the way) or
+    does not converge is left out unless no run converges."""
+    p = beta0.shape[0]
+    free = np.arange(p)
+    runs = [("the default start", first)]
+    starts = []
+    if np.any(beta0 != 0.0):
+        starts.append(("zero", lambda: np.zeros(p)))
+    starts.append(("the ridge start", lambda: _ridge_start(X, codes, w, fit_intercept)))
+    for label, make in starts:
+        b0 = make()
+        if b0 is None:
+            continue
+        try:
+            runs.append((label, _newton(obj, b0, free, max_iter, tol, sw)))
+        except np.linalg.LinAlgError:
+            continue
+    good = [r for r in runs if r[1][2]] or runs[:1]
+    best = max(good, key=lambda r: r[1][0].lstar)
+    top = best[1][0].lstar
+    others = [r for r in good if r[1][0].lstar < top - _distinct(top)]
+    if others:
+        found = "; ".join(f"{label}: {r[0].lstar:.10g}" for label, r in good)
+        warn(f"fit_logistic(penalty='firth'): the penalised log-likelihood "
+             f"l*(beta) = l(beta) + 0.5 log det I(beta) has several local maxima; Newton "
+             f"from the starts tried reached different ones ({found}); the highest "
+             f"({top:.10g}, from {best[0]}) is returned. l* is not concave on these "
+             f"(separated or nearly separated) data, and a maximum higher still may "
+             f"exist", ConvergenceWarning)
+    return best[1]
+
+
+def _distinct(lstar):
+    """Two maxima of l* are different when their values differ by more than this."""
+    return 1e-8 * max(1.0, abs(lstar))
 
 
 def _subsample_start(X, codes, w, fit_intercept, beta0, max_iter):
@@ -470,6 +601,17 @@ def _subsample_start(X, codes, w, fit_intercept, beta0, max_iter):
     return st.beta, st.c
 
 
+#: A profile bound is returned only where |2(l*max − l*_prof(b)) − χ²| is below this
+#: (l*_prof(b) from a converged constrained fit).
+PROFILE_STAT_TOL = 1e-7
+
+#: A step of the profile search is on the path when the profile's change agrees with
+#: the trapezoid rule on its slopes to this fraction (see :func:`_profile_bound`).
+_PATH_TOL = 0.1
+
+_PROFILE_MAX_TRIALS = 200
+
+
 def _constrained(obj, beta_start, j, b, sw, tol, max_iter):
     beta = beta_start.copy()
     beta[j] = b
@@ -478,47 +620,149 @@ def _constrained(obj, beta_start, j, b, sw, tol, max_iter):
     return st, U, conv
 
 
-def _profile_bound(obj, st_hat, j, side, se, target, sw, tol, max_iter):
-    """b on ``side`` (±1) of β̂_j with max_{β_j=b} l* = target (safeguarded Newton)."""
-    bhat = st_hat.beta[j]
-    inner, outer = bhat, None
-    start = st_hat.beta
-    half = np.sqrt(2.0 * (st_hat.lstar - target))  # Wald distance in units of se
-    b = bhat + side * half * se
-    for _ in range(100):
-        st, U, _ = _constrained(obj, start, j, b, sw, tol, max_iter)
-        start = st.beta
-        f = st.lstar - target
-        fp = U[j]
-        if abs(f) <= 1e-10 * max(1.0, abs(target)):
-            return b
-        if f > 0:
-            inner = b
-        else:
-            outer = b
-        newton_ok = fp != 0.0 and np.isfinite(fp)
-        bn = b - f / fp if newton_ok else np.nan
+class _PathPoint:
+    """A converged constrained fit at β_j = b: f = l*_prof(b) − target, and the
+    profile's slope there, ∂l*/∂β_j at the constrained optimum (envelope theorem)."""
+
+    __slots__ = ("b", "st", "f", "slope")
+
+    def __init__(self, b, st, f, slope):
+        self.b, self.st, self.f, self.slope = float(b), st, float(f), float(slope)
+
+
+def _predict(pt, j, b):
+    """Start of the constrained fit at β_j = b: pt's optimum moved along the tangent of
+    the path of constrained maxima, dβ_free/db = −I_ff⁻¹ I_fj (the information at pt
+    standing in for −∇²l*)."""
+    beta = pt.st.beta.copy()
+    free = np.delete(np.arange(beta.shape[0]), j)
+    if free.size:
+        H = pt.st.H
+        try:
+            t = -scipy.linalg.cho_solve(
+                scipy.linalg.cho_factor(H[np.ix_(free, free)], lower=True),
+                H[free, j], check_finite=False)
+        except np.linalg.LinAlgError:
+            t = np.zeros(free.size)
+        if np.all(np.isfinite(t)):
+            beta[free] += (b - pt.b) * t
+    beta[j] = b
+    return beta
+
+
+def _profile_point(obj, base, st_hat, j, b, sw, tol, max_iter):
+    """The profile at β_j = b: the highest converged constrained maximum of l* from
+    the path's start (``base`` moved along the tangent, :func:`_predict`) and, where
+    l* showed evidence of several maxima (``obj.slow``), from the estimate; ``(state,
+    U*, several)``, ``several`` true when the starts reached different maxima, or None
+    when no fit converged."""
+    starts = [_predict(base, j, b)]
+    if obj.slow:
+        starts.append(st_hat.beta)
+    found = []
+    for b0 in starts:
+        try:
+            st, U, conv = _constrained(obj, b0, j, b, sw, tol, max_iter)
+        except np.linalg.LinAlgError:
+            continue
+        if conv and np.isfinite(st.lstar):
+            found.append((st, U))
+    if not found:
+        return None
+    st, U = max(found, key=lambda r: r[0].lstar)
+    several = any(r[0].lstar < st.lstar - _distinct(st.lstar) for r in found)
+    return st, U, several
+
+
+def _profile_bound(obj, st_hat, j, side, se, target, sw, tol, max_iter, notes):
+    """b on ``side`` (±1) of β̂_j where the profile max_{β_j=b} l* equals ``target``;
+    NaN, with the reason appended to ``notes``, where no such point is found.
+
+    The profile is evaluated by :func:`_profile_point`, from the nearest accepted point
+    of the search, so the search follows the constrained maximum continuously from the
+    estimate (and switches to a higher one where one is found).  A trial whose profile
+    value lies below the trapezoid rule on the two slopes (exact for a quadratic
+    profile) by more than ``_PATH_TOL`` of the change is not accepted: the fit may
+    have landed on a lower branch of constrained maxima, and the step is halved.  The
+    next trial is the Newton step of the accepted point nearer the root, safeguarded by
+    the bracket once one is found.  The bound is returned where the profile statistic
+    is within ``PROFILE_STAT_TOL`` of the χ² quantile.
+    """
+    bhat = float(st_hat.beta[j])
+    inner = _PathPoint(bhat, st_hat, st_hat.lstar - target, 0.0)
+    outer = None
+    step = np.sqrt(2.0 * inner.f) * se  # the Wald distance of the bound
+    ftol = 0.25 * PROFILE_STAT_TOL
+    floor = 64 * np.finfo(np.float64).eps * max(1.0, abs(target))
+    where = "lower" if side < 0 else "upper"
+    seen_several = seen_failed = failed = False
+    for _ in range(_PROFILE_MAX_TRIALS):
         if outer is None:
-            # still inside the interval: Newton if it moves outwards, else double the step
-            if not (np.isfinite(bn) and (bn - b) * side > 0):
-                bn = b + side * max(abs(b - bhat), se)
+            base = inner
+            s = inner.slope
+            bn = inner.b - inner.f / s if s * side < 0 else inner.b + side * step
+            if abs(bn - base.b) > step:
+                bn = base.b + side * step
         else:
-            lo, hi = min(inner, outer), max(inner, outer)
+            lo, hi = sorted((inner.b, outer.b))
+            base = inner if abs(inner.f) <= abs(outer.f) else outer
+            bn = base.b - base.f / base.slope if base.slope != 0.0 else np.nan
             if not (np.isfinite(bn) and lo < bn < hi):
-                bn = 0.5 * (inner + outer)
-            if hi - lo <= 1e-13 * max(1.0, abs(b)):
-                return 0.5 * (lo + hi)
-        if abs(bn - b) <= 1e-14 * max(1.0, abs(b)):
+                bn = 0.5 * (lo + hi)
+            if abs(bn - base.b) > step:
+                bn = base.b + np.sign(bn - base.b) * step
+        h = bn - base.b
+        if abs(h) <= 1e-12 * max(1.0, abs(base.b)):
+            notes.append(
+                f"{where} bound: no bound returned: " + (
+                    f"the constrained fits beyond {base.b:.6g} do not converge"
+                    if failed else
+                    f"the profile drops across the critical value at {base.b:.6g} (the "
+                    f"constrained maximum followed from the estimate ends there)"))
+            return np.nan
+        got = _profile_point(obj, base, st_hat, j, bn, sw, tol, max_iter)
+        failed = got is None
+        if failed:
+            if not seen_failed:
+                seen_failed = True
+                notes.append(f"{where} bound: the constrained fit at {bn:.6g} did not "
+                             f"converge (the search took shorter steps)")
+            step = 0.5 * abs(h)
+            continue
+        st, U, several = got
+        f = st.lstar - target
+        slope = float(U[j])
+        df = f - base.f
+        trap = 0.5 * h * (slope + base.slope)
+        if df < trap - _PATH_TOL * max(abs(df), abs(trap)) - floor:
+            step = 0.5 * abs(h)  # perhaps a lower branch: approach in shorter steps
+            continue
+        step = max(step, 2.0 * abs(h))
+        if several and not seen_several:
+            seen_several = True
+            notes.append(f"{where} bound: the fits with the coefficient fixed reached "
+                         f"several maxima of l* (first at {bn:.6g}); the profile takes "
+                         f"the highest")
+        pt = _PathPoint(bn, st, f, slope)
+        if f >= 0.0:
+            if f > inner.f + floor:
+                notes.append(f"{where} bound: the profile is not monotone: it rises again "
+                             f"at {bn:.6g}" + (" above its value at the estimate (l* has "
+                             f"a higher maximum)" if f > st_hat.lstar - target + floor
+                             else " (several constrained maxima)"))
+            inner = pt
+        else:
+            outer = pt
+        if abs(f) <= ftol:
             return bn
-        b = bn
-    warnings.warn(f"profile-likelihood bound {side:+d} of coefficient {j} did not "
-                  f"converge", ConvergenceWarning, stacklevel=4)
+    notes.append(f"{where} bound: no crossing of the critical value found in "
+                 f"{_PROFILE_MAX_TRIALS} constrained fits")
     return np.nan
 
 
 @single_thread_blas_call
 def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
-                      tol=1e-10, max_iter=200):
+                      tol=1e-10, max_iter=200, names=None):
     """Profile-likelihood intervals and likelihood-ratio p-values, binary models.
 
     Its linear algebra between passes (p × p solves) runs with BLAS on one thread, as
@@ -536,19 +780,29 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
     alpha : float
     penalty_weight : float
         0.5 for Firth (Jeffreys prior), 0 for the ordinary likelihood.
+    names : sequence of str, optional
+        The coefficients' names (intercept last), for the warning.
 
     Returns
     -------
     ci : ndarray (p, 2), intercept last
+        NaN where no bound was found (see :func:`_profile_bound`).
     lr_pvalues : ndarray (p,): χ²₁ upper tail of ``2(l*(β̂) − max_{β_j=0} l*)``.
+
+    Warns
+    -----
+    ConvergenceWarning
+        Once, naming the coefficients, where a search met a profile that is not
+        monotone, a constrained fit that did not converge, several constrained maxima,
+        or found no bound.
     """
     with threads_for(data.X):  # one scope for all the passes (see threads_for_work)
         return _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight,
-                                  tol, max_iter)
+                                  tol, max_iter, names)
 
 
 def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol,
-                       max_iter):
+                       max_iter, names):
     obj = _Penalised(data, codes, w, penalty_weight)
     sw = float(w.sum()) if w.shape[0] else float(data.n)
     free = np.arange(data.p)
@@ -560,10 +814,38 @@ def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol
     ci = np.empty((p, 2))
     lrp = np.empty(p)
     se = np.sqrt(np.diag(cov))
+    notes = {}
     for j in range(p):
-        st0, _, _ = _constrained(obj, st_hat.beta, j, 0.0, sw, tol, max_iter)
-        lr = max(2.0 * (st_hat.lstar - st0.lstar), 0.0)
-        lrp[j] = scipy.stats.chi2.sf(lr, 1)
-        ci[j, 0] = _profile_bound(obj, st_hat, j, -1, se[j], target, sw, tol, max_iter)
-        ci[j, 1] = _profile_bound(obj, st_hat, j, +1, se[j], target, sw, tol, max_iter)
+        nj = notes.setdefault(j, [])
+        ci[j, 0] = _profile_bound(obj, st_hat, j, -1, se[j], target, sw, tol, max_iter, nj)
+        ci[j, 1] = _profile_bound(obj, st_hat, j, +1, se[j], target, sw, tol, max_iter, nj)
+        lrp[j] = _lr_pvalue(obj, st_hat, j, sw, tol, max_iter, nj)
+    bad = [f"{names[j] if names is not None else j}: " + "; ".join(dict.fromkeys(v))
+           for j, v in notes.items() if v]
+    if bad:
+        warn("logistic_inference(ci='profile'): " + " | ".join(bad), ConvergenceWarning)
     return ci, lrp
+
+
+def _lr_pvalue(obj, st_hat, j, sw, tol, max_iter, notes):
+    """χ²₁ upper tail of 2(l*(β̂) − max_{β_j=0} l*): the constrained fit from the
+    estimate, and where l* showed evidence of several maxima (``obj.slow``) also from
+    the path's tangent and from zero, the highest converged maximum; NaN (noted) when
+    none converged."""
+    starts = [st_hat.beta]
+    if obj.slow:
+        starts += [_predict(_PathPoint(st_hat.beta[j], st_hat, 0.0, 0.0), j, 0.0),
+                   np.zeros_like(st_hat.beta)]
+    best = None
+    for b0 in starts:
+        try:
+            st0, _, conv = _constrained(obj, b0, j, 0.0, sw, tol, max_iter)
+        except np.linalg.LinAlgError:
+            continue
+        if conv and (best is None or st0.lstar > best):
+            best = st0.lstar
+    if best is None:
+        notes.append("the fit with the coefficient fixed at 0 did not converge; no "
+                     "likelihood-ratio p-value")
+        return np.nan
+    return float(scipy.stats.chi2.sf(max(2.0 * (st_hat.lstar - best), 0.0), 1))

@@ -769,7 +769,8 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
 
         profile, lrp = profile_inference(
             data, codes, w, B[0], cov[np.argsort(perm)][:, np.argsort(perm)], alpha,
-            0.5 if method == "Firth" else 0.0)
+            0.5 if method == "Firth" else 0.0,
+            names=[names[i] for i in np.argsort(within)])
         profile = profile[within]
         lrp = lrp[within]
 

@@ -53,7 +53,7 @@ def compare(res, ref):
 
 def test_spector_matches_statsmodels(spector):
     X, y = spector
-    m = fastgen.fit_logistic(X.to_numpy(), y, tol=1e-12)
+    m = fastgen.fit_logistic(X, y, tol=1e-12)
     res = fastgen.logistic_inference(m, X, y)
     ref = sm_fit(sm.Logit(y, sm.add_constant(X)))
     compare(res, ref)
@@ -67,7 +67,7 @@ def test_spector_matches_statsmodels(spector):
 def test_spector_robust(spector, cov_type):
     X, y = spector
     groups = np.arange(len(y)) % 5
-    m = fastgen.fit_logistic(X.to_numpy(), y, tol=1e-12)
+    m = fastgen.fit_logistic(X, y, tol=1e-12)
     res = fastgen.logistic_inference(m, X, y, cov_type=cov_type, groups=groups)
     kw = {"groups": groups} if cov_type == "cluster" else None
     ref = sm_fit(sm.Logit(y, sm.add_constant(X)), cov_type=cov_type, cov_kwds=kw)
@@ -166,7 +166,7 @@ def test_lr_pvalues_and_profile_mle(spector):
 
 def test_summary_and_frame(spector, anes):
     X, y = spector
-    m = fastgen.fit_logistic(X.to_numpy(), y)
+    m = fastgen.fit_logistic(X, y)
     res = fastgen.logistic_inference(m, X, y)
     text = res.summary()
     for word in ["Logit Regression Results", "const", "GPA", "P>|z|", "LL-Null", "nonrobust"]:
