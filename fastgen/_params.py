@@ -143,10 +143,12 @@ class FieldChecker:
         want = self._shape(shape)
         if a.ndim != len(want) or any(w is not None and n != w
                                       for n, w in zip(a.shape, want)):
-            named = "" if all(isinstance(s, int) for s in shape) else \
-                f"({', '.join('n' if s is None else str(s) for s in shape)}) = "
-            shown = "(" + ", ".join("n" if w is None else str(w) for w in want) + \
-                ("," if len(want) == 1 else "") + ")"
+            def show(dims):
+                return "(" + ", ".join("n" if s is None else str(s) for s in dims) + \
+                    ("," if len(dims) == 1 else "") + ")"
+
+            named = "" if all(isinstance(s, int) for s in shape) else f"{show(shape)} = "
+            shown = show(want)
             self.fail(field, f"must have shape {named}{shown}; got {a.shape}")
         if dtype == "float":
             if a.dtype not in _FLOATS:

@@ -191,8 +191,8 @@ def load_params(path):
     try:
         return cls(**values)  # the constructor's checks catch a crafted or damaged file
     except (ValueError, TypeError) as exc:
-        raise ParamsFileError(f"{os.fspath(path)!r} holds inconsistent {cls.__name__} "
-                              f"params: {exc}") from None
+        raise ParamsFileError(f"{os.fspath(path)!r} holds inconsistent params: "
+                              f"{exc}") from None
 
 
 def _read(path, *, values):

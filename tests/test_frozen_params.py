@@ -151,3 +151,63 @@ def test_read_only_fields_add_no_kernel_specialisation(all_params):
     ro = {k: [str(s) for s in d.signatures if _readonly(s)] for k, d in disp.items()}
     assert not {k: v for k, v in ro.items() if v}
     assert sum(len(d.signatures) for d in disp.values()) > 10
+
+
+@pytest.fixture(scope="module")
+def refits():
+    """name -> (a second fit on the same data, a fit on one row fewer)."""
+    again = {name: p for name, p, _ in _all_params()}
+    X, y = make_blobs(89, 4, 3, seed=11)
+    Xc, yc = _counts_data()
+    Xc, yc = Xc[1:], yc[1:]
+    Xb, yb = make_blobs(79, 3, 2, seed=12)
+    other = {f"gda-{c}": fastgen.fit_gda(X, y, c) for c in GDA_TYPES}
+    other.update({
+        "gaussian_nb": fastgen.fit_gaussian_nb(X, y),
+        "bernoulli_nb": fastgen.fit_bernoulli_nb(Xc, yc, binarize=1.0),
+        "multinomial_nb": fastgen.fit_multinomial_nb(Xc, yc),
+        "complement_nb": fastgen.fit_complement_nb(Xc, yc),
+        "categorical_nb": fastgen.fit_categorical_nb(Xc, yc),
+        "logistic-binary": fastgen.fit_logistic(Xb, yb, l2=1.0),
+        "logistic-multinomial": fastgen.fit_logistic(X, y, l2=1.0),
+    })
+    return {name: (again[name], other[name]) for name in NAMES}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_params_compare_by_value(name, all_params, refits, tmp_path):
+    params, _ = all_params[name]
+    again, other = refits[name]
+    loaded = fastgen.load_params(fastgen.save_params(tmp_path / "p.npz", params))
+    for same in (params, again, loaded, dataclasses.replace(params)):
+        assert params == same and same == params and not params != same
+    for different in (other, dataclasses.replace(params, feature_names=tuple(
+            f"x{j}" for j in range(params.n_features_in)))):
+        assert params != different and not params == different
+    # every field takes part: one field changed at a time (valid values each time)
+    changed = {"classes": params.classes + 10,
+               params._feature_table: getattr(params, params._feature_table) * 0.5}
+    for field, value in changed.items():  # halved log-probabilities stay ≤ 0
+        q = dataclasses.replace(params, **{field: value})
+        assert q != params and q == dataclasses.replace(params, **{field: value}), field
+    # other types, and objects that are not params, are never equal
+    assert params != all_params["gaussian_nb" if name != "gaussian_nb" else "gda-pooled"][0]
+    assert params != None and params != 0 and params != "params"  # noqa: E711
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_params_are_not_hashable(name, all_params):
+    params, _ = all_params[name]
+    with pytest.raises(TypeError, match=f"unhashable type: '{type(params).__name__}'"):
+        hash(params)
+    with pytest.raises(TypeError, match="unhashable"):
+        {params}
+
+
+def test_string_labels_compare_by_value_whatever_their_width():
+    X, y = make_blobs(90, 4, 3, seed=11)
+    labels = np.array(["a", "bb", "ccc"])[y]
+    p = fastgen.fit_gda(X, labels)
+    wide = dataclasses.replace(p, classes=p.classes.astype("<U12"))
+    assert wide == p and wide.classes.dtype != p.classes.dtype
+    assert dataclasses.replace(p, classes=np.array(["a", "bb", "cc"])) != p
