@@ -143,7 +143,7 @@ class LogisticParams(FittedParams):
         in L1, the output written once: 3-3.5× faster than the BLAS product, the
         intercept's addition and the normalising pass at n = 16e6/d, d = 16-64,
         K = 3-10); everything else as :class:`~fastgen._params.FittedParams` does."""
-        from ..kernels.special import MODE_JLL
+        from ..kernels.special import MODE_JLL, MODE_PROBA
         from ..kernels.tiles import linear_posteriors, serves_linear_posteriors
 
         if (mode != MODE_JLL and self.coef.shape[0] > 1
@@ -151,23 +151,46 @@ class LogisticParams(FittedParams):
             out = np.empty((X.shape[0], self.coef.shape[0]))
             coef, intercept = kernel_view(np.ascontiguousarray(self.coef),
                                           np.ascontiguousarray(self.intercept))
-            if linear_posteriors(X, np.zeros(X.shape[1]), coef, intercept, mode, out):
-                report_nonfinite(X)
+            bad = linear_posteriors(X, np.zeros(X.shape[1]), coef, intercept, mode, out)
+            # A score that overflowed to −∞ below a finite maximum leaves a posterior of
+            # exactly 0 (a log-posterior of −∞), which the kernel does not flag; exact
+            # zeros need a spread of scores above 745 otherwise, so such rows are rare
+            # enough to be rescored from η, which is checked (one reduction of ``out``).
+            if not bad and out.size:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    bad = (out.min() == 0.0 if mode == MODE_PROBA
+                           else not np.isfinite(out.sum()))
+            if bad:
+                return super()._scores(X, mode)
             return out
         return super()._scores(X, mode)
 
-    def decision_function(self, X):
-        """Linear predictor ``X·coefᵀ + intercept`` on already validated X, shape (n, K').
-
-        Raises ValueError naming the first NaN or infinity of X when η is not finite
-        (scoring skips the up-front scan of X: ``checks_finite_scores``)."""
+    def _linear_predictor(self, X):
+        """η = X·coefᵀ + intercept (n, K') of validated X.  A NaN or an infinity in η
+        raises a ``ValueError``: naming the first NaN or infinity of X, or else the row
+        whose products overflow (rescale), as GDA and naive Bayes do."""
         with np.errstate(over="ignore", invalid="ignore"):  # found just below
             eta = X @ self.coef.T
             eta = np.asarray(eta)
             eta += self.intercept
         if not np.isfinite(eta).all():
             report_nonfinite(X)
+            i = int(np.flatnonzero(~np.isfinite(eta).all(axis=1))[0])
+            row = X[i].toarray().ravel() if hasattr(X, "toarray") else X[i]
+            raise ValueError(
+                f"X has values so large that the linear predictor X·coefᵀ + intercept "
+                f"overflows {eta.dtype} at row {i} (|x| up to "
+                f"{float(np.max(np.abs(row), initial=0.0)):.3g}); rescale the features "
+                f"(e.g. divide by their standard deviation) and refit")
         return eta
+
+    def decision_function(self, X):
+        """Linear predictor ``X·coefᵀ + intercept`` on already validated X, shape (n, K').
+
+        Raises ValueError naming the first NaN or infinity of X, or the row whose
+        linear predictor overflows (scoring skips the up-front scan of X:
+        ``checks_finite_scores``)."""
+        return self._linear_predictor(X)
 
     def _joint_log_likelihood(self, X):
         eta = self.decision_function(X)
