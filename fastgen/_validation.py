@@ -69,7 +69,10 @@ def _dense_dtype(dtype: np.dtype, name: str) -> np.dtype:
 
 
 def _first_nonfinite_flat(a: np.ndarray) -> int:
-    """Index of the first NaN/inf of a contiguous 1-D float32/float64 array, or -1."""
+    """Index of the first NaN/inf of a contiguous 1-D float array, or -1."""
+    if a.dtype.type not in _FLOAT_TYPES:  # long double: no kernel specialisation
+        bad = np.flatnonzero(~np.isfinite(a))
+        return int(bad[0]) if bad.size else -1
     a = _kernel_view(a)  # one specialisation for read-only inputs too
     if a.shape[0] < 2 * _SCAN_BLOCK:  # too small to be worth waking the thread pool
         return int(first_nonfinite(a))
@@ -142,12 +145,7 @@ def check_X(
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name} could not be converted to an array: {exc}") from None
     if A.dtype == object:
-        try:
-            A = A.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"{name} has dtype object with non-numeric entries; expected real numbers"
-            ) from None
+        A = _object_to_float(A, X, name)
     if A.ndim != 2:
         hint = " (reshape a single feature with X.reshape(-1, 1))" if A.ndim == 1 else ""
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {A.ndim}-D{hint}")
@@ -162,32 +160,126 @@ def check_X(
     return _kernel_view(A)
 
 
-def check_finite_result(X: np.ndarray, *results, name: str = "X") -> None:
+def _missing_name(v):
+    """How to name ``v`` if it is a missing-value marker (None, NaN, pd.NA, NaT), else
+    None."""
+    if v is None:
+        return "None"
+    kind = type(v).__name__
+    if kind in ("NAType", "NaTType"):
+        return "pd.NA" if kind == "NAType" else "NaT"
+    if isinstance(v, (float, np.floating)) and v != v:
+        return "NaN"
+    if isinstance(v, (np.datetime64, np.timedelta64)) and np.isnat(v):
+        return "NaT"
+    return None
+
+
+def _column_label(X, j):
+    """``column j``, with the data frame's name of the column when X has one."""
+    cols = getattr(X, "columns", None)
+    if cols is not None and not isinstance(X, np.ndarray):
+        try:
+            return f"column {j} ({list(cols)[j]!r})"
+        except (IndexError, TypeError):
+            pass
+    return f"column {j}"
+
+
+def _object_to_float(A, X, name):
+    """An object array as float64; a missing-value marker (None, pd.NA, NaN, NaT) or
+    a non-number is named with its row and column."""
+    try:
+        F = A.astype(np.float64)
+    except (TypeError, ValueError):
+        F = None
+    if F is not None and not np.isnan(F).any():
+        return F
+    # the slow path only where conversion failed or made a NaN: name the first culprit
+    for pos, v in enumerate(A.reshape(-1).tolist()):
+        missing = _missing_name(v)
+        if missing is None:
+            if F is not None:
+                continue
+            try:
+                float(v)
+                continue
+            except (TypeError, ValueError):
+                pass
+        i, j = divmod(pos, A.shape[1]) if A.ndim == 2 else (pos, 0)
+        where = f"row {i}, {_column_label(X, j)}" if A.ndim == 2 else f"index {pos}"
+        if missing is not None:
+            raise ValueError(
+                f"{name} contains a missing value ({missing}) at {where}; every value is "
+                f"needed: drop or impute the missing ones first"
+            )
+        raise ValueError(
+            f"{name} has dtype object with non-numeric entries ({v!r} at {where}); "
+            f"expected real numbers"
+        )
+    return F  # its NaN came from a number (e.g. the string "nan"): named later
+
+
+def check_finite_result(X: np.ndarray, *results, name: str = "X",
+                        sample_weight=None) -> None:
     """Validate X after a fit that skipped the up-front scan (``finite=False``).
 
     NaN or infinity anywhere in X makes sums over it non-finite, so finite results
     prove finite input.  Otherwise scan X to name the first bad entry; if X is finite
-    after all, the sums overflowed.
+    after all, the sums overflowed (the message names the weights too when
+    ``sample_weight``, the validated weights, exceed 1: their products overflowed).
     """
     if all(np.all(np.isfinite(r)) for r in results):
         return
     _report_nonfinite(X, name)
+    w = sample_weight
+    if w is not None and w.shape[0] and float(np.max(w)) > 1.0:
+        raise ValueError(
+            f"{name} has values so large that their squares overflow float64 once "
+            f"weighted (sample_weight up to {float(np.max(w)):.3g}); rescale the "
+            f"features (e.g. divide by their standard deviation) or sample_weight "
+            f"(e.g. divide it by its mean)"
+        )
     raise ValueError(
         f"{name} has values so large that their squares overflow float64; rescale the "
         f"features (e.g. divide by their standard deviation)"
     )
 
 
+def _number(v):
+    """A float for a message, long doubles beyond float64's range included."""
+    return f"{v:g}" if np.asarray(v).dtype.itemsize <= 8 else str(v)
+
+
+def _fits_hint(target):
+    if target == np.float32:
+        return " (the dtype the model was fitted in)"
+    return " (fastgen computes in float64 at most; rescale the features)"
+
+
 def _check_fits(A: np.ndarray, target: np.dtype, name: str) -> None:
-    """Raise if a finite value of A overflows the narrower float dtype ``target``."""
+    """Raise if a finite value of A (dense, or CSR) overflows the narrower float dtype
+    ``target``."""
     big = np.finfo(target).max
+    if is_sparse(A):
+        over = np.flatnonzero(np.abs(A.data) > big)
+        if over.size:
+            pos = int(over[0])
+            row = int(np.searchsorted(A.indptr, pos, side="right") - 1)
+            raise ValueError(
+                f"{name} value at row {row}, column {int(A.indices[pos])} "
+                f"({_number(A.data[pos])}) overflows {target}"
+                + _fits_hint(target)
+            )
+        return
     for r0 in range(0, A.shape[0], 65536):  # bounded temporaries
         blk = np.abs(A[r0:r0 + 65536]) > big
         if blk.any():
             i, j = np.argwhere(blk)[0]
             raise ValueError(
-                f"{name} value at row {r0 + i}, column {j} ({A[r0 + i, j]:g}) overflows "
-                f"{target} (the dtype the model was fitted in)"
+                f"{name} value at row {r0 + i}, column {j} ({_number(A[r0 + i, j])}) overflows "
+                f"{target}"
+                + _fits_hint(target)
             )
 
 
@@ -239,6 +331,9 @@ def _check_csr(X, *, name, dtype, min_samples, finite=True):
     if fmt != "csr":
         X = X.tocsr()  # a new object: the caller's matrix is untouched
     copied = fmt != "csr"
+    if X.dtype.kind == "f" and X.dtype.itemsize > target.itemsize:
+        report_nonfinite(X, name)  # before the cast turns a large value into infinity
+        _check_fits(X, target, name)
     if X.dtype != target:
         X = X.astype(target)
         copied = True
@@ -390,10 +485,20 @@ def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: in
     if is_sparse(y):
         raise ValueError(f"{name} must be a 1-D array of labels, not a sparse matrix")
     a = y if isinstance(y, np.ndarray) else np.asarray(y)
+    if isinstance(y, (list, tuple)) and a.ndim == 1 and a.dtype.kind in "fUS" and (
+            a.tolist() != list(y)):
+        # numpy's conversion changed a label (integers past 64 bits or mixed with floats
+        # made floats, a str lost a trailing NUL) or met a NaN: the object path below
+        # refuses with the reason
+        a = np.empty(len(y), dtype=object)
+        a[:] = y
     if a.ndim == 2 and a.shape[1] == 1:
         a = a[:, 0]
     if a.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (n_samples,); got shape {a.shape}")
+        hint = ""
+        if isinstance(y, (list, tuple)) and y and isinstance(y[0], tuple):
+            hint = f"; tuples are not accepted as labels ({_LABEL_HINTS['tuple']})"
+        raise ValueError(f"{name} must be 1-D (n_samples,); got shape {a.shape}{hint}")
     if n_samples is not None and a.shape[0] != n_samples:
         raise ValueError(
             f"{name} has {a.shape[0]} labels but X has {n_samples} rows; they must match"
@@ -404,7 +509,8 @@ def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: in
         ai = a.view(np.uint8) if a.dtype.kind == "b" else a
         lo, hi = int(ai.min()), int(ai.max())
         span = hi - lo + 1
-        if span <= max(2 * ai.shape[0], 1 << 16):
+        # labels past int64 (uint64 near 2**64) go through np.unique, which keeps them
+        if span <= max(2 * ai.shape[0], 1 << 16) and hi <= np.iinfo(np.int64).max:
             present, codes = int_label_codes(_kernel_view(np.ascontiguousarray(ai)), lo, span)
             classes = (np.flatnonzero(present) + lo).astype(ai.dtype)
             if a.dtype.kind == "b":
@@ -413,34 +519,109 @@ def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: in
             return classes, codes
     elif a.dtype.kind == "f":
         if not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} contains NaN or infinity; labels must be finite")
+            i = int(np.flatnonzero(~np.isfinite(a))[0])
+            if np.isnan(a[i]):
+                raise ValueError(f"{name} contains NaN (a missing label) at row {i}; every "
+                                 f"sample needs a label")
+            raise ValueError(f"{name} contains infinity at row {i}; labels must be finite")
+    elif a.dtype.kind in "mM":
+        if np.isnat(a).any():
+            i = int(np.flatnonzero(np.isnat(a))[0])
+            raise ValueError(f"{name} contains NaT (a missing label) at row {i}; every "
+                             f"sample needs a label")
     elif a.dtype.kind == "c":
         raise ValueError(f"{name} has complex dtype {a.dtype}; labels must be real or hashable")
     elif a.dtype == object:
-        kinds = {type(v) for v in a.tolist()}
-        if type(None) in kinds:
-            raise ValueError(f"{name} contains None; every sample needs a label")
-        numeric = all(issubclass(t, numbers.Number) for t in kinds)
-        if len(kinds) > 1 and not numeric:
-            names = sorted(t.__name__ for t in kinds)
-            raise ValueError(f"{name} mixes label types {names}; use one type for all labels")
-        # object arrays (what pandas gives) become plain str / numeric arrays, so that
-        # classes can be saved without pickle
-        if all(issubclass(t, str) for t in kinds):
-            return check_y(a.astype(str), n_samples, name=name, min_classes=min_classes)
-        if numeric:
-            try:
-                conv = np.array(a.tolist())
-            except (TypeError, ValueError):
-                conv = None
-            if conv is not None and conv.dtype.kind in "biuf":
-                return check_y(conv, n_samples, name=name, min_classes=min_classes)
+        return check_y(_object_labels(a, name), n_samples, name=name,
+                       min_classes=min_classes)
+    elif a.dtype.kind not in "US":
+        raise ValueError(f"{name} has dtype {a.dtype}; labels must be {LABEL_TYPES}")
     try:
         classes, codes = np.unique(a, return_inverse=True)
     except TypeError as exc:
         raise ValueError(f"{name} labels cannot be sorted: {exc}") from None
     _check_n_classes(classes, name, min_classes)
     return classes, codes.reshape(-1).astype(np.int32)
+
+
+#: The label types fastgen accepts (the types a params file stores without pickle).
+LABEL_TYPES = ("bool, integers, floats, str, bytes, or numpy datetime64 / timedelta64 "
+               "values")
+
+_NUMBER_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def _label_kind(v):
+    """The family of a label: "number", "str", "bytes", "datetime64", "timedelta64",
+    or None for a type fastgen does not accept."""
+    if isinstance(v, (str, bytes)):  # np.str_ and np.bytes_ included
+        return "str" if isinstance(v, str) else "bytes"
+    if isinstance(v, _NUMBER_TYPES):
+        return "number"
+    if isinstance(v, np.datetime64):
+        return "datetime64"
+    if isinstance(v, np.timedelta64):
+        return "timedelta64"
+    return None
+
+
+_LABEL_HINTS = {
+    "date": "convert dates with np.asarray(y, dtype='datetime64[D]')",
+    "datetime": "convert them with np.asarray(y, dtype='datetime64[us]')",
+    "Timestamp": "convert them with np.asarray(y, dtype='datetime64[ns]')",
+    "Decimal": "convert them to float, or to str to keep every digit",
+    "Fraction": "convert them to float, or to str",
+    "tuple": "join each tuple into one str, or number the combinations",
+}
+
+
+def _object_labels(a, name):
+    """An object array of labels (what pandas gives) as a plain numpy array of one of
+    the accepted label types, so that classes are saved without pickle; a missing label
+    or a type outside :data:`LABEL_TYPES` is named with its row."""
+    values = a.tolist()
+    kinds = {}
+    for i, v in enumerate(values):
+        missing = _missing_name(v)
+        if missing is not None:
+            raise ValueError(f"{name} contains {missing} (a missing label) at row {i}; "
+                             f"every sample needs a label")
+        kind = _label_kind(v)
+        if kind is None:
+            t = type(v).__name__
+            hint = _LABEL_HINTS.get(t)
+            raise ValueError(
+                f"{name} has a label of type {t} at row {i} ({v!r}); labels must be "
+                f"{LABEL_TYPES}" + (f": {hint}" if hint else "")
+            )
+        kinds.setdefault(kind, type(v).__name__)
+    if len(kinds) > 1:
+        names = sorted(kinds.values())
+        raise ValueError(f"{name} mixes label types {names}; use one type for all labels")
+    kind = next(iter(kinds))
+    if kind in ("str", "bytes"):
+        nul = "\0" if kind == "str" else b"\0"
+        for i, v in enumerate(values):
+            if v.endswith(nul):
+                raise ValueError(
+                    f"{name} has a label ending in a NUL character at row {i} ({v!r}); "
+                    f"numpy string arrays drop trailing NULs, which would merge classes"
+                )
+        return np.array(values, dtype=str if kind == "str" else bytes)
+    conv = np.array(values)
+    floats = kind == "number" and any(isinstance(v, (float, np.floating)) for v in values)
+    if conv.dtype == object or kind == "number" and conv.dtype.kind == "f" and not floats:
+        raise ValueError(
+            f"{name} has integer labels from {min(values)} to {max(values)}, which no "
+            f"64-bit integer type holds; labels must be {LABEL_TYPES}"
+        )
+    if floats and conv.tolist() != values:
+        i = next(i for i, (c, v) in enumerate(zip(conv.tolist(), values)) if c != v)
+        raise ValueError(
+            f"{name} mixes integer and float labels, and the integer {values[i]!r} at row "
+            f"{i} has no exact float64 value; use one type for all labels"
+        )
+    return conv
 
 
 def _check_n_classes(classes, name, min_classes):
@@ -477,7 +658,23 @@ def check_sample_weight(sample_weight, n_samples: int):
         raise ValueError(f"sample_weight contains a negative value ({w[i]}) at index {i}")
     if not np.any(w > 0):
         raise ValueError("sample_weight is zero everywhere; at least one sample needs weight")
+    with np.errstate(over="ignore"):
+        total = float(w.sum())
+    if not np.isfinite(total):
+        raise ValueError(
+            f"sample_weight is too large for float64: its sum overflows (largest weight "
+            f"{float(w.max()):.3g}); rescale it (e.g. divide it by its mean)")
+    if float(w.max()) < _MIN_WEIGHT:
+        raise ValueError(
+            f"sample_weight is too small for float64: its largest value "
+            f"{float(w.max()):.3g} is below {_MIN_WEIGHT:.3g} (2^-970), where weighted "
+            f"sums come within 2^52 of the subnormal range and lose precision; rescale "
+            f"it (e.g. divide it by its largest value)")
     return w
+
+
+#: The largest sample weight must reach 2^-970 ≈ 1.0e-292 (see check_sample_weight).
+_MIN_WEIGHT = 2.0 ** -970
 
 
 def check_X_y(X, y, sample_weight=None, *, allow_sparse=False, min_classes=1):
@@ -488,11 +685,25 @@ def check_X_y(X, y, sample_weight=None, *, allow_sparse=False, min_classes=1):
     return X, classes, codes, w
 
 
-def check_priors(priors, n_classes: int, *, name: str = "priors"):
-    """Validate user class priors: shape (K,), finite, >= 0, summing to one."""
-    p = np.asarray(priors, dtype=np.float64) if priors is not None else None
-    if p is None:
+def check_priors(priors, classes, *, name: str = "priors"):
+    """Validate user class priors: shape (K,), finite, >= 0, summing to one.
+
+    ``classes`` are the class labels (or just their number K).  ``priors`` is a
+    sequence in the order of the classes, or a mapping (a dict or a pandas Series)
+    from each class label to its prior, returned in the order of the classes.
+    """
+    if priors is None:
         return None
+    n_classes = classes if isinstance(classes, numbers.Integral) else len(classes)
+    if _is_mapping(priors):
+        priors = _priors_in_class_order(priors, classes, name)
+    try:
+        p = np.asarray(priors, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be {n_classes} numbers in the order of the classes, or a dict "
+            f"from class label to prior; got {type(priors).__name__}"
+        ) from None
     if p.ndim != 1 or p.shape[0] != n_classes:
         raise ValueError(f"{name} must have shape ({n_classes},), one per class; got {p.shape}")
     if not np.all(np.isfinite(p)) or np.any(p < 0):
@@ -501,6 +712,40 @@ def check_priors(priors, n_classes: int, *, name: str = "priors"):
     if not np.isclose(total, 1.0, rtol=0, atol=1e-8):
         raise ValueError(f"{name} must sum to 1; they sum to {total:.10g}")
     return p / total
+
+
+def _is_mapping(obj):
+    import collections.abc
+
+    if isinstance(obj, collections.abc.Mapping):
+        return True
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(obj, pd.Series)
+
+
+def _priors_in_class_order(priors, classes, name):
+    """The values of a {class label: prior} mapping in the order of ``classes``."""
+    if isinstance(classes, numbers.Integral):
+        raise ValueError(f"{name} given as a mapping needs the class labels; pass a "
+                         f"sequence in the order of the classes")
+    given = dict(priors.items())
+    labels = list(classes)  # numpy scalars: equal (and hash equal) to Python's values
+    shown = classes.tolist()
+    try:
+        missing = [shown[i] for i, c in enumerate(labels) if c not in given]
+        known = set(labels)
+        extra = [k for k in given if k not in known]
+    except TypeError as exc:  # an unhashable key
+        raise ValueError(f"{name} has a key that is not a class label: {exc}") from None
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"no entry for the class(es) {_listed(missing)}")
+        if extra:
+            parts.append(f"entries for {_listed(extra)}, which are not classes of y")
+        raise ValueError(f"{name} has {' and '.join(parts)}; the classes are "
+                         f"{_listed(shown)}")
+    return [given[c] for c in labels]
 
 
 def check_n_features(X, n_features: int, *, name: str = "X"):

@@ -755,8 +755,9 @@ def _finish(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased, fourt
 
 def check_gda_options(covariance, priors, reg, shrinkage, unbiased, K, var_smoothing=1e-9,
                       tol=1e-4):
-    """Validate the options of a GDA fit for K classes (``priors=None`` skips the priors,
-    so that a fit that learns K later can check the rest before its pass over X).
+    """Validate the options of a GDA fit for K classes (``K``: the class labels, or their
+    number; ``priors=None`` skips the priors, so that a fit that learns K later can check
+    the rest before its pass over X).
 
     Returns the checked ``(priors, reg, shrinkage)``; raises ValueError naming the option.
     """
@@ -864,10 +865,10 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
     priors, reg, shrinkage = check_gda_options(covariance, priors, reg, shrinkage, unbiased,
-                                               classes.shape[0], var_smoothing, tol)
+                                               classes, var_smoothing, tol)
     kind = SCATTER_FOR[covariance]
     W, means, scatter = moments_arrays(X, codes, w, classes.shape[0], kind)
-    check_finite_result(X, means, scatter)
+    check_finite_result(X, means, scatter, sample_weight=w)
     m = ClassMoments(classes, W, means, scatter, kind, str(X.dtype), names)
     fourth = None
     if shrinkage == "ledoit-wolf":
@@ -908,8 +909,7 @@ def gda_from_moments(moments: ClassMoments, covariance: str = "pooled", *, prior
             "or 'oas' or a float shrinkage with gda_from_moments"
         )
     priors, reg, shrinkage = check_gda_options(covariance, priors, reg, shrinkage, unbiased,
-                                               moments.classes.shape[0], var_smoothing,
-                                               tol)
+                                               moments.classes, var_smoothing, tol)
     with blas_single_thread():
         return _finish(moments, covariance, priors, reg, shrinkage, unbiased,
                        var_smoothing=var_smoothing, tol=tol)

@@ -148,7 +148,7 @@ def class_moments(X, y, *, kind: str = "pooled", sample_weight=None) -> ClassMom
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
     W, means, scatter = moments_arrays(X, codes, w, classes.shape[0], kind)
-    check_finite_result(X, means, scatter)
+    check_finite_result(X, means, scatter, sample_weight=w)
     return ClassMoments(classes, W, means, scatter, kind, str(X.dtype), names)
 
 

@@ -757,7 +757,7 @@ LOGISTIC_CASES = [
      r"X has complex dtype"),
     ("logistic-X-object-none", call(fastgen.fit_logistic,
                                     np.array([[None, 1.0, 2.0]] * 30, dtype=object), y2()),
-     ValueError, r"X contains NaN at row 0, column 0"),  # None converts to NaN
+     ValueError, r"X contains a missing value \(None\) at row 0, column 0"),
     ("logistic-X-object-str", call(fastgen.fit_logistic,
                                    np.array([["1", 1.0, {}]] * 30, dtype=object), y2()),
      ValueError, r"X has dtype object with non-numeric entries"),

@@ -345,7 +345,7 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     w = device_weights(sample_weight, n)
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
     K = classes.shape[0]
-    check_priors(priors, K)
+    check_priors(priors, classes)
     W, means, scatter = moments_arrays_device(Xd, codes, w, K, "diagonal")
     fv = None
     if w is not None:  # scikit-learn's epsilon uses the unweighted variance: one more pass

@@ -116,10 +116,11 @@ def log_allow_zero(a):
         return np.log(a)
 
 
-def log_priors(class_count, fit_prior, class_prior):
-    """log π_k: from ``class_prior`` if given, else N_k / Σ N_k (``fit_prior``) or 1/K."""
+def log_priors(class_count, fit_prior, class_prior, classes=None):
+    """log π_k: from ``class_prior`` if given (a sequence, or a mapping from the labels
+    ``classes``), else N_k / Σ N_k (``fit_prior``) or 1/K."""
     K = class_count.shape[0]
-    p = check_priors(class_prior, K, name="class_prior")
+    p = check_priors(class_prior, K if classes is None else classes, name="class_prior")
     if p is not None:
         return log_allow_zero(p)
     if fit_prior:

@@ -260,7 +260,7 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
 def bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype,
                      feature_names=None):
     """:class:`BernoulliNBParams` from checked counts (see :func:`fit_bernoulli_nb`)."""
-    clp = log_priors(cc, fit_prior, class_prior)
+    clp = log_priors(cc, fit_prior, class_prior, classes)
     if binarize is None:
         check_binary_counts(cc, fc, alpha)
     log_denom = log_allow_zero(cc + 2.0 * alpha)
@@ -345,7 +345,7 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
 def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
                        feature_names=None):
     """:class:`MultinomialNBParams` from checked counts (see :func:`fit_multinomial_nb`)."""
-    clp = log_priors(cc, fit_prior, class_prior)
+    clp = log_priors(cc, fit_prior, class_prior, classes)
     # Σ_j (N_kj + α) as Σ_j N_kj + α·d: one pass over the counts, no smoothed copy
     log_total = np.log(fc.sum(axis=1) + alpha * fc.shape[1])
     flp = _log_smoothed(fc, alpha, log_total)
@@ -432,7 +432,7 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
 def complement_params(classes, cc, fc, alpha, norm, fit_prior, class_prior, dtype,
                       feature_names=None):
     """:class:`ComplementNBParams` from checked counts (see :func:`fit_complement_nb`)."""
-    clp = log_priors(cc, fit_prior, class_prior)
+    clp = log_priors(cc, fit_prior, class_prior, classes)
     feature_all = fc.sum(axis=0)
     comp = feature_all + alpha - fc
     logged = np.log(comp / comp.sum(axis=1, keepdims=True))

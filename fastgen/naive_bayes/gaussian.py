@@ -135,9 +135,9 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
                                       finite=False)
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
     K = classes.shape[0]
-    check_priors(priors, K)
+    check_priors(priors, classes)
     W, means, scatter = moments_arrays(X, codes, w, K, "diagonal")
-    check_finite_result(X, means, scatter)  # NaN/inf in X, or squares that overflow
+    check_finite_result(X, means, scatter, sample_weight=w)  # NaN/inf in X, or overflow
     moments = ClassMoments(classes, W, means, scatter, "diagonal", str(X.dtype),
                            feature_names=names)
     feature_variance = None  # unweighted: the total variance implied by the moments
@@ -157,7 +157,7 @@ def gaussian_params(moments, priors, var_smoothing, feature_variance):
     """
     cc = moments.counts.astype(np.float64)
     K, d = moments.means.shape
-    p = check_priors(priors, K)
+    p = check_priors(priors, moments.classes)
     if cc.sum() <= 0:
         raise ValueError("moments have zero total weight; fit at least one sample")
     if feature_variance is None:
