@@ -263,6 +263,17 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     (binary), computed in one fused pass over X, followed by step halving until the
     Armijo condition holds.
 
+    Units.  The unpenalised fit (``l2 = 0``, and Firth's) does not depend on the units
+    of X: multiplying column j by c divides its coefficient by c and leaves the fitted
+    probabilities, the iterations and ``converged`` as they were, for any c for which
+    float64 holds the fit's sums.  Every solve and tolerance is taken in each column's
+    own units (its root-mean-square); where float64 cannot hold the sums of x² in the
+    Hessian (values near 1e154 or beyond, or a column whose root-mean-square is below
+    about 4e-152) the fit raises a ``ValueError`` naming the column.  A ridge penalty
+    ``l2 > 0`` is not unit-free: it shrinks every coefficient alike, so a feature in
+    small units (a large coefficient) is shrunk more than the same feature in large
+    units; standardise the features first for a penalty that treats them alike.
+
     Parameters
     ----------
     X : array-like (n, d) or scipy sparse matrix
@@ -280,8 +291,10 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     max_iter : int, default 100
         Maximum Newton steps.
     tol : float, default 1e-8
-        Converged when ``max|∇f| / Σw ≤ tol`` and the Newton decrement
-        ``½ΔᵀHΔ / Σw ≤ tol`` (scikit-learn's newton-cholesky criterion).
+        Converged when ``max_j |∂f/∂β_j| / (r_j·Σw) ≤ tol`` and the Newton decrement
+        ``½ΔᵀHΔ / Σw ≤ tol``: scikit-learn's newton-cholesky criterion, with each
+        gradient entry in units of its column's root-mean-square r_j (1 for the
+        intercept and for standardised features, where the two criteria agree).
     init : LogisticParams or (coef, intercept), optional
         Starting point (default: zero coefficients, intercepts at the log prior odds).
     penalty : None or "firth", default None
@@ -312,9 +325,11 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     Raises
     ------
     ValueError
-        For invalid inputs (the message names the argument).
+        For invalid inputs (the message names the argument), and where float64 cannot
+        hold the fit's sums (the message names the column and says to rescale).
     numpy.linalg.LinAlgError
-        If the Hessian is singular even after jitter (collinear features with l2 = 0).
+        If the Hessian, scaled to a unit diagonal, is singular even after jitter
+        (collinear features with l2 = 0).
     """
     if penalty is not None:
         if penalty != "firth" or l2 != 0:
