@@ -38,7 +38,8 @@ import numpy as np
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
 
 __all__ = ["SeparationResult", "detect_separation", "Collinearity", "collinear_columns",
-           "collinearity_from_gram"]
+           "collinearity_from_gram", "collinearity_in_order", "default_feature_names",
+           "COLLINEAR_TOL", "ILL_CONDITIONED"]
 
 #: On the column-equilibrated data (every column scaled to max|x| = 1) and D in the
 #: unit box, an LP optimum above this means separation.  HiGHS' feasibility tolerance is
@@ -48,9 +49,20 @@ SEPARATION_TOL = 1e-6
 #: A coordinate of the optimal D beyond this (in the unit box) is an infinite coefficient.
 DIRECTION_TOL = 1e-6
 
-#: A column is collinear with the earlier ones when the norm of its residual after
-#: projection on them is at most this fraction of its own norm (in the weighted metric).
+#: The one rank rule of the fits and of inference: a column is collinear with the
+#: earlier ones when the norm of its residual after projection on them is at most this
+#: fraction of its own norm, in the metric of the matrix checked (the weighted Gram or
+#: the information).  On that matrix scaled to unit diagonal (a correlation matrix)
+#: this is the in-order Cholesky pivot 1 − R²_j ≤ COLLINEAR_TOL² = 1e-12: the column's
+#: variance inflation 1/(1 − R²_j) ≥ 1e12, its standard error inflated a million-fold
+#: and decided by the last digits of the data.
 COLLINEAR_TOL = 1e-6
+
+#: A full-rank information matrix whose unit-diagonal scaling has a condition number
+#: above this makes :func:`fastgen.logistic_inference` warn, naming the columns of the
+#: near-dependence: 1 − R² of about 1e-8 or less, standard errors inflated ~1e4-fold and
+#: resting on the data's eighth digit (values recorded to a few digits cannot carry it).
+ILL_CONDITIONED = 1e8
 
 
 def _feature_names(feature_names, d):
@@ -62,11 +74,18 @@ def _feature_names(feature_names, d):
     return names
 
 
+def default_feature_names(d):
+    """The names of unnamed features, ``x1 … xd`` (statsmodels' convention): the
+    warnings and errors of fits, diagnostics and inference, and inference's tables,
+    name column ``X[:, j]`` ``x{j+1}``."""
+    return tuple(f"x{j + 1}" for j in range(d))
+
+
 def _label(names, j, d):
     """Name of design column j (the intercept is column d)."""
     if j == d:
         return "intercept"
-    return names[j] if names is not None else f"x{j}"
+    return names[j] if names is not None else f"x{j + 1}"
 
 
 # --------------------------------------------------------------------------- separation
@@ -112,8 +131,8 @@ class SeparationResult:
         return "complete" if self.complete else "quasi-complete"
 
     def infinite_coefficients(self) -> list:
-        """Names of the infinite coefficients with their direction, e.g. ``"+x0"`` or
-        ``"-intercept"`` (``"+x0[class 2]"`` for more than two classes)."""
+        """Names of the infinite coefficients with their direction, e.g. ``"+x1"`` or
+        ``"-intercept"`` (``"+x1[class 2]"`` for more than two classes)."""
         out = []
         kk, d = self.coef_direction.shape
         names = self.feature_names
@@ -250,7 +269,8 @@ def detect_separation(X, y, *, fit_intercept=True, sample_weight=None,
         Rows with weight 0 are left out (they are not in the likelihood); positive
         weights do not change the answer.
     feature_names : sequence of str, optional
-        Names for :meth:`SeparationResult.infinite_coefficients`.
+        Names for :meth:`SeparationResult.infinite_coefficients` (default ``x1 … xd``,
+        ``x{j+1}`` for ``X[:, j]``, as every fastgen message and inference table).
 
     Returns
     -------
@@ -372,35 +392,57 @@ def collinearity_from_gram(G, n_features, fit_intercept, *, tol=COLLINEAR_TOL,
     """:class:`Collinearity` from a symmetric PSD (p, p) matrix in fastgen's layout
     (intercept last): a weighted Gram X̃ᵀWX̃ or a Hessian at the solution.
 
-    Scaled to unit diagonal and reordered intercept-first, it is factorised column by
-    column (Cholesky in order); column j is dependent when its squared residual pivot
-    ``1 − ‖l_j‖²`` is ≤ tol².  The plain LAPACK factorisation is tried first: when every
-    pivot is above tol², the design has full rank and nothing else is computed.
+    Taken intercept first, by :func:`_in_order` (the rank rule of ``COLLINEAR_TOL``).
+    """
+    G = np.asarray(G, dtype=np.float64)
+    d = int(n_features)
+    order = ([d] if fit_intercept else []) + list(range(d))
+    rank, dependent, combos = _in_order(G[np.ix_(order, order)], tol)
+    return Collinearity(rank, G.shape[0], tuple(order[j] for j in dependent),
+                        tuple({order[i]: a for i, a in c.items()} for c in combos),
+                        feature_names, d)
+
+
+def collinearity_in_order(G, labels, *, tol=COLLINEAR_TOL) -> Collinearity:
+    """:class:`Collinearity` of a symmetric PSD (q, q) matrix whose columns are taken in
+    their own order and named by ``labels`` (inference's information matrix, intercept
+    first): the same rank rule as :func:`collinearity_from_gram`."""
+    G = np.asarray(G, dtype=np.float64)
+    rank, dependent, combos = _in_order(G, tol)
+    q = G.shape[0]
+    return Collinearity(rank, q, tuple(dependent), tuple(combos), tuple(labels), q)
+
+
+def _in_order(G, tol):
+    """The rank rule on a PSD matrix, columns in order: ``(rank, dependent, combos)``.
+
+    G is scaled to unit diagonal, C = S⁻¹GS⁻¹, and factorised column by column
+    (Cholesky in order); column j is dependent when its pivot ``1 − ‖l_j‖²`` (its
+    1 − R² on the kept earlier columns) is ≤ tol², or its diagonal is zero; ``combos``
+    gives, for each, ``{i: a_i}`` with column j ≈ Σ a_i column i in G's own units
+    (coefficients below 1e-8 of the largest left out).  The plain LAPACK factorisation
+    is tried first: when every pivot is above tol², nothing else is computed.
     """
     import scipy.linalg
 
-    G = np.asarray(G, dtype=np.float64)
     p = G.shape[0]
-    d = int(n_features)
-    order = ([d] if fit_intercept else []) + list(range(d))
-    Go = G[np.ix_(order, order)]
-    dg = np.diag(Go).copy()
+    dg = np.diag(G).copy()
     live = dg > np.finfo(np.float64).tiny * max(float(dg.max(initial=0.0)), 1.0)
     s = np.where(live, np.sqrt(np.where(live, dg, 1.0)), 1.0)
-    C = Go / s[:, None] / s[None, :]
+    C = G / s[:, None] / s[None, :]
     tol2 = float(tol) ** 2
     if live.all():
         try:
             L = scipy.linalg.cholesky(C, lower=True, check_finite=False)
             if np.all(np.diag(L) ** 2 > tol2):
-                return Collinearity(p, p, (), (), feature_names, d)
+                return p, [], []
         except np.linalg.LinAlgError:
             pass
     kept, dependent, combos = [], [], []
     L = np.zeros((p, p))
     for j in range(p):
         if not live[j]:
-            dependent.append(order[j])
+            dependent.append(j)
             combos.append({})
             continue
         r = len(kept)
@@ -412,14 +454,14 @@ def collinearity_from_gram(G, n_features, fit_intercept, *, tol=COLLINEAR_TOL,
                                                check_finite=False) if r else np.zeros(0))
             a = a * s[j] / s[kept]  # back to the columns' own units
             big = np.abs(a).max(initial=0.0)
-            combos.append({order[kept[i]]: float(a[i]) for i in range(r)
+            combos.append({kept[i]: float(a[i]) for i in range(r)
                            if abs(a[i]) > 1e-8 * big})
-            dependent.append(order[j])
+            dependent.append(j)
             continue
         L[r, :r] = lj
         L[r, r] = np.sqrt(piv)
         kept.append(j)
-    return Collinearity(len(kept), p, tuple(dependent), tuple(combos), feature_names, d)
+    return len(kept), dependent, combos
 
 
 def collinear_columns(X, *, fit_intercept=True, sample_weight=None, feature_names=None,
@@ -442,8 +484,10 @@ def collinear_columns(X, *, fit_intercept=True, sample_weight=None, feature_name
     fit_intercept : bool, default True
     sample_weight : array-like (n,), optional
     feature_names : sequence of str, optional
+        Default ``x1 … xd`` (``x{j+1}`` for ``X[:, j]``).
     tol : float, default 1e-6
-        Relative residual norm below which a column counts as dependent.
+        Relative residual norm below which a column counts as dependent
+        (``COLLINEAR_TOL``, the rule of the fits and of inference).
 
     Returns
     -------

@@ -33,8 +33,15 @@ from .._validation import (
     feature_names_of,
     is_sparse,
 )
+from .._warn import warn
 from ..kernels import inference as _ki
-from .params import LogisticParams
+from .diagnostics import (
+    COLLINEAR_TOL,
+    ILL_CONDITIONED,
+    collinearity_in_order,
+    default_feature_names,
+)
+from .params import CollinearityWarning, LogisticParams
 
 __all__ = ["LogisticInference", "logistic_inference", "MAX_INFERENCE_PARAMS",
            "InferenceData", "is_dask_array"]
@@ -48,10 +55,6 @@ MAX_INFERENCE_PARAMS = 8192
 #: or 1) after an unpenalised fit means the classes are (quasi-)separated.
 SEPARATION_ETA = 30.0
 
-#: Pivoted Cholesky of the information matrix scaled to unit diagonal: a pivot below
-#: this means a coefficient whose column is (numerically) a combination of the others
-#: (R² > 1 − 1e-10, condition number above ~1e10; standard errors would carry no digit).
-COLLINEAR_TOL = 1e-10
 
 _COV_TYPES = ("nonrobust", "HC0", "HC1", "cluster")
 _GROUP_MAX = 16
@@ -370,56 +373,81 @@ def _check_not_separated(emax, method, confirm=None):
         )
 
 
-# Kept separate on purpose from diagnostics.collinearity_from_gram (the same in-order
-# Cholesky idea): this guard works at COLLINEAR_TOL = 1e-10 on the information matrix
-# with its own pivot arithmetic; at that tolerance the two disagree on a sizeable share
-# of designs with an exactly dependent column (rounding decides), so sharing one would
-# change which fits logistic_inference refuses.
-def _check_full_rank(H, names):
-    """Raise naming the coefficients whose columns are collinear.
+def _check_full_rank(H, labels, m, p, classes):
+    """Raise naming the collinear columns, by the rank rule of the fits.
 
-    The information matrix (statsmodels' layout: intercept first) is scaled to unit
-    diagonal and factorised column by column in order; a column whose squared residual
-    pivot is ≤ ``COLLINEAR_TOL²`` depends on the columns before it and is named (the later
-    column of a dependent set, as R's ``lm`` and the fit's CollinearityWarning name it).
-    A plain Cholesky is tried first, so a full-rank matrix costs one factorisation.
+    ``H`` is the information matrix in statsmodels' layout (intercept first; m
+    equations of p coefficients); ``labels`` name its p columns as the fit's
+    messages do (``intercept``, then the features).  The design's columns are checked on
+    Σ_k H_kk (the information itself for binary models; for multinomial ones a
+    weighted Gram with the design's null space, as the fit checks), by
+    :func:`fastgen.logistic.diagnostics.collinearity_in_order` at ``COLLINEAR_TOL``:
+    the column named is the later one of a dependent set, as in the fit's
+    CollinearityWarning, and under the same name.  A multinomial information can also
+    lose rank in one equation only; the full matrix is checked after, per equation.
     """
-    q = H.shape[0]
-    dg = np.diag(H).copy()
-    live = dg > 0
-    s = np.where(live, np.sqrt(np.where(live, dg, 1.0)), 1.0)
-    A = H / s[:, None] / s[None, :]
-    tol2 = COLLINEAR_TOL ** 2
-    bad = list(np.flatnonzero(~live))
-    if not bad:
-        try:
-            L = scipy.linalg.cholesky(A, lower=True, check_finite=False)
-            if np.all(np.diag(L) ** 2 > tol2):
-                return
-        except np.linalg.LinAlgError:
-            pass
-    L = np.zeros_like(A)
-    kept = []
-    for j in range(q):
-        if not live[j]:
-            continue
-        lj = L[j, kept]
-        piv = A[j, j] - lj @ lj
-        if piv <= tol2:
-            bad.append(j)
-            continue
-        L[j, j] = np.sqrt(piv)
-        rest = np.arange(j + 1, q)
-        L[rest, j] = (A[rest, j] - L[np.ix_(rest, kept)] @ lj) / L[j, j]
-        kept.append(j)
-    if bad:
-        bad_names = [names[j] for j in sorted(bad)]
+    G = sum(H[k * p:(k + 1) * p, k * p:(k + 1) * p] for k in range(m))
+    col = collinearity_in_order(G, labels, tol=COLLINEAR_TOL)
+    where = ""
+    if col.full_rank and m > 1:
+        eq = [f"{nm} (y={classes[k + 1]})" for k in range(m) for nm in labels]
+        col = collinearity_in_order(H, eq, tol=COLLINEAR_TOL)
+        where = " of the information matrix"
+    if not col.full_rank:
         raise np.linalg.LinAlgError(
-            f"the design is collinear: the column(s) {bad_names} are (numerically) linear "
-            f"combinations of the columns before them or constant (rank {q - len(bad)} of "
-            f"{q} coefficients), so their coefficients are not identified; drop them and "
-            f"refit"
+            f"logistic_inference: the design is rank-deficient{where} (rank {col.rank} of "
+            f"{col.n_columns} columns, intercept included): {col.describe()}. These "
+            f"coefficients are not identified and their standard errors are infinite "
+            f"(a column whose 1 - R^2 on the columns before it is below "
+            f"{COLLINEAR_TOL ** 2:.0e} counts as dependent, the rule of fit_logistic's "
+            f"CollinearityWarning). Drop the named columns and refit"
         )
+
+
+def _covariance(H):
+    """(H⁻¹, log det H, its unit-diagonal factor L, scales s): Cholesky of H scaled to
+    unit diagonal, C = S⁻¹HS⁻¹ = LLᵀ, so H⁻¹ = S⁻¹C⁻¹S⁻¹ whatever the units."""
+    q = H.shape[0]
+    s = np.sqrt(np.diag(H))
+    C = H / s[:, None] / s[None, :]
+    with blas_single_thread():
+        c = scipy.linalg.cho_factor(C, lower=True, check_finite=False)
+        cov = scipy.linalg.cho_solve(c, np.eye(q), check_finite=False)
+    cov = cov / s[:, None] / s[None, :]
+    logdet = 2.0 * float(np.sum(np.log(np.diag(c[0])))) + 2.0 * float(np.sum(np.log(s)))
+    return 0.5 * (cov + cov.T), logdet, c[0], s
+
+
+def _warn_ill_conditioned(L, cov, s, names):
+    """Warn (:class:`CollinearityWarning`) when the unit-diagonal information C = LLᵀ has
+    a condition number above ``ILL_CONDITIONED``, naming the columns of its nearly
+    null direction (by inverse iteration: the components above a tenth of the largest).
+
+    κ(C) from LAPACK's estimate of ‖C⁻¹‖₁ (``pocon``) and ‖C‖₁: O(q²) beside the
+    inversion's O(q³)."""
+    q = L.shape[0]
+    C = L @ L.T
+    anorm = float(np.max(np.sum(np.abs(C), axis=0)))
+    rcond, info = scipy.linalg.lapack.dpocon(np.asfortranarray(L.T), anorm)  # C = UᵀU
+    if info != 0 or rcond <= 0.0:
+        rcond = 0.0
+    kappa = np.inf if rcond == 0.0 else 1.0 / rcond
+    if kappa <= ILL_CONDITIONED:
+        return
+    Cinv = cov * s[:, None] * s[None, :]  # C⁻¹
+    v = Cinv[:, int(np.argmax(np.diag(Cinv)))].copy()
+    for _ in range(30):
+        v = Cinv @ v
+        v /= np.max(np.abs(v))
+    involved = [names[j] for j in np.flatnonzero(np.abs(v) >= 0.1)]
+    vif = np.diag(Cinv)
+    warn(f"logistic_inference: the information matrix is ill-conditioned (condition "
+         f"number {kappa:.2g} after scaling to unit diagonal, above {ILL_CONDITIONED:.0e}):"
+         f" the columns {involved} are nearly collinear (variance inflation up to "
+         f"{float(np.max(vif[np.flatnonzero(np.abs(v) >= 0.1)])):.2g}); their standard "
+         f"errors are inflated accordingly and rest on the last digits of the data. "
+         f"Drop or combine one of them, or check how they were computed "
+         f"(q = {q} coefficients)", CollinearityWarning)
 
 
 def _check_size(q):
@@ -515,7 +543,7 @@ def _feature_names(X, d, fit_intercept, feature_names):
     if feature_names is None:
         cols = getattr(X, "columns", None)
         feature_names = ([str(c) for c in cols] if cols is not None
-                         else [f"x{j + 1}" for j in range(d)])
+                         else list(default_feature_names(d)))
     feature_names = [str(c) for c in feature_names]
     if len(feature_names) != d:
         raise ValueError(f"feature_names has {len(feature_names)} names for {d} features")
@@ -727,14 +755,11 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         within = np.arange(p)
     perm = (np.arange(m)[:, None] * p + within[None, :]).ravel()
     H = H[np.ix_(perm, perm)]
-    eq_names = ([f"{nm} (y={model.classes[k + 1]})" for k in range(m) for nm in names]
-                if K > 2 else names)
-    _check_full_rank(H, eq_names)
-    with blas_single_thread():
-        c = scipy.linalg.cho_factor(H, lower=True, check_finite=False)
-        cov = scipy.linalg.cho_solve(c, np.eye(q), check_finite=False)
-    cov = 0.5 * (cov + cov.T)
-    logdet = 2.0 * float(np.sum(np.log(np.diag(c[0]))))
+    labels = ["intercept", *names[1:]] if model.fit_intercept else list(names)
+    _check_full_rank(H, labels, m, p, model.classes)
+    cov, logdet, L, s = _covariance(H)
+    _warn_ill_conditioned(L, cov, s, [f"{nm} (y={model.classes[k + 1]})" for k in range(m)
+                                      for nm in labels] if K > 2 else labels)
     if want_meat:
         M = M[np.ix_(perm, perm)]
         cov = cov @ M @ cov
