@@ -20,10 +20,27 @@ from .._validation import csr_arrays, is_sparse
 from ..kernels import irls as _k
 from ..kernels import irls_sparse as _ks
 
-__all__ = ["LogisticData", "InMemoryData"]
+__all__ = ["LogisticData", "InMemoryData", "column_abs_max"]
 
 _GROUP_MAX = 16
 _SLOT_BUDGET = 8 * 1024 * 1024  # float64 entries over all partial slots (64 MB)
+
+
+def column_abs_max(X, w, j):
+    """max |x_ij| over the rows i of positive weight ``w`` (empty: every row) of a
+    validated dense X or CSR X (the matrix or its ``(indptr, indices, data, …)``
+    arrays), for error messages: one read of column j."""
+    if isinstance(X, tuple) or is_sparse(X):
+        indptr, indices, values = X[:3] if isinstance(X, tuple) else csr_arrays(X)[:3]
+        at = np.flatnonzero(indices == j)
+        rows = np.searchsorted(indptr, at, side="right") - 1
+        v = values[at]
+    else:
+        rows, v = slice(None), X[:, j]
+    v = np.abs(v).astype(np.float64)
+    if w.shape[0]:
+        v = v[w[rows] > 0.0]
+    return float(v.max()) if v.size else 0.0
 
 
 class LogisticData(Protocol):
@@ -162,19 +179,8 @@ class InMemoryData:
         return _k.weighted_sq_colsum(self.X, s, self.fit_intercept, bounds)
 
     def column_abs_max(self, j):
-        """max |x_ij| over the rows of positive weight (for error messages; one read of
-        column j)."""
-        if self.sparse:
-            indptr, indices, values = self.csr[:3]
-            at = np.flatnonzero(indices == j)
-            rows = np.searchsorted(indptr, at, side="right") - 1
-            v = values[at]
-        else:
-            rows, v = slice(None), self.X[:, j]
-        v = np.abs(v).astype(np.float64)
-        if self.w.shape[0]:
-            v = v[self.w[rows] > 0.0]
-        return float(v.max()) if v.size else 0.0
+        """max |x_ij| over the rows of positive weight (see :func:`column_abs_max`)."""
+        return column_abs_max(self.csr if self.sparse else self.X, self.w, j)
 
     def row_weights(self):
         """The weights w as a full vector (ones when none were given)."""

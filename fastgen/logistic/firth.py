@@ -51,6 +51,7 @@ from .._runtime import (
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from .._warn import warn
 from ..kernels import inference as _ki
+from .data import column_abs_max
 from .inference import InferenceData, remember_fit_pass
 from .objectives import Evaluation, check_curvature_diagonal, column_scales
 from .params import ConvergenceWarning, LogisticParams
@@ -137,7 +138,8 @@ def _column_scales(data, w):
             C = np.einsum("ij,ij->j", X, X, dtype=np.float64)
     C = np.append(C.reshape(-1), sw) if data.fi else C.reshape(-1)
     g = np.zeros(data.p)
-    return column_scales(C, sw, data, Evaluation(0.0, 0.0, g, 0.0))
+    return column_scales(C, sw, data, Evaluation(0.0, 0.0, g, 0.0),
+                         lambda j: column_abs_max(X, w, j), w)
 
 
 class _State:
@@ -162,7 +164,7 @@ class _Penalised:
     def evaluate(self, beta):
         llf, score, H, _, emax, _ = self.data.inference_pass(
             self.codes, self.w, beta.reshape(1, -1), False, False)
-        check_curvature_diagonal(np.diag(H), self.data)
+        check_curvature_diagonal(np.diag(H), self.data, None, self.w)
         st = _State()
         st.beta, st.llf, st.score, st.H, st.emax = beta, float(llf), score, H, float(emax)
         st.L = None

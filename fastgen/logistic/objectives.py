@@ -87,10 +87,12 @@ class Evaluation:
     eta_max: float
 
 
-def scale_error(data, j, overflow):
+def scale_error(data, j, overflow, abs_max=None, w=None):
     """The ``ValueError`` for column j of X̃ (j = d: the intercept's column of ones)
-    whose weighted sums of squares overflow float64 or fall below its normal range."""
-    w = getattr(data, "w", None)
+    whose weighted sums of squares overflow float64 or fall below its normal range;
+    ``abs_max(j)`` (default: ``data.column_abs_max``) and the weights ``w`` (default:
+    ``data.w``), where known, go into the message."""
+    w = getattr(data, "w", None) if w is None else w
     wmax = float(np.max(w)) if w is not None and w.shape[0] else None
     way = "overflow" if overflow else "underflow below the smallest normal float64 " \
         f"({_TINY:.3g}) and lose their precision"
@@ -99,7 +101,7 @@ def scale_error(data, j, overflow):
             f"sample_weight is too {'large' if overflow else 'small'} for float64: its "
             f"sums in the Hessian {way}; rescale sample_weight (e.g. divide it by its "
             f"mean)")
-    big = getattr(data, "column_abs_max", None)
+    big = getattr(data, "column_abs_max", None) if abs_max is None else abs_max
     m = big(j) if big is not None else None
     detail = f" (its largest |x| is {m:.3g})" if m is not None else ""
     fix = "rescale the features (e.g. divide each by its standard deviation)"
@@ -112,14 +114,14 @@ def scale_error(data, j, overflow):
         f"{fix}")
 
 
-def check_curvature_diagonal(C, data):
+def check_curvature_diagonal(C, data, abs_max=None, w=None):
     """Raise :func:`scale_error` if the unpenalised curvature diagonal ``C`` (p,) holds a
     non-finite entry."""
     if not np.all(np.isfinite(C)):
-        raise scale_error(data, int(np.flatnonzero(~np.isfinite(C))[0]), True)
+        raise scale_error(data, int(np.flatnonzero(~np.isfinite(C))[0]), True, abs_max, w)
 
 
-def column_scales(C, c0, data, start):
+def column_scales(C, c0, data, start, abs_max=None, w=None, sum_weights=None):
     """The column scales r_j = √(C_jj / c0) of the gradient test, from the diagonal of a
     curvature Gram C = X̃ᵀ diag(c) X̃ at the start (c ≥ 0 per row) and c0 = Σ c_i (its
     intercept entry), so that r_j is column j's c-weighted root-mean-square: 1 for the
@@ -129,28 +131,35 @@ def column_scales(C, c0, data, start):
     Checks that float64 holds the fit's sums at the start (``start``, the
     :class:`Evaluation` there): a non-finite objective, gradient or C_jj, or, for a
     column that is not zero, a C_jj below the normal range or a mean square C_jj / c0
-    below ``_MIN_MEAN_SQUARE``, raises :func:`scale_error`.
+    below ``_MIN_MEAN_SQUARE``, raises :func:`scale_error` (``abs_max``, ``w``: see
+    there; a column with C_jj = 0 counts as zero unless ``abs_max`` says otherwise).
+    With ``sum_weights`` (Σw), also Σw·C_jj/c0, the design Gram's diagonal Σ w x_j²
+    where the start's probabilities are the same on every row, must be finite: a later
+    Hessian, or the collinearity check's Gram, may weight the rows more than the start.
     """
     p = C.shape[0]
     g = np.asarray(start.grad).reshape(-1, p)
-    check_curvature_diagonal(C, data)
+    check_curvature_diagonal(C, data, abs_max, w)
     if not np.all(np.isfinite(g)):
-        raise scale_error(data, int(np.flatnonzero(~np.isfinite(g).all(axis=0))[0]), True)
+        j = int(np.flatnonzero(~np.isfinite(g).all(axis=0))[0])
+        raise scale_error(data, j, True, abs_max, w)
     if not np.isfinite(start.objective):
         raise ValueError("the objective at the starting point overflows float64: "
                          "rescale the features, or start from smaller coefficients")
     if not (c0 > 0.0 and np.isfinite(c0)):
-        raise scale_error(data, data.d, not c0 > 0.0)
+        raise scale_error(data, data.d, not c0 > 0.0, abs_max, w)
     with np.errstate(over="ignore", under="ignore"):
         ms = C / c0  # the columns' weighted mean squares
-    big = getattr(data, "column_abs_max", None)
+    big = getattr(data, "column_abs_max", None) if abs_max is None else abs_max
     for j in np.flatnonzero((C < _TINY) | (ms < _MIN_MEAN_SQUARE)):
         if C[j] > 0.0 or (j < data.d and big is not None and big(int(j)) > 0.0):
-            raise scale_error(data, int(j), False)
+            raise scale_error(data, int(j), False, abs_max, w)
     with np.errstate(over="ignore"):
         r = np.sqrt(ms)
-    if not np.all(np.isfinite(r)):
-        raise scale_error(data, int(np.flatnonzero(~np.isfinite(r))[0]), True)
+        big_sums = ms if sum_weights is None else ms * sum_weights
+    if not np.all(np.isfinite(big_sums)):
+        j = int(np.flatnonzero(~np.isfinite(big_sums))[0])
+        raise scale_error(data, j, True, abs_max, w)
     return np.where(C > 0.0, r, 1.0)
 
 
@@ -235,7 +244,8 @@ class BinaryObjective:
         if self.scale is None:
             C = self._curvature_diagonal()
             c0 = C[-1] if self.data.fit_intercept else 0.25 * sum_weights
-            self.scale = column_scales(C, c0, self.data, self._start)
+            self.scale = column_scales(C, c0, self.data, self._start,
+                                       sum_weights=sum_weights)
         return self.scale
 
     def has_curvature(self):
@@ -331,7 +341,8 @@ class MultinomialObjective:
             else:
                 C = self._bohning()[1][0]
                 c0 = 0.5 * sum_weights
-            self.scale = column_scales(C, c0, self.data, self._start)
+            self.scale = column_scales(C, c0, self.data, self._start,
+                                       sum_weights=sum_weights)
         return self.scale
 
     def _unpenalised_hessian_blocks(self):
