@@ -34,7 +34,9 @@ def _check_params(params):
 def _check_names(params, X):
     """Check the column names of X (a data frame or not) against ``params.feature_names``
     (see the module docstring)."""
-    check_feature_names(params.feature_names, feature_names_of(X), type(params).__name__)
+    names = feature_names_of(X)
+    if names is not None or params.feature_names is not None:
+        check_feature_names(params.feature_names, names, type(params).__name__)
 
 
 def _prepare(params, X):

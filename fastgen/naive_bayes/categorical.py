@@ -11,7 +11,12 @@ from functools import cached_property
 
 import numpy as np
 
-from .._params import FittedParams, kernel_view, register_params
+from .._params import (
+    FittedParams,
+    derived_from_checked_input,
+    kernel_view,
+    register_params,
+)
 from .._runtime import serial_for_small_inputs
 from .._validation import csr_arrays, feature_names_of, is_sparse
 from ..kernels.nb import categorical_counts, categorical_scores
@@ -218,14 +223,15 @@ def categorical_params(classes, cc, counts, n_cat, offsets, alpha, fit_prior,
     smoothed = counts + alpha
     sums = np.add.reduceat(smoothed, offsets[:-1], axis=1)
     flp = np.log(smoothed) - np.log(np.repeat(sums, n_cat, axis=1))
-    return CategoricalNBParams(
-        classes=classes,
-        class_count=cc,
-        category_count=counts,
-        class_log_prior=log_priors(cc, fit_prior, class_prior, classes),
-        feature_log_prob=flp.astype(dtype),
-        n_categories=n_cat,
-        offsets=offsets,
-        alpha=alpha,
-        feature_names=feature_names,
-    )
+    with derived_from_checked_input():  # counts checked by the caller: no value scans
+        return CategoricalNBParams(
+            classes=classes,
+            class_count=cc,
+            category_count=counts,
+            class_log_prior=log_priors(cc, fit_prior, class_prior, classes),
+            feature_log_prob=flp.astype(dtype),
+            n_categories=n_cat,
+            offsets=offsets,
+            alpha=alpha,
+            feature_names=feature_names,
+        )

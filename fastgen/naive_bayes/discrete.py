@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._params import kernel_view, register_params
+from .._params import derived_from_checked_input, kernel_view, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import check_scalar, feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, log_counts
@@ -103,10 +103,11 @@ def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_na
     of W6's fit); ``cc`` and ``fc`` are copied there unless the fit made them.
     """
     fields = {name: _handed_over(v) for name, v in fields.items()}
-    return cls(classes=classes, class_count=cc, feature_count=fc,
-               class_log_prior=_handed_over(clp),
-               feature_log_prob=_handed_over(flp.astype(dtype, copy=False)), alpha=alpha,
-               feature_names=feature_names, **fields)
+    with derived_from_checked_input():  # counts checked by the caller: no value scans
+        return cls(classes=classes, class_count=cc, feature_count=fc,
+                   class_log_prior=_handed_over(clp),
+                   feature_log_prob=_handed_over(flp.astype(dtype, copy=False)),
+                   alpha=alpha, feature_names=feature_names, **fields)
 
 
 def _handed_over(a):
