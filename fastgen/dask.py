@@ -44,6 +44,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from . import scoring as _scoring
+from ._validation import check_feature_names
 from .gda import SCATTER_FOR, GDAParams, check_gda_options, gda_from_moments
 from .logistic import LogisticParams, logistic_loss_grad_hess
 from .logistic.api import (
@@ -56,7 +57,6 @@ from .logistic.api import (
 from .logistic.diagnostics import separation_of
 from .logistic.newton import newton_solve
 from .logistic.objectives import BINARY_EXPLICIT_MAX_P, make_objective
-from ._validation import check_feature_names
 from .moments import class_moments, merge_moments
 from .streaming import merge_counts, nb_counts, nb_from_counts
 

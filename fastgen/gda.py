@@ -102,6 +102,9 @@ class GDAParams(FittedParams):
         the log-density of the r retained coordinates, not a density on R^d (none
         exists): it is defined up to a constant shared by all classes, so posteriors
         and predictions are those of the rank-r model.
+    feature_names : tuple of str or None
+        The column names of the data frame the model was fitted on (all str), else
+        None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
     """
 
     #: scoring detects non-finite X from the scores themselves (see ``_check_rows``)

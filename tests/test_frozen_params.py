@@ -201,7 +201,7 @@ def test_params_are_not_hashable(name, all_params):
     with pytest.raises(TypeError, match=f"unhashable type: '{type(params).__name__}'"):
         hash(params)
     with pytest.raises(TypeError, match="unhashable"):
-        {params}
+        _ = {params}
 
 
 def test_string_labels_compare_by_value_whatever_their_width():

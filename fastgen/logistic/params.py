@@ -80,6 +80,9 @@ class LogisticParams(FittedParams):
         "newton-cholesky" or "newton-cg".
     n_hessp : int
         Hessian-vector products used (Newton-CG only).
+    feature_names : tuple of str or None
+        The column names of the data frame the model was fitted on (all str), else
+        None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
     """
 
     classes: np.ndarray

@@ -101,6 +101,9 @@ class CategoricalNBParams(FittedParams):
     n_categories : (d,) int64
     offsets : (d + 1,) int64
     alpha : float
+    feature_names : tuple of str or None
+        The column names of the data frame the model was fitted on (all str), else
+        None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
     """
 
     classes: np.ndarray

@@ -189,6 +189,9 @@ class BernoulliNBParams(LinearNB):
     binarize : float or None
         Threshold applied to X at fit and predict time (x > binarize means 1); None
         takes X as already binary.
+    feature_names : tuple of str or None
+        The column names of the data frame the model was fitted on (all str), else
+        None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
 
     Scores: jll_ik = log π_k + Σ_j log(1 − p_kj) + Σ_{j: x_ij=1} (log p_kj − log(1 − p_kj)),
     the middle sum precomputed per class so that absent features cost nothing.
@@ -289,6 +292,9 @@ class MultinomialNBParams(LinearNB):
     class_log_prior : (K,) float64 log π_k
     feature_log_prob : (K, d) log θ_kj = log(N_kj + α) − log(Σ_j N_kj + α·d)
     alpha : float
+    feature_names : tuple of str or None
+        The column names of the data frame the model was fitted on (all str), else
+        None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
 
     Scores: jll_ik = log π_k + Σ_j x_ij log θ_kj.
     """
@@ -373,6 +379,9 @@ class ComplementNBParams(LinearNB):
         ℓ_kj = log(c_kj / Σ_j c_kj), w_kj = −ℓ_kj, or ℓ_kj / Σ_j ℓ_kj if ``norm``
     alpha : float
     norm : bool
+    feature_names : tuple of str or None
+        The column names of the data frame the model was fitted on (all str), else
+        None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
 
     Scores: jll_ik = Σ_j x_ij w_kj (argmax is the prediction).
     """

@@ -48,6 +48,9 @@ class GaussianNBParams(FittedParams):
         ε = var_smoothing · max_j Var(x_j), the variance of each feature over all rows
         (unweighted), as scikit-learn.
     var_smoothing : float
+    feature_names : tuple of str or None
+        The column names of the data frame the model was fitted on (all str), else
+        None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
     """
 
     #: NaN/inf in X is found through the scores (no separate scan of X)
