@@ -347,6 +347,26 @@ class FittedParams:
         return all(_same(getattr(self, f.name), getattr(other, f.name))
                    for f in dataclasses.fields(self))
 
+    def __getstate__(self):
+        """The fields only, for pickle and :mod:`copy`: cached scoring tables are rebuilt
+        on first use."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def __setstate__(self, state):
+        """Unpickling (and ``copy.copy``/``deepcopy``) builds through the same checks as
+        the constructor; a field missing from an older pickle takes its default."""
+        for f in dataclasses.fields(self):
+            if f.name in state:
+                value = state[f.name]
+            elif f.default is not dataclasses.MISSING:
+                value = f.default
+            else:
+                raise ValueError(f"{type(self).__name__} state lacks the field {f.name!r}")
+            if isinstance(value, np.ndarray) and value.base is None and value.flags.writeable:
+                value.flags.writeable = False  # fresh from the pickle: kept, not copied
+            object.__setattr__(self, f.name, value)
+        self.__post_init__()
+
     def __hash__(self):
         raise TypeError(
             f"unhashable type: {type(self).__name__!r} (params hold numpy arrays and "

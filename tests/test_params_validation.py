@@ -293,3 +293,21 @@ def test_editing_the_callers_array_leaves_the_params_alone(fitted):
     np.testing.assert_array_equal(q.priors, [0.2, 0.3, 0.5])
     np.testing.assert_array_equal(fastgen.predict_proba(q, X), before)
     np.testing.assert_array_equal(fastgen.predict_proba(dataclasses.replace(q), X), before)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pickle_and_copy_build_through_the_checks(name, fitted):
+    import copy
+    import pickle
+
+    p = fitted[name]
+    for q in (pickle.loads(pickle.dumps(p)), copy.copy(p), copy.deepcopy(p)):
+        assert q == p
+        for field in _array_fields(p):
+            assert not getattr(q, field).flags.writeable, field
+    # a damaged state (as an edited pickle would hold) is refused like a damaged file
+    field = _array_fields(p)[1]
+    state = dict(p.__getstate__(), **{field: _damaged(p, field, "shape", 0)})
+    q = type(p).__new__(type(p))
+    with pytest.raises(ValueError, match=rf"^{type(p).__name__}\.\w+ "):
+        q.__setstate__(state)
