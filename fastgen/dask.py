@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import numpy as np
 
@@ -54,7 +55,7 @@ from .logistic.api import (
     params_from_result,
     prior_start,
 )
-from .logistic.diagnostics import separation_of
+from .logistic import diagnostics as _diag
 from .logistic.newton import newton_solve
 from .logistic.objectives import BINARY_EXPLICIT_MAX_P, make_objective
 from .moments import class_moments, merge_moments
@@ -129,8 +130,45 @@ def row_blocks(X, y, w):
     return list(zip(xs, ys, ws, strict=True))
 
 
+def row_starts(X):
+    """The first row of each of X's row blocks, in X's rows."""
+    return [int(r) for r in np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])]
+
+
+_ROW = re.compile(r"\brow (\d+)")
+
+
+def in_rows(start, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` on the row block that starts at row ``start`` of X: a
+    ValueError naming a row of the block (validation's "X contains NaN at row 3,
+    column 1") is raised again naming that row of X (row 103)."""
+    try:
+        return fn(*args, **kwargs)
+    except ValueError as exc:
+        msg = str(exc)
+        shifted = _ROW.sub(lambda m: f"row {int(m.group(1)) + start}", msg)
+        if start == 0 or shifted == msg:
+            raise
+        try:
+            new = type(exc)(shifted)
+        except Exception:  # an exception type with its own constructor arguments
+            new = ValueError(shifted)
+        raise new from None
+
+
+def _map_rows(fn, X, blocks, *args):
+    """Delayed ``in_rows(start, fn, xb, yb, wb, *args)``, one per row block of X."""
+    f = dask.delayed(in_rows, pure=True)
+    return [f(start, fn, xb, yb, wb, *args)
+            for start, (xb, yb, wb) in zip(row_starts(X), blocks, strict=True)]
+
+
 def _label_stats(y, w):
     """Per block: its sorted labels and their (weighted) counts."""
+    from ._validation import check_y
+
+    if np.asarray(y).shape[0]:
+        check_y(y)  # a missing label is named at its row here, not among the labels
     labels, inverse = np.unique(np.asarray(y), return_inverse=True)
     wts = None if w is None else np.asarray(w, dtype=np.float64)
     return labels, np.bincount(inverse.reshape(-1), weights=wts, minlength=labels.shape[0])
@@ -170,10 +208,12 @@ def _classes_and_counts(y, w):
     """Global sorted labels and weighted class counts: one pass over y (and w)."""
     from ._validation import check_y
 
-    parts = [dask.delayed(_label_stats, pure=True)(yb, wb)
-             for yb, wb in zip(y.to_delayed().ravel(),
-                               w.to_delayed().ravel() if w is not None
-                               else [None] * y.numblocks[0], strict=True)]
+    starts = np.concatenate([[0], np.cumsum(y.chunks[0])[:-1]])
+    f = dask.delayed(in_rows, pure=True)
+    parts = [f(int(start), _label_stats, yb, wb)
+             for start, yb, wb in zip(starts, y.to_delayed().ravel(),
+                                      w.to_delayed().ravel() if w is not None
+                                      else [None] * y.numblocks[0], strict=True)]
     labels, counts = _tree_reduce(parts, _merge_label_pair).compute()
     classes, _ = check_y(labels)  # the same validation and label types as in memory
     return classes, counts
@@ -291,8 +331,7 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     y = as_dask_vector(y, X, "y")
     w = as_dask_vector(sample_weight, X, "sample_weight")
     kind = SCATTER_FOR[covariance]
-    f = dask.delayed(_block_moments, pure=True)
-    parts = [f(xb, yb, wb, kind) for xb, yb, wb in row_blocks(X, y, w)]
+    parts = _map_rows(_block_moments, X, row_blocks(X, y, w), kind)
     m = _tree_reduce(parts, merge_moments, split_every).compute()
     if m is None:
         raise ValueError("X has no rows")
@@ -314,8 +353,7 @@ def _fit_nb(X, y, sample_weight, model, binarize, split_every, options):
     y = as_dask_vector(y, X, "y")
     w = as_dask_vector(sample_weight, X, "sample_weight")
     classes, _ = _classes_and_counts(y, w)
-    f = dask.delayed(_block_counts, pure=True)
-    parts = [f(xb, yb, wb, model, binarize, classes) for xb, yb, wb in row_blocks(X, y, w)]
+    parts = _map_rows(_block_counts, X, row_blocks(X, y, w), model, binarize, classes)
     c = _tree_reduce(parts, merge_counts, split_every).compute()
     return nb_from_counts(c, **options)
 
@@ -383,6 +421,7 @@ class _DaskLogisticData:
     supports_hessp = False
 
     def __init__(self, X, y, w, classes, fit_intercept, split_every):
+        self.X = X
         self.blocks = row_blocks(X, y, w)
         self.classes = classes
         self.d = X.shape[1]
@@ -391,10 +430,9 @@ class _DaskLogisticData:
         self.split_every = split_every
 
     def _reduce(self, beta, hessian):
-        f = dask.delayed(_block_lgh, pure=True)
         beta = np.array(beta, dtype=np.float64)
-        parts = [f(xb, yb, wb, self.classes, beta, self.fit_intercept, hessian)
-                 for xb, yb, wb in self.blocks]
+        parts = _map_rows(_block_lgh, self.X, self.blocks, self.classes, beta,
+                          self.fit_intercept, hessian)
         return _tree_reduce(parts, _add_lgh, self.split_every).compute()
 
     def binary(self, beta, hessian, rows):
@@ -409,9 +447,142 @@ class _DaskLogisticData:
         return self._reduce(B, True)[2]
 
 
-#: The exact separation test of an unpenalised Dask fit gathers X on the client: only up to
-#: this many bytes (as float64, intercept column included).
-SEPARATION_CHECK_MAX_BYTES = 1 << 30
+# --------------------------------------------------------------------------- separation
+
+#: Constraint generation for the separation LP: each round adds at most this many of a
+#: block's most violated constraint rows (times K − 1 classes), and a row counts as
+#: violated below −``_VIOLATION`` (HiGHS's own feasibility tolerance is 1e-7).
+_ROWS_PER_BLOCK = 256
+_VIOLATION = 1e-7
+_MAX_ROUNDS = 100
+
+
+def _block_design(xb, yb, wb, classes, fit_intercept):
+    """A block's validated design rows of positive weight (CSR, unscaled) and codes."""
+    from ._validation import check_sample_weight, check_X
+
+    X = check_X(xb, allow_sparse=True, min_samples=0)
+    yb = np.asarray(yb)
+    codes = np.searchsorted(classes, yb)
+    if np.any(codes >= classes.shape[0]) or np.any(
+            classes[np.minimum(codes, classes.shape[0] - 1)] != yb):
+        raise ValueError(f"y has labels outside the classes {classes.tolist()}")
+    w = check_sample_weight(wb, X.shape[0])
+    keep = np.flatnonzero(w > 0) if w.shape[0] else np.arange(X.shape[0])
+    A, _ = _diag._design(X, fit_intercept, keep, np.ones(X.shape[1] + fit_intercept))
+    return A, codes[keep].astype(np.int64), keep
+
+
+def _block_objective(xb, yb, wb, classes, fit_intercept):
+    """A block's column max |x̃| and its constraint rows' column sums (unscaled)."""
+    A, codes, _ = _block_design(xb, yb, wb, classes, fit_intercept)
+    G, _ = _diag.constraint_rows(A, codes, classes.shape[0])
+    return _diag.column_abs_max(A), np.asarray(G.sum(axis=0)).ravel()
+
+
+def _block_violations(start, xb, yb, wb, classes, fit_intercept, scale, x, margin):
+    """The block's constraint rows (scaled) most violated by x (``G x[:q] − t < 0``,
+    t = x[q] when ``margin``), at most ``_ROWS_PER_BLOCK·(K−1)``, with their ids."""
+    A, codes, keep = _block_design(xb, yb, wb, classes, fit_intercept)
+    K = classes.shape[0]
+    inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
+    A = (A @ _sparse_diag(inv)).tocsr()
+    G, ids = _diag.constraint_rows(A, codes, K)
+    q = G.shape[1]
+    v = G @ x[:q] - (x[q] if margin else 0.0)
+    bad = np.flatnonzero(v < -_VIOLATION)
+    bad = bad[np.argsort(v[bad], kind="stable")[:_ROWS_PER_BLOCK * (K - 1)]]
+    # ids in X's rows: the block's kept row i is X's row start + keep[i]
+    rows, k = np.divmod(ids[bad], K) if K > 2 else (ids[bad], np.zeros(bad.size, int))
+    gid = (start + keep[rows]) * K + k
+    return G[bad], gid
+
+
+def _sparse_diag(v):
+    import scipy.sparse as sp
+
+    return sp.diags(v)
+
+
+def separation_over_blocks(X, y, sample_weight, classes, fit_intercept=True,
+                           feature_names=None):
+    r""":func:`fastgen.detect_separation`'s exact test on a Dask array, by passes over its
+    row blocks: the same linear programme on the same column-equilibrated design, and
+    the same decision (optimum above ``SEPARATION_TOL``).
+
+    One pass gives every column's max |x̃| (the equilibration) and the objective, the
+    column sums of the constraint rows.  The programme is then solved by constraint
+    generation: solve it on the rows gathered so far (none at first: the box alone),
+    make a pass that returns each block's most violated constraint rows at that
+    solution, add them, and repeat until no row is violated (by more than HiGHS's
+    feasibility tolerance); the last solution is then the optimum over all rows.  The
+    complete-separation programme follows the same way from the rows gathered.  Memory
+    on the client: the gathered rows, a few hundred per block and round at most.
+
+    Parameters
+    ----------
+    X : dask.array.Array (n, d), dense or CSR blocks
+    y, sample_weight : dask or numpy arrays (n,), or None for the weights
+    classes : ndarray
+        The sorted labels.
+    fit_intercept : bool
+    feature_names : sequence of str, optional
+
+    Returns
+    -------
+    SeparationResult or None
+        None when constraint generation did not finish in ``_MAX_ROUNDS`` rounds.
+    """
+    import scipy.sparse as sp
+
+    X = as_dask_X(X)
+    yd = as_dask_vector(y, X, "y")
+    wd = as_dask_vector(sample_weight, X, "sample_weight")
+    blocks = row_blocks(X, yd, wd)
+    K = classes.shape[0]
+    parts = dask.compute(*_map_rows(_block_objective, X, blocks, classes, fit_intercept))
+    scale = np.max([pt[0] for pt in parts], axis=0)
+    inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
+    c = np.sum([pt[1] for pt in parts], axis=0) * np.tile(inv, K - 1)
+    live = np.tile(scale > 0, K - 1)
+    q = c.shape[0]
+    rows = sp.csr_matrix((0, q))
+    seen = set()
+    starts = row_starts(X)
+
+    def generate(solve, margin):
+        nonlocal rows
+        for _ in range(_MAX_ROUNDS):
+            x = solve(rows)
+            got = dask.compute(*[
+                dask.delayed(in_rows, pure=True)(
+                    start, _block_violations, start, xb, yb, wb, classes, fit_intercept,
+                    scale, x, margin)
+                for start, (xb, yb, wb) in zip(starts, blocks, strict=True)])
+            new = [(Gb[i], gid) for Gb, ids in got for i, gid in enumerate(ids)
+                   if gid not in seen]
+            if not new:
+                return x
+            seen.update(gid for _, gid in new)
+            rows = sp.vstack([rows] + [g for g, _ in new], format="csr")
+        return None
+
+    opt = None
+
+    def first(G):
+        nonlocal opt
+        opt, x = _diag.separation_lp(G, c, live)
+        return x
+
+    x = generate(first, False)
+    if x is None:
+        return None
+    complete = False
+    if opt > _diag.SEPARATION_TOL:
+        xt = generate(lambda G: _diag.margin_lp(G, live)[1], True)
+        complete = xt is not None and xt[q] > _diag.SEPARATION_TOL
+    return _diag.separation_result(opt, x, complete, classes, X.shape[1], fit_intercept,
+                                   feature_names)
 
 
 def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
@@ -446,9 +617,9 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     Warns
     -----
     PerfectSeparationWarning, CollinearityWarning, ConvergenceWarning
-        As for :func:`fastgen.fit_logistic`.  The exact separation test gathers X on the
-        client, so it runs only when X takes at most ``SEPARATION_CHECK_MAX_BYTES``
-        (1 GiB); the collinearity check uses the Hessian at the solution.
+        As for :func:`fastgen.fit_logistic`.  The exact separation test runs by passes
+        over the blocks (:func:`separation_over_blocks`); the collinearity check uses
+        the Hessian at the solution.
     """
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
     X = as_dask_X(X)
@@ -470,16 +641,8 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     obj = make_objective(data, opt.l2, K, explicit=True)
 
     def separation():
-        # the exact test is a linear programme over all rows: only for X that fits
-        # comfortably in memory (else no separation check: the fit ends as usual)
-        if X.shape[0] * (X.shape[1] + 1) * 8 > SEPARATION_CHECK_MAX_BYTES:
-            return None
-        from ._validation import check_y
-
-        Xm = X.compute()
-        _, codes = check_y(np.asarray(y.compute()))
-        wm = np.asarray(w.compute(), dtype=np.float64) if w is not None else np.empty(0)
-        return separation_of(Xm, codes, wm, classes, opt.fit_intercept)
+        # the exact test, by passes over the blocks (separation_over_blocks)
+        return separation_over_blocks(X, y, w, classes, opt.fit_intercept)
 
     result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=opt.max_iter, tol=opt.tol,
                           sum_weights=float(counts.sum()), l2=opt.l2, separation=separation,
@@ -495,8 +658,9 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
 # --------------------------------------------------------------------------- scoring
 
 
-def _score_block(X, params, fn):
-    return fn(params, X)
+def _score_block(X, params, fn, block_info=None):
+    start = block_info[0]["array-location"][0][0] if block_info else 0
+    return in_rows(start, fn, params, X)
 
 
 def _check_params_X(params, X):

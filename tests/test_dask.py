@@ -219,3 +219,125 @@ def test_from_npy_reads_chunks_from_disk(tmp_path, data):
     np.testing.assert_array_equal(Xd.compute(), X)
     np.testing.assert_array_equal(Xd[10:20, 1:3].compute(), X[10:20, 1:3])
     assert_params_close(fastgen.fit_gda(X, y, "per_class"), fd.fit_gda(Xd, y, "per_class"))
+
+
+# --------------------------------------------------------------------------- separation
+
+
+def _separation_cases():
+    """(name, X, y, w): separated, quasi-separated and overlapping data, two and three
+    classes, zero weights."""
+    from sklearn.datasets import load_breast_cancer
+
+    rng = np.random.default_rng(3)
+    bc = load_breast_cancer()
+    clouds = np.r_[rng.normal(-3, 0.3, (60, 2)), rng.normal(3, 0.3, (60, 2))]
+    quasi = np.c_[np.r_[-np.abs(rng.normal(size=30)) - 0.1, np.zeros(30),
+                        np.abs(rng.normal(size=30)) + 0.1], rng.normal(size=90)]
+    yq = np.r_[np.zeros(30), rng.integers(0, 2, 30), np.ones(30)]
+    three = np.r_[rng.normal(-3, 0.3, (40, 2)), rng.normal(0, 0.3, (40, 2)),
+                  rng.normal(3, 0.3, (40, 2))]
+    over = rng.normal(size=(150, 3))
+    yo = rng.integers(0, 3, 150)
+    w = np.where(rng.random(90) < 0.2, 0.0, 1.0 + rng.random(90))
+    return [
+        ("breast cancer 0-3", bc.data[:, :4], bc.target, None),
+        ("breast cancer all", bc.data, bc.target, None),
+        ("clouds", clouds, np.r_[np.zeros(60), np.ones(60)], None),
+        ("quasi", quasi, yq, None),
+        ("quasi weighted", quasi, yq, w),
+        ("three clouds", three, np.repeat([0, 1, 2], 40), None),
+        ("three overlapping", over, yo, None),
+    ]
+
+
+@pytest.mark.parametrize("chunks", [20, 1000])
+@pytest.mark.parametrize("case", range(7))
+def test_separation_over_blocks_is_the_exact_test(case, chunks):
+    """The programme solved by passes over the blocks reaches the in-memory optimum
+    and the same decisions, for any chunking (and CSR blocks)."""
+    name, X, y, w = _separation_cases()[case]
+    ref = fastgen.detect_separation(X, y, sample_weight=w)
+    Xd = da.from_array(X, chunks=(chunks, X.shape[1]))
+    if case % 2:
+        Xd = Xd.map_blocks(sp.csr_matrix, dtype=X.dtype)
+    got = fd.separation_over_blocks(Xd, y, w, np.unique(y))
+    assert (got.separated, got.complete) == (ref.separated, ref.complete), name
+    assert got.optimum == pytest.approx(ref.optimum, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("chunks", [(50,), (569,)])
+def test_inference_on_dask_takes_valid_data_as_not_separated(chunks):
+    """Breast cancer's first four features: max|η| = 46 at the estimate, but not
+    separated; Dask gives the in-memory (statsmodels') standard errors, as in memory."""
+    sm = pytest.importorskip("statsmodels.api")
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = X[:, :4]
+    m = fastgen.fit_logistic(X, y, tol=1e-12)
+    Xd = da.from_array(X, chunks=(chunks[0], 4))
+    got = fastgen.logistic_inference(m, Xd, y)
+    assert got.extra["max_abs_eta"] > 30
+    ref = fastgen.logistic_inference(m, X, y)
+    np.testing.assert_allclose(got.bse, ref.bse, rtol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # statsmodels' own convergence warning
+        sref = sm.Logit(y, sm.add_constant(X)).fit(disp=0, method="newton", tol=1e-14)
+    np.testing.assert_allclose(got.bse, sref.bse, rtol=1e-7)
+
+
+@pytest.mark.parametrize("case", [2, 3, 5])
+def test_inference_on_dask_refuses_separated_data_as_in_memory(case):
+    name, X, y, w = _separation_cases()[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastgen.ConvergenceWarning)
+        m = fastgen.fit_logistic(X, y, sample_weight=w)
+    with pytest.raises(ValueError, match="separation") as mem:
+        fastgen.logistic_inference(m, X, y, sample_weight=w)
+    with pytest.raises(ValueError, match="separation") as dsk:
+        fastgen.logistic_inference(m, da.from_array(X, chunks=(25, X.shape[1])), y,
+                                   sample_weight=w)
+    assert str(dsk.value) == str(mem.value)
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _nan_case(row=1000, col=1, n=2000):
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] + rng.logistic(size=n) > 0).astype(int)
+    Xn = X.copy()
+    Xn[row, col] = np.nan
+    return X, Xn, y
+
+
+_ROW_FNS = {
+    "fit_gda": lambda X, y, m: fd.fit_gda(X, y),
+    "fit_gaussian_nb": lambda X, y, m: fd.fit_gaussian_nb(X, y),
+    "fit_multinomial_nb": lambda X, y, m: fd.fit_multinomial_nb(abs(X), y),
+    "fit_logistic": lambda X, y, m: fd.fit_logistic(X, y),
+    "logistic_inference": lambda X, y, m: fastgen.logistic_inference(m, X, y),
+    "predict_proba": lambda X, y, m: fd.predict_proba(m, X).compute(),
+    "predict": lambda X, y, m: fd.predict(m, X).compute(),
+}
+
+
+@pytest.mark.parametrize("row", [0, 299, 1000, 1999])
+@pytest.mark.parametrize("fn", list(_ROW_FNS))
+def test_errors_name_rows_of_X_not_of_the_chunk(fn, row):
+    X, Xn, y = _nan_case(row)
+    m = fastgen.fit_logistic(X, y)
+    Xd = da.from_array(Xn, chunks=(300, 3))
+    with pytest.raises(ValueError, match=rf"X contains NaN at row {row}, column 1\b"):
+        _ROW_FNS[fn](Xd, y, m)
+
+
+def test_missing_label_is_named_at_its_row_of_y():
+    X, _, y = _nan_case()
+    yf = y.astype(float)
+    yf[1000] = np.nan
+    Xd = da.from_array(X, chunks=(300, 3))
+    with pytest.raises(ValueError, match=r"y contains NaN .*at row 1000\b"):
+        fd.fit_gda(Xd, da.from_array(yf, chunks=300))

@@ -39,6 +39,7 @@ from .._validation import check_sample_weight, check_X, check_y, is_sparse
 
 __all__ = ["SeparationResult", "detect_separation", "Collinearity", "collinear_columns",
            "collinearity_from_gram", "collinearity_in_order", "default_feature_names",
+           "separation_advice",
            "COLLINEAR_TOL", "ILL_CONDITIONED"]
 
 #: On the column-equilibrated data (every column scaled to max|x| = 1) and D in the
@@ -150,8 +151,10 @@ class SeparationResult:
         return self.separated
 
 
-def _design(X, fit_intercept, keep):
-    """X̃ = [X, 1] on the rows ``keep`` (None: all) as CSR, and its column scales."""
+def _design(X, fit_intercept, keep, scale=None):
+    """X̃ = [X, 1] on the rows ``keep`` (None: all) as CSR with its columns divided by
+    their max |x̃| (or by ``scale``, where the scales are taken over more rows than
+    these: zero scales leave a column at zero), and the scales."""
     import scipy.sparse as sp
 
     if is_sparse(X):
@@ -163,12 +166,32 @@ def _design(X, fit_intercept, keep):
     if fit_intercept:
         A = sp.hstack([A, np.ones((A.shape[0], 1))], format="csr")
     A.eliminate_zeros()
-    scale = np.zeros(A.shape[1])
-    if A.nnz:
-        np.maximum.at(scale, A.indices, np.abs(A.data))
+    if scale is None:
+        scale = column_abs_max(A)
     inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
     A = (A @ sp.diags(inv)).tocsr()
     return A, scale
+
+
+def column_abs_max(A):
+    """max |a_ij| of each column of a CSR matrix (0 for an empty column)."""
+    scale = np.zeros(A.shape[1])
+    if A.nnz:
+        np.maximum.at(scale, A.indices, np.abs(A.data))
+    return scale
+
+
+def constraint_rows(A, codes, K):
+    """The separation LP's constraint rows (d_{y_i} − d_k)ᵀ x̃_i, k ≠ y_i (CSR, over
+    D = (d_1..d_{K−1})) of the design rows A, and an id per constraint, ``i·K + k``
+    (``i`` for two classes): :func:`fastgen.dask.separation_over_blocks` builds the
+    LP of :func:`detect_separation` from these, block by block."""
+    G = _constraints(A, codes, K)
+    n = A.shape[0]
+    if K == 2:
+        return G, np.arange(n, dtype=np.int64)
+    ids = [np.flatnonzero(codes != k).astype(np.int64) * K + k for k in range(K)]
+    return G, np.concatenate(ids)
 
 
 def _constraints(A, codes, K):
@@ -202,30 +225,49 @@ def _constraints(A, codes, K):
 
 def _separation_lp(A, codes, K):
     """Solve the two LPs on the equilibrated design A; return (optimum, D, complete)."""
+    p = A.shape[1]
+    G = _constraints(A, codes, K)
+    live = np.tile(np.asarray(abs(A).sum(axis=0)).ravel() > 0, K - 1)
+    opt, x = separation_lp(G, np.asarray(G.sum(axis=0)).ravel(), live)
+    D = x.reshape(K - 1, p)
+    if opt <= SEPARATION_TOL:
+        return 0.0, np.zeros((K - 1, p)), False
+    t, _ = margin_lp(G, live)
+    return opt, D, t > SEPARATION_TOL
+
+
+def separation_lp(G, c, live):
+    """max cᵀD over −1 ≤ D ≤ 1 (D = 0 where not ``live``) subject to G D ≥ 0, by HiGHS:
+    (optimum ≥ 0, D)."""
+    from scipy.optimize import linprog
+
+    bounds = [(-1.0, 1.0) if a else (0.0, 0.0) for a in live]
+    rows = G.shape[0] > 0
+    res = linprog(-np.asarray(c, dtype=np.float64), A_ub=-G if rows else None,
+                  b_ub=np.zeros(G.shape[0]) if rows else None, bounds=bounds,
+                  method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"the separation LP failed: {res.message}")
+    return max(-float(res.fun), 0.0), np.asarray(res.x, dtype=np.float64)
+
+
+def margin_lp(G, live):
+    """max t over 0 ≤ t ≤ 1 and the box of :func:`separation_lp` subject to G D ≥ t:
+    (t, (D, t)); t > 0 is complete separation, NaN if HiGHS fails."""
     import scipy.sparse as sp
     from scipy.optimize import linprog
 
-    p = A.shape[1]
-    G = _constraints(A, codes, K)
     q = G.shape[1]
-    live = np.tile(np.asarray(abs(A).sum(axis=0)).ravel() > 0, K - 1)
     bounds = [(-1.0, 1.0) if a else (0.0, 0.0) for a in live]
-    c = -np.asarray(G.sum(axis=0)).ravel()
-    res = linprog(c, A_ub=-G, b_ub=np.zeros(G.shape[0]), bounds=bounds, method="highs")
-    if res.status != 0:
-        raise RuntimeError(f"the separation LP failed: {res.message}")
-    opt = max(-float(res.fun), 0.0)
-    D = np.asarray(res.x, dtype=np.float64).reshape(K - 1, p)
-    if opt <= SEPARATION_TOL:
-        return 0.0, np.zeros((K - 1, p)), False
-    # complete separation: maximise t subject to G D ≥ t, 0 ≤ t ≤ 1
     Gt = sp.hstack([-G, np.ones((G.shape[0], 1))], format="csr")
     ct = np.zeros(q + 1)
     ct[-1] = -1.0
-    rt = linprog(ct, A_ub=Gt, b_ub=np.zeros(G.shape[0]), bounds=bounds + [(0.0, 1.0)],
-                 method="highs")
-    complete = rt.status == 0 and -float(rt.fun) > SEPARATION_TOL
-    return opt, D, complete
+    rows = G.shape[0] > 0
+    rt = linprog(ct, A_ub=Gt if rows else None, b_ub=np.zeros(G.shape[0]) if rows else None,
+                 bounds=bounds + [(0.0, 1.0)], method="highs")
+    if rt.status != 0:
+        return float("nan"), np.zeros(q + 1)
+    return -float(rt.fun), np.asarray(rt.x, dtype=np.float64)
 
 
 def detect_separation(X, y, *, fit_intercept=True, sample_weight=None,
@@ -309,21 +351,34 @@ def separation_of(X, codes, w, classes, fit_intercept, feature_names=None):
     """:func:`detect_separation` on validated inputs (X checked, int ``codes`` into
     ``classes``, ``w`` empty for unit weights)."""
     K = classes.shape[0]
-    d = X.shape[1]
     keep = np.flatnonzero(w > 0) if w.shape[0] else None
     codes = np.asarray(codes, dtype=np.int64)
     if keep is not None:
         codes = codes[keep]
     A, _ = _design(X, fit_intercept, keep)
     opt, D, complete = _separation_lp(A, codes, K)
+    return separation_result(opt, D, complete, classes, X.shape[1], fit_intercept,
+                             feature_names)
+
+
+def separation_result(opt, D, complete, classes, n_features, fit_intercept,
+                      feature_names=None):
+    """:class:`SeparationResult` from the LP optimum, its D ((K−1, p), intercept last)
+    and the complete-separation flag."""
+    K = classes.shape[0]
+    d = int(n_features)
     kk = 1 if K == 2 else K
     sign = np.zeros((kk, d + 1), dtype=np.int8)
-    Dz = np.where(np.abs(D) > DIRECTION_TOL, np.sign(D), 0.0).astype(np.int8)
-    p = A.shape[1]
-    if K == 2:
-        sign[0, :p] = Dz[0]
+    if opt > SEPARATION_TOL:
+        D = np.asarray(D).reshape(K - 1, -1)
+        p = D.shape[1]
+        Dz = np.where(np.abs(D) > DIRECTION_TOL, np.sign(D), 0.0).astype(np.int8)
+        if K == 2:
+            sign[0, :p] = Dz[0]
+        else:
+            sign[1:, :p] = Dz
     else:
-        sign[1:, :p] = Dz
+        opt, complete = 0.0, False
     if not fit_intercept:
         sign[:, d] = 0
     return SeparationResult(
@@ -331,6 +386,32 @@ def separation_of(X, codes, w, classes, fit_intercept, feature_names=None):
         coef_direction=np.ascontiguousarray(sign[:, :d]),
         intercept_direction=sign[:, d].copy(), feature_names=feature_names,
         optimum=float(opt))
+
+
+def separation_advice(n_classes, inference=False):
+    """What to do about separated data, for two classes or more: a sentence for the
+    fit's PerfectSeparationWarning (``inference=False``) or logistic_inference's error.
+
+    Firth's penalty exists for two classes only, so it is advised only there; with more
+    classes, a ridge penalty or dropping/merging what separates."""
+    find = "fastgen.detect_separation tells which"
+    if n_classes == 2:
+        if inference:
+            return ("Fit Firth's bias-reduced estimate, fit_logistic(X, y, "
+                    "penalty='firth'), which is finite under separation, and pass that "
+                    "model (ci='profile' gives profile-likelihood intervals); l2 > 0 also "
+                    "gives finite coefficients, for prediction only (logistic_inference "
+                    f"does not take ridge fits); or drop the separating features ({find})")
+        return ("Pass penalty='firth' (Firth's estimate: finite, with standard errors and "
+                "profile intervals from logistic_inference) or l2 > 0 (finite, for "
+                f"prediction), or drop the separating features ({find}).")
+    ridge = ("l2 > 0 gives finite coefficients, for prediction only (logistic_inference "
+             "does not take ridge fits)" if inference else
+             "Pass l2 > 0 for a finite estimate (for prediction: logistic_inference does "
+             "not take ridge fits)")
+    return (f"{ridge}; or drop the separating features, or merge the classes they "
+            f"separate, and refit ({find}). penalty='firth' is implemented for two "
+            f"classes only" + ("" if inference else "."))
 
 
 # --------------------------------------------------------------------------- collinearity

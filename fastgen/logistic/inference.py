@@ -40,8 +40,9 @@ from .diagnostics import (
     ILL_CONDITIONED,
     collinearity_in_order,
     default_feature_names,
+    separation_advice,
 )
-from .params import CollinearityWarning, LogisticParams
+from .params import CollinearityWarning, ConvergenceWarning, LogisticParams
 
 __all__ = ["LogisticInference", "logistic_inference", "MAX_INFERENCE_PARAMS",
            "InferenceData", "is_dask_array"]
@@ -355,22 +356,38 @@ def _summary(res, alpha, title):
 # --------------------------------------------------------------------------- checks
 
 
-def _check_not_separated(emax, method, confirm=None):
+def _check_not_separated(emax, method, confirm, n_classes, converged=True):
     """Raise if the data are separated (the MLE does not exist).
 
     The largest fitted |linear predictor| is the cheap signal; when it exceeds
-    ``SEPARATION_ETA`` and X is in memory, ``confirm()`` runs the exact linear-programming
-    test (:func:`fastgen.logistic.diagnostics.detect_separation`), so large but finite
-    effects are not refused.  For Dask X the signal alone decides.
+    ``SEPARATION_ETA``, or the fit did not converge (a fit stopped by its own
+    separation test can end with moderate |η|), ``confirm()`` runs the exact
+    linear-programming test
+    (:func:`fastgen.detect_separation` in memory, the same programme by passes over the
+    blocks for Dask X: :func:`fastgen.dask.separation_over_blocks`), so large but
+    finite effects are not refused.  The advice fits the number of classes
+    (:func:`fastgen.logistic.diagnostics.separation_advice`).
     """
-    if method == "MLE" and emax > SEPARATION_ETA and (confirm is None or confirm()):
-        raise ValueError(
-            f"the classes are (quasi-)perfectly separated: some fitted probabilities are "
-            f"0 or 1 to 13 digits (|linear predictor| up to {emax:.3g}), so the "
-            f"maximum-likelihood estimate does not exist and its standard errors are "
-            f"meaningless; fit with fit_logistic(X, y, penalty='firth') (Firth's bias-"
-            f"reduced estimate is finite under separation) and pass that model"
-        )
+    if method != "MLE" or (emax <= SEPARATION_ETA and converged):
+        return
+    sep = confirm()
+    if sep is None:
+        warn(f"logistic_inference: some fitted probabilities are 0 or 1 to 13 digits "
+             f"(|linear predictor| up to {emax:.3g}) and the exact separation test did "
+             f"not finish; if the classes are separated, the standard errors are "
+             f"meaningless", ConvergenceWarning)
+        return
+    if not sep.separated:
+        return
+    inf = sep.infinite_coefficients()
+    shown = ", ".join(inf[:10]) + (f", … ({len(inf)} in all)" if len(inf) > 10 else "")
+    raise ValueError(
+        f"logistic_inference: {sep.kind} separation: the classes are perfectly "
+        f"separable (coefficients that run to ±infinity: {shown}; fitted |linear "
+        f"predictor| up to {emax:.3g}), so the maximum-likelihood estimate does not "
+        f"exist and standard errors at the fitted coefficients are meaningless. "
+        f"{separation_advice(n_classes, inference=True)}"
+    )
 
 
 def _check_full_rank(H, labels, m, p, classes):
@@ -570,7 +587,7 @@ def _dask_parts(model, X, y, sample_weight, want_meat, groups):
     """Sums of the per-block inference statistics over a Dask array's row blocks."""
     import dask
 
-    from ..dask import as_dask_vector, as_dask_X, row_blocks
+    from ..dask import as_dask_vector, as_dask_X, in_rows, row_blocks
 
     X = as_dask_X(X)
     yd = as_dask_vector(y, X, "y")
@@ -601,8 +618,9 @@ def _dask_parts(model, X, y, sample_weight, want_meat, groups):
                           minlength=classes.shape[0])
         return llf, g, H, M, emax, S, cnt
 
-    f = dask.delayed(part, pure=True)
-    parts = dask.compute(*[f(xb, yb, wb, int(offsets[i]), int(offsets[i + 1]))
+    f = dask.delayed(in_rows, pure=True)
+    parts = dask.compute(*[f(int(offsets[i]), part, xb, yb, wb, int(offsets[i]),
+                             int(offsets[i + 1]))
                            for i, (xb, yb, wb) in enumerate(blocks)])
     llf = sum(pt[0] for pt in parts)
     g = sum(pt[1] for pt in parts)
@@ -740,14 +758,20 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         counts = np.bincount(codes, weights=w if w.shape[0] else None, minlength=K)
         nobs = float(counts.sum())
     llf = float(llf)
-    confirm = None
-    if data is not None:
-        def confirm():
-            from .diagnostics import detect_separation
+    feats = tuple(names[1:] if model.fit_intercept else names)
 
-            return detect_separation(X, y, fit_intercept=model.fit_intercept,
-                                     sample_weight=sample_weight).separated
-    _check_not_separated(float(emax), method, confirm)
+    def confirm():
+        if data is None:
+            from ..dask import separation_over_blocks
+
+            return separation_over_blocks(X, y, sample_weight, model.classes,
+                                          model.fit_intercept, feats)
+        from .diagnostics import detect_separation
+
+        return detect_separation(X, y, fit_intercept=model.fit_intercept,
+                                 sample_weight=sample_weight, feature_names=feats)
+
+    _check_not_separated(float(emax), method, confirm, K, bool(model.converged))
     # internal index k·p + j (intercept last) -> statsmodels' k·p + j (intercept first)
     if model.fit_intercept:
         within = np.concatenate([[p - 1], np.arange(p - 1)])

@@ -50,6 +50,7 @@ import numpy as np
 import scipy.linalg
 
 from .._warn import warn
+from .diagnostics import separation_advice
 from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
@@ -458,8 +459,7 @@ def _warn_stopped(cause, state, max_iter, tol, sep, what):
             f"the unpenalised maximum-likelihood estimate does not exist; these "
             f"coefficients run to ±infinity: {shown}. Stopped after {n_iter} "
             f"iterations; the returned coefficients are finite but arbitrary in scale. "
-            f"Pass l2 > 0 (or use Firth's penalty) for a finite estimate, or drop the "
-            f"separating features (fastgen.detect_separation tells which)."
+            f"{separation_advice(sep.classes.shape[0])}"
         )
         warn(msg, PerfectSeparationWarning)
         return
