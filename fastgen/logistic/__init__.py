@@ -17,18 +17,22 @@ convergence check → record the iteration.
 
 * Binary, p = d + 1 ≤ ``BINARY_EXPLICIT_MAX_P``: explicit Hessian
   ``X̃ᵀ diag(w π(1−π)) X̃`` (one √s-scaled GEMM per fixed row block) and a Cholesky solve
-  (jitter ``1e-10·tr(H)/p`` and up if the factorisation fails).  Wider problems (sparse
+  of H scaled to a unit diagonal (jitter ``1e-10`` there and up if the factorisation
+  fails).  Wider problems (sparse
   text data) use conjugate gradients on Hessian-vector products with a Jacobi
   preconditioner.
 * Multinomial: for K·p ≤ ``MULTINOMIAL_EXPLICIT_MAX`` the explicit (K·p)² Hessian and a
   Cholesky solve; above, Newton-CG on Hessian-vector products (one fused pass over X
   each) preconditioned by the fixed Böhning bound ``½(I − 11ᵀ/K) ⊗ (X̃ᵀWX̃) + l2·I``
-  (Böhning 1992; Krishnapuram et al. 2005), factorised once, with the forcing term
-  ``min(0.5, √(max|g|/Σw))`` (inexact Newton).  The crossover between the two is
-  discussed at ``MULTINOMIAL_EXPLICIT_MAX``.
+  (Böhning 1992; Krishnapuram et al. 2005), factorised once scaled to a unit diagonal,
+  with the forcing term ``min(0.5, √(max|g|/Σw))`` (inexact Newton).  The crossover
+  between the two is discussed at ``MULTINOMIAL_EXPLICIT_MAX``.
 
-Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised objective):
-converged when ``max|∇f| / Σw ≤ tol`` and the Newton decrement ``½ΔᵀHΔ / Σw ≤ tol``.
+Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised objective,
+in each column's units): converged when ``max_j |∂f/∂β_j| / (r_j·Σw) ≤ tol``, r_j the
+root-mean-square of column j (1 for the intercept), and the Newton decrement
+``½ΔᵀHΔ / Σw ≤ tol``.  Every solve and tolerance is in these units, so an unpenalised
+fit does not depend on the units of X (see ``newton`` and ``objectives``).
 
 Modules, each importing only those above it in this list (plus ``fastgen._params``,
 ``fastgen._validation``, ``fastgen._runtime`` and the kernels):

@@ -383,8 +383,9 @@ def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
     -------
     LogisticParams
         ``n_iter`` is one more than that of ``params`` (unchanged if the line search
-        found no decrease); ``converged`` tells whether max|∇f|/Σw ≤ 1e-8 at the new
-        point.  Histories describe this step only.
+        found no decrease); ``converged`` tells whether max_j |∂f/∂β_j|/(r_j·Σw) ≤ 1e-8
+        at the new point (``tol`` of :func:`fit_logistic`).  Histories describe this
+        step only.
     """
     if not isinstance(params, LogisticParams):
         raise ValueError(

@@ -41,7 +41,8 @@ class LogisticRegression(LinearFastgenClassifier):
         Only the primal problem is solved (``dual=True`` raises).
     tol : float, default 1e-4
         Stop when max|∇f| / Σw ≤ tol and the Newton decrement / Σw ≤ tol
-        (scikit-learn's newton-cholesky criterion).
+        (scikit-learn's newton-cholesky criterion, with each gradient entry in units
+        of its column's root-mean-square, see :func:`fastgen.fit_logistic`).
     fit_intercept : bool, default True
     intercept_scaling : float, default 1
         Accepted for compatibility (scikit-learn uses it with liblinear only); unused.
