@@ -248,7 +248,9 @@ def check_finite_result(X: np.ndarray, *results, name: str = "X",
 
 def _number(v):
     """A float for a message, long doubles beyond float64's range included."""
-    return f"{v:g}" if np.asarray(v).dtype.itemsize <= 8 else str(v)
+    if np.asarray(v).dtype.itemsize <= 8 or abs(v) <= np.finfo(np.float64).max:
+        return f"{float(v):g}"
+    return str(v)
 
 
 def _fits_hint(target):

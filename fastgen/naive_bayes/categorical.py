@@ -64,6 +64,63 @@ def _check_categories(X, n_categories=None):
     )
 
 
+#: A feature's table is at most max(CATEGORY_FLOOR, CATEGORY_SPREAD × its distinct codes)
+#: categories wide unless ``min_categories`` asks for more: a code past that would
+#: widen the table by a stray value (one code of 1e9 would ask for 1e9 columns).
+CATEGORY_FLOOR = 1024
+CATEGORY_SPREAD = 16
+
+
+def _distinct_codes(X, cols):
+    """The number of distinct codes in each column ``cols`` of checked X (CSR: the
+    implicit zeros are code 0)."""
+    if not is_sparse(X):
+        S = np.sort(X[:, cols], axis=0)
+        return (np.diff(S, axis=0) != 0).sum(axis=0) + 1
+    sel = np.flatnonzero(np.isin(X.indices, cols))
+    c, v = X.indices[sel], X.data[sel]
+    order = np.lexsort((v, c))
+    c, v = c[order], v[order]
+    new = np.ones(c.shape[0], dtype=bool)
+    new[1:] = (c[1:] != c[:-1]) | (v[1:] != v[:-1])
+    d = X.shape[1]
+    distinct = np.bincount(c[new], minlength=d)[cols]
+    stored = np.bincount(c, minlength=d)[cols]
+    zero_stored = np.bincount(c[new & (v == 0)], minlength=d)[cols]
+    return distinct + ((stored < X.shape[0]) & (zero_stored == 0))
+
+
+def _check_table_width(X, colmax, min_cat):
+    """Raise where a feature's largest code would make its table far wider than its
+    codes need (see :data:`CATEGORY_FLOOR`), naming the column, the code and its row."""
+    floor = np.full(colmax.shape[0], CATEGORY_FLOOR)
+    if min_cat is not None:
+        floor = np.maximum(floor, min_cat)
+    cols = np.flatnonzero(colmax + 1 > floor)
+    if cols.size == 0:
+        return
+    distinct = _distinct_codes(X, cols)
+    over = colmax[cols] + 1 > np.maximum(floor[cols], CATEGORY_SPREAD * distinct)
+    if not over.any():
+        return
+    k = int(np.argmax(over))
+    j = int(cols[k])
+    code = colmax[j]
+    if is_sparse(X):
+        pos = np.flatnonzero((X.indices == j) & (X.data == code))[0]
+        i = int(np.searchsorted(X.indptr, pos, side="right") - 1)
+    else:
+        i = int(np.argmax(X[:, j] == code))
+    width = int(code) + 1
+    raise ValueError(
+        f"X has category code {int(code)} at row {i}, column {j}, but feature {j} has "
+        f"{int(distinct[k])} distinct codes: its table would be {width} categories wide. "
+        f"Categorical naive Bayes numbers the categories 0, 1, 2, ... (e.g. from an "
+        f"ordinal encoder); if feature {j} really has {width} categories, pass "
+        f"min_categories of at least {width} for it"
+    )
+
+
 def _check_min_categories(min_categories, d):
     if min_categories is None:
         return None
@@ -169,7 +226,10 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     """Fit categorical naive Bayes.
 
     Feature j takes categories 0 … m_j − 1 with m_j = max(max_i x_ij + 1,
-    min_categories[j]); then::
+    min_categories[j]); a code that would make m_j larger than both min_categories[j]
+    and max(1024, 16 × the number of distinct codes of feature j) is taken for a stray
+    value and refused (pass min_categories if the feature has that many categories).
+    Then::
 
         N_kjc = Σ_{i: y_i=k, x_ij=c} w_i,
         log p(x_j = c | y = k) = log(N_kjc + α) − log(Σ_c N_kjc + α·m_j),
@@ -205,6 +265,7 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
             np.maximum.at(colmax, X.indices, X.data)
     else:
         colmax = X.max(axis=0)
+    _check_table_width(X, colmax, min_cat)
     n_cat = colmax.astype(np.int64) + 1
     if min_cat is not None:
         n_cat = np.maximum(n_cat, min_cat)
