@@ -717,7 +717,8 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     p = d + (1 if model.fit_intercept else 0)
     q = m * p
     _check_size(q)
-    if not is_dask_array(X):
+    if model.feature_names is not None and not is_dask_array(X):
+        # a frame scored after an array fit only labels the table: no warning
         check_feature_names(model.feature_names, feature_names_of(X), "LogisticParams")
     names = _feature_names(X, d, model.fit_intercept,
                            model.feature_names if feature_names is None else feature_names)
