@@ -38,6 +38,11 @@ _PUBLIC = {
 }
 _LAZY = {name: module for module, names in _PUBLIC.items() for name in names}
 
+# ``fastgen.compile(...)`` fills numba's cache ahead of time (fastgen/_compile.py).  It
+# resolves like the names above but stays out of ``__all__``: ``from fastgen import *``
+# must not shadow the builtin ``compile``.
+_UNLISTED = {"compile": "_compile"}
+
 # Submodules that ``import fastgen`` used to import eagerly: ``fastgen.gda`` and the
 # like keep working as attributes after a plain ``import fastgen``.
 _SUBMODULES = frozenset({
@@ -49,7 +54,7 @@ _SUBMODULES = frozenset({
 def __getattr__(name):
     import importlib
 
-    module = _LAZY.get(name)
+    module = _LAZY.get(name) or _UNLISTED.get(name)
     if module is not None:
         value = getattr(importlib.import_module(f".{module}", __name__), name)
         globals()[name] = value  # later lookups skip this function
@@ -60,7 +65,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__) | _SUBMODULES)
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES | set(_UNLISTED))
 
 
 __version__ = "0.1.0"

@@ -23,9 +23,9 @@ any kernel is compiled or loaded, and stays for the life of the process:
    ...: no locator available`` while *importing* the module that defines the kernel.
    fastgen then points ``NUMBA_CACHE_DIR`` at a private per-user directory under the
    system temp directory.  A location numba would use anyway is never overridden.
-3. Four methods of numba's ``numba.core.caching`` are wrapped
+3. Five methods of numba's ``numba.core.caching`` are wrapped
    (:func:`tolerate_corrupt_cache`): ``IndexDataCacheFile._load_index``, ``_load_data``,
-   ``_save_data`` and ``Cache.load_overload``, so that an unreadable cache entry *of a
+   ``_save_data``, ``save`` and ``Cache.load_overload``, so that an unreadable cache entry *of a
    fastgen kernel* (a truncated or garbled index or data file, bytes overwritten
    anywhere in it, code LLVM cannot parse) is a cache miss: the kernel is recompiled
    and its entry rewritten where the cache is writable, and one message is logged per
@@ -33,8 +33,14 @@ any kernel is compiled or loaded, and stays for the life of the process:
    would turn into the very failure this prevents).  Data files of fastgen kernels are
    written with a checksum after the pickle (numba ignores bytes after a pickle), which
    catches overwritten machine code that would otherwise load and run.  Other
-   libraries' cache files behave exactly as before.  These are private numba names, so
-   the wrap is applied only on the numba versions it was tested with
+   libraries' cache files behave exactly as before.  ``IndexDataCacheFile.save`` of a
+   fastgen kernel runs under an exclusive lock on its cache directory (``flock`` on
+   ``.fastgen-save.lock`` there): numba reads the index, picks a free data-file number
+   and writes both without one, so two processes saving different signatures of one
+   kernel at once (``fastgen compile``'s workers, ``curve --jobs``, workers sharing a
+   cache) could lose an index entry or point one signature at another's code.  These
+   are private numba names, so the wrap is applied only on the numba versions it was
+   tested with
    (:data:`TESTED_NUMBA`); on any other version, or if the names are gone, fastgen
    leaves numba's own caching alone and emits one :class:`RuntimeSetupWarning` — never
    an import failure.
@@ -55,6 +61,14 @@ any kernel is compiled or loaded, and stays for the life of the process:
    pool (the pool's threads do not exist in the child).  fastgen's calls in such a
    child stay on one thread even if numba's count is raised.  Nothing happens in the
    parent, with numba's TBB or workqueue layers, or before a parallel region ran.
+6. A listener for numba's ``"numba:compile"`` event (:func:`fastgen._log.watch_compiles`),
+   which logs one INFO line per process (logger ``fastgen``, printed to stderr unless
+   the program handles logging itself) when a public fastgen call starts compiling a
+   kernel.  numba fires the event only on a cache miss: nothing runs on a warm cache.
+   When fastgen first logs, the ``fastgen`` logger gets level INFO (unless the program
+   set one, or ``FASTGEN_LOG_LEVEL`` / ``FASTGEN_QUIET`` say otherwise) and a handler
+   that prints to stderr while the program has no logging handler of its own
+   (:mod:`fastgen._log`).
 
 Nothing else is changed process-wide.  Thread counts are only changed for the duration
 of a call (:func:`threads_for`, :func:`blas_single_thread`), always restored.
@@ -111,6 +125,9 @@ def configure_process() -> None:
     tolerate_corrupt_cache()
     keep_parallel_init_on_cache_load()
     run_serially_after_fork()
+    from ._log import watch_compiles
+
+    watch_compiles()
     _CONFIGURED = True
 
 
@@ -260,14 +277,42 @@ def _report_bad_entry(where, exc) -> None:
     DEBUG."""
     import logging
 
+    from ._log import get_logger
+
     global _reported
     level = logging.DEBUG if _reported else logging.WARNING
     _reported = True
-    logging.getLogger("fastgen").log(
+    get_logger().log(
         level, "fastgen: unreadable numba cache entry %s (%s: %s); the kernel is "
         "recompiled and the entry rewritten where the cache is writable%s", where,
         type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "",
         "" if level == logging.DEBUG else " (further ones are logged at DEBUG)")
+
+
+@contextlib.contextmanager
+def _cache_dir_lock(path):
+    """Hold an exclusive lock shared with other processes on the cache directory
+    ``path`` (``flock`` of ``.fastgen-save.lock`` in it); without a lock where flock or
+    the lock file is unavailable (numba's own behaviour)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    try:
+        fd = os.open(os.path.join(path, ".fastgen-save.lock"), os.O_RDWR | os.O_CREAT,
+                     0o666)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # e.g. a network file system without locks
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _unsupported_reason(numba_module, caching_module) -> str | None:
@@ -280,10 +325,10 @@ def _unsupported_reason(numba_module, caching_module) -> str | None:
                 f"tested with ({lo[0]}.{lo[1]} to {hi[0]}.{hi[1]})")
     cls = getattr(caching_module, "IndexDataCacheFile", None)
     needs = ("_load_index", "_load_data", "_save_data", "_data_path", "_dump",
-             "_open_for_write")
+             "_open_for_write", "save")
     if cls is None or not all(callable(getattr(cls, name, None)) for name in needs):
         return (f"numba {version} lacks IndexDataCacheFile._load_index/_load_data/"
-                "_save_data, which fastgen's cache-file wrap needs")
+                "_save_data/save, which fastgen's cache-file wrap needs")
     cache = getattr(caching_module, "Cache", None)
     if cache is None or not callable(getattr(cache, "load_overload", None)):
         return (f"numba {version} lacks Cache.load_overload, which fastgen's cache-file "
@@ -317,6 +362,7 @@ def tolerate_corrupt_cache() -> bool:
     cls = caching.IndexDataCacheFile
     load_index, load_data, save_data = cls._load_index, cls._load_data, cls._save_data
     load_overload = caching.Cache.load_overload
+    save = cls.save
 
     def _load_index(self):
         try:
@@ -349,6 +395,12 @@ def tolerate_corrupt_cache() -> bool:
             f.write(payload)
         return None
 
+    def _save(self, key, data):
+        if not _is_fastgen_cache(self):
+            return save(self, key, data)
+        with _cache_dir_lock(getattr(self, "_cache_path", "")):
+            return save(self, key, data)
+
     def _load_overload(self, sig, target_context):
         try:
             return load_overload(self, sig, target_context)
@@ -362,6 +414,7 @@ def tolerate_corrupt_cache() -> bool:
             return None  # a miss: numba compiles, then save_overload rewrites the entry
 
     cls._load_index, cls._load_data, cls._save_data = _load_index, _load_data, _save_data
+    cls.save = _save
     caching.Cache.load_overload = _load_overload
     _PATCHED = True
     return True

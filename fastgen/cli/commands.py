@@ -1,4 +1,5 @@
-"""The commands of ``fastgen``: ``demo``, ``curve``, ``fit``, ``predict`` and ``info``.
+"""The commands of ``fastgen``: ``demo``, ``curve``, ``fit``, ``predict``, ``info`` and
+``compile``.
 
 Each command takes the parsed arguments and an output stream, calls the pieces of the
 other modules (CSV input, the model registry, the curve experiment, the plot) and
@@ -45,8 +46,8 @@ from .errors import CLIError
 from .models import feature_kind, label, resolve
 from .plot import check_plot_possible, plot_curves
 
-__all__ = ["demo", "curve", "fit", "predict_csv", "info", "print_table", "sidecar",
-           "file_sha256", "escape_cell"]
+__all__ = ["demo", "curve", "fit", "predict_csv", "info", "compile_kernels", "print_table",
+           "sidecar", "file_sha256", "escape_cell"]
 
 
 def print_table(rows, header, out):
@@ -428,4 +429,33 @@ def info(args, out=None):
         else:
             desc = repr(v)
         print(f"  {fld.name}: {desc}", file=out)
+    return 0
+
+
+def _choices(values):
+    """The values of a repeatable, comma-separable option (None when not given)."""
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def compile_kernels(args, out=None):
+    """``fastgen compile``: :func:`fastgen.compile`, then one line per family and dtype
+    and the cache directory."""
+    from .. import compile as compile_cache
+
+    out = sys.stdout if out is None else out
+    if args.jobs is not None and args.jobs < 1:
+        raise CLIError(f"--jobs must be at least 1; got {args.jobs}")
+    families, dtypes = _choices(args.family), _choices(args.dtype)
+    try:
+        report = compile_cache(families, dtypes, jobs=args.jobs,
+                               progress=not args.no_progress)
+    except RuntimeError as exc:
+        print(f"fastgen: error: {exc}", file=sys.stderr)
+        return 1
+    rows = [[f.family, f.dtype, f"{f.seconds:.1f}", f.compiled or "all cached"]
+            for f in report.families]
+    print_table(rows, ["family", "dtype", "seconds", "kernels compiled"], out)
+    print(f"\nnumba cache: {report.cache_dir} ({report.seconds:.1f} s in all)", file=out)
     return 0

@@ -9,6 +9,7 @@ so the result does not depend on the number of workers.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import warnings
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import predict
+from .._log import announce, on_compile
 from .errors import CLIError
 from .models import CURVE_MODELS, feature_kind, resolve
 
@@ -142,13 +144,18 @@ def curve_split(job: CurveJob, split: int):
 # The job of a worker process of the pool: set once by the initialiser, so that the data
 # travel to each worker once rather than with every split.  Only worker processes set it.
 _worker_job: CurveJob | None = None
+_worker_scope = contextlib.ExitStack()
 
 
-def _init_worker(job):
-    """Process-pool initialiser: keep the job; one thread per worker."""
+def _init_worker(job, messages=None):
+    """Process-pool initialiser: keep the job; one thread per worker; the worker's
+    "compiling kernels" line goes to the parent through the queue ``messages``, which
+    shows it once, instead of to stderr."""
     global _worker_job
     _worker_job = job
     single_thread()
+    if messages is not None:
+        _worker_scope.enter_context(on_compile(messages.put, log=False))
 
 
 def _worker_split(split):
@@ -215,6 +222,42 @@ def progress_bar(total, enabled):
     return tqdm(total=total, desc="splits", unit="split", file=sys.stderr, leave=False)
 
 
+def compile_status(bar):
+    """Context manager: while the first fits compile fastgen's kernels, ``bar`` (or
+    None) shows "compiling kernels for ... (cached for later runs)" as its status, and
+    fastgen's one-line message is written above the bar instead of through it.  The
+    status is cleared by :func:`clear_status`."""
+    if bar is None:
+        return contextlib.nullcontext()
+
+    def show(message):
+        bar.set_postfix_str(message.removeprefix("fastgen: "))
+
+    def write(line):
+        bar.write(line, file=sys.stderr)
+
+    return on_compile(show, writer=write)
+
+
+def clear_status(bar):
+    """Clear the status :func:`compile_status` set (a split finished)."""
+    if bar is not None and bar.postfix:
+        bar.set_postfix_str("")
+
+
+def _relay(messages):
+    """Show the "compiling kernels" lines workers sent (the first one only: announce
+    logs once per process)."""
+    import queue
+
+    while True:
+        try:
+            message = messages.get_nowait()
+        except (queue.Empty, OSError, ValueError):
+            return
+        announce(message)
+
+
 def run_curve(X, y, *, models, splits, sizes, test_size, seed, jobs=1, progress=False):
     """Run the learning-curve experiment.
 
@@ -255,29 +298,19 @@ def run_curve(X, y, *, models, splits, sizes, test_size, seed, jobs=1, progress=
     results = [None] * splits
     bar = progress_bar(splits, progress)
     try:
-        if jobs == 1:
-            restore = single_thread()
-            try:
-                for i in range(splits):
-                    results[i] = curve_split(job, i)
-                    if bar is not None:
-                        bar.update()
-            finally:
-                restore()
-        else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            # spawn: forking a process whose numba/OpenMP thread pools have started is
-            # unsafe, and spawn is the same on every platform.
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx,
-                                     initializer=_init_worker, initargs=(job,)) as ex:
-                futures = {ex.submit(_worker_split, i): i for i in range(splits)}
-                for fut in as_completed(futures):
-                    results[futures[fut]] = fut.result()
-                    if bar is not None:
-                        bar.update()
+        with compile_status(bar):
+            if jobs == 1:
+                restore = single_thread()
+                try:
+                    for i in range(splits):
+                        results[i] = curve_split(job, i)
+                        if bar is not None:
+                            clear_status(bar)
+                            bar.update()
+                finally:
+                    restore()
+            else:
+                _run_pool(job, splits, jobs, results, bar)
     finally:
         if bar is not None:
             bar.close()
@@ -285,6 +318,33 @@ def run_curve(X, y, *, models, splits, sizes, test_size, seed, jobs=1, progress=
     failures = [(i, im, jm, msg) for i, r in enumerate(results) for im, jm, msg in r[1]]
     n_warned = np.sum([r[2] for r in results], axis=0)
     return errors, failures, n_warned
+
+
+def _run_pool(job, splits, jobs, results, bar):
+    """Run the splits in ``jobs`` worker processes, filling ``results``."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    # spawn: forking a process whose numba/OpenMP thread pools have started is unsafe,
+    # and spawn is the same on every platform.
+    ctx = multiprocessing.get_context("spawn")
+    messages = ctx.Queue()
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                 initargs=(job, messages)) as ex:
+            futures = {ex.submit(_worker_split, i): i for i in range(splits)}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+                _relay(messages)
+                for fut in done:
+                    results[futures[fut]] = fut.result()
+                    if bar is not None:
+                        clear_status(bar)
+                        bar.update()
+            _relay(messages)
+    finally:
+        messages.close()
 
 
 def summarise(errors):

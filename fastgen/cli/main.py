@@ -12,6 +12,9 @@ Commands
 ``fastgen fit`` / ``fastgen predict`` / ``fastgen info``
     Fit a model on a CSV file and save its params; predict for a CSV file; describe a
     saved params file.
+``fastgen compile``
+    Compile the kernels of chosen model families and dtypes into numba's cache ahead of
+    time (what a Dockerfile or a cluster's start-up script runs).
 
 User mistakes (a missing file, an unknown column or data set, non-numeric data, invalid
 options) end with one line ``fastgen: error: ...`` on stderr and exit status 2, never a
@@ -92,6 +95,28 @@ PARAMS.json carries PARAMS's SHA-256; a PARAMS.json that does not match its PARA
 ignored with a warning (PARAMS holds the model).
 
 """ + _DATA_HELP
+
+
+_COMPILE_EPILOG = """\
+families:
+{families}
+
+Where the cache lives (numba's order): $NUMBA_CACHE_DIR when set; else __pycache__
+beside fastgen's kernel sources (fastgen/kernels/__pycache__) when writable; else
+numba's user cache directory (~/.cache/numba); else a private directory under the temp
+directory.  The command prints the one it filled.  Entries are keyed on the kernel
+sources' path, modification time and size, the numba version and the CPU: to share one
+cache between workers, give them the same NUMBA_CACHE_DIR on a shared volume, the same
+fastgen installed at the same path, the same numba version and CPU model, and run
+'fastgen compile' once before they start.  Concurrent writers are serialised by a lock
+file in the cache directory.
+
+Without it, the first call of each family in a process with an empty cache compiles
+its kernels (seconds to a minute) and says so on stderr once per process: "fastgen:
+compiling kernels for fit_logistic on first use (cached for later runs)".  Silence
+that line with FASTGEN_QUIET=1 (or FASTGEN_LOG_LEVEL=WARNING, or the level of the
+'fastgen' logger).
+"""
 
 
 def _wrap(text):
@@ -193,6 +218,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write cells as they are, without the leading ' that keeps "
                         "spreadsheets from running cells such as =1+2 as formulas")
     _add_pipe_limit(p)
+
+    from .._compile import DTYPES, FAMILIES
+
+    p = _add_command(
+        sub, "compile", commands.compile_kernels,
+        epilog=_COMPILE_EPILOG.format(families="\n".join(
+            textwrap.fill(f"{name}: {what}", width=88, initial_indent="  ",
+                          subsequent_indent=" " * 4) for name, what in FAMILIES.items())),
+        help="compile kernels into numba's cache ahead of time",
+        description="Fill numba's cache with fastgen's compiled kernels for the chosen "
+                    "model families and dtypes, one worker process per family and dtype, "
+                    "so that later processes load them instead of compiling on first use.")
+    p.add_argument("--family", action="append", metavar="NAME",
+                   help="a family to compile (repeat, or comma-separate; default: all): "
+                        + ", ".join(FAMILIES))
+    p.add_argument("--dtype", action="append", metavar="DTYPE",
+                   help="dtype of X to compile for (repeat, or comma-separate; default: "
+                        + " and ".join(DTYPES) + ")")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="worker processes (default: the number of CPUs)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar or progress lines on stderr")
 
     p = sub.add_parser("info", help="describe a params file",
                        description="Print the type, classes, n_features, covariance type "

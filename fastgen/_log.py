@@ -1,0 +1,229 @@
+"""The ``fastgen`` logger, and the one line that says a call is compiling kernels.
+
+fastgen logs through the standard :mod:`logging` logger ``"fastgen"`` (never a Python
+warning, which strict test suites turn into errors).  It is set up the first time
+fastgen logs, never at import:
+
+* its level, unless the program set one: ``$FASTGEN_LOG_LEVEL`` (a level name such as
+  ``WARNING``, or a number), ``WARNING`` when ``$FASTGEN_QUIET`` is set to anything but
+  ``0`` or the empty string, else ``INFO``;
+* a handler that prints the bare message to stderr, used only while the program has no
+  handler of its own for it (none on the root logger or on ``"fastgen"``): a program
+  that configures logging gets fastgen's records through its own handlers instead.
+
+What fastgen logs: at INFO, once per process, ``fastgen: compiling kernels for
+fit_logistic on first use (cached for later runs)`` when a public call is about to
+compile a kernel (numba's cache had no entry for it: first use after installation, a
+new dtype, a cleared cache); at WARNING, a damaged cache entry (see
+:mod:`fastgen._runtime`).  Silence the first with
+``logging.getLogger("fastgen").setLevel(logging.WARNING)`` or ``FASTGEN_QUIET=1``.
+
+How "about to compile" is detected: a listener for numba's ``"numba:compile"`` event
+(:mod:`numba.core.event`), registered when the first kernel module is imported.  numba
+fires the event only when it compiles (a cache hit fires nothing), so a warm process
+pays nothing; the listener looks at the first compile of a fastgen kernel and names
+the public fastgen function on the call stack (none: not a fastgen call, no message).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import threading
+
+__all__ = ["LOGGER_NAME", "get_logger", "compile_message", "watch_compiles",
+           "on_compile", "announce"]
+
+LOGGER_NAME = "fastgen"
+
+_setup_lock = threading.Lock()
+_set_up = False
+
+
+class _StderrDefault(logging.Handler):
+    """Prints the bare message to the current ``sys.stderr``, unless the program has a
+    handler of its own for fastgen's records (on the root logger or on ``"fastgen"``),
+    or a status display took the line (:func:`on_compile`)."""
+
+    def emit(self, record):
+        logger = logging.getLogger(LOGGER_NAME)
+        if logging.getLogger().handlers or any(h is not self for h in logger.handlers):
+            return
+        try:
+            msg = self.format(record)
+            writer = _line_writer
+            if writer is not None:
+                writer(msg)
+                return
+            stream = sys.stderr
+            if stream is None:
+                return
+            stream.write(msg + "\n")
+            stream.flush()
+        except Exception:  # noqa: BLE001 - as logging's own handlers do
+            self.handleError(record)
+
+
+def _level_from_env():
+    """The level asked for by $FASTGEN_LOG_LEVEL / $FASTGEN_QUIET, or None."""
+    value = os.environ.get("FASTGEN_LOG_LEVEL", "").strip()
+    if value:
+        if value.lstrip("-").isdigit():
+            return int(value)
+        level = logging.getLevelName(value.upper())
+        if isinstance(level, int):
+            return level
+    if os.environ.get("FASTGEN_QUIET", "").strip() not in ("", "0"):
+        return logging.WARNING
+    return None
+
+
+def get_logger() -> logging.Logger:
+    """The ``"fastgen"`` logger, set up on first use (see the module docstring)."""
+    global _set_up
+    logger = logging.getLogger(LOGGER_NAME)
+    if _set_up:
+        return logger
+    with _setup_lock:
+        if not _set_up:
+            if logger.level == logging.NOTSET:
+                env = _level_from_env()
+                logger.setLevel(logging.INFO if env is None else env)
+            if not any(isinstance(h, _StderrDefault) for h in logger.handlers):
+                logger.addHandler(_StderrDefault())
+            _set_up = True
+    return logger
+
+
+# ----------------------------------------------------------------- the compile notice
+
+def compile_message(name: str) -> str:
+    """The line logged when the public function ``name`` starts compiling."""
+    return f"fastgen: compiling kernels for {name} on first use (cached for later runs)"
+
+
+_announced = False  # the line was logged in this process
+_callbacks: list = []  # [callback, called] of the active on_compile contexts
+_line_writer = None  # where the default handler writes while a status display is shown
+_registered = False
+_state_lock = threading.Lock()
+
+# Modules whose frames never name the call: the kernels themselves and this machinery.
+_NOT_ENTRY_POINTS = ("fastgen.kernels", "fastgen.cuda.kernels", "fastgen._log",
+                     "fastgen._runtime", "fastgen._compile", "fastgen.cli")
+
+
+def _public_caller(frame):
+    """The public fastgen function running in ``frame`` or further out: the outermost
+    frame whose function is one of fastgen's public names; failing that the outermost
+    frame of a fastgen module (adapters such as :mod:`fastgen.dask`); None when fastgen
+    is not on the stack."""
+    import fastgen
+
+    public = getattr(fastgen, "_LAZY", {})
+    named = other = None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "fastgen" or module.startswith("fastgen."):
+            code = frame.f_code
+            if code.co_name in public:
+                named = code.co_name
+            elif not module.startswith(_NOT_ENTRY_POINTS):
+                other = getattr(code, "co_qualname", code.co_name)
+        frame = frame.f_back
+    return named or other
+
+
+def announce(message: str) -> None:
+    """Say that a fastgen call is compiling (``message``: :func:`compile_message`): the
+    log line, once per process, and every :func:`on_compile` callback not called yet.
+    Also how a parent process relays the message a worker sent it."""
+    global _announced
+    with _state_lock:
+        log = not _announced and not any(entry[2] for entry in _callbacks)
+        if log:
+            _announced = True
+        todo = [entry for entry in _callbacks if not entry[1]]
+        for entry in todo:
+            entry[1] = True
+    for entry in todo:
+        try:
+            entry[0](message)
+        except Exception:  # noqa: BLE001 - a status display must not break the call
+            pass
+    if log:
+        get_logger().info(message)
+
+
+def _on_compile_start(event) -> None:
+    if _announced and not _callbacks:
+        return
+    try:
+        dispatcher = event.data["dispatcher"]
+        module = getattr(dispatcher.py_func, "__module__", "") or ""
+    except (KeyError, AttributeError, TypeError):
+        return
+    if not (module == "fastgen" or module.startswith("fastgen.")):
+        return
+    if _announced and all(entry[1] for entry in _callbacks):
+        return
+    name = _public_caller(sys._getframe(1))
+    if name is not None:
+        announce(compile_message(name))
+
+
+def watch_compiles() -> None:
+    """Register the compile listener (idempotent); called when the first kernel module
+    is imported.  Does nothing if numba's event API is missing."""
+    global _registered
+    if _registered:
+        return
+    try:
+        from numba.core import event
+    except ImportError:
+        _registered = None
+        return
+
+    class _Listener(event.Listener):
+        def on_start(self, ev):
+            _on_compile_start(ev)
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", _Listener())
+    _registered = True
+
+
+@contextlib.contextmanager
+def on_compile(callback, *, log=True, writer=None):
+    """Context manager: ``callback(message)`` is called the first time a fastgen call
+    inside compiles a kernel (once per context, even if the process logged the line
+    already).
+
+    Parameters
+    ----------
+    callback : callable
+        Takes the message (:func:`compile_message`).
+    log : bool, default True
+        False: inside, the line is not logged in this process (the callback carries
+        it elsewhere, e.g. to a parent process).
+    writer : callable, optional
+        Inside, the default stderr handler writes its lines through ``writer`` (e.g.
+        ``tqdm.write``, so that a line does not break a progress bar).
+    """
+    global _line_writer
+    entry = [callback, False, not log]
+    with _state_lock:
+        _callbacks.append(entry)
+        previous = _line_writer
+        if writer is not None:
+            _line_writer = writer
+    try:
+        yield
+    finally:
+        with _state_lock:
+            _callbacks[:] = [e for e in _callbacks if e is not entry]
+            _line_writer = previous
