@@ -25,12 +25,21 @@ one for the hat diagonal and the correction
 converges slowly (separated data, on which the penalty carries the optimum), the
 Newton matrix becomes l*'s own Hessian (:meth:`_Penalised.curvature`, one more pass).
 
+l* need not be concave, and on separated data it can have several local maxima: where
+the first run shows that the penalty shapes l*, the fit also starts from zero and from a
+ridge estimate and returns the highest maximum, with a warning when they differ
+(:func:`_best_of_starts`).
+
 Profile-likelihood intervals solve :math:`\max_{\beta:\beta_j=b} l^*(\beta) =
 l^*(\hat\beta) - \chi^2_{1,1-\alpha}/2` for b on each side by a safeguarded Newton
 iteration whose derivative is the modified score :math:`U^*_j` at the constrained
-optimum (the envelope theorem); penalised likelihood-ratio p-values refit with
-:math:`\beta_j = 0`.  With ``penalty_weight = 0`` the same code profiles the ordinary
-likelihood.
+optimum (the envelope theorem).  The search follows the constrained maximum from the
+estimate (each fit starts from the nearest accepted point moved along the path's
+tangent), takes a higher maximum where one is found, and returns a bound only at a
+converged constrained fit where the statistic equals the quantile to
+``PROFILE_STAT_TOL`` (:func:`_profile_bound`); otherwise NaN and a warning.  Penalised
+likelihood-ratio p-values refit with :math:`\beta_j = 0`.  With ``penalty_weight = 0``
+the same code profiles the ordinary likelihood.
 """
 
 from __future__ import annotations

@@ -422,8 +422,8 @@ def _check_full_rank(H, labels, m, p, classes):
 
 
 def _covariance(H):
-    """(H⁻¹, log det H, its unit-diagonal factor L, scales s): Cholesky of H scaled to
-    unit diagonal, C = S⁻¹HS⁻¹ = LLᵀ, so H⁻¹ = S⁻¹C⁻¹S⁻¹ whatever the units."""
+    """(H⁻¹, log det H, C, its Cholesky factor L, scales s): H scaled to unit diagonal,
+    C = S⁻¹HS⁻¹ = LLᵀ, so H⁻¹ = S⁻¹C⁻¹S⁻¹ whatever the units."""
     q = H.shape[0]
     s = np.sqrt(np.diag(H))
     C = H / s[:, None] / s[None, :]
@@ -432,10 +432,10 @@ def _covariance(H):
         cov = scipy.linalg.cho_solve(c, np.eye(q), check_finite=False)
     cov = cov / s[:, None] / s[None, :]
     logdet = 2.0 * float(np.sum(np.log(np.diag(c[0])))) + 2.0 * float(np.sum(np.log(s)))
-    return 0.5 * (cov + cov.T), logdet, c[0], s
+    return 0.5 * (cov + cov.T), logdet, C, c[0], s
 
 
-def _warn_ill_conditioned(L, cov, s, names):
+def _warn_ill_conditioned(C, L, cov, s, names):
     """Warn (:class:`CollinearityWarning`) when the unit-diagonal information C = LLᵀ has
     a condition number above ``ILL_CONDITIONED``, naming the columns of its nearly
     null direction (by inverse iteration: the components above a tenth of the largest).
@@ -443,7 +443,6 @@ def _warn_ill_conditioned(L, cov, s, names):
     κ(C) from LAPACK's estimate of ‖C⁻¹‖₁ (``pocon``) and ‖C‖₁: O(q²) beside the
     inversion's O(q³)."""
     q = L.shape[0]
-    C = L @ L.T
     anorm = float(np.max(np.sum(np.abs(C), axis=0)))
     rcond, info = scipy.linalg.lapack.dpocon(np.asfortranarray(L.T), anorm)  # C = UᵀU
     if info != 0 or rcond <= 0.0:
@@ -782,9 +781,10 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     H = H[np.ix_(perm, perm)]
     labels = ["intercept", *names[1:]] if model.fit_intercept else list(names)
     _check_full_rank(H, labels, m, p, model.classes)
-    cov, logdet, L, s = _covariance(H)
-    _warn_ill_conditioned(L, cov, s, [f"{nm} (y={model.classes[k + 1]})" for k in range(m)
-                                      for nm in labels] if K > 2 else labels)
+    cov, logdet, C, L, s = _covariance(H)
+    _warn_ill_conditioned(C, L, cov, s,
+                          [f"{nm} (y={model.classes[k + 1]})" for k in range(m)
+                           for nm in labels] if K > 2 else labels)
     if want_meat:
         M = M[np.ix_(perm, perm)]
         cov = cov @ M @ cov
