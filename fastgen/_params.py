@@ -43,6 +43,8 @@ __all__ = ["FittedParams", "FieldChecker", "register_params", "PARAMS_TYPES",
 PARAMS_TYPES: dict[str, type] = {}
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# label dtypes that save without pickle and sort: bool, numbers, strings, dates
+_LABEL_KINDS = "biufUSmM"
 # set while a builder constructs params from statistics it has checked itself
 _DERIVED = contextvars.ContextVar("fastgen_params_derived", default=False)
 
@@ -61,8 +63,6 @@ def derived_from_checked_input():
         yield
     finally:
         _DERIVED.reset(token)
-# label dtypes that save without pickle and sort: bool, numbers, strings, dates
-_LABEL_KINDS = "biufUSmM"
 
 
 def register_params(cls):
@@ -154,11 +154,14 @@ class FieldChecker:
         return tuple(sizes[s] if isinstance(s, str) else s for s in spec)
 
     def array(self, field, shape, dtype="float", values=None):
-        """Check an array field: ``shape`` (see the class docstring; None: any length),
-        ``dtype`` (a numpy
-        dtype, "float" for float32/float64, or "int" for integers, stored as int64) and
-        ``values``: None, "finite", "nonneg" (finite, ≥ 0), "positive" (finite, > 0) or
-        "log" (a log-probability: no NaN, no +inf; −inf allowed).  Returns the array."""
+        """Check an array field and return it.
+
+        ``shape``: see the class docstring (None: any length); ``dtype``: a numpy dtype,
+        "float" (float32 or float64) or "int" (integers, stored as int64); ``values``:
+        None, "finite", "nonneg" (finite, ≥ 0), "positive" (finite, > 0) or "log" (a
+        log-probability: no NaN, no +inf; −inf allowed), not scanned inside
+        :func:`derived_from_checked_input`.
+        """
         a = self._as_array(field)
         want = self._shape(shape)
         if a.ndim != len(want) or any(w is not None and n != w
