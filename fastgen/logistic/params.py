@@ -72,7 +72,7 @@ class LogisticParams(FittedParams):
     log_likelihood : float
         Σ_i w_i log p(y_i | x_i) at the solution (no penalty).
     objective_history, grad_norm_history : ndarray (n_iter + 1,)
-        Penalised objective and max_j |∂f/∂β_j| / (r_j·Σw) (r_j: column j's
+        Penalised objective and ``max_j |∂f/∂β_j| / (r_j·Σw)`` (r_j: column j's
         root-mean-square, 1 for the intercept) at the start and after each step.
     step_size_history : ndarray (n_iter,)
         Accepted line-search step of each iteration (1 = full Newton step).
