@@ -382,17 +382,21 @@ def tolerate_corrupt_cache() -> bool:
         with open(path, "rb") as f:  # OSError: numba's own miss (a file gone)
             raw = f.read()
         try:
-            return pickle.loads(_checked_payload(raw))
+            data = pickle.loads(_checked_payload(raw))
         except Exception as exc:  # noqa: BLE001
             _report_bad_entry(path, exc)
             raise OSError(f"corrupt numba cache file {name!r}: {exc}") from None  # a miss
+        caching._cache_log("[cache] data loaded from %r", path)  # as numba's own
+        return data
 
     def _save_data(self, name, data):
         if not _is_fastgen_cache(self):
             return save_data(self, name, data)
         payload = _with_checksum(self._dump(data))
-        with self._open_for_write(self._data_path(name)) as f:
+        path = self._data_path(name)
+        with self._open_for_write(path) as f:
             f.write(payload)
+        caching._cache_log("[cache] data saved to %r", path)
         return None
 
     def _save(self, key, data):

@@ -12,13 +12,14 @@ every capability dropped (``setpriv --bounding-set=-all``), under which root is 
 file permissions like any user.  The test checks that writing really fails.
 
 *Corrupted cache.*  After a run has filled the cache, every index (.nbi) and data (.nbc)
-file is truncated or garbled; the next run must still import, fit and give the same
-result (numba recompiles).
+file is truncated or garbled, or has 64 bytes overwritten inside; the next run must
+still import, fit and give the same result (numba recompiles and rewrites the entry).
 """
 
 import glob
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -29,7 +30,8 @@ import pytest
 
 import fastgen
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the checkout whose package is under test (PYTHONPATH may name another than this file's)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(fastgen.__file__)))
 
 _SCRIPT = r"""
 import json, os, sys
@@ -88,14 +90,16 @@ def _unprivileged_prefix():
     return [setpriv, "--bounding-set=-all", "--inh-caps=-all"]
 
 
-def _run(pkg_parent, target, env_extra, prefix=()):
+def _run(pkg_parent, target, env_extra, prefix=(), with_stderr=False):
     env = {k: v for k, v in os.environ.items()
            if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "HOME", "XDG_CACHE_HOME")}
     env.update(env_extra, PYTHONPATH=pkg_parent, FASTGEN_PROBE_TARGET=target)
     res = subprocess.run([*prefix, sys.executable, "-W", "error", "-c", _SCRIPT], env=env,
                          cwd=pkg_parent, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
-    return json.loads(res.stdout)
+    *debug, last = res.stdout.strip().splitlines()  # NUMBA_DEBUG_CACHE prints on stdout
+    out = json.loads(last)
+    return (out, res.stderr + "\n".join(debug)) if with_stderr else out
 
 
 def _check_result(out):
@@ -153,6 +157,55 @@ def test_corrupted_cache_files_are_recompiled(read_only_setup):
     _check_result(_run(parent, pkg, env, prefix))
     # the rewritten cache is sound again
     _check_result(_run(parent, pkg, env, prefix))
+
+
+_DAMAGE = {"a quarter in": 0.25, "half-way": 0.5, "three quarters in": 0.75}
+
+
+@pytest.mark.parametrize("where", list(_DAMAGE))
+def test_bytes_overwritten_inside_cache_data_are_recompiled(tmp_path, read_only_setup,
+                                                            where):
+    """64 bytes overwritten inside data (.nbc) files the fit loads: bitcode that LLVM
+    cannot parse ("LLVM bitcode parsing error" at the first call before), or machine
+    code that would load and run.  The fit succeeds with the right answer, one message
+    is logged, the entries are rewritten, and the next process loads them without a
+    word.  (The data files the fit does not load hold helper kernels linked into the
+    others: never loaded on their own.)"""
+    parent, pkg, env, tmp = read_only_setup
+    prefix = _unprivileged_prefix()
+    debug = dict(env, NUMBA_DEBUG_CACHE="1")  # numba names the data files it loads
+    out, err = _run(parent, pkg, debug, prefix, with_stderr=True)
+    if "data loaded from" not in err:  # the run filled the fixture's cache: again
+        out, err = _run(parent, pkg, debug, prefix, with_stderr=True)
+    private = tmp_path / "cache"  # a copy: the fixture's cache stays sound for the others
+    shutil.copytree(out["cache_dir"], private)
+    loaded = sorted(set(re.findall(r"data loaded from '[^']*/(kernels_\w+/[^'/]+\.nbc)'",
+                                   err)))
+    # the small (serial) kernels among them: each recompiles in about a second, where
+    # the parallel moments kernel takes tens of seconds on a busy machine
+    damaged = [os.path.join(private, f) for f in loaded
+               if os.path.getsize(os.path.join(private, f)) < 150_000]
+    assert len(damaged) >= 2, (loaded, err[-2000:])
+    before = {}
+    for f in damaged:
+        size = os.path.getsize(f)
+        with open(f, "r+b") as fh:
+            fh.seek(min(int(size * _DAMAGE[where]), size - 64))
+            fh.write(bytes(range(0xC0, 0x100)))
+        with open(f, "rb") as fh:
+            before[f] = fh.read()
+    env = dict(env, NUMBA_CACHE_DIR=str(private))
+    got, err = _run(parent, pkg, env, prefix, with_stderr=True)
+    _check_result(got)
+    assert got["cache_dir"] == str(private)
+    messages = [line for line in err.splitlines() if "unreadable numba cache entry" in line]
+    assert len(messages) == 1, err  # warned once, not once per entry
+    for f in damaged:  # rewritten in place
+        with open(f, "rb") as fh:
+            assert fh.read() != before[f], f
+    got, err = _run(parent, pkg, env, prefix, with_stderr=True)
+    _check_result(got)
+    assert "unreadable" not in err, err
 
 
 def test_corrupted_in_tree_cache(tmp_path, read_only_setup):
