@@ -353,26 +353,22 @@ def _check_csr(X, *, name, dtype, min_samples, finite=True):
     return X
 
 
-#: Stored values per work item of the structure check (below this, one serial pass).
-_STRUCTURE_BLOCK = 1 << 18
+#: Matrices with fewer stored values are checked by numpy (no kernel to compile); larger
+#: ones by one parallel read of the indices (numpy's min and max would take two), in
+#: pieces of _STRUCTURE_PIECE_NNZ values (at most 64).
+_STRUCTURE_KERNEL_NNZ = 1 << 19
+_STRUCTURE_PIECE_NNZ = 1 << 18
 
 
 def _check_compressed(X, name):
     """Check the three arrays of a CSR (or CSC) matrix; return the matrix.
 
-    Raises a ValueError naming the problem and the row (column, for CSC): index
-    arrays of the wrong type or length, an ``indptr`` that does not start at 0, runs
-    past the stored values or decreases, or an index outside the matrix.  Storage
-    beyond ``indptr[-1]`` is dropped as scipy drops it (``prune``), without a copy.
+    Raises a ValueError naming the problem (and the row, or column for CSC): index
+    arrays of the wrong type or length, an ``indptr`` that does not start at 0, does
+    not end at the number of stored values or decreases (the first such row), or an
+    index outside the matrix (the first stored one).  Storage beyond ``indptr[-1]`` is
+    dropped as scipy drops it (``prune``), without a copy.
     """
-    from .kernels.sparse import (
-        CSR_INDEX_OUT_OF_RANGE,
-        CSR_POINTER_DECREASES,
-        csr_structure,
-        csr_structure_rows,
-        nnz_balanced_bounds,
-    )
-
     csc = X.format == "csc"
     major, minor = ("column", "row") if csc else ("row", "column")
     n_major, n_minor = (X.shape[1], X.shape[0]) if csc else X.shape
@@ -406,31 +402,28 @@ def _check_compressed(X, name):
         indices, data = indices[:nnz], data[:nnz]
         X = type(X)((data, indices, indptr), shape=X.shape, copy=False)
     ptr = indptr.astype(np.int64, copy=False)
-    idx = indices if indices.dtype in (np.int32, np.int64) else indices.astype(np.int64)
-    blocks = nnz // _STRUCTURE_BLOCK
-    if blocks < 2:
-        row, problem = csr_structure_rows(ptr, idx, n_minor, 0, n_major)
+    if nnz < _STRUCTURE_KERNEL_NNZ:
+        down = np.flatnonzero(ptr[1:] < ptr[:-1])
+        row = int(down[0]) if down.size else -1
+        lo, hi = (int(indices.min()), int(indices.max())) if nnz and row < 0 else (0, -1)
     else:
-        row, problem = csr_structure(ptr, idx, n_minor,
-                                     nnz_balanced_bounds(ptr, min(blocks, 64)))
-    if row < 0:
+        from .kernels.sparse import csr_structure
+
+        idx = indices if indices.dtype in (np.int32, np.int64) else indices.astype(np.int64)
+        row, lo, hi = csr_structure(ptr, idx, max(1, min(64, nnz // _STRUCTURE_PIECE_NNZ)))
+    if row >= 0:
+        raise ValueError(
+            f"{what} has a decreasing indptr at {major} {row} (indptr[{row}] = "
+            f"{ptr[row]}, indptr[{row + 1}] = {ptr[row + 1]}); indptr must be "
+            f"non-decreasing"
+        )
+    if lo >= 0 and hi < n_minor:
         return X
-    a, b = int(ptr[row]), int(ptr[row + 1])
-    if problem == CSR_POINTER_DECREASES:
-        raise ValueError(
-            f"{what} has a decreasing indptr at {major} {row} (indptr[{row}] = {a}, "
-            f"indptr[{row + 1}] = {b}); indptr must be non-decreasing"
-        )
-    if problem != CSR_INDEX_OUT_OF_RANGE:
-        raise ValueError(
-            f"{what} has indptr[{row + 1}] = {b} at {major} {row}, past the {nnz} stored "
-            f"values (indptr[-1]); indptr must be non-decreasing"
-        )
-    seg = idx[a:b]
-    bad = int(seg[(seg < 0) | (seg >= n_minor)][0])
+    pos = int(np.flatnonzero((indices < 0) | (indices >= n_minor))[0])
+    row = int(np.searchsorted(ptr, pos, side="right") - 1)
     raise ValueError(
-        f"{what} has {minor} index {bad} in {major} {row}, outside 0..{n_minor - 1} "
-        f"(it has {n_minor} {minor}s); the matrix's indices are corrupt"
+        f"{what} has {minor} index {int(indices[pos])} in {major} {row}, outside "
+        f"0..{n_minor - 1} (it has {n_minor} {minor}s); the matrix's indices are corrupt"
     )
 
 

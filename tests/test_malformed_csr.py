@@ -107,8 +107,8 @@ def _index_negative(ip, ix, dt, n, d, draw):
 def _pointer_decreases(ip, ix, dt, n, d, draw):
     r = draw(st.integers(1, n - 1))
     ip = ip.copy()
-    ip[r] = ip[r + 1] + draw(st.integers(1, 3))  # row r - 1 ends past row r's end
-    return ip, ix, dt, None
+    ip[r] = ip[r + 1] + draw(st.integers(1, 3))  # row r ends before it starts
+    return ip, ix, dt, r
 
 
 def _pointer_negative(ip, ix, dt, n, d, draw):
@@ -122,7 +122,7 @@ def _pointer_far(ip, ix, dt, n, d, draw):
     r = draw(st.integers(1, n - 1))
     ip = ip.copy()
     ip[r] = ip[-1] + draw(st.integers(1, 10**9))
-    return ip, ix, dt, r - 1
+    return ip, ix, dt, r
 
 
 def _first_not_zero(ip, ix, dt, n, d, draw):
@@ -156,9 +156,9 @@ def _short_indices(ip, ix, dt, n, d, draw):
 BREAKS = {
     "column index >= n_features": (_index_too_big, r"column index \d+ in row \d+"),
     "negative column index": (_index_negative, r"column index -\d+ in row \d+"),
-    "decreasing indptr": (_pointer_decreases, r"indptr"),
+    "decreasing indptr": (_pointer_decreases, r"decreasing indptr at row \d+"),
     "negative indptr entry": (_pointer_negative, r"decreasing indptr at row \d+"),
-    "indptr entry past the end": (_pointer_far, r"indptr\[\d+\] = \d+ at row \d+, past"),
+    "indptr entry past the end": (_pointer_far, r"decreasing indptr at row \d+"),
     "indptr[0] != 0": (_first_not_zero, r"indptr\[0\] = -?\d+; it must be 0"),
     "indptr[-1] > nnz": (_last_past_end, r"indptr\[-1\] = \d+ but \d+ stored values"),
     "indptr too short": (_short_indptr, r"indptr of length \d+; it must have length"),
@@ -201,44 +201,47 @@ def test_malformed_csr_is_a_value_error(kind, data, models):
         np.testing.assert_array_equal(a, b)
 
 
-def _check_X_with_block(X, block):
-    """check_X(X) with the parallel structure check taking over at ``block`` values."""
-    saved = validation._STRUCTURE_BLOCK
-    validation._STRUCTURE_BLOCK = block
+def _check_X_with_kernel(X, kernel):
+    """check_X(X), its structure checked by the parallel kernel (``kernel``) or numpy,
+    whatever the size of X."""
+    saved = validation._STRUCTURE_KERNEL_NNZ, validation._STRUCTURE_PIECE_NNZ
+    # the kernel in pieces of one stored value: as many pieces as it allows
+    validation._STRUCTURE_KERNEL_NNZ = 0 if kernel else 2**62
+    validation._STRUCTURE_PIECE_NNZ = 1
     try:
         return validation.check_X(X, allow_sparse=True)
     finally:
-        validation._STRUCTURE_BLOCK = saved
+        validation._STRUCTURE_KERNEL_NNZ, validation._STRUCTURE_PIECE_NNZ = saved
 
 
 @pytest.mark.parametrize("kind", list(BREAKS))
 @SETTINGS
 @given(data=st.data())
-def test_parallel_check_reports_the_first_broken_row(kind, data):
-    """The parallel check (large matrices) finds what the serial one finds: run both on
-    the same small matrix by lowering the size at which the parallel one takes over."""
+def test_kernel_and_numpy_checks_agree(kind, data):
+    """The kernel (large matrices) finds what numpy (small ones) finds: run both on the
+    same small matrix."""
     X, row = data.draw(malformed(kind))
-    with pytest.raises(ValueError) as serial:
-        _check_X_with_block(X, validation._STRUCTURE_BLOCK)
-    with pytest.raises(ValueError) as parallel:
-        _check_X_with_block(X, 1)
-    assert str(parallel.value) == str(serial.value)
+    with pytest.raises(ValueError) as by_numpy:
+        _check_X_with_kernel(X, False)
+    with pytest.raises(ValueError) as by_kernel:
+        _check_X_with_kernel(X, True)
+    assert str(by_kernel.value) == str(by_numpy.value)
 
 
 @SETTINGS
 @given(data=st.data())
 def test_every_broken_row_reports_the_first(data):
-    """With several rows broken, the message names the first, serial and parallel."""
+    """With several rows broken, the message names the first (numpy and kernel)."""
     ip, ix, dt, n, d = data.draw(valid_csr())
     rows = sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n)))
     ix = ix.copy()
     for r in rows:
         ix[ip[r + 1] - 1] = d + r
     X = sp.csr_matrix((dt, ix, ip), shape=(n, d))
-    for block in (validation._STRUCTURE_BLOCK, 1):
+    for kernel in (False, True):
         with pytest.raises(ValueError, match=rf"column index {d + rows[0]} in row "
                                              rf"{rows[0]},"):
-            _check_X_with_block(X, block)
+            _check_X_with_kernel(X, kernel)
 
 
 @pytest.mark.parametrize("fmt", ["csc", "coo"])
@@ -278,7 +281,7 @@ def test_unused_storage_after_indptr_end_is_ignored(index_dtype, cls):
 
 
 @pytest.mark.parametrize("n_features", [1, 7, 2**20])
-def test_valid_matrices_pass_the_parallel_check(n_features):
+def test_valid_matrices_pass_both_checks(n_features):
     """Valid input (empty rows, one column, the largest index) passes both checks."""
     rng = np.random.default_rng(n_features)
     X = sp.random(40, n_features, density=min(1.0, 30 / n_features), format="csr",
@@ -289,5 +292,5 @@ def test_valid_matrices_pass_the_parallel_check(n_features):
     X.eliminate_zeros()
     X.indices[-1] = n_features - 1
     X.has_sorted_indices = False
-    for block in (validation._STRUCTURE_BLOCK, 1):
-        _check_X_with_block(X, block)
+    for kernel in (False, True):
+        _check_X_with_kernel(X, kernel)

@@ -28,10 +28,6 @@ __all__ = [
     "csr_categorical_counts",
     "csr_categorical_scores",
     "csr_structure",
-    "csr_structure_rows",
-    "CSR_POINTER_DECREASES",
-    "CSR_POINTER_PAST_END",
-    "CSR_INDEX_OUT_OF_RANGE",
 ]
 
 
@@ -57,73 +53,44 @@ def nnz_balanced_bounds(indptr, n_blocks):
     return bounds
 
 
-#: Problems :func:`csr_structure` reports (0: none).
-CSR_POINTER_DECREASES = 1
-CSR_POINTER_PAST_END = 2
-CSR_INDEX_OUT_OF_RANGE = 3
-
-
-@jit
-def csr_structure_rows(indptr, indices, n_cols, r0, r1):
-    """Check rows ``r0:r1`` of a compressed sparse matrix of unknown integrity.
-
-    ``indptr`` must have at least ``r1 + 1`` entries and ``0 <= indptr[-1] <=
-    indices.shape[0]``; nothing else is assumed.  The row pointers are checked first,
-    and the indices are read only between pointers found inside ``0..indptr[-1]``, so
-    no read goes outside the arrays.
-
-    Returns ``(row, problem)``: the first broken row of the range and its problem
-    (``CSR_POINTER_DECREASES``: indptr[row + 1] < indptr[row], or the range starts at a
-    negative pointer; ``CSR_POINTER_PAST_END``: indptr[row + 1] > indptr[-1];
-    ``CSR_INDEX_OUT_OF_RANGE``: a column index outside ``0..n_cols - 1``), or
-    ``(-1, 0)``.
-    """
-    nnz = indptr[indptr.shape[0] - 1]
-    if indptr[r0] < 0:
-        return r0, CSR_POINTER_DECREASES
-    for i in range(r0, r1):
-        if indptr[i + 1] < indptr[i]:
-            return i, CSR_POINTER_DECREASES
-        if indptr[i + 1] > nnz:
-            return i, CSR_POINTER_PAST_END
-    # min and max over the range's values in one read; unsigned positions, so that
-    # numba adds no negative-index wraparound and the loop vectorises
-    a = np.uint64(indptr[r0])
-    b = np.uint64(indptr[r1])
-    lo = n_cols
-    hi = -1
-    for p in range(a, b):
-        v = indices[p]
-        lo = min(lo, v)
-        hi = max(hi, v)
-    if lo >= 0 and hi < n_cols:
-        return -1, 0
-    for i in range(r0, r1):
-        for p in range(indptr[i], indptr[i + 1]):
-            if indices[p] < 0 or indices[p] >= n_cols:
-                return i, CSR_INDEX_OUT_OF_RANGE
-    return -1, 0  # pragma: no cover - the scan above found a bad index
-
-
 @pjit
-def csr_structure(indptr, indices, n_cols, bounds):
-    """:func:`csr_structure_rows` over all rows, the row ranges ``bounds`` in parallel.
+def csr_structure(indptr, indices, n_blocks):
+    """Check the row pointers of a compressed sparse matrix of unknown integrity, then
+    find the range of its indices.
 
-    ``bounds`` (G + 1,) int64 cut the rows (e.g. :func:`nnz_balanced_bounds`, which is
-    safe on a broken ``indptr``).  Returns ``(row, problem)`` for the first broken row
-    overall, whatever the thread count, or ``(-1, 0)``.
+    ``indptr`` (n + 1,) must satisfy ``indptr[0] == 0 <= indptr[n] <= len(indices)``;
+    nothing else is assumed.  Indices are read only once every pointer is known to be
+    non-decreasing (so all lie in ``0..indptr[n]``): no read goes outside the arrays.
+    Both passes split their range into ``n_blocks`` fixed pieces, run in parallel.
+
+    Returns ``(row, lo, hi)``: ``row`` is the first i with indptr[i + 1] < indptr[i]
+    (then ``lo, hi = 0, -1``), or -1 and ``lo, hi`` the minimum and maximum of
+    ``indices[:indptr[n]]`` (``2**63 - 1, -1`` when there are none).
     """
-    G = bounds.shape[0] - 1
-    rows = np.full(G, -1, dtype=np.int64)
-    problems = np.zeros(G, dtype=np.int64)
-    for g in prange(G):
-        r, q = csr_structure_rows(indptr, indices, n_cols, bounds[g], bounds[g + 1])
-        rows[g] = r
-        problems[g] = q
-    for g in range(G):
-        if rows[g] >= 0:
-            return rows[g], problems[g]
-    return -1, 0
+    n = indptr.shape[0] - 1
+    first = np.full(n_blocks, -1, dtype=np.int64)
+    for b in prange(n_blocks):
+        for i in range(n * b // n_blocks, n * (b + 1) // n_blocks):
+            if indptr[i + 1] < indptr[i]:
+                first[b] = i
+                break
+    for b in range(n_blocks):
+        if first[b] >= 0:
+            return first[b], np.int64(0), np.int64(-1)
+    nnz = np.int64(indptr[n])
+    lows = np.full(n_blocks, np.iinfo(np.int64).max, dtype=np.int64)
+    highs = np.full(n_blocks, -1, dtype=np.int64)
+    for b in prange(n_blocks):
+        # unsigned positions: no negative-index wraparound, so the loop vectorises
+        lo = np.int64(np.iinfo(np.int64).max)
+        hi = np.int64(-1)
+        for p in range(np.uint64(nnz * b // n_blocks), np.uint64(nnz * (b + 1) // n_blocks)):
+            v = np.int64(indices[p])
+            lo = min(lo, v)
+            hi = max(hi, v)
+        lows[b] = lo
+        highs[b] = hi
+    return np.int64(-1), lows.min(), highs.max()
 
 
 #: How many rows ahead the class-count kernel prefetches (rows are visited by class).
