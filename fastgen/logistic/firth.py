@@ -506,13 +506,13 @@ def _ridge_start(X, codes, w, fit_intercept):
 
     Finite under separation, and equivariant: rescaling a column of X rescales its
     start by the inverse factor, so the start set does not depend on the units."""
+    import scipy.sparse as sp
+
     from .api import fit_logistic
 
     n = X.shape[0]
     wv = w if w.shape[0] else np.ones(n)
     sw = float(wv.sum())
-    import scipy.sparse as sp
-
     if is_sparse(X):
         mean = np.asarray(X.T @ wv, dtype=np.float64).ravel() / sw
         sq = np.asarray(X.multiply(X).T @ wv, dtype=np.float64).ravel() / sw
