@@ -389,8 +389,15 @@ def predict_csv(args, out=None):
 
 
 def _write_predictions(f, head, pred, proba, cell, labels):
-    w = csv.writer(f, lineterminator="\n")
-    w.writerow([cell(h) for h in head])
+    minimal = csv.writer(f, lineterminator="\n")
+    # a carriage return inside a cell must be quoted too (QUOTE_MINIMAL quotes only the
+    # characters of the line terminator, here "\n"): such rows are written fully quoted
+    quoted = csv.writer(f, lineterminator="\n", quoting=csv.QUOTE_ALL)
+
+    def write(row):
+        (quoted if any("\r" in c for c in row) else minimal).writerow(row)
+
+    write([cell(h) for h in head])
     for i in range(pred.shape[0]):
         label = pred[i]
         text = labels.get(label)
@@ -399,7 +406,7 @@ def _write_predictions(f, head, pred, proba, cell, labels):
         row = [text]
         if proba is not None:
             row += [repr(float(v)) for v in proba[i]]
-        w.writerow(row)
+        write(row)
 
 
 def info(args, out=None):

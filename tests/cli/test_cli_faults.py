@@ -1,0 +1,350 @@
+"""The command line under hostile input: devices and directories, endless pipes, labels
+that a spreadsheet would run, blank lines, numbers in odd spellings, stale sidecars.
+
+Anything that could hang or read without end runs in a subprocess under a timeout.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastgen
+from fastgen import cli
+from fastgen.cli.errors import CLIError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(fastgen.__file__)))
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def run(args, *, shell=False, env_extra=None, timeout=60, cwd=None):
+    """Run ``python -m fastgen ARGS`` (or a bash command line); (status, out, err)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(env_extra or {})
+    cmd = ["bash", "-c", args] if shell else [sys.executable, "-m", "fastgen", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def in_process(args, capsys):
+    try:
+        rc = cli.main([str(a) for a in args])
+    except SystemExit as exc:
+        rc = exc.code
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def write_rows(path, header, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("faults")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 2)) + (np.arange(60) % 2)[:, None]
+    data = write_rows(d / "train.csv", ["a", "b", "y"],
+                      [[f"{u:.6f}", f"{v:.6f}", k % 2] for (u, v), k in zip(X, range(60))])
+    model = str(d / "model.npz")
+    assert cli.main(["fit", "--model", "lda", data, "--target", "y", "-o", model]) == 0
+    (d / "folder").mkdir()
+    return {"dir": str(d), "data": data, "model": model, "folder": str(d / "folder")}
+
+
+# ------------------------------------------------------------ devices and directories
+
+REFUSED = [
+    (["info", "/dev/zero"], "'/dev/zero' is a character device, not a fastgen params file"),
+    (["info", "{folder}"], "is a directory, not a fastgen params file"),
+    (["predict", "{model}", "/dev/zero"], "'/dev/zero' is a character device, not a CSV"),
+    (["predict", "/dev/zero", "{data}"], "'/dev/zero' is a character device"),
+    (["predict", "{model}", "{folder}"], "is a directory, not a CSV file"),
+    (["fit", "--model", "lda", "/dev/urandom", "--target", "y", "-o", "{dir}/p.npz"],
+     "'/dev/urandom' is a character device, not a CSV file"),
+    (["curve", "--csv", "/dev/zero", "--target", "y", "--splits", "2"],
+     "'/dev/zero' is a character device, not a CSV file"),
+]
+
+
+@pytest.mark.parametrize("args, message", REFUSED, ids=[" ".join(a[:2]) + " " + a[-1]
+                                                         for a, _ in REFUSED])
+def test_devices_and_directories_are_refused_in_one_line(files, args, message):
+    args = [a.format(**files) for a in args]
+    rc, out, err = run(args, timeout=30)  # reading /dev/zero would never end
+    assert rc == 2 and out == "", (rc, err)
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+    assert message.format(**files) in err, err
+
+
+# ------------------------------------------------------------------------ pipes
+
+
+ENDLESS = "(echo a,b,y; yes 1.5,2.5,0)"
+
+
+@pytest.mark.parametrize("how", ["option", "environment", "option beats environment"])
+def test_an_endless_pipe_stops_at_the_limit(files, how):
+    option = " --max-pipe-bytes 64K" if how != "environment" else ""
+    env = {"FASTGEN_MAX_PIPE_BYTES": "100G" if how == "option beats environment"
+           else "64K" if how == "environment" else ""}
+    cmd = (f"{ENDLESS} | {sys.executable} -m fastgen predict {files['model']} /dev/stdin"
+           f"{option}")
+    rc, out, err = run(cmd, shell=True, env_extra=env, timeout=60)
+    assert rc == 2 and out == "", (rc, err[-500:])
+    assert "is a pipe and sent more than 65536 bytes" in err, err
+    assert "--max-pipe-bytes" in err and "FASTGEN_MAX_PIPE_BYTES" in err
+
+
+def test_process_substitution_keeps_working(files, tmp_path):
+    """fit and predict read ``<(zcat data.csv.gz)`` as they read the file itself."""
+    gz = tmp_path / "train.csv.gz"
+    subprocess.run(f"gzip -c {files['data']} > {gz}", shell=True, check=True)
+    py = f"{sys.executable} -m fastgen"
+    cmd = (f"{py} fit --model qda <(zcat {gz}) --target y -o {tmp_path}/piped.npz "
+           f">/dev/null && "
+           f"{py} predict {tmp_path}/piped.npz <(zcat {gz}) --proba --max-pipe-bytes 1M")
+    rc, out, err = run(cmd, shell=True, timeout=120)
+    assert rc == 0, err
+    assert cli.main(["fit", "--model", "qda", files["data"], "--target", "y",
+                     "-o", str(tmp_path / "file.npz")]) == 0
+    assert fastgen.load_params(tmp_path / "piped.npz") == fastgen.load_params(
+        tmp_path / "file.npz")
+    buf = io.StringIO()
+    args = cli.build_parser().parse_args(["predict", str(tmp_path / "file.npz"),
+                                          files["data"], "--proba"])
+    assert args.func(args, buf) == 0
+    assert out == buf.getvalue()
+
+
+SIZES = [("1048576", 1 << 20), ("64K", 64 << 10), ("512M", 512 << 20), ("2G", 2 << 30),
+         ("1GiB", 1 << 30), ("3mb", 3 << 20), (" 7 ", 7), ("1T", 1 << 40)]
+BAD_SIZES = ["0", "-1", "1.5G", "G", "", "1_000", "ten", "1E6", "٣K"]
+
+
+@pytest.mark.parametrize("text, size", SIZES)
+def test_pipe_limit_sizes(text, size, monkeypatch):
+    from fastgen.cli.csvio import max_pipe_bytes, parse_size
+
+    assert parse_size(text) == size
+    monkeypatch.setenv("FASTGEN_MAX_PIPE_BYTES", text)
+    assert max_pipe_bytes() == size and max_pipe_bytes("1K") == 1024
+
+
+@pytest.mark.parametrize("text", BAD_SIZES)
+def test_bad_pipe_limit_sizes_are_refused(text, files, capsys):
+    rc, out, err = in_process(["predict", files["model"], files["data"],
+                               "--max-pipe-bytes", text], capsys)
+    assert rc == 2 and "--max-pipe-bytes must be a positive number of bytes" in err, err
+
+
+# ------------------------------------------------------------------- CSV injection
+
+DANGEROUS = ["=1+2", "@SUM(A1)", "+cmd|' /C calc'!A0", "-2+3", "\tTAB", "\r=CR",
+             "=HYPERLINK(\"http://x\")"]
+HARMLESS = ["-1", "+1", "-2.5e3", "plain", "a=b", "'quoted"]
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return "_" not in text
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["escaped", "raw"])
+@pytest.mark.parametrize("labels", [DANGEROUS[:4], DANGEROUS[3:], HARMLESS[:3],
+                                    [DANGEROUS[0], HARMLESS[0]]], ids=str)
+def test_predictions_csv_cells_are_not_formulas(tmp_path, capsys, labels, raw):
+    rng = np.random.default_rng(1)
+    K = len(labels)
+    X = rng.standard_normal((20 * K, 2)) + 3 * np.repeat(np.arange(K), 20)[:, None]
+    y = np.repeat(np.array(labels), 20)
+    params = fastgen.fit_gaussian_nb(X, y)
+    model = tmp_path / "m.npz"
+    fastgen.save_params(model, params, feature_names=["=f1", "f2"], target_name="=target")
+    data = write_rows(tmp_path / "x.csv", ["=f1", "f2"], X.tolist())
+    rc, out, err = in_process(["predict", model, data, "--proba", *(["--raw"] * raw)],
+                              capsys)
+    assert rc == 0, err
+    rows = list(csv.reader(io.StringIO(out)))
+    header, cells = rows[0], [r[0] for r in rows[1:]]
+    expected = [str(c) for c in params.classes[np.argmax(fastgen.predict_proba(params, X),
+                                                         axis=1)]]
+    written = [header[0], *cells, *header[1:]]
+    wanted = ["=target", *expected, *(f"p({c})" for c in params.classes)]
+    if raw:
+        assert written == wanted
+    else:
+        for got, want in zip(written, wanted, strict=True):
+            assert got in (want, "'" + want)  # nothing lost but a leading quote
+            assert not got.startswith(FORMULA_START) or _is_number(got), got
+            assert (got != want) == (want.startswith(FORMULA_START)
+                                     and not _is_number(want))
+    for r in rows[1:]:  # probabilities are numbers, never touched
+        assert all(math.isfinite(float(v)) for v in r[1:])
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.one_of(st.text(max_size=12),
+                 st.builds(lambda c, t: c + t, st.sampled_from(FORMULA_START),
+                           st.text(max_size=8)),
+                 st.floats(allow_nan=False).map(repr),
+                 st.floats(allow_nan=False).map(lambda v: f"{v:+.3g}")))
+def test_escape_cell_property(text):
+    from fastgen.cli.commands import escape_cell
+
+    got = escape_cell(text)
+    assert got in (text, "'" + text)                  # lossless: at most a leading quote
+    assert not got.startswith(FORMULA_START) or _is_number(got)  # never a formula
+    if _is_number(text) or not text.startswith(FORMULA_START):
+        assert got == text                            # numbers and plain text untouched
+
+
+# ------------------------------------------------------------ line numbers, numbers
+
+LAYOUTS = {
+    "blank after header": "a,b,y\n\n1,2,0\n{bad}\n3,4,1\n",
+    "blank lines between": "a,b,y\n1,2,0\n\n\n\n3,4,1\n\n{bad}\n",
+    "blank lines first": "\n\na,b,y\n1,2,0\n\n{bad}\n",
+    "crlf": "a,b,y\r\n\r\n1,2,0\r\n\r\n{bad}\r\n3,4,1\r\n",
+    "quoted newline before": "a,b,y\n1,2,\"zero\nlabel\"\n\n{bad}\n",
+}
+BAD_ROWS = {
+    "non-numeric": ("5,x7,1", "column 'b': non-numeric value 'x7'"),
+    "ragged": ("777,1", "2 fields, but the header has 3"),
+    "underscore": ("5,1_000,1", "column 'b': non-numeric value '1_000' (features must be "
+                                "numbers, written without underscores)"),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_ROWS))
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_errors_name_the_files_own_line(tmp_path, capsys, layout, bad):
+    row, message = BAD_ROWS[bad]
+    text = LAYOUTS[layout].format(bad=row)
+    path = tmp_path / "data.csv"
+    path.write_bytes(text.encode())
+    want = text.replace("\r\n", "\n").split("\n").index(row) + 1  # the reference
+    rc, out, err = in_process(["fit", "--model", "lda", path, "--target", "y",
+                               "-o", tmp_path / "p.npz"], capsys)
+    assert rc == 2
+    assert f"line {want}" in err and message in err, (want, err)
+
+
+NUMBERS = ["12", "-3.5", ".5", "5.", "1e-3", "+1E6", " 7 ", "\t8", "0010", "1.5E+02",
+           "١٢٣", "-0"]
+NOT_NUMBERS = ["1_000", "1__0", "1_0.5", "0x10", "1,5", "1e", "--1", "", "one", "1 2",
+               "inf", "-inf", "nan", "1e999"]
+
+
+def _reference(text):
+    """The grammar: Python's float() without underscores, finite."""
+    if "_" in text:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+@pytest.mark.parametrize("cell", NUMBERS + NOT_NUMBERS, ids=repr)
+def test_number_grammar(tmp_path, cell):
+    from fastgen.cli.csvio import load_csv
+
+    path = write_rows(tmp_path / "n.csv", ["a", "y"], [["1", "0"], [cell, "1"]])
+    want = _reference(cell)
+    assert (want is None) == (cell in NOT_NUMBERS)
+    if want is None:
+        with pytest.raises(CLIError, match="line 3, column 'a'"):
+            load_csv(path, "y")
+    else:
+        X, _y, _names = load_csv(path, "y")
+        assert X[1, 0] == want
+
+
+@settings(max_examples=100, derandomize=True, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False), st.integers(1, 6))
+def test_underscores_are_refused_wherever_they_sit(value, at):
+    from fastgen.cli.csvio import numeric_columns
+
+    text = repr(value)
+    digits = [i for i, c in enumerate(text) if c.isdigit()]
+    i = digits[min(at, len(digits)) - 1]
+    spelled = text[:i + 1] + "_" + text[i + 1:]  # float() may accept this one
+    rows = [[text], [spelled]]
+    with pytest.raises(CLIError, match="line 3, column 'x'.*without underscores"):
+        numeric_columns(rows, [0], ["x"], "f.csv")
+    assert numeric_columns(rows[:1], [0], ["x"], "f.csv")[0, 0] == value
+
+
+def test_help_states_the_grammar_the_limit_and_the_escaping():
+    parser = cli.build_parser()
+    sub = parser._subparsers._group_actions[0].choices
+    for name in ("fit", "predict"):
+        text = " ".join(sub[name].format_help().split())
+        assert "float()" in text and "without underscores" in text and "1_000" in text
+        assert "--max-pipe-bytes" in text and "FASTGEN_MAX_PIPE_BYTES" in text
+        assert "OWASP" in text and "--raw" in text
+
+
+def test_an_underscore_number_is_refused_end_to_end(tmp_path):
+    path = write_rows(tmp_path / "u.csv", ["a", "y"], [["1", "0"], ["1_000", "1"]] * 3)
+    rc, out, err = run(["fit", "--model", "lda", path, "--target", "y",
+                        "-o", str(tmp_path / "u.npz")])
+    assert rc == 2 and "line 3, column 'a': non-numeric value '1_000'" in err, err
+
+
+# --------------------------------------------------------------------------- sidecar
+
+
+def _sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+@pytest.mark.parametrize("damage", ["stale", "truncated", "not an object", "none"])
+def test_the_params_file_wins_over_its_sidecar(files, tmp_path, capsys, damage):
+    model = tmp_path / "m.npz"
+    shutil.copy(files["model"], model)
+    shutil.copy(files["model"] + ".json", str(model) + ".json")
+    side = tmp_path / "m.npz.json"
+    meta = json.loads(side.read_text())
+    assert meta["params_sha256"] == _sha256(model)  # the sidecar names its params file
+    if damage == "stale":  # another fit's params, this fit's sidecar
+        X = np.random.default_rng(5).standard_normal((30, 2))
+        fastgen.save_params(model, fastgen.fit_gaussian_nb(X, np.arange(30) % 3),
+                            feature_names=["a", "b"], target_name="y")
+    elif damage == "truncated":
+        side.write_text(side.read_text()[:25])
+    elif damage == "not an object":
+        side.write_text("[1, 2]")
+    rc, out, err = in_process(["info", model], capsys)
+    assert rc == 0, err
+    if damage == "none":
+        assert err == "" and "model: lda" in out
+    else:
+        assert err.startswith("fastgen: warning: ignoring") and err.count("\n") == 1, err
+        assert "model:" not in out  # the sidecar's claim is not shown
+    want = type(fastgen.load_params(model)).__name__
+    assert f"type: {want}" in out
+    rc, out, err = in_process(["predict", model, files["data"]], capsys)
+    assert rc == 0 and len(out.splitlines()) == 61
