@@ -96,7 +96,6 @@ __all__ = [
     "TESTED_NUMBA",
     "keep_parallel_init_on_cache_load",
     "run_serially_after_fork",
-    "in_forked_openmp_child",
     "configure_process",
     "ensure_writable_cache",
     "tolerate_corrupt_cache",
@@ -500,12 +499,6 @@ def keep_parallel_init_on_cache_load() -> None:
 # fork handler): fastgen's calls run on one thread here.
 _FORKED_OPENMP_CHILD = False
 _FORK_HANDLER = False
-
-
-def in_forked_openmp_child() -> bool:
-    """True in a forked child of a process whose numba GNU OpenMP pool had started
-    (fastgen runs its kernels on one thread there)."""
-    return _FORKED_OPENMP_CHILD
 
 
 def _started_gnu_openmp():
