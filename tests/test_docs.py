@@ -119,3 +119,31 @@ def test_readme_python_blocks_run(tmp_path):
                          env=_env(), capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-5000:]
     assert (tmp_path / "model.npz").is_file()
+
+
+# guide pages whose ``.. code-block:: python`` blocks run as written, in order, in one
+# namespace per page
+RUN_GUIDE_PAGES = ["guide/units.rst"]
+
+
+def rst_python_blocks(text):
+    blocks = []
+    for m in re.finditer(r"^\.\. code-block:: python\n\n((?:^(?:   .*)?\n)+)", text, flags=re.M):
+        lines = m.group(1).splitlines()
+        blocks.append("\n".join(line[3:] for line in lines).strip() + "\n")
+    return blocks
+
+
+@pytest.mark.parametrize("page", RUN_GUIDE_PAGES)
+def test_guide_python_blocks_run(page, tmp_path):
+    blocks = rst_python_blocks((DOCS / page).read_text(encoding="utf-8"))
+    assert blocks, page
+    runner = "\n".join([
+        "blocks = " + repr(blocks),
+        "ns = {'__name__': '__main__'}",
+        "for i, code in enumerate(blocks):",
+        f"    exec(compile(code, '{page} python block ' + str(i + 1), 'exec'), ns)",
+    ])
+    res = subprocess.run([sys.executable, "-W", "error", "-c", runner], cwd=tmp_path,
+                         env=_env(), capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-5000:]
