@@ -105,6 +105,37 @@ FAMILIES = {
                         ("predict", "fg.predict(p, X32)")],
 }
 
+#: Further first calls for ``--after-compile``: other shapes, dtypes and options than the
+#: table's rows, which ``fastgen compile`` must have covered too.
+MORE_CALLS = {
+    "mixed_float32": [
+        ("gnb", "p = fg.fit_gaussian_nb(X32, y3); fg.predict_log_proba(p, X32)"),
+        ("qda", "p = fg.fit_gda(X32, y3, 'per_class', reg=0.1); fg.predict(p, X32)"),
+        ("lda_lw", "p = fg.fit_gda(X32, y3, shrinkage='ledoit-wolf'); fg.predict(p, X32)"),
+        ("logistic", "p = fg.fit_logistic(X32, y2); fg.logistic_inference(p, X32, y2)"),
+        ("multinomial", "p = fg.fit_logistic(X32, y3); fg.predict_proba(p, X32)"),
+        ("mnb_csr", "C32 = C.astype(np.float32); p = fg.fit_multinomial_nb(C32, y3); "
+                    "fg.predict(p, C32)"),
+    ],
+    "mixed_float64": [
+        ("wide_gda", "Xw = rng.standard_normal((n, 40)) + y3[:, None]; "
+                     "p = fg.fit_gda(Xw, y3); "
+                     "fg.predict_proba(p, Xw); fg.lda_transform(p, Xw)"),
+        ("gnb_by4", "y5 = np.arange(n) % 5; Xw = rng.standard_normal((n, 20)) + y5[:, None]; "
+                    "p = fg.fit_gaussian_nb(Xw, y5); fg.predict_proba(p, Xw)"),
+        ("multinomial", "p = fg.fit_logistic(X, y3); "
+                        "fg.logistic_inference(p, X, y3, cov_type='HC1')"),
+        ("csr_int64", "C64 = C.copy(); C64.indices = C64.indices.astype(np.int64); "
+                      "C64.indptr = C64.indptr.astype(np.int64); "
+                      "p = fg.fit_bernoulli_nb(C64, y3); fg.predict_proba(p, C64)"),
+        ("logistic_csr", "p = fg.fit_logistic(C, y2, l2=1.0); fg.predict_proba(p, C)"),
+        ("weighted", "w = np.linspace(0.5, 2, n); p = fg.fit_gda(X, y3, 'diagonal', "
+                     "sample_weight=w); fg.joint_log_likelihood(p, X)"),
+        ("labels", "p = fg.fit_gda(X, y3.astype(np.int32)); "
+                   "fg.fit_gaussian_nb(X, y2.astype(bool))"),
+    ],
+}
+
 _FAMILY_DATA = r"""
 rng = np.random.default_rng(0)
 n, d = 500, 5
@@ -159,15 +190,17 @@ for name, code in STEPS:
 import numba
 print(json.dumps({"import_numpy": t_np - t_start, "import_fastgen": t_imp - t_np,
                   "steps": steps, "in_process_s": time.perf_counter() - t_start,
+                  "cpu_s": time.process_time(),
                   "compiles": rec.done, "fastgen_file": fg.__file__,
                   "numba_cache_dir": numba.config.CACHE_DIR}))
 """
 
 
 def family_script(family):
-    """The probe's source for ``family`` (a key of :data:`FAMILIES`)."""
-    return (_FAMILY_SCRIPT.replace("DATA", _FAMILY_DATA)
-            .replace("STEPS", repr(FAMILIES[family])))
+    """The probe's source for ``family`` (a key of :data:`FAMILIES` or
+    :data:`MORE_CALLS`)."""
+    steps = FAMILIES[family] if family in FAMILIES else MORE_CALLS[family]
+    return _FAMILY_SCRIPT.replace("DATA", _FAMILY_DATA).replace("STEPS", repr(steps))
 
 
 def _run(code, env, cwd, timeout=900):
@@ -281,6 +314,9 @@ def summarise(raw):
             rows.append({
                 "tree": label, "family": family, "n": len(runs),
                 "cold_s": med(c["wall_s"] for c in colds),
+                # CPU seconds of the process: less sensitive to a loaded machine
+                "cold_cpu_s": (med(c["cpu_s"] for c in colds)
+                               if all("cpu_s" in c for c in colds) else None),
                 "warm_s": med(w["wall_s"] for w in warms),
                 "cold_steps": steps,
                 "compile_s": med(compile_seconds(c)[0] for c in colds),
@@ -295,11 +331,12 @@ def summarise(raw):
 
 def format_table(rows):
     """A markdown table of :func:`summarise`'s rows, then the top kernels per family."""
-    out = ["| family | tree | cold s (steps) | warm s | compile s | signatures | "
-           "warm compiles |", "|---|---|---:|---:|---:|---:|---:|"]
+    out = ["| family | tree | cold s (steps) | cold CPU s | warm s | compile s | "
+           "signatures | warm compiles |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         steps = ", ".join(f"{k} {v:.1f}" for k, v in r["cold_steps"].items())
-        out.append(f"| {r['family']} | {r['tree']} | {r['cold_s']:.2f} ({steps}) | "
+        cpu = "" if r["cold_cpu_s"] is None else f"{r['cold_cpu_s']:.1f}"
+        out.append(f"| {r['family']} | {r['tree']} | {r['cold_s']:.2f} ({steps}) | {cpu} | "
                    f"{r['warm_s']:.2f} | {r['compile_s']:.1f} | {r['signatures']:g} | "
                    f"{r['warm_compiles']} |")
     out.append("")
@@ -308,6 +345,45 @@ def format_table(rows):
                          for k, s, m in r["top"])
         out.append(f"- {r['family']} ({r['tree']}): {tops}")
     return "\n".join(out)
+
+
+def after_compile(tree=None, jobs=None, log=print):
+    """``fastgen compile`` (every family and dtype) into an empty cache, then every
+    family of :data:`FAMILIES` and :data:`MORE_CALLS` in a fresh process on that cache.
+
+    Returns {"compile_wall_s", "compile_stdout", "runs": {family: probe dict}}; a run
+    whose ``compiles`` is not empty found a kernel ``fastgen compile`` missed.
+    """
+    here = Path(tree or Path(__file__).resolve().parent.parent)
+    tmp = Path(tempfile.mkdtemp(prefix="fastgen-after-compile-"))
+    try:
+        pkg = tmp / "pkg"
+        shutil.copytree(here / "fastgen", pkg / "fastgen",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        cache = tmp / "numba-cache"
+        cache.mkdir()
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+        env.update(PYTHONPATH=str(pkg), NUMBA_CACHE_DIR=str(cache))
+        cmd = [sys.executable, "-m", "fastgen", "compile", "--no-progress"]
+        if jobs:
+            cmd += ["--jobs", str(jobs)]
+        t0 = time.perf_counter()
+        res = subprocess.run(cmd, env=env, cwd=str(tmp), capture_output=True, text=True,
+                             timeout=3600)
+        wall = time.perf_counter() - t0
+        if res.returncode != 0:
+            raise RuntimeError(f"fastgen compile failed:\n{res.stderr[-4000:]}")
+        log(f"fastgen compile: {wall:.0f} s\n{res.stdout}")
+        runs = {}
+        for family in [*FAMILIES, *MORE_CALLS]:
+            r = _run(family_script(family), env, str(tmp))
+            runs[family] = r
+            log(f"{family:<16} {r['wall_s']:5.2f} s, compiled: "
+                f"{[c['kernel'] for c in r['compiles'] if c['fastgen']]}")
+        return {"compile_wall_s": wall, "compile_stdout": res.stdout, "runs": runs}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main(argv=None):
@@ -319,7 +395,20 @@ def main(argv=None):
     parser.add_argument("--baseline", metavar="TREE",
                         help="a checkout holding fastgen/ to run alternately")
     parser.add_argument("--json", metavar="PATH", help="write the raw runs here")
+    parser.add_argument("--after-compile", action="store_true",
+                        help="instead: run 'fastgen compile' into an empty cache, then "
+                             "check that every family's first calls compile nothing")
+    parser.add_argument("--jobs", type=int, help="--after-compile: fastgen compile --jobs")
     args = parser.parse_args(argv)
+    if args.after_compile:
+        out = after_compile(jobs=args.jobs,
+                            log=lambda s: print(s, file=sys.stderr, flush=True))
+        if args.json:
+            Path(args.json).write_text(json.dumps(out))
+        missed = {f: [c["kernel"] for c in r["compiles"] if c["fastgen"]]
+                  for f, r in out["runs"].items()}
+        print(json.dumps({f: k for f, k in missed.items() if k} or "nothing compiled"))
+        return
     families = [f.strip() for f in args.families.split(",") if f.strip()]
     unknown = set(families) - set(FAMILIES)
     if unknown:

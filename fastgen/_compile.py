@@ -9,15 +9,17 @@ without weights, dense and CSR with int32 and int64 indices, every scoring funct
 so that later processes load every kernel from the cache.
 
 Where the cache lives (numba's order): ``$NUMBA_CACHE_DIR`` when set; else the
-``__pycache__`` directory beside fastgen's kernel sources when writable; else numba's
-user cache directory (``~/.cache/numba`` on Linux); else a private directory under the
-system temp directory, which fastgen sets as ``NUMBA_CACHE_DIR``.  Entries are keyed on
-each kernel source file's path, modification time and size, the numba version and the
-CPU: to share one cache between workers (a cluster, CI jobs, containers), give them the
-same ``NUMBA_CACHE_DIR`` on a shared volume, the same fastgen installed at the same path,
-the same numba version and the same CPU model; fill it once (``fastgen compile``) before
-they start.  Concurrent workers may write to it: saves are serialised by a lock file in
-the cache directory.
+``__pycache__`` directory beside fastgen's kernel sources; else numba's user cache
+directory (``~/.cache/numba`` on Linux); else a private directory under the system temp
+directory, which fastgen sets as ``NUMBA_CACHE_DIR``.  numba uses a location only if
+the process can write there: a cache on a read-only volume, or in an image layer owned
+by another user, is skipped and every kernel compiles again.  Entries are keyed on each
+kernel source file's path, modification time and size, the numba version and the CPU:
+to share one cache between workers (a cluster, CI jobs, containers), give them the same
+writable ``NUMBA_CACHE_DIR`` on a shared volume, the same fastgen installation at the
+same path, the same numba version and the same CPU model; fill it once
+(``fastgen compile``) before they start.  Concurrent workers may write to it: saves
+are serialised by a lock file in the cache directory.
 """
 
 from __future__ import annotations
@@ -431,15 +433,18 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
     installation and cache) load every kernel from the cache instead of compiling it on
     first use.  Run it once after installing, e.g. in a Dockerfile
     (``RUN fastgen compile``) or a cluster's start-up script.  Families already in the
-    cache take about a second each.
+    cache take seconds each (loading the kernels and running the warm-up).  The workers
+    are spawned: in a script, call it under ``if __name__ == "__main__":``.
 
     Where the cache lives: ``$NUMBA_CACHE_DIR`` when set; else ``__pycache__`` beside
-    fastgen's kernel sources (``fastgen/kernels/__pycache__``) when writable; else
-    numba's user cache directory (``~/.cache/numba``); else a private directory under
-    the temp directory.  To share one cache between workers, point their
-    ``NUMBA_CACHE_DIR`` at the same directory on a shared volume, with the same fastgen
-    (installed at the same path), numba version and CPU model, and fill it once with
-    this function; concurrent writers are serialised by a lock file.
+    fastgen's kernel sources (``fastgen/kernels/__pycache__``); else numba's user cache
+    directory (``~/.cache/numba``); else a private directory under the temp directory;
+    numba skips a location the process cannot write to (so run this as the user, or
+    with the ``NUMBA_CACHE_DIR``, of the processes that will use the cache).  To share
+    one cache between workers, point their ``NUMBA_CACHE_DIR`` at the same writable
+    directory on a shared volume, with the same fastgen (installed at the same path),
+    numba version and CPU model, and fill it once with this function; concurrent
+    writers are serialised by a lock file.
 
     Parameters
     ----------

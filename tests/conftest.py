@@ -9,6 +9,11 @@ from hypothesis import settings as _hyp_settings
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+# fastgen's one-line "compiling kernels ... on first use" message depends on the state of
+# numba's cache, not on the code under test: keep it out of the stderr of the commands
+# the tests run in subprocesses (tests/test_compile.py tests the message itself).
+os.environ.setdefault("FASTGEN_QUIET", "1")
+
 from reference import make_blobs  # noqa: E402
 
 # ------------------------------------------------------------------ hypothesis profiles

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 import fastgen
-from fastgen import _log
 
 ROOT = str(Path(fastgen.__file__).resolve().parent.parent)
 LINE = "fastgen: compiling kernels for "
@@ -208,7 +207,14 @@ def test_compile_is_resolved_lazily_but_not_star_exported():
 
 
 @pytest.fixture
-def fresh_logger(monkeypatch):
+def _log():
+    from fastgen import _log
+
+    return _log
+
+
+@pytest.fixture
+def fresh_logger(monkeypatch, _log):
     """The fastgen logger as a process that has not logged yet sees it; restored."""
     logger = logging.getLogger("fastgen")
     level, handlers = logger.level, list(logger.handlers)
@@ -229,7 +235,7 @@ def fresh_logger(monkeypatch):
     ({"FASTGEN_QUIET": "yes", "FASTGEN_LOG_LEVEL": "DEBUG"}, logging.DEBUG),
     ({"FASTGEN_QUIET": "0"}, logging.INFO),
 ])
-def test_logger_level_from_environment(fresh_logger, monkeypatch, env, level):
+def test_logger_level_from_environment(fresh_logger, _log, monkeypatch, env, level):
     logger = fresh_logger
     for name in ("FASTGEN_QUIET", "FASTGEN_LOG_LEVEL"):
         monkeypatch.delenv(name, raising=False)
@@ -242,7 +248,7 @@ def test_logger_level_from_environment(fresh_logger, monkeypatch, env, level):
     assert _log.get_logger().level == logging.CRITICAL
 
 
-def test_announce_logs_once_and_calls_each_context_once(monkeypatch, caplog):
+def test_announce_logs_once_and_calls_each_context_once(_log, monkeypatch, caplog):
     monkeypatch.setattr(_log, "_announced", False)
     seen = []
     with caplog.at_level(logging.INFO, logger="fastgen"):

@@ -5,8 +5,8 @@ Modules
 main
     The argument parser, :func:`main` and the one-line error reporting.
 commands
-    The commands ``demo``, ``curve``, ``fit``, ``predict`` and ``info``: read the parsed
-    arguments, call the pieces below, print.
+    The commands ``demo``, ``curve``, ``fit``, ``predict``, ``info`` and ``compile``:
+    read the parsed arguments, call the pieces below, print.
 models
     The one model registry shared by ``curve`` and ``fit`` (each command's defaults are
     written in its entries), and :func:`feature_kind`, which picks the naive Bayes model.

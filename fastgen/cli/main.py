@@ -102,14 +102,16 @@ families:
 {families}
 
 Where the cache lives (numba's order): $NUMBA_CACHE_DIR when set; else __pycache__
-beside fastgen's kernel sources (fastgen/kernels/__pycache__) when writable; else
-numba's user cache directory (~/.cache/numba); else a private directory under the temp
-directory.  The command prints the one it filled.  Entries are keyed on the kernel
-sources' path, modification time and size, the numba version and the CPU: to share one
-cache between workers, give them the same NUMBA_CACHE_DIR on a shared volume, the same
-fastgen installed at the same path, the same numba version and CPU model, and run
-'fastgen compile' once before they start.  Concurrent writers are serialised by a lock
-file in the cache directory.
+beside fastgen's kernel sources (fastgen/kernels/__pycache__); else numba's user cache
+directory (~/.cache/numba); else a private directory under the temp directory.  numba
+skips a location the process cannot write to, so run 'fastgen compile' as the user (and
+with the NUMBA_CACHE_DIR) of the processes that will use the cache.  The command prints
+the directory it filled.  Entries are keyed on the kernel sources' path, modification
+time and size, the numba version and the CPU: to share one cache between workers, give
+them the same writable NUMBA_CACHE_DIR on a shared volume, the same fastgen installed at
+the same path, the same numba version and CPU model, and run 'fastgen compile' once
+before they start.  Concurrent writers are serialised by a lock file in the cache
+directory.
 
 Without it, the first call of each family in a process with an empty cache compiles
 its kernels (seconds to a minute) and says so on stderr once per process: "fastgen:
