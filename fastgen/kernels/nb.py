@@ -44,7 +44,11 @@ __all__ = [
     "categorical_counts",
     "categorical_scores",
     "LOG_TABLE_SIZE",
+    "row_total",
+    "log_total",
+    "log_smoothed_row",
     "log_counts",
+    "class_log_totals",
 ]
 
 
@@ -276,7 +280,57 @@ def categorical_scores(X, table, offsets, bias, mode, out):
 #: Integer counts below this read their logarithm from a table (see :func:`log_counts`).
 LOG_TABLE_SIZE = 4096
 
-#: Values per work item of :func:`log_counts`.
+
+@jit
+def row_total(a):
+    """Σ_j a_j of a 1-D float64 array, in one fixed order: eight running sums over
+    j mod 8, combined pairwise, then the tail.  Every caller gets the same bits for
+    the same row (no reassociation by the compiler), so the count kernels and
+    :func:`class_log_totals` agree exactly."""
+    n = a.shape[0]
+    m = n - n % 8
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    for j in range(0, m, 8):
+        s0 += a[j]
+        s1 += a[j + 1]
+        s2 += a[j + 2]
+        s3 += a[j + 3]
+        s4 += a[j + 4]
+        s5 += a[j + 5]
+        s6 += a[j + 6]
+        s7 += a[j + 7]
+    s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+    for j in range(m, n):
+        s += a[j]
+    return s
+
+
+@jit
+def log_total(counts_row, add):
+    """log(Σ_j counts_j + add), the sum by :func:`row_total`: the multinomial
+    normaliser log(Σ_j N_kj + α·d) of one class."""
+    return np.log(row_total(counts_row) + add)
+
+
+@jit
+def log_smoothed_row(counts_row, base, sign, alpha, shift, table, out_row, j0, j1):
+    """out_j = log(base + sign·counts_j + α) − shift for j in ``j0:j1`` of one row.
+
+    v = base + sign·counts_j that is an integer in [0, T) reads log(v + α) from
+    ``table`` (T,) = log(arange(T) + α), computed by the caller with ``np.log``; other
+    values take ``np.log`` here.  A separate function (not a ``prange`` body) so that
+    it compiles to the same tight loop wherever it is called from."""
+    T = table.shape[0]
+    for j in range(j0, j1):
+        v = base + sign * counts_row[j]
+        if v >= 0.0 and v < T and np.int64(v) == v:
+            r = table[np.int64(v)]
+        else:
+            r = np.log(v + alpha)
+        out_row[j] = r - shift
+
+
+#: Columns per work item of :func:`log_counts`.
 _LOG_BLOCK = 1 << 14
 
 
@@ -289,8 +343,8 @@ def log_counts(counts, base, sign, alpha, shift, table, out):
     integers, and most are small: a value v = base_k + sign·counts_kj that is an
     integer in [0, T) reads log(v + α) from ``table`` (T,) = log(arange(T) + α), which
     the caller computes with the same logarithm (``np.log``) as any other entry would
-    get; other values take ``np.log``.  v itself is computed as before (N_k − F_kj
-    first), so both paths see the same argument.
+    get; other values take ``np.log`` (see :func:`log_smoothed_row`, which the CSR
+    count kernel calls too, so both give the same bits).
 
     Parameters
     ----------
@@ -305,19 +359,20 @@ def log_counts(counts, base, sign, alpha, shift, table, out):
     Returns ``out``.
     """
     K, d = counts.shape
-    T = table.shape[0]
     per_row = (d + _LOG_BLOCK - 1) // _LOG_BLOCK
     for item in prange(K * per_row):
         k = item // per_row
         j0 = (item - k * per_row) * _LOG_BLOCK
-        j1 = min(d, j0 + _LOG_BLOCK)
-        bk = base[k]
-        sk = shift[k]
-        for j in range(j0, j1):
-            v = bk + sign * counts[k, j]
-            if v >= 0.0 and v < T and np.int64(v) == v:
-                r = table[np.int64(v)]
-            else:
-                r = np.log(v + alpha)
-            out[k, j] = r - sk
+        log_smoothed_row(counts[k], base[k], sign, alpha, shift[k], table, out[k], j0,
+                         min(d, j0 + _LOG_BLOCK))
+    return out
+
+
+@pjit
+def class_log_totals(counts, add):
+    """(K,) log(Σ_j counts_kj + add) of a (K, d) table, each by :func:`log_total`."""
+    K = counts.shape[0]
+    out = np.empty(K)
+    for k in prange(K):
+        out[k] = log_total(counts[k], add)
     return out

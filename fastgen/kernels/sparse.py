@@ -15,11 +15,16 @@ from numba import prange
 from ._jit import jit, pjit
 from .labels import class_order
 from .memory import prefetch, prefetch_csr_row, prefetch_span
+from .nb import log_smoothed_row, log_total
 from .special import finish_rows
 
 __all__ = [
-    "COUNT_CHUNK_NNZ",
+    "LOGS_NONE",
+    "LOGS_MULTINOMIAL",
+    "LOGS_BERNOULLI",
+    "count_rows_ahead",
     "nnz_balanced_bounds",
+    "csr_class_tables",
     "csr_class_counts",
     "csr_linear_scores",
     "csr_linear_argmax",
@@ -93,57 +98,28 @@ def csr_structure(indptr, indices, n_blocks):
     return np.int64(-1), lows.min(), highs.max()
 
 
-#: How many rows ahead the class-count kernel prefetches (rows are visited by class).
-COUNT_PREFETCH_ROWS = 2
-
 #: How many stored values ahead the scoring kernels prefetch weight rows.
 SCORE_PREFETCH = 48
 
-#: Stored values per work item of :func:`csr_class_counts` (at least; a class is split
-#: into at most ``max_chunks`` pieces).
-COUNT_CHUNK_NNZ = 1 << 20
+#: What :func:`csr_class_tables` computes beside the counts: nothing, the multinomial
+#: table log θ_kj, or the two Bernoulli tables log p_kj and log(1 − p_kj).
+LOGS_NONE = 0
+LOGS_MULTINOMIAL = 1
+LOGS_BERNOULLI = 2
+
+#: Stored values the class-count kernel prefetches ahead, in whole rows (at least
+#: ``_MIN_ROWS_AHEAD``, at most ``_MAX_ROWS_AHEAD``); see :func:`count_rows_ahead`.
+_VALUES_AHEAD = 160
+_MIN_ROWS_AHEAD = 2
+_MAX_ROWS_AHEAD = 16
 
 
-@jit
-def _count_items(indptr, order, start, n_classes, chunk_nnz):
-    """Cut each class's rows (in ``order``) into pieces of about ``chunk_nnz`` values.
-
-    Returns per item: class, first and last position in ``order``, and the item's
-    slot in the partial-sum buffer (-1 when the class is a single item and writes
-    straight into the output).
-    """
-    total = np.zeros(n_classes, dtype=np.int64)  # stored values per class
-    n_items = 0
-    for k in range(n_classes):
-        for r in range(start[k], start[k + 1]):
-            i = order[r]
-            total[k] += indptr[i + 1] - indptr[i]
-        n_items += max(1, (total[k] + chunk_nnz - 1) // chunk_nnz)
-    item_class = np.empty(n_items, dtype=np.int64)
-    item_lo = np.empty(n_items, dtype=np.int64)
-    item_hi = np.empty(n_items, dtype=np.int64)
-    item_slot = np.full(n_items, -1, dtype=np.int64)
-    it = 0
-    slots = 0
-    for k in range(n_classes):
-        t = total[k]
-        c = max(1, (t + chunk_nnz - 1) // chunk_nnz)
-        r = start[k]
-        acc = 0
-        for q in range(c):
-            item_class[it] = k
-            item_lo[it] = r
-            target = t * (q + 1) // c
-            while r < start[k + 1] and (q == c - 1 or acc < target):
-                i = order[r]
-                acc += indptr[i + 1] - indptr[i]
-                r += 1
-            item_hi[it] = r
-            if c > 1:
-                item_slot[it] = slots
-                slots += 1
-            it += 1
-    return item_class, item_lo, item_hi, item_slot, slots
+def count_rows_ahead(nnz, n_rows):
+    """How many rows ahead :func:`csr_class_tables` prefetches: about
+    ``_VALUES_AHEAD`` stored values, so short rows (titles, queries) are fetched
+    further ahead in rows than long ones.  Changes the speed only, never the result."""
+    mean = max(1.0, nnz / max(1, n_rows))
+    return int(min(_MAX_ROWS_AHEAD, max(_MIN_ROWS_AHEAD, round(_VALUES_AHEAD / mean))))
 
 
 @jit
@@ -155,62 +131,29 @@ def _first_bad(data, a, b, negative):
     return -1
 
 
-@pjit
-def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, binarize,
-                     threshold, chunk_nnz):
-    """Weighted per-class feature sums F_kj = Σ_{i: y_i=k} w_i v(x_ij) over stored values.
-
-    v(x) = x, or with ``binarize`` v(x) = 1 if x > threshold else 0 (``threshold``
-    must be >= 0 so that implicit zeros map to 0).  The rows are grouped by class
-    (a counting sort), each class's rows cut into pieces of about ``chunk_nnz``
-    stored values; the pieces run in parallel, each summing into one d-vector (the
-    output row of its class when the class is one piece), and the pieces of a class
-    are added in order.  No race, no K·d buffer per thread, the same result for any
-    thread count, and each piece's writes stay within one row of length d.  Rows are
-    visited in class order, not storage order, so each row's values are prefetched
-    two rows ahead (see :mod:`fastgen.kernels.memory`).
-
-    The stored values are checked on the way (two running reductions, no extra read),
-    so X needs no separate finiteness scan before this kernel.
-
-    Returns
-    -------
-    counts : (K, d) float64
-    first_bad : int
-        Position in ``data`` of a stored value that is NaN or infinite, or (without
-        ``binarize``) negative; -1 if there is none.  With several, the lowest position
-        found first in class order.
-    """
-    K = n_classes
-    d = n_features
+@jit
+def _count_class(indptr, indices, data, w, order, r0, r1, row, binarize, threshold, j0,
+                 j1, whole, ahead):
+    """row[j] += w_i v(x_ij) for the rows ``order[r0:r1]`` (one class, ascending) and,
+    unless ``whole``, only the columns ``j0:j1``.  Returns the first stored value of
+    those rows that is NaN/inf or (without ``binarize``) negative, or -1."""
     weighted = w.shape[0] > 0
-    order, start = class_order(codes, K)
-    item_class, item_lo, item_hi, item_slot, n_slots = _count_items(
-        indptr, order, start, K, chunk_nnz)
-    n_items = item_class.shape[0]
-    out = np.zeros((K, d))
-    buf = np.zeros((n_slots, d))
-    bad = np.full(n_items, -1, dtype=np.int64)
-    for it in prange(n_items):
-        k = item_class[it]
-        slot = item_slot[it]
-        row = out[k] if slot < 0 else buf[slot]
-        lo = item_lo[it]
-        hi = item_hi[it]
-        for r in range(lo, hi):
-            if r + 4 * COUNT_PREFETCH_ROWS < hi:  # the row pointers of a later row
-                prefetch(indptr, order[r + 4 * COUNT_PREFETCH_ROWS])
-            if r + COUNT_PREFETCH_ROWS < hi:
-                prefetch_csr_row(indptr, indices, data, order[r + COUNT_PREFETCH_ROWS])
-            i = order[r]
-            wi = w[i] if weighted else 1.0
-            a = indptr[i]
-            b = indptr[i + 1]
-            # x·0 is ±0 for finite x and NaN otherwise: one running sum finds every
-            # NaN/inf, and a running minimum every negative value, at almost no cost
-            # (a test-and-branch per value measured 1.5× slower)
-            nonfinite = 0.0
-            low = 0.0
+    bad = -1
+    for r in range(r0, r1):
+        if r + 4 * ahead < r1:  # the row pointers of a later row
+            prefetch(indptr, order[r + 4 * ahead])
+        if r + ahead < r1:
+            prefetch_csr_row(indptr, indices, data, order[r + ahead])
+        i = order[r]
+        wi = w[i] if weighted else 1.0
+        a = indptr[i]
+        b = indptr[i + 1]
+        # x·0 is ±0 for finite x and NaN otherwise: one running sum finds every
+        # NaN/inf, and a running minimum every negative value, at almost no cost
+        # (a test-and-branch per value measured 1.5× slower)
+        nonfinite = 0.0
+        low = 0.0
+        if whole:
             if binarize:
                 for p in range(a, b):
                     x = data[p]
@@ -223,24 +166,130 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
                     nonfinite += x * 0.0
                     low = min(low, x)
                     row[indices[p]] += wi * x
-            if (nonfinite != 0.0 or low < 0.0) and bad[it] < 0:
-                bad[it] = _first_bad(data, a, b, not binarize)
-    if n_slots > 0:
-        CB = 4096
-        ncb = (d + CB - 1) // CB
-        for cb in prange(ncb):
-            j0 = cb * CB
-            j1 = min(d, j0 + CB)
-            for it in range(n_items):
-                slot = item_slot[it]
-                if slot >= 0:
-                    k = item_class[it]
-                    for j in range(j0, j1):
-                        out[k, j] += buf[slot, j]
+        else:
+            for p in range(a, b):
+                x = data[p]
+                nonfinite += x * 0.0
+                low = min(low, x)
+                j = indices[p]
+                if j >= j0 and j < j1:
+                    if not binarize:
+                        row[j] += wi * x
+                    elif x > threshold:
+                        row[j] += wi
+        if (nonfinite != 0.0 or (low < 0.0 and not binarize)) and bad < 0:
+            bad = _first_bad(data, a, b, not binarize)
+    return bad
+
+
+@pjit
+def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split, logs,
+                     out, log_a, log_b):
+    """Per-class feature sums F_kj = Σ_{i: y_i=k} w_i v(x_ij) over the stored values,
+    and the naive Bayes log tables of each class row as soon as it is complete.
+
+    v(x) = x, or with ``binarize`` v(x) = 1 if x > threshold else 0 (``threshold``
+    must be >= 0 so that implicit zeros map to 0).  The rows are grouped by class (a
+    counting sort, ascending within a class) and each class row of the table is
+    written by one work item, which zeroes it, adds its rows' values in that order
+    and, with ``logs``, turns it into logarithms while it is in cache: no partial
+    tables, no merge.  With ``col_blocks`` > 1 a class row is cut into that many
+    column ranges, each its own work item reading all the class's rows (for few
+    classes on many threads).  Every entry receives the same additions in the same
+    order whatever the split or the thread count, so the result is bitwise the same
+    for any of them.  Rows are visited in class order, not storage order, so the
+    values of the row ``rows_ahead`` later are prefetched (see
+    :func:`count_rows_ahead`).
+
+    The tables are the caller's (fresh ``np.empty`` arrays from numpy, which asks the
+    kernel for huge pages: the first write to fresh memory costs more than the rest
+    of the pass, see ``benchmarks/NOTES.md``), written in place.
+
+    Parameters
+    ----------
+    indptr, indices, data : the CSR arrays
+    codes : (n,) int32 class codes in [0, K); w : (n,) float64 weights or empty (all 1)
+    binarize : bool; threshold : float
+    split : (col_blocks, rows_ahead), both int >= 1: how the work is cut, not what is
+        computed
+    logs : (kind, alpha, shift, table)
+        ``kind`` :data:`LOGS_NONE` (counts only), :data:`LOGS_MULTINOMIAL`:
+        log θ_kj = log(F_kj + α) − log(Σ_j F_kj + α·d), the sum by
+        :func:`~fastgen.kernels.nb.row_total` (``shift`` unused), or
+        :data:`LOGS_BERNOULLI`: log(F_kj + α) − shift_k and
+        log(N_k − F_kj + α) − shift_k with ``shift`` (2, K): row 0 the shifts, row 1
+        N_k.  ``table`` as for :func:`~fastgen.kernels.nb.log_counts`; the entries are
+        those :func:`~fastgen.kernels.nb.log_counts` and
+        :func:`~fastgen.kernels.nb.class_log_totals` give for the same counts.
+    out : (K, d) float64, C-contiguous: the counts
+    log_a, log_b : (K, d) float64, C-contiguous, or unused: the multinomial table in
+        ``log_a``; the Bernoulli tables log p in ``log_a`` and log(1 − p) in ``log_b``
+
+    Returns
+    -------
+    first_bad : int
+        Position in ``data`` of a stored value that is NaN or infinite, or (without
+        ``binarize``) negative; -1 if there is none.  With several, the lowest of the
+        first ones found in each class's rows.  The log tables are not meaningful then.
+    """
+    K, d = out.shape
+    col_blocks = max(1, min(split[0], d))
+    ahead = split[1]
+    kind, alpha, shift, table = logs
+    order, start = class_order(codes, K)
+    n_items = K * col_blocks
+    bad = np.full(n_items, -1, dtype=np.int64)
+    whole = col_blocks == 1
+    add = alpha * d
+    for it in prange(n_items):
+        k = it // col_blocks
+        blk = it - k * col_blocks
+        j0 = d * blk // col_blocks
+        j1 = d * (blk + 1) // col_blocks
+        row = out[k]
+        row[j0:j1] = 0.0
+        bad[it] = _count_class(indptr, indices, data, w, order, start[k], start[k + 1],
+                               row, binarize, threshold, j0, j1, whole, ahead)
+        if whole and kind == LOGS_MULTINOMIAL:
+            log_smoothed_row(row, 0.0, 1.0, alpha, log_total(row, add), table, log_a[k],
+                             0, d)
+        elif kind == LOGS_BERNOULLI:
+            log_smoothed_row(row, 0.0, 1.0, alpha, shift[0, k], table, log_a[k], j0, j1)
+            log_smoothed_row(row, shift[1, k], -1.0, alpha, shift[0, k], table, log_b[k],
+                             j0, j1)
+    if not whole and kind == LOGS_MULTINOMIAL:
+        totals = np.empty(K)
+        for k in prange(K):
+            totals[k] = log_total(out[k], add)
+        for it in prange(n_items):
+            k = it // col_blocks
+            blk = it - k * col_blocks
+            log_smoothed_row(out[k], 0.0, 1.0, alpha, totals[k], table, log_a[k],
+                             d * blk // col_blocks, d * (blk + 1) // col_blocks)
     first = -1
     for it in range(n_items):
         if bad[it] >= 0 and (first < 0 or bad[it] < first):
             first = bad[it]
+    return first
+
+
+@jit
+def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, binarize,
+                     threshold, col_blocks):
+    """The counts of :func:`csr_class_tables` alone (no log tables, no caller's
+    arrays), the rows of each class prefetched :func:`count_rows_ahead` rows ahead.
+
+    Returns ``(counts (K, d) float64, first_bad)`` as :func:`csr_class_tables` does.
+    """
+    n = indptr.shape[0] - 1
+    ahead = min(_MAX_ROWS_AHEAD, max(_MIN_ROWS_AHEAD, np.int64(
+        round(_VALUES_AHEAD / max(1.0, indptr[n] / max(1, n))))))
+    out = np.empty((n_classes, n_features))
+    none = np.empty((0, 0))
+    first = csr_class_tables(indptr, indices, data, codes, w, binarize, threshold,
+                             (col_blocks, ahead),
+                             (LOGS_NONE, 1.0, np.empty((2, 0)), np.empty(0)),
+                             out, none, none)
     return out, first
 
 
@@ -332,13 +381,28 @@ def _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize, thre
 
 
 @jit(inline="always")
+def _top_two(acc):
+    """(index, value) of acc's largest value, the first on ties (as ``np.argmax``), and
+    the largest value among the other entries (-inf if there is none; equal to the
+    largest on ties).  Branch-free selects: with the branches of a running maximum
+    (about ln K data-dependent jumps per row) the argmax kernels on rows of 10 stored
+    values took 1.3-1.8× as long (see ``benchmarks/NOTES.md``)."""
+    best = 0
+    top = acc[0]
+    second = -np.inf
+    for k in range(1, acc.shape[0]):
+        v = acc[k]
+        second = max(second, min(v, top))
+        above = v > top
+        best = k if above else best
+        top = v if above else top
+    return best, top, second
+
+
+@jit(inline="always")
 def _first_max(acc):
     """The index of acc's largest value, the first on ties (as ``np.argmax``)."""
-    best = 0
-    for k in range(1, acc.shape[0]):
-        if acc[k] > acc[best]:
-            best = k
-    return best
+    return _top_two(acc)[0]
 
 
 @pjit
@@ -454,15 +518,11 @@ def csr_linear_argmax_f32(indptr, indices, data, weights32, weights, bias, binar
         for i in range(bounds[g], bounds[g + 1]):
             mass = _linear_row_sum(indptr, indices, data, weights32, wflat32, nnz, bias,
                                    binarize, threshold, i, acc, acc2)
-            best = _first_max(acc)
-            second = -np.inf
-            for k in range(K):
-                if k != best and acc[k] > second:
-                    second = acc[k]
+            best, top, second = _top_two(acc)
             m1 = (indptr[i + 1] - indptr[i]) + 1.0
             gamma = m1 * u / (1.0 - m1 * u)
             err = (bmax + mass * wmax) * (2.0 ** -24 + 2.0001 * gamma) + mass * 2.0 ** -150
-            if not (acc[best] - second > 2.02 * err):
+            if not (top - second > 2.02 * err):
                 redo[g] += 1
                 if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias,
                                    binarize, threshold, i, acc, acc2):

@@ -26,9 +26,11 @@ from .._validation import (
 from .._warn import warn
 from ..kernels.nb import MODE_LOG_PROBA, MODE_PROBA, dense_class_counts
 from ..kernels.sparse import (
-    COUNT_CHUNK_NNZ,
+    LOGS_BERNOULLI,
+    LOGS_NONE,
     argmax_f32_bound,
-    csr_class_counts,
+    count_rows_ahead,
+    csr_class_tables,
     csr_linear_argmax,
     csr_linear_argmax_f32,
     csr_linear_scores,
@@ -157,19 +159,43 @@ def _value_at(X, flat):
     return X.data[flat] if is_sparse(X) else X.reshape(-1)[flat]
 
 
-def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0):
-    """(K, d) float64 weighted feature sums and the flat position of a negative value."""
+def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, logs=None):
+    """(K, d) float64 weighted feature sums and the flat position of a negative value.
+
+    CSR X with ``logs`` (see :func:`~fastgen.kernels.sparse.csr_class_tables`) also
+    returns the log tables, from the same pass: ``(counts, log_a, log_b, first)``.
+    """
     d = X.shape[1]
     if is_sparse(X):
         indptr, indices, data = csr_arrays(X)
-        # pieces of >= COUNT_CHUNK_NNZ stored values, at most ~64 of them
-        chunk = max(COUNT_CHUNK_NNZ, data.shape[0] // 64)
-        return csr_class_counts(indptr, indices, data, codes, w, d, K, bool(binarize),
-                                float(threshold), chunk)
+        kind = LOGS_NONE if logs is None else logs[0]
+        # fresh tables from numpy (huge pages: the first touch of 4 KB pages, as numba's
+        # own arrays get them, costs more than the counting pass on short rows)
+        out = np.empty((K, d))
+        log_a = np.empty((K, d) if kind != LOGS_NONE else (0, 0))
+        log_b = np.empty((K, d) if kind == LOGS_BERNOULLI else (0, 0))
+        first = csr_class_tables(indptr, indices, data, codes, w, bool(binarize),
+                                 float(threshold), csr_count_split(X, K),
+                                 _NO_LOGS if logs is None else logs, out, log_a, log_b)
+        return (out, first) if logs is None else (out, log_a, log_b, first)
     n = X.shape[0]
     G = _n_groups(n * d, K, d)
     return dense_class_counts(X, codes, w, K, bool(binarize), float(threshold),
                               _dense_bounds(n, G))
+
+
+_NO_LOGS = (LOGS_NONE, 1.0, np.empty((2, 0)), np.empty(0))
+
+
+def csr_count_split(X, K):
+    """(col_blocks, rows_ahead) of the CSR count kernel for X and K classes: at least
+    one work item per numba thread, and prefetches sized to X's rows.  Neither changes
+    the counts (see :func:`~fastgen.kernels.sparse.csr_class_tables`), so this may
+    follow the thread count."""
+    import numba
+
+    col_blocks = max(1, min(X.shape[1], -(-numba.get_num_threads() // K)))
+    return col_blocks, count_rows_ahead(X.nnz, X.shape[0])
 
 
 def reject_bad_values(X, first, model, *, negative=True):

@@ -23,7 +23,8 @@ import numpy as np
 from .._params import derived_from_checked_input, kernel_view, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import check_scalar, feature_names_of, is_sparse
-from ..kernels.nb import LOG_TABLE_SIZE, log_counts
+from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
+from ..kernels.sparse import LOGS_BERNOULLI, LOGS_MULTINOMIAL
 from .base import (
     LinearNB,
     check_alpha,
@@ -84,12 +85,19 @@ def discrete_counts(X, codes, w, K, model, *, binarize=None):
     if model == "bernoulli":
         fc, bad = class_feature_counts(X, codes, w, K, binarize=binarize is not None,
                                        threshold=binarize if binarize is not None else 0.0)
-        # NaN/inf in CSR X; negative values with binarize=None fail check_binary_counts
-        reject_bad_values(X, bad, "Bernoulli", negative=False)
     else:
-        fc, neg = class_feature_counts(X, codes, w, K)
-        reject_bad_values(X, neg, model)
+        fc, bad = class_feature_counts(X, codes, w, K)
+    _reject(X, bad, model)
     return weighted_class_count(codes, w, K), fc
+
+
+def _reject(X, first, model):
+    """Raise for the value the count kernels flagged (see :func:`reject_bad_values`)."""
+    if model == "bernoulli":
+        # NaN/inf in CSR X; negative values with binarize=None fail check_binary_counts
+        reject_bad_values(X, first, "Bernoulli", negative=False)
+    else:
+        reject_bad_values(X, first, model)
 
 
 def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_names,
@@ -117,13 +125,17 @@ def _handed_over(a):
     return a
 
 
+def _log_table(alpha, n_entries):
+    """log(arange(T) + α), T = min(LOG_TABLE_SIZE, n_entries // 8): the logs of small
+    integer counts (a table no longer than an eighth of the counts, so small models
+    take the logs directly)."""
+    return np.log(np.arange(min(LOG_TABLE_SIZE, n_entries // 8), dtype=np.float64) + alpha)
+
+
 def _log_smoothed(counts, alpha, shift, base=None):
     """log(base_k − counts_kj + α) − shift_k (or log(counts_kj + α) − shift_k without
     ``base``), a fresh (K, d) float64 table; integer counts read a table of logs (see
     :func:`fastgen.kernels.nb.log_counts`)."""
-    # a table no longer than an eighth of the counts: small models take the logs directly
-    size = min(LOG_TABLE_SIZE, counts.size // 8)
-    table = np.log(np.arange(size, dtype=np.float64) + alpha)
     K = counts.shape[0]
     sign = 1.0 if base is None else -1.0
     base = np.zeros(K) if base is None else np.ascontiguousarray(base, dtype=np.float64)
@@ -131,24 +143,57 @@ def _log_smoothed(counts, alpha, shift, base=None):
     with np.errstate(divide="ignore"):  # log(0) = −∞ where N_k − F_kj + α = 0
         return log_counts(kernel_view(np.ascontiguousarray(counts, dtype=np.float64)),
                           kernel_view(base), sign, float(alpha),
-                          np.ascontiguousarray(shift, dtype=np.float64), table, out)
+                          np.ascontiguousarray(shift, dtype=np.float64),
+                          _log_table(alpha, counts.size), out)
 
 
-def _fit_counts(X, y, sample_weight, model, binarize=None):
+def _multinomial_log_total(fc, alpha):
+    """log(Σ_j N_kj + α·d) per class, the sum in the order the CSR count kernel uses
+    (:func:`fastgen.kernels.nb.class_log_totals`), so that a fit and a model built
+    from its counts agree bit for bit."""
+    return class_log_totals(kernel_view(np.ascontiguousarray(fc, dtype=np.float64)),
+                            float(alpha) * fc.shape[1])
+
+
+def _fused_logs(X, model, alpha, cc):
+    """The ``logs`` argument of the CSR count kernel for the fit of ``model``
+    ("multinomial" or "bernoulli"): its log tables come from the counting pass."""
+    table = _log_table(alpha, cc.shape[0] * X.shape[1])
+    if model == "multinomial":
+        return LOGS_MULTINOMIAL, float(alpha), np.empty((2, 0)), table
+    shift = np.stack([log_allow_zero(cc + 2.0 * alpha), cc])
+    return LOGS_BERNOULLI, float(alpha), shift, table
+
+
+def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):
     """How every discrete fit begins: validated input, then its counts in one pass.
 
     The fits check their scalar options first, so that a bad option fails before the pass
     over X.  Returns the classes, N_k, N_kj (F_kj for Bernoulli), the checked ``binarize``
-    threshold (Bernoulli), X's float dtype and X's feature names.
+    threshold (Bernoulli), X's float dtype, X's feature names, and for CSR X the
+    model's log tables (multinomial: (log θ,); Bernoulli: (log p, log(1 − p))),
+    computed in the counting pass, else None.
     """
     names = feature_names_of(X)
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
                                       csr_counts=True)
     if model == "bernoulli":
         binarize = check_binarize(binarize, X)
-    cc, fc = discrete_counts(X, codes, w, classes.shape[0], model, binarize=binarize)
+    K = classes.shape[0]
+    if not is_sparse(X) or model == "complement":
+        cc, fc = discrete_counts(X, codes, w, K, model, binarize=binarize)
+        tables = None
+    else:
+        cc = weighted_class_count(codes, w, K)
+        bernoulli_threshold = model == "bernoulli" and binarize is not None
+        fc, log_a, log_b, bad = class_feature_counts(
+            X, codes, w, K, binarize=bernoulli_threshold,
+            threshold=binarize if bernoulli_threshold else 0.0,
+            logs=_fused_logs(X, model, alpha, cc))
+        _reject(X, bad, model)
+        tables = (log_a,) if model == "multinomial" else (log_a, log_b)
     # the counts are this fit's own: the params keep them without a copy
-    return classes, _handed_over(cc), _handed_over(fc), binarize, X.dtype, names
+    return classes, _handed_over(cc), _handed_over(fc), binarize, X.dtype, names, tables
 
 
 def check_binarize(binarize, X):
@@ -255,22 +300,27 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     """
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
-    classes, cc, fc, binarize, dtype, names = _fit_counts(X, y, sample_weight, "bernoulli",
-                                                          binarize)
+    classes, cc, fc, binarize, dtype, names, tables = _fit_counts(
+        X, y, sample_weight, "bernoulli", binarize, alpha)
     return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype,
-                            names)
+                            names, tables)
 
 
 def bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype,
-                     feature_names=None):
-    """:class:`BernoulliNBParams` from checked counts (see :func:`fit_bernoulli_nb`)."""
+                     feature_names=None, tables=None):
+    """:class:`BernoulliNBParams` from checked counts (see :func:`fit_bernoulli_nb`);
+    ``tables``: (log p, log(1 − p)) already computed from these counts, as the CSR
+    fit's counting pass gives them."""
     clp = log_priors(cc, fit_prior, class_prior, classes)
     if binarize is None:
         check_binary_counts(cc, fc, alpha)
-    log_denom = log_allow_zero(cc + 2.0 * alpha)
-    flp = _log_smoothed(fc, alpha, log_denom)
-    # N_k − F_kj first: exact for counts near N_k, where 1 − p_kj would lose digits
-    neg = _log_smoothed(fc, alpha, log_denom, base=cc)
+    if tables is not None:
+        flp, neg = tables
+    else:
+        log_denom = log_allow_zero(cc + 2.0 * alpha)
+        flp = _log_smoothed(fc, alpha, log_denom)
+        # N_k − F_kj first: exact for counts near N_k, where 1 − p_kj would lose digits
+        neg = _log_smoothed(fc, alpha, log_denom, base=cc)
     return _params_from_counts(BernoulliNBParams, classes, cc, fc, clp, flp, alpha, dtype,
                                feature_names, neg_feature_log_prob=neg.astype(dtype, copy=False),
                                binarize=binarize)
@@ -345,17 +395,23 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     """
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
-    classes, cc, fc, _, dtype, names = _fit_counts(X, y, sample_weight, "multinomial")
-    return multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype, names)
+    classes, cc, fc, _, dtype, names, tables = _fit_counts(X, y, sample_weight,
+                                                           "multinomial", alpha=alpha)
+    return multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype, names,
+                              tables)
 
 
 def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
-                       feature_names=None):
-    """:class:`MultinomialNBParams` from checked counts (see :func:`fit_multinomial_nb`)."""
+                       feature_names=None, tables=None):
+    """:class:`MultinomialNBParams` from checked counts (see :func:`fit_multinomial_nb`);
+    ``tables``: (log θ,) already computed from these counts, as the CSR fit's counting
+    pass gives it."""
     clp = log_priors(cc, fit_prior, class_prior, classes)
-    # Σ_j (N_kj + α) as Σ_j N_kj + α·d: one pass over the counts, no smoothed copy
-    log_total = np.log(fc.sum(axis=1) + alpha * fc.shape[1])
-    flp = _log_smoothed(fc, alpha, log_total)
+    if tables is not None:
+        (flp,) = tables
+    else:
+        # Σ_j (N_kj + α) as Σ_j N_kj + α·d: one pass over the counts, no smoothed copy
+        flp = _log_smoothed(fc, alpha, _multinomial_log_total(fc, alpha))
     return _params_from_counts(MultinomialNBParams, classes, cc, fc, clp, flp, alpha, dtype,
                                feature_names)
 
@@ -435,7 +491,7 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
     """
     alpha = check_alpha(alpha)
     norm = check_bool(norm, "norm")
-    classes, cc, fc, _, dtype, names = _fit_counts(X, y, sample_weight, "complement")
+    classes, cc, fc, _, dtype, names, _ = _fit_counts(X, y, sample_weight, "complement")
     return complement_params(classes, cc, fc, alpha, norm, True, None, dtype, names)
 
 

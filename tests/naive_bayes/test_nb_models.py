@@ -452,9 +452,10 @@ def test_unsorted_and_duplicate_csr_entries(counts):
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("chunk", [1, 7, 1 << 20])
+@pytest.mark.parametrize("chunk", [1, 2, 7, 1 << 20])
 def test_csr_count_kernel_pieces(counts, chunk):
-    # classes cut into many pieces (partial sums merged in order) or kept whole
+    # class rows cut into column ranges (one work item each; more ranges than columns
+    # is as many as there are columns) or kept whole
     X, y, w = counts
     X = X.copy()
     X[7, 3] = -1.0
