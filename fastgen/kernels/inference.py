@@ -152,6 +152,106 @@ def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_
     return ll, em
 
 
+@jit(fastmath=REASSOC)
+def _binary_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_info,
+                  lo, hi, block, R_out, gr, Hp, Mg):
+    """Rows ``lo:hi`` of :func:`inference_pass` for m = 1, into one group's zeroed
+    slots ``gr`` (p,), ``Hp`` (1, p, p) and ``Mg``.  Returns ``(ll, max |η|)``."""
+    p = gr.shape[0]
+    mm = Mg.shape[0]
+    Zs = np.zeros((block, p))
+    Zm = np.zeros((block if want_meat else 1, mm))
+    eta = np.zeros(1)
+    pr = np.zeros(1)
+    qr = np.zeros(1)
+    ll = 0.0
+    em = 0.0
+    for start in range(lo, hi, block):
+        stop = min(hi, start + block)
+        rows = stop - start
+        # one fused row loop writes the SYRK rows √(w P Q) x̃ straight from X (no copy
+        # of the block, no second loop over it)
+        ll, em = _binary_block(X, y, w, B, fit_intercept, weighted, store_r,
+                               want_meat, want_info, start, stop, eta, pr, qr,
+                               Zs, Zm, gr, R_out, ll, em)
+        if want_info:
+            syrk_upper(Zs, rows, Hp[0])
+        if want_meat:
+            syrk_upper(Zm, rows, Mg)
+    return ll, em
+
+
+@jit(fastmath=REASSOC)
+def _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat,
+                       want_info, lo, hi, block, R_out, gr, Hp, Mg):
+    """Rows ``lo:hi`` of :func:`inference_pass` for m ≥ 2, into one group's zeroed
+    slots ``gr`` (m·p,), ``Hp`` (npair, p, p) and ``Mg``.  Returns ``(ll, max |η|)``."""
+    d = X.shape[1]
+    m = B.shape[0]
+    p = d + 1 if fit_intercept else d
+    mm = Mg.shape[0]
+    Xt = np.zeros((block, p))
+    Zs = np.zeros((block, p))
+    Zm = np.zeros((block if want_meat else 1, mm))
+    Pb = np.zeros((block, m))
+    Qb = np.zeros((block, m))
+    Wb = np.zeros(block)
+    eta = np.zeros(m)
+    pr = np.zeros(m)
+    qr = np.zeros(m)
+    ll = 0.0
+    em = 0.0
+    for start in range(lo, hi, block):
+        stop = min(hi, start + block)
+        rows = stop - start
+        for i in range(start, stop):
+            row = i - start
+            wi = w[i] if weighted else 1.0
+            for j in range(d):
+                Xt[row, j] = X[i, j]
+            if fit_intercept:
+                Xt[row, d] = 1.0
+            row_scores(X, i, B, fit_intercept, eta)
+            for k in range(m):
+                if wi > 0.0 and abs(eta[k]) > em:
+                    em = abs(eta[k])
+            ll += wi * reference_probabilities(eta, y[i], pr, qr)
+            Wb[row] = wi
+            sw = np.sqrt(wi)
+            for k in range(m):
+                Pb[row, k] = pr[k]
+                Qb[row, k] = qr[k]
+                r = (1.0 if y[i] == k + 1 else 0.0) - pr[k]
+                if store_r:
+                    R_out[i, k] = wi * r
+                for j in range(p):
+                    gr[k * p + j] += wi * r * Xt[row, j]
+                if want_meat:
+                    for j in range(p):
+                        Zm[row, k * p + j] = sw * r * Xt[row, j]
+        idx = 0
+        for k in range(m if want_info else 0):
+            for l in range(k, m):
+                if k == l:
+                    for row in range(rows):
+                        a = np.sqrt(Wb[row] * Pb[row, k] * Qb[row, k])
+                        for j in range(p):
+                            Zs[row, j] = a * Xt[row, j]
+                    syrk_upper(Zs, rows, Hp[idx])
+                else:
+                    # −w P_k P_l ≤ 0: the block is −SYRK of √(w P_k P_l) x̃, half
+                    # the flops of a GEMM (its sign is applied once, at the end)
+                    for row in range(rows):
+                        a = np.sqrt(Wb[row] * Pb[row, k] * Pb[row, l])
+                        for j in range(p):
+                            Zs[row, j] = a * Xt[row, j]
+                    syrk_upper(Zs, rows, Hp[idx])
+                idx += 1
+        if want_meat:
+            syrk_upper(Zm, rows, Mg)
+    return ll, em
+
+
 @pjit(fastmath=REASSOC)
 def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out,
                    want_info=True):
@@ -185,93 +285,24 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out,
     store_r = R_out.shape[0] > 0
     npair = m * (m + 1) // 2
     mm = mp if want_meat else 1
-    zb = block if want_meat else 1
     ll_s = np.zeros(G)
     em_s = np.zeros(G)
     g_s = np.zeros((G, mp))
     h_s = np.zeros((G, npair, p, p))
     m_s = np.zeros((G, mm, mm))
+    # the per-group work lives in serial helpers, not inlined: a small parallel body
+    # compiles far faster, and each helper is compiled (and cached) once
     for gi in prange(G):
-        Xt = np.zeros((block, p))
-        Zs = np.zeros((block, p))
-        Zm = np.zeros((zb, mm))
-        Pb = np.zeros((block, m))
-        Qb = np.zeros((block, m))
-        Wb = np.zeros(block)
-        Hp = np.zeros((npair, p, p))
-        Mg = np.zeros((mm, mm))
-        gr = np.zeros(mp)
-        eta = np.zeros(m)
-        pr = np.zeros(m)
-        qr = np.zeros(m)
-        ll = 0.0
-        em = 0.0
-        lo = bounds[gi]
-        hi = bounds[gi + 1]
-        for start in range(lo, hi, block):
-            stop = min(hi, start + block)
-            rows = stop - start
-            if m == 1:
-                # binary: one fused row loop writes the SYRK rows √(w P Q) x̃ straight
-                # from X (no copy of the block, no second loop over it)
-                ll, em = _binary_block(X, y, w, B, fit_intercept, weighted, store_r,
-                                       want_meat, want_info, start, stop, eta, pr, qr,
-                                       Zs, Zm, gr, R_out, ll, em)
-                if want_info:
-                    syrk_upper(Zs, rows, Hp[0])
-                if want_meat:
-                    syrk_upper(Zm, rows, Mg)
-                continue
-            for i in range(start, stop):
-                row = i - start
-                wi = w[i] if weighted else 1.0
-                for j in range(d):
-                    Xt[row, j] = X[i, j]
-                if fit_intercept:
-                    Xt[row, d] = 1.0
-                row_scores(X, i, B, fit_intercept, eta)
-                for k in range(m):
-                    if wi > 0.0 and abs(eta[k]) > em:
-                        em = abs(eta[k])
-                ll += wi * reference_probabilities(eta, y[i], pr, qr)
-                Wb[row] = wi
-                sw = np.sqrt(wi)
-                for k in range(m):
-                    Pb[row, k] = pr[k]
-                    Qb[row, k] = qr[k]
-                    r = (1.0 if y[i] == k + 1 else 0.0) - pr[k]
-                    if store_r:
-                        R_out[i, k] = wi * r
-                    for j in range(p):
-                        gr[k * p + j] += wi * r * Xt[row, j]
-                    if want_meat:
-                        for j in range(p):
-                            Zm[row, k * p + j] = sw * r * Xt[row, j]
-            idx = 0
-            for k in range(m if want_info else 0):
-                for l in range(k, m):
-                    if k == l:
-                        for row in range(rows):
-                            a = np.sqrt(Wb[row] * Pb[row, k] * Qb[row, k])
-                            for j in range(p):
-                                Zs[row, j] = a * Xt[row, j]
-                        syrk_upper(Zs, rows, Hp[idx])
-                    else:
-                        # −w P_k P_l ≤ 0: the block is −SYRK of √(w P_k P_l) x̃, half
-                        # the flops of a GEMM (its sign is applied once, at the end)
-                        for row in range(rows):
-                            a = np.sqrt(Wb[row] * Pb[row, k] * Pb[row, l])
-                            for j in range(p):
-                                Zs[row, j] = a * Xt[row, j]
-                        syrk_upper(Zs, rows, Hp[idx])
-                    idx += 1
-            if want_meat:
-                syrk_upper(Zm, rows, Mg)
+        if m == 1:
+            ll, em = _binary_group(X, y, w, B, fit_intercept, weighted, store_r,
+                                   want_meat, want_info, bounds[gi], bounds[gi + 1],
+                                   block, R_out, g_s[gi], h_s[gi], m_s[gi])
+        else:
+            ll, em = _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r,
+                                        want_meat, want_info, bounds[gi], bounds[gi + 1],
+                                        block, R_out, g_s[gi], h_s[gi], m_s[gi])
         ll_s[gi] = ll
         em_s[gi] = em
-        g_s[gi] = gr
-        h_s[gi] = Hp
-        m_s[gi] = Mg
     Hp = sum_slots(h_s)
     M = sum_slots(m_s)
     H = np.zeros((mp, mp))
