@@ -397,6 +397,62 @@ def _unvech(acc, row, p, k, l, sign, out):
             t += 1
 
 
+@jit(fastmath=REASSOC)
+def _tiles_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat, lo, hi, T,
+                 R_out, gr, acc):
+    """Rows ``lo:hi`` of :func:`inference_pass_tiles`, into one group's zeroed slots
+    ``gr`` (m, p) and ``acc`` (nc, p(p+1)/2).  Returns ``(ll, max |η|)``."""
+    m, p = gr.shape
+    npair = m * (m + 1) // 2
+    nc, nq = acc.shape
+    Xt = np.zeros((p, T))
+    E = np.zeros((m, T))
+    P = np.zeros((m, T))
+    Qc = np.zeros((m, T))
+    R = np.zeros((m, T))
+    e0 = np.zeros(T)
+    mx = np.zeros(T)
+    wv = np.zeros(T)
+    C = np.zeros((nc, T))
+    Q = np.zeros((nq, T))
+    ll = 0.0
+    em = 0.0
+    for start in range(lo, hi, T):
+        rows = min(hi, start + T) - start
+        load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv)
+        lt, et = _tile_probabilities(B, Xt, y, start, rows, wv, E, P, Qc, e0, mx)
+        ll += lt
+        em = max(em, et)
+        for k in range(m):
+            for r in range(rows):
+                yk = 1.0 if y[start + r] == k + 1 else 0.0
+                R[k, r] = wv[r] * (yk - P[k, r])
+            for r in range(rows, T):
+                R[k, r] = 0.0
+            if store_r:
+                for r in range(rows):
+                    R_out[start + r, k] = R[k, r]
+        idx = 0
+        for k in range(m):
+            for l in range(k, m):
+                for r in range(T):
+                    C[idx, r] = wv[r] * P[k, r] * (Qc[k, r] if k == l else P[l, r])
+                if want_meat:  # w r_k r_l = R_k R_l / w
+                    for r in range(T):
+                        C[npair + idx, r] = (R[k, r] * R[l, r] / wv[r]
+                                             if wv[r] > 0.0 else 0.0)
+                idx += 1
+        t = 0
+        for a in range(p):
+            for b in range(a, p):
+                for r in range(T):
+                    Q[t, r] = Xt[a, r] * Xt[b, r]
+                t += 1
+        acc += np.dot(C, Q.T)
+        gr += np.dot(R, Xt.T)
+    return ll, em
+
+
 @pjit(fastmath=REASSOC)
 def inference_pass_tiles(X, y, w, B, fit_intercept, bounds, tile, want_meat, R_out):
     """:func:`inference_pass` for the multinomial case (m ≥ 2) and small p, by tiles.
@@ -424,60 +480,13 @@ def inference_pass_tiles(X, y, w, B, fit_intercept, bounds, tile, want_meat, R_o
     em_s = np.zeros(G)
     g_s = np.zeros((G, m, p))
     a_s = np.zeros((G, nc, nq))
+    # the per-group work lives in a serial helper, not inlined: a small parallel body
+    # compiles far faster
     for gi in prange(G):
-        Xt = np.zeros((p, T))
-        E = np.zeros((m, T))
-        P = np.zeros((m, T))
-        Qc = np.zeros((m, T))
-        R = np.zeros((m, T))
-        e0 = np.zeros(T)
-        mx = np.zeros(T)
-        wv = np.zeros(T)
-        C = np.zeros((nc, T))
-        Q = np.zeros((nq, T))
-        acc = np.zeros((nc, nq))
-        gr = np.zeros((m, p))
-        ll = 0.0
-        em = 0.0
-        lo = bounds[gi]
-        hi = bounds[gi + 1]
-        for start in range(lo, hi, T):
-            rows = min(hi, start + T) - start
-            load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv)
-            lt, et = _tile_probabilities(B, Xt, y, start, rows, wv, E, P, Qc, e0, mx)
-            ll += lt
-            em = max(em, et)
-            for k in range(m):
-                for r in range(rows):
-                    yk = 1.0 if y[start + r] == k + 1 else 0.0
-                    R[k, r] = wv[r] * (yk - P[k, r])
-                for r in range(rows, T):
-                    R[k, r] = 0.0
-                if store_r:
-                    for r in range(rows):
-                        R_out[start + r, k] = R[k, r]
-            idx = 0
-            for k in range(m):
-                for l in range(k, m):
-                    for r in range(T):
-                        C[idx, r] = wv[r] * P[k, r] * (Qc[k, r] if k == l else P[l, r])
-                    if want_meat:  # w r_k r_l = R_k R_l / w
-                        for r in range(T):
-                            C[npair + idx, r] = (R[k, r] * R[l, r] / wv[r]
-                                                 if wv[r] > 0.0 else 0.0)
-                    idx += 1
-            t = 0
-            for a in range(p):
-                for b in range(a, p):
-                    for r in range(T):
-                        Q[t, r] = Xt[a, r] * Xt[b, r]
-                    t += 1
-            acc += np.dot(C, Q.T)
-            gr += np.dot(R, Xt.T)
+        ll, em = _tiles_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat,
+                              bounds[gi], bounds[gi + 1], tile, R_out, g_s[gi], a_s[gi])
         ll_s[gi] = ll
         em_s[gi] = em
-        g_s[gi] = gr
-        a_s[gi] = acc
     acc = sum_slots(a_s)
     H = np.zeros((mp, mp))
     M = np.zeros((mp, mp)) if want_meat else np.zeros((1, 1))
