@@ -500,6 +500,71 @@ def inference_pass_tiles(X, y, w, B, fit_intercept, bounds, tile, want_meat, R_o
     return sum_slots(ll_s), sum_slots(g_s).reshape(-1), H, M, em_s.max()
 
 
+@jit
+def _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted, store_r,
+               want_info, want_meat, lo, hi, R_out, g_out, h_out, m_out):
+    """Rows ``lo:hi`` of :func:`inference_pass_csr`, into one group's slots ``g_out``
+    (m·p,), ``h_out`` (m·p, m·p) and ``m_out``.  Returns ``(ll, max |η|)``."""
+    m = B.shape[0]
+    p = d + 1 if fit_intercept else d
+    # sums in arrays of its own (they alias nothing), copied to the slots at the end
+    gr = np.zeros_like(g_out)
+    H = np.zeros_like(h_out)
+    Mg = np.zeros_like(m_out)
+    eta = np.zeros(m)
+    pr = np.zeros(m)
+    qr = np.zeros(m)
+    r = np.zeros(m)
+    ll = 0.0
+    em = 0.0
+    for i in range(lo, hi):
+        wi = w[i] if weighted else 1.0
+        a0 = indptr[i]
+        a1 = indptr[i + 1]
+        for k in range(m):
+            e = B[k, d] if fit_intercept else 0.0
+            for t in range(a0, a1):
+                e += data[t] * B[k, indices[t]]
+            eta[k] = e
+            if wi > 0.0 and abs(e) > em:
+                em = abs(e)
+        ll += wi * reference_probabilities(eta, y[i], pr, qr)
+        for k in range(m):
+            r[k] = (1.0 if y[i] == k + 1 else 0.0) - pr[k]
+            if store_r:
+                R_out[i, k] = wi * r[k]
+            for t in range(a0, a1):
+                gr[k * p + indices[t]] += wi * r[k] * data[t]
+            if fit_intercept:
+                gr[k * p + d] += wi * r[k]
+        for k in range(m if (want_info or want_meat) else 0):
+            for l in range(m):
+                c = wi * (pr[k] * qr[k] if k == l else -pr[k] * pr[l])
+                cm = wi * r[k] * r[l]
+                for t in range(a0, a1):
+                    ja = k * p + indices[t]
+                    xa = data[t]
+                    for u in range(a0, a1):
+                        jb = l * p + indices[u]
+                        H[ja, jb] += c * xa * data[u]
+                        if want_meat:
+                            Mg[ja, jb] += cm * xa * data[u]
+                    if fit_intercept:
+                        H[ja, l * p + d] += c * xa
+                        H[l * p + d, ja] += c * xa
+                        if want_meat:
+                            Mg[ja, l * p + d] += cm * xa
+                            Mg[l * p + d, ja] += cm * xa
+                if fit_intercept:
+                    H[k * p + d, l * p + d] += c
+                    if want_meat:
+                        Mg[k * p + d, l * p + d] += cm
+    g_out[:] = gr
+    h_out[:, :] = H
+    m_out[:, :] = Mg
+    return ll, em
+
+
 @pjit
 def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
                        want_meat, R_out, want_info=True):
@@ -515,63 +580,14 @@ def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
     g_s = np.zeros((G, mp))
     h_s = np.zeros((G, mp, mp))
     m_s = np.zeros((G, mm, mm))
+    # the per-group work lives in a serial helper, not inlined: a small parallel body
+    # compiles far faster
     for gi in prange(G):
-        H = np.zeros((mp, mp))
-        Mg = np.zeros((mm, mm))
-        gr = np.zeros(mp)
-        eta = np.zeros(m)
-        pr = np.zeros(m)
-        qr = np.zeros(m)
-        r = np.zeros(m)
-        ll = 0.0
-        em = 0.0
-        for i in range(bounds[gi], bounds[gi + 1]):
-            wi = w[i] if weighted else 1.0
-            a0 = indptr[i]
-            a1 = indptr[i + 1]
-            for k in range(m):
-                e = B[k, d] if fit_intercept else 0.0
-                for t in range(a0, a1):
-                    e += data[t] * B[k, indices[t]]
-                eta[k] = e
-                if wi > 0.0 and abs(e) > em:
-                    em = abs(e)
-            ll += wi * reference_probabilities(eta, y[i], pr, qr)
-            for k in range(m):
-                r[k] = (1.0 if y[i] == k + 1 else 0.0) - pr[k]
-                if store_r:
-                    R_out[i, k] = wi * r[k]
-                for t in range(a0, a1):
-                    gr[k * p + indices[t]] += wi * r[k] * data[t]
-                if fit_intercept:
-                    gr[k * p + d] += wi * r[k]
-            for k in range(m if (want_info or want_meat) else 0):
-                for l in range(m):
-                    c = wi * (pr[k] * qr[k] if k == l else -pr[k] * pr[l])
-                    cm = wi * r[k] * r[l]
-                    for t in range(a0, a1):
-                        ja = k * p + indices[t]
-                        xa = data[t]
-                        for u in range(a0, a1):
-                            jb = l * p + indices[u]
-                            H[ja, jb] += c * xa * data[u]
-                            if want_meat:
-                                Mg[ja, jb] += cm * xa * data[u]
-                        if fit_intercept:
-                            H[ja, l * p + d] += c * xa
-                            H[l * p + d, ja] += c * xa
-                            if want_meat:
-                                Mg[ja, l * p + d] += cm * xa
-                                Mg[l * p + d, ja] += cm * xa
-                    if fit_intercept:
-                        H[k * p + d, l * p + d] += c
-                        if want_meat:
-                            Mg[k * p + d, l * p + d] += cm
+        ll, em = _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted,
+                            store_r, want_info, want_meat, bounds[gi], bounds[gi + 1],
+                            R_out, g_s[gi], h_s[gi], m_s[gi])
         ll_s[gi] = ll
         em_s[gi] = em
-        g_s[gi] = gr
-        h_s[gi] = H
-        m_s[gi] = Mg
     return sum_slots(ll_s), sum_slots(g_s), sum_slots(h_s), sum_slots(m_s), em_s.max()
 
 
