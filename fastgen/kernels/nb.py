@@ -46,6 +46,7 @@ __all__ = [
     "LOG_TABLE_SIZE",
     "row_total",
     "log_total",
+    "LOG_MEMO_SIZE",
     "log_smoothed_row",
     "log_counts",
     "class_log_totals",
@@ -312,22 +313,39 @@ def log_total(counts_row, add):
     return np.log(row_total(counts_row) + add)
 
 
+#: Smallest counts whose entries :func:`log_smoothed_row` computes once per row.
+LOG_MEMO_SIZE = 64
+
+
+@jit(inline="always")
+def _log_entry(v, alpha, table):
+    """log(v + α): from ``table`` where v is an integer in [0, T), else ``np.log``."""
+    if v >= 0.0 and v < table.shape[0] and np.int64(v) == v:
+        return table[np.int64(v)]
+    return np.log(v + alpha)
+
+
 @jit
 def log_smoothed_row(counts_row, base, sign, alpha, shift, table, out_row, j0, j1):
     """out_j = log(base + sign·counts_j + α) − shift for j in ``j0:j1`` of one row.
 
     v = base + sign·counts_j that is an integer in [0, T) reads log(v + α) from
     ``table`` (T,) = log(arange(T) + α), computed by the caller with ``np.log``; other
-    values take ``np.log`` here.  A separate function (not a ``prange`` body) so that
-    it compiles to the same tight loop wherever it is called from."""
-    T = table.shape[0]
+    values take ``np.log`` here.  The entries of the counts 0 .. LOG_MEMO_SIZE − 1 are
+    computed once per call, by the same formula on the same v, and copied: a count
+    table is mostly small counts, and the Bernoulli log(N_k − F_kj + α), whose v is
+    near N_k, would otherwise take a logarithm for nearly every entry.  A separate
+    function (not a ``prange`` body) so that it compiles to the same tight loop
+    wherever it is called from."""
+    memo = np.empty(LOG_MEMO_SIZE)
+    for c in range(LOG_MEMO_SIZE):
+        memo[c] = _log_entry(base + sign * np.float64(c), alpha, table) - shift
     for j in range(j0, j1):
-        v = base + sign * counts_row[j]
-        if v >= 0.0 and v < T and np.int64(v) == v:
-            r = table[np.int64(v)]
+        c = counts_row[j]
+        if c >= 0.0 and c < LOG_MEMO_SIZE and np.int64(c) == c:
+            out_row[j] = memo[np.int64(c)]
         else:
-            r = np.log(v + alpha)
-        out_row[j] = r - shift
+            out_row[j] = _log_entry(base + sign * c, alpha, table) - shift
 
 
 #: Columns per work item of :func:`log_counts`.

@@ -23,6 +23,8 @@ __all__ = [
     "LOGS_MULTINOMIAL",
     "LOGS_BERNOULLI",
     "count_rows_ahead",
+    "count_plan",
+    "values_count_as_one",
     "nnz_balanced_bounds",
     "csr_class_tables",
     "csr_class_counts",
@@ -114,12 +116,28 @@ _MIN_ROWS_AHEAD = 2
 _MAX_ROWS_AHEAD = 16
 
 
+#: From this many stored values per row (on average), :func:`csr_class_tables` first
+#: checks whether every value counts as one (:func:`values_count_as_one`), and if so
+#: reads only the column indices.
+_SCAN_MIN_ROW = 16
+
+
+@jit
 def count_rows_ahead(nnz, n_rows):
     """How many rows ahead :func:`csr_class_tables` prefetches: about
     ``_VALUES_AHEAD`` stored values, so short rows (titles, queries) are fetched
     further ahead in rows than long ones.  Changes the speed only, never the result."""
     mean = max(1.0, nnz / max(1, n_rows))
-    return int(min(_MAX_ROWS_AHEAD, max(_MIN_ROWS_AHEAD, round(_VALUES_AHEAD / mean))))
+    return min(_MAX_ROWS_AHEAD, max(_MIN_ROWS_AHEAD, np.int64(round(_VALUES_AHEAD / mean))))
+
+
+@jit
+def count_plan(nnz, n_rows, col_blocks):
+    """The ``split`` argument of :func:`csr_class_tables`: (col_blocks, rows ahead,
+    whether to scan for values that all count as one: rows of ``_SCAN_MIN_ROW`` values
+    or more, where not reading the values saves more than the scan costs)."""
+    return (col_blocks, count_rows_ahead(nnz, n_rows),
+            nnz >= _SCAN_MIN_ROW * max(1, n_rows))
 
 
 @jit
@@ -182,6 +200,68 @@ def _count_class(indptr, indices, data, w, order, r0, r1, row, binarize, thresho
     return bad
 
 
+@jit
+def _count_class_ones(indptr, indices, w, order, r0, r1, row, j0, j1, whole, ahead):
+    """:func:`_count_class` where every stored value counts as one (v(x) = 1: x = 1,
+    or x above the threshold): row[j] += w_i, the values themselves not read."""
+    weighted = w.shape[0] > 0
+    for r in range(r0, r1):
+        if r + 4 * ahead < r1:
+            prefetch(indptr, order[r + 4 * ahead])
+        if r + ahead < r1:
+            q = order[r + ahead]
+            for t in range(indptr[q], indptr[q + 1], 16):  # 16 int32 indices a line
+                prefetch(indices, t)
+        i = order[r]
+        wi = w[i] if weighted else 1.0
+        if whole:
+            for p in range(indptr[i], indptr[i + 1]):
+                row[indices[p]] += wi
+        else:
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                if j >= j0 and j < j1:
+                    row[j] += wi
+
+
+#: Stored values per piece of the scan of :func:`values_count_as_one` (it stops after
+#: the first piece holding a value that does not count as one).
+_SCAN_PIECE = 1024
+
+#: The largest finite float64.
+_MAX_FINITE = 1.7976931348623157e308
+
+
+@jit
+def _all_within(data, lo, hi, a, b):
+    """Whether a <= data[p] <= b for p in ``lo:hi`` (False for a NaN), piece by piece:
+    a branch-free running maximum of the misses, which vectorises."""
+    for c in range(lo, hi, _SCAN_PIECE):
+        miss = 0.0
+        for p in range(c, min(hi, c + _SCAN_PIECE)):
+            x = data[p]
+            miss = max(miss, 0.0 if (x >= a) & (x <= b) else 1.0)
+        if miss != 0.0:
+            return False
+    return True
+
+
+@pjit
+def values_count_as_one(data, nnz, binarize, threshold):
+    """Whether v(x) = 1 for each of the first ``nnz`` stored values: x = 1 exactly, or
+    with ``binarize`` threshold < x < ∞ (so none is NaN, infinite or negative
+    either).  Reads the values in order, in 64 parallel ranges that each stop after
+    the first piece of ``_SCAN_PIECE`` values with one that does not count: on count
+    data (a 2 among the first values) it costs next to nothing."""
+    blocks = 64
+    a = np.nextafter(threshold, np.inf) if binarize else 1.0
+    b = _MAX_FINITE if binarize else 1.0
+    ok = np.ones(blocks, dtype=np.bool_)
+    for blk in prange(blocks):
+        ok[blk] = _all_within(data, nnz * blk // blocks, nnz * (blk + 1) // blocks, a, b)
+    return ok.all()
+
+
 @pjit
 def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split, logs,
                      out, log_a, log_b):
@@ -210,8 +290,10 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
     indptr, indices, data : the CSR arrays
     codes : (n,) int32 class codes in [0, K); w : (n,) float64 weights or empty (all 1)
     binarize : bool; threshold : float
-    split : (col_blocks, rows_ahead), both int >= 1: how the work is cut, not what is
-        computed
+    split : (col_blocks, rows_ahead, scan): how the work is done, not what is computed
+        (see :func:`count_plan`): column ranges per class row and prefetch distance,
+        both >= 1, and whether to look first for values that all count as one
+        (:func:`values_count_as_one`: then only the column indices are read)
     logs : (kind, alpha, shift, table)
         ``kind`` :data:`LOGS_NONE` (counts only), :data:`LOGS_MULTINOMIAL`:
         log θ_kj = log(F_kj + α) − log(Σ_j F_kj + α·d), the sum by
@@ -236,6 +318,8 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
     col_blocks = max(1, min(split[0], d))
     ahead = split[1]
     kind, alpha, shift, table = logs
+    nnz = indptr[indptr.shape[0] - 1]
+    ones = split[2] and values_count_as_one(data, nnz, binarize, threshold)
     order, start = class_order(codes, K)
     n_items = K * col_blocks
     bad = np.full(n_items, -1, dtype=np.int64)
@@ -248,8 +332,13 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
         j1 = d * (blk + 1) // col_blocks
         row = out[k]
         row[j0:j1] = 0.0
-        bad[it] = _count_class(indptr, indices, data, w, order, start[k], start[k + 1],
-                               row, binarize, threshold, j0, j1, whole, ahead)
+        if ones:
+            _count_class_ones(indptr, indices, w, order, start[k], start[k + 1], row, j0,
+                              j1, whole, ahead)
+        else:
+            bad[it] = _count_class(indptr, indices, data, w, order, start[k],
+                                   start[k + 1], row, binarize, threshold, j0, j1, whole,
+                                   ahead)
         if whole and kind == LOGS_MULTINOMIAL:
             log_smoothed_row(row, 0.0, 1.0, alpha, log_total(row, add), table, log_a[k],
                              0, d)
@@ -282,12 +371,10 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
     Returns ``(counts (K, d) float64, first_bad)`` as :func:`csr_class_tables` does.
     """
     n = indptr.shape[0] - 1
-    ahead = min(_MAX_ROWS_AHEAD, max(_MIN_ROWS_AHEAD, np.int64(
-        round(_VALUES_AHEAD / max(1.0, indptr[n] / max(1, n))))))
     out = np.empty((n_classes, n_features))
     none = np.empty((0, 0))
     first = csr_class_tables(indptr, indices, data, codes, w, binarize, threshold,
-                             (col_blocks, ahead),
+                             count_plan(indptr[n], n, col_blocks),
                              (LOGS_NONE, 1.0, np.empty((2, 0)), np.empty(0)),
                              out, none, none)
     return out, first

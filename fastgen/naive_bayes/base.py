@@ -29,7 +29,7 @@ from ..kernels.sparse import (
     LOGS_BERNOULLI,
     LOGS_NONE,
     argmax_f32_bound,
-    count_rows_ahead,
+    count_plan,
     csr_class_tables,
     csr_linear_argmax,
     csr_linear_argmax_f32,
@@ -188,14 +188,14 @@ _NO_LOGS = (LOGS_NONE, 1.0, np.empty((2, 0)), np.empty(0))
 
 
 def csr_count_split(X, K):
-    """(col_blocks, rows_ahead) of the CSR count kernel for X and K classes: at least
-    one work item per numba thread, and prefetches sized to X's rows.  Neither changes
-    the counts (see :func:`~fastgen.kernels.sparse.csr_class_tables`), so this may
+    """The ``split`` of the CSR count kernel for X and K classes (see
+    :func:`~fastgen.kernels.sparse.count_plan`): at least one work item per numba
+    thread, prefetches sized to X's rows.  None of it changes the counts, so this may
     follow the thread count."""
     import numba
 
     col_blocks = max(1, min(X.shape[1], -(-numba.get_num_threads() // K)))
-    return col_blocks, count_rows_ahead(X.nnz, X.shape[0])
+    return count_plan(X.nnz, X.shape[0], col_blocks)
 
 
 def reject_bad_values(X, first, model, *, negative=True):

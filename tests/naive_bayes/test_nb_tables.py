@@ -23,8 +23,9 @@ from fastgen.kernels.sparse import (
     LOGS_MULTINOMIAL,
     LOGS_NONE,
     _top_two,
-    count_rows_ahead,
+    count_plan,
     csr_class_tables,
+    values_count_as_one,
 )
 from fastgen.naive_bayes import bernoulli_nb_from_counts, multinomial_nb_from_counts
 
@@ -44,10 +45,13 @@ def count_problems(draw):
     rng = np.random.default_rng(seed)
     X = sp.random(n, d, density=draw(st.sampled_from([0.05, 0.3, 1.0])), format="csr",
                   random_state=rng)
-    if draw(st.booleans()):
+    values = draw(st.sampled_from(["ones", "counts", "fractions"]))
+    if values == "ones":  # binary: every value counts as one (the index-only pass)
+        X.data[:] = 1.0
+    elif values == "counts":
         X.data = np.floor(X.data * 6.0)  # integer counts, some stored zeros
     else:
-        X.data = X.data * 3.0
+        X.data = X.data * 3.0 + 0.25  # all above the threshold 0.5 only now and then
     if draw(st.booleans()):
         X.indices = X.indices.astype(np.int64)
         X.indptr = X.indptr.astype(np.int64)
@@ -85,17 +89,19 @@ def _numpy_counts(X, codes, w, K, binarize, threshold):
 @SETTINGS
 @given(problem=count_problems(), binarize=st.booleans(),
        kind=st.sampled_from([LOGS_NONE, LOGS_MULTINOMIAL, LOGS_BERNOULLI]),
-       col_blocks=st.integers(1, 40), ahead=st.integers(1, 20))
-def test_csr_tables_do_not_depend_on_the_split(problem, binarize, kind, col_blocks, ahead):
+       col_blocks=st.integers(1, 40), ahead=st.integers(1, 20), scan=st.booleans())
+def test_csr_tables_do_not_depend_on_the_split(problem, binarize, kind, col_blocks, ahead,
+                                               scan):
     """Counts and log tables are the same bits for every cut of the class rows into
-    column ranges and every prefetch distance, and match numpy: the counts
+    column ranges, every prefetch distance, and with or without the index-only pass
+    for values that all count as one; and they match numpy: the counts
     Σ w_i v(x_ij), log θ = log(N_kj + α) − log(Σ_j N_kj + α·d) and the Bernoulli pair
     log(F + α) − log(N + 2α), log(N − F + α) − log(N + 2α)."""
     X, codes, w, K = problem
     binarize = binarize or kind == LOGS_BERNOULLI  # F_kj <= N_k: binary features
     thr = 0.5 if binarize else 0.0
-    one = _tables(X, codes, w, K, binarize, thr, (1, 2), kind)
-    got = _tables(X, codes, w, K, binarize, thr, (col_blocks, ahead), kind)
+    one = _tables(X, codes, w, K, binarize, thr, (1, 2, False), kind)
+    got = _tables(X, codes, w, K, binarize, thr, (col_blocks, ahead, scan), kind)
     for a, b in zip(one[:3], got[:3]):
         assert a.shape == b.shape and a.tobytes() == b.tobytes()
     assert one[3] == got[3] == -1
@@ -123,7 +129,7 @@ def test_fused_logs_equal_the_separate_log_pass(problem, kind, col_blocks):
     X, codes, w, K = problem
     binarize = kind == LOGS_BERNOULLI
     counts, la, lb, _, N, table = _tables(X, codes, w, K, binarize, 0.5 * binarize,
-                                          (col_blocks, 3), kind)
+                                          (col_blocks, 3, True), kind)
     out = np.empty_like(counts)
     zeros = np.zeros(K)
     if kind == LOGS_MULTINOMIAL:
@@ -139,20 +145,22 @@ def test_fused_logs_equal_the_separate_log_pass(problem, kind, col_blocks):
 
 
 @SETTINGS
-@given(problem=count_problems(), col_blocks=st.integers(1, 5))
-def test_csr_tables_flag_the_first_bad_value(problem, col_blocks):
+@given(problem=count_problems(), col_blocks=st.integers(1, 5), binarize=st.booleans())
+def test_csr_tables_flag_the_first_bad_value(problem, col_blocks, binarize):
     """A NaN, an infinity or (without binarize) a negative value is reported by its
     position in ``data``: each class reports its first in row order, the lowest of
-    those wins (the lowest overall), whatever the split."""
+    those wins (the lowest overall), whatever the split, also among values that
+    otherwise all count as one."""
     X, codes, w, K = problem
     if X.nnz == 0:
         return
     X = X.copy()
     rng = np.random.default_rng(X.nnz)
     pos = np.sort(rng.choice(X.nnz, size=min(3, X.nnz), replace=False))
-    X.data[pos] = [np.nan, -1.0, np.inf][:pos.shape[0]]
-    got = {_tables(X, codes, w, K, False, 0.0, (cb, 2), LOGS_NONE)[3]
-           for cb in (1, col_blocks)}
+    bad = [np.nan, np.inf, np.nan] if binarize else [np.nan, -1.0, np.inf]
+    X.data[pos] = bad[:pos.shape[0]]
+    got = {_tables(X, codes, w, K, binarize, 0.0, (cb, 2, scan), LOGS_NONE)[3]
+           for cb in (1, col_blocks) for scan in (False, True)}
     assert got == {pos[0]}
 
 
@@ -246,13 +254,31 @@ def test_top_two_is_argmax_and_runner_up(values):
     assert second == (rest.max() if rest.size else -np.inf)
 
 
-def test_prefetch_distance_follows_the_row_length():
+def test_count_plan_follows_the_row_length():
     """About 160 stored values ahead, in whole rows: far ahead for titles, two rows for
-    long documents."""
-    assert count_rows_ahead(1_800_000, 200_000) == 16
-    assert count_rows_ahead(4_800_000, 200_000) == 7
-    assert count_rows_ahead(20_000_000, 200_000) == 2
-    assert count_rows_ahead(0, 0) == 16
+    long documents; the scan for values that all count as one from 16 values a row."""
+    assert count_plan(1_800_000, 200_000, 1) == (1, 16, False)
+    assert count_plan(4_800_000, 200_000, 3) == (3, 7, True)
+    assert count_plan(20_000_000, 200_000, 1) == (1, 2, True)
+    assert count_plan(0, 0, 1) == (1, 16, False)
+
+
+@SETTINGS
+@given(n=st.integers(0, 3000), where=st.floats(0.0, 1.0), binarize=st.booleans(),
+       bad=st.sampled_from([2.0, 0.0, 0.5, -1.0, np.nan, np.inf]))
+def test_values_count_as_one(n, where, binarize, bad):
+    """Every value 1 (or with binarize above 0.5 and finite), up to ``nnz``; one value
+    anywhere that does not count makes it False, one past ``nnz`` does not matter."""
+    data = np.ones(n + 1)
+    if binarize:
+        data[:n] = np.linspace(0.75, 9.0, n)
+    assert values_count_as_one(data, n, binarize, 0.5)
+    data[n] = bad
+    assert values_count_as_one(data, n, binarize, 0.5)
+    if n:
+        data[min(n - 1, int(where * n))] = bad
+        counts = (bad > 0.5 and bad < np.inf) if binarize else bad == 1.0
+        assert values_count_as_one(data, n, binarize, 0.5) == counts
 
 
 _SCRIPT = r"""
