@@ -508,9 +508,9 @@ def _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted, store
     m = B.shape[0]
     p = d + 1 if fit_intercept else d
     # sums in arrays of its own (they alias nothing), copied to the slots at the end
-    gr = np.zeros_like(g_out)
-    H = np.zeros_like(h_out)
-    Mg = np.zeros_like(m_out)
+    gr = np.zeros(g_out.shape[0])
+    H = np.zeros((h_out.shape[0], h_out.shape[1]))
+    Mg = np.zeros((m_out.shape[0], m_out.shape[1]))
     eta = np.zeros(m)
     pr = np.zeros(m)
     qr = np.zeros(m)
@@ -559,9 +559,13 @@ def _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted, store
                     H[k * p + d, l * p + d] += c
                     if want_meat:
                         Mg[k * p + d, l * p + d] += cm
-    g_out[:] = gr
-    h_out[:, :] = H
-    m_out[:, :] = Mg
+    for a in range(H.shape[0]):
+        g_out[a] = gr[a]
+        for b in range(H.shape[1]):
+            h_out[a, b] = H[a, b]
+    for a in range(Mg.shape[0]):
+        for b in range(Mg.shape[1]):
+            m_out[a, b] = Mg[a, b]
     return ll, em
 
 
