@@ -471,9 +471,11 @@ def _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize, thre
 def _top_two(acc):
     """(index, value) of acc's largest value, the first on ties (as ``np.argmax``), and
     the largest value among the other entries (-inf if there is none; equal to the
-    largest on ties).  Branch-free selects: with the branches of a running maximum
-    (about ln K data-dependent jumps per row) the argmax kernels on rows of 10 stored
-    values took 1.3-1.8× as long (see ``benchmarks/NOTES.md``)."""
+    largest on ties).  Branch-free selects, for :func:`csr_linear_argmax_f32`: with the
+    branches of a running maximum (about ln K data-dependent jumps per row) it took
+    1.2-1.8× as long on rows of 10-100 stored values.  :func:`_first_max` keeps the
+    branches: inlined into the shared row loop of the scoring kernels, this loop made
+    ``predict_proba`` slower (see ``benchmarks/NOTES.md``)."""
     best = 0
     top = acc[0]
     second = -np.inf
@@ -489,7 +491,11 @@ def _top_two(acc):
 @jit(inline="always")
 def _first_max(acc):
     """The index of acc's largest value, the first on ties (as ``np.argmax``)."""
-    return _top_two(acc)[0]
+    best = 0
+    for k in range(1, acc.shape[0]):
+        if acc[k] > acc[best]:
+            best = k
+    return best
 
 
 @pjit

@@ -375,8 +375,10 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
         log θ_kj = log(N_kj + α) − log(Σ_j N_kj + α·d),
         log π_k = log N_k − log Σ_k N_k   (``fit_prior``), or fixed / uniform.
 
-    The counts take one parallel pass over the stored values (dense or CSR), with
-    per-range (K, d) buffers merged in a fixed order.
+    The counts take one parallel pass over X: dense X in row ranges whose (K, d)
+    buffers are merged in a fixed order; CSR X by class, each class row of the counts
+    written by one work item, which also takes that row's logarithms (no buffers, no
+    merge, no second pass).  The result does not depend on the thread count.
 
     Parameters
     ----------
