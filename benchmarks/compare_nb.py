@@ -231,8 +231,9 @@ def _row(workload, fast, peer_name, peer, target=None, note="", floor=None,
         "peer_times": peer[1] if peer else None,
     }
     if floor:
-        row.update(floor="one read of X's CSR arrays + one write of a fresh (K, d) table",
-                   floor_times=floor[1])
+        what = "one read of X's CSR arrays + one write of a fresh (K, d) table"
+        row.update(floor=what, floor_times=floor[1],
+                   note=f"floor: {what} (read_write_floor)" + (f"; {note}" if note else ""))
     if baseline:
         row.update(baseline_s=baseline[0], baseline_times=baseline[1])
     return row

@@ -281,9 +281,9 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
     values of the row ``rows_ahead`` later are prefetched (see
     :func:`count_rows_ahead`).
 
-    The tables are the caller's (fresh ``np.empty`` arrays from numpy, which asks the
-    kernel for huge pages: the first write to fresh memory costs more than the rest
-    of the pass, see ``benchmarks/NOTES.md``), written in place.
+    The tables are the caller's, written in place: fresh ``np.empty`` arrays from
+    numpy, which asks the operating system for huge pages, so that the first writes
+    to fresh memory take few page faults (see ``benchmarks/NOTES.md``).
 
     Parameters
     ----------
@@ -471,11 +471,11 @@ def _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize, thre
 def _top_two(acc):
     """(index, value) of acc's largest value, the first on ties (as ``np.argmax``), and
     the largest value among the other entries (-inf if there is none; equal to the
-    largest on ties).  Branch-free selects, for :func:`csr_linear_argmax_f32`: with the
-    branches of a running maximum (about ln K data-dependent jumps per row) it took
-    1.2-1.8× as long on rows of 10-100 stored values.  :func:`_first_max` keeps the
-    branches: inlined into the shared row loop of the scoring kernels, this loop made
-    ``predict_proba`` slower (see ``benchmarks/NOTES.md``)."""
+    largest on ties).  Branch-free selects, for :func:`csr_linear_argmax_f32`: a running
+    maximum with branches takes about ln K data-dependent jumps per row, which short
+    rows cannot hide.  :func:`_first_max` keeps the branches, because this loop,
+    inlined into the row loop that ``predict_proba`` shares, slows it (numbers in
+    ``benchmarks/NOTES.md``)."""
     best = 0
     top = acc[0]
     second = -np.inf

@@ -169,8 +169,8 @@ def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, logs=
     if is_sparse(X):
         indptr, indices, data = csr_arrays(X)
         kind = LOGS_NONE if logs is None else logs[0]
-        # fresh tables from numpy (huge pages: the first touch of 4 KB pages, as numba's
-        # own arrays get them, costs more than the counting pass on short rows)
+        # fresh tables from numpy, which asks for huge pages (arrays numba allocates get
+        # 4 KB pages: a page fault per 4 KB on first touch)
         out = np.empty((K, d))
         log_a = np.empty((K, d) if kind != LOGS_NONE else (0, 0))
         log_b = np.empty((K, d) if kind == LOGS_BERNOULLI else (0, 0))
