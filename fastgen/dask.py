@@ -469,7 +469,7 @@ def _block_design(xb, yb, wb, classes, fit_intercept):
         raise ValueError(f"y has labels outside the classes {classes.tolist()}")
     w = check_sample_weight(wb, X.shape[0])
     keep = np.flatnonzero(w > 0) if w.shape[0] else np.arange(X.shape[0])
-    A, _ = _diag._design(X, fit_intercept, keep, np.ones(X.shape[1] + fit_intercept))
+    A, _ = _diag.separation_design(X, fit_intercept, keep, np.ones(X.shape[1] + fit_intercept))
     return A, codes[keep].astype(np.int64), keep
 
 

@@ -151,7 +151,7 @@ class SeparationResult:
         return self.separated
 
 
-def _design(X, fit_intercept, keep, scale=None):
+def separation_design(X, fit_intercept, keep, scale=None):
     """X̃ = [X, 1] on the rows ``keep`` (None: all) as CSR with its columns divided by
     their max |x̃| (or by ``scale``, where the scales are taken over more rows than
     these: zero scales leave a column at zero), and the scales."""
@@ -355,7 +355,7 @@ def separation_of(X, codes, w, classes, fit_intercept, feature_names=None):
     codes = np.asarray(codes, dtype=np.int64)
     if keep is not None:
         codes = codes[keep]
-    A, _ = _design(X, fit_intercept, keep)
+    A, _ = separation_design(X, fit_intercept, keep)
     opt, D, complete = _separation_lp(A, codes, K)
     return separation_result(opt, D, complete, classes, X.shape[1], fit_intercept,
                              feature_names)
