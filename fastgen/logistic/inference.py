@@ -815,7 +815,7 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     if ci == "profile":
         if K > 2:
             raise ValueError("ci='profile' is implemented for binary models only")
-        from .firth import profile_inference
+        from .firth_profile import profile_inference
 
         profile, lrp = profile_inference(
             data, codes, w, B[0], cov[np.argsort(perm)][:, np.argsort(perm)], alpha,

@@ -22,7 +22,7 @@ import scipy.stats
 from scipy.special import expit, log_expit
 
 import fastgen
-from fastgen.logistic import firth
+from fastgen.logistic import firth, firth_profile
 
 firthmodels = pytest.importorskip("firthmodels")
 datasets = pytest.importorskip("sklearn.datasets")
@@ -326,14 +326,14 @@ def test_no_bound_without_a_converged_fit(monkeypatch):
     m, _ = _fit(X, y)
     bhat = _beta(m)
     se = fastgen.logistic_inference(m, X, y).bse[1]
-    constrained = firth._constrained
+    constrained = firth_profile._constrained
 
     def failing(obj, beta_start, j, b, sw, tol, max_iter):
         st, U, conv = constrained(obj, beta_start, j, b, sw, tol, max_iter)
         # beyond 1.5 estimated standard errors on the upper side, nothing converges
         return st, U, conv and not (j == 0 and b > bhat[0] + 1.5 * se)
 
-    monkeypatch.setattr(firth, "_constrained", failing)
+    monkeypatch.setattr(firth_profile, "_constrained", failing)
     with pytest.warns(fastgen.ConvergenceWarning, match="did not converge"):
         res = fastgen.logistic_inference(m, X, y, ci="profile")
     assert np.isnan(res.profile_ci[1, 1])
@@ -351,7 +351,7 @@ def test_non_monotone_profile_warns(monkeypatch):
     m, res0, _ = _profile(X, y)
     b_hat = m.coef[0, 0]
     span = res0.profile_ci[1, 1] - b_hat
-    point = firth._profile_point
+    point = firth_profile._profile_point
     amp, k = 2.5, 2.5  # +2.5 at the bound: above the estimate's value there
 
     def wiggled(obj, base, st_hat, j, b, *args):
@@ -365,6 +365,6 @@ def test_non_monotone_profile_warns(monkeypatch):
         U[0] += amp * np.pi * k / span * np.sin(2 * np.pi * k * t)
         return st, U, several
 
-    monkeypatch.setattr(firth, "_profile_point", wiggled)
+    monkeypatch.setattr(firth_profile, "_profile_point", wiggled)
     with pytest.warns(fastgen.ConvergenceWarning, match="not monotone"):
         fastgen.logistic_inference(m, X, y, ci="profile")
