@@ -40,7 +40,7 @@ from .params import CollinearityWarning, ConvergenceWarning, LogisticParams
 __all__ = ["fit_logistic", "irls_step", "logistic_loss_grad_hess", "FitOptions",
            "check_fit_options", "FitInputs", "prepare_inputs", "prior_start",
            "initial_coefficients", "ParamsSpec", "params_from_result",
-           "check_collinearity"]
+           "check_collinearity", "fit_from_data"]
 
 
 # --------------------------------------------------------------------------- assembly
@@ -231,6 +231,30 @@ def check_collinearity(objective, data, l2, feature_names=None, what="fit_logist
     return col
 
 
+def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights,
+                  separation, explicit=None, feature_names=None, what="fit_logistic",
+                  confirm_collinearity=True) -> LogisticParams:
+    """The fit of every logistic data source: objective → :func:`newton_solve` from
+    ``beta0`` (K', p) → collinearity check (unless stopped by separation) →
+    :func:`params_from_result`.
+
+    ``data`` implements :class:`~fastgen.logistic.data.LogisticData` (in memory, or the
+    summed blocks of ``fastgen.dask``); ``separation()`` runs the exact separation test
+    on the same sample; ``explicit`` as for
+    :func:`~fastgen.logistic.objectives.make_objective`; ``feature_names`` and ``what``
+    name the columns and the caller in warnings.
+    """
+    K = spec.classes.shape[0]
+    obj = make_objective(data, opt.l2, K, explicit=explicit)
+    result = newton_solve(obj, beta0[0] if K == 2 else beta0, max_iter=opt.max_iter,
+                          tol=opt.tol, sum_weights=sum_weights, l2=opt.l2,
+                          separation=separation, what=what)
+    if result.cause != "separation":
+        check_collinearity(obj, data, opt.l2, feature_names, what=what,
+                           confirm=confirm_collinearity)
+    return params_from_result(result, obj, spec)
+
+
 def _feature_names_of(X):
     """Column names of a DataFrame-like X (strings), else None."""
     cols = getattr(X, "columns", None)
@@ -344,20 +368,15 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     feature_names = feature_names_of(X)
     names = _feature_names_of(X)
     inp = prepare_inputs(X, y, sample_weight)
-    K = inp.classes.shape[0]
     data = InMemoryData(inp.X, inp.codes, inp.w, opt.fit_intercept)
     B0 = initial_coefficients(init, inp.classes, data.d, opt.fit_intercept, inp.codes, inp.w)
-    obj = make_objective(data, opt.l2, K)
 
     def separation():
         return separation_of(inp.X, inp.codes, inp.w, inp.classes, opt.fit_intercept, names)
 
-    result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=opt.max_iter, tol=opt.tol,
-                          sum_weights=inp.sum_weights, l2=opt.l2, separation=separation)
-    if result.cause != "separation":
-        check_collinearity(obj, data, opt.l2, names)
-    params = params_from_result(
-        result, obj, ParamsSpec(inp.classes, data.d, opt.fit_intercept, opt.l2, inp.X.dtype))
+    params = fit_from_data(
+        data, ParamsSpec(inp.classes, data.d, opt.fit_intercept, opt.l2, inp.X.dtype), B0,
+        opt, sum_weights=inp.sum_weights, separation=separation, feature_names=names)
     return attach_feature_names(params, feature_names)
 
 
