@@ -52,6 +52,11 @@ _SUBMODULES = frozenset({
 
 
 def __getattr__(name):
+    if name == "__version__":  # read from the package metadata on first use
+        from ._version import version
+
+        globals()["__version__"] = value = version()
+        return value
     import importlib
 
     module = _LAZY.get(name) or _UNLISTED.get(name)
@@ -67,7 +72,5 @@ def __getattr__(name):
 def __dir__():
     return sorted(set(globals()) | set(__all__) | _SUBMODULES | set(_UNLISTED))
 
-
-__version__ = "0.1.0"
 
 __all__ = ["RuntimeSetupWarning", *_LAZY]

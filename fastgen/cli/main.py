@@ -12,6 +12,9 @@ Commands
 ``fastgen fit`` / ``fastgen predict`` / ``fastgen info``
     Fit a model on a CSV file and save its params; predict for a CSV file; describe a
     saved params file.
+``fastgen docs``
+    Build the documentation of a source checkout once, into a cache, and print or open
+    its index page.
 ``fastgen compile``
     Compile the kernels of chosen model families and dtypes into numba's cache ahead of
     time (what a Dockerfile or a cluster's start-up script runs).
@@ -147,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fastgen",
         description="Generative classifiers (GDA, naive Bayes) and IRLS logistic regression.",
     )
+    import fastgen
+
+    parser.add_argument("--version", action="version", version=f"fastgen {fastgen.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("demo", help="fit LDA and QDA on the bundled iris data and report")
     p.set_defaults(func=commands.demo)
@@ -248,7 +254,28 @@ def build_parser() -> argparse.ArgumentParser:
                                    "and array shapes of a params file.")
     p.add_argument("params", metavar="PARAMS")
     p.set_defaults(func=commands.info)
+
+    p = sub.add_parser(
+        "docs", help="build the documentation once (cached) and print or open its index",
+        description=_wrap("Build the HTML documentation of this source checkout into a "
+                          "cache directory, once: later runs reuse it until the sources "
+                          "change.  Prints the path of index.html.  Needs sphinx and "
+                          "numpydoc (the docs or test extra)."))
+    p.add_argument("--open", action="store_true", help="open index.html in a web browser")
+    p.add_argument("--dir", metavar="DIR",
+                   help="cache directory (default: $FASTGEN_DOCS_DIR, else "
+                        "~/.cache/fastgen/docs)")
+    p.add_argument("--rebuild", action="store_true", help="build even if up to date")
+    p.add_argument("--strict", action="store_true",
+                   help="turn Sphinx warnings into errors (as the tests build the site)")
+    p.set_defaults(func=_docs)
     return parser
+
+
+def _docs(args):
+    from .docs import run
+
+    return run(args)
 
 
 def main(argv=None) -> int:
