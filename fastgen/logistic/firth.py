@@ -50,6 +50,7 @@ from .data import column_abs_max
 from .inference import InferenceData, remember_fit_pass
 from .objectives import Evaluation, check_curvature_diagonal, column_scales
 from .params import ConvergenceWarning, LogisticParams
+from .ridge import ridge_fit
 
 __all__ = ["fit_firth", "firth_null_loglik", "MAX_STEP"]
 
@@ -218,9 +219,7 @@ class _Penalised:
         One pass over X in row chunks: B by one BLAS product per chunk, G by
         :func:`fastgen.kernels.inference.firth_packed_products` (``rows · p(p+1)/2 ×
         p`` multiply-adds, the pass's cost, split over numba's threads, each calling
-        BLAS on one thread).  The numpy form of the same products (P built by slices,
-        one BLAS product on the fit's one BLAS thread) took 1.29 against 0.82 ms per
-        chunk of 939 rows at p = 31 on 2 cores.
+        BLAS on one thread; faster than the numpy form, see benchmarks/NOTES.md).
         """
         d = self.data
         p = d.p
@@ -229,9 +228,7 @@ class _Penalised:
         B = np.zeros((p, p))
         step = max(16, _CURVATURE_CHUNK_BYTES // (8 * (m + 2 * p)))
         # numba's threads by the pass's own work (p(p+1)/2 · n · p multiply-adds), not
-        # by X's size, which puts a small X's passes on one thread: breast cancer's
-        # 569 × 31 took 0.78 ms on two threads against 1.21 ms on one (wine's 178 × 14:
-        # 0.150 against 0.155 ms)
+        # by X's size, which would put a small X's (costly) pass on one thread
         with blas_single_thread(), threads_for_work(m * d.n * p // 64):
             for r0 in range(0, d.n, step):
                 self._curvature_chunk(st, r0, min(d.n, r0 + step), B, G)
@@ -370,15 +367,21 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
 def firth_null_loglik(counts, penalty_weight=0.5):
     r"""Penalised log-likelihood of the intercept-only model, in closed form.
 
-    With total weight N, N₁ of it on class 1: I(b) = N·π(1−π), and the modified score
-    N₁ − Nπ + 2·pw·(½ − π) = 0 gives :math:`\hat\pi = (N_1 + pw)/(N + 2\,pw)`.
+    With total weight N, N_k of it on class k (K classes, m = K − 1 free intercepts):
+    log det I = m log N + Σ_k log π_k, and the modified score gives
+    :math:`\hat\pi_k = (N_k + pw)/(N + K\,pw)` (binary: :math:`(N_1 + pw)/(N + 2pw)`).
     """
     counts = np.asarray(counts, dtype=np.float64)
     N = float(counts.sum())
-    n1 = float(counts[1])
-    pi = (n1 + penalty_weight) / (N + 2.0 * penalty_weight)
-    ll = n1 * np.log(pi) + (N - n1) * np.log1p(-pi)
-    return float(ll + penalty_weight * np.log(N * pi * (1.0 - pi)))
+    K = counts.shape[0]
+    if K == 2:
+        n1 = float(counts[1])
+        pi = (n1 + penalty_weight) / (N + 2.0 * penalty_weight)
+        ll = n1 * np.log(pi) + (N - n1) * np.log1p(-pi)
+        return float(ll + penalty_weight * np.log(N * pi * (1.0 - pi)))
+    pi = (counts + penalty_weight) / (N + K * penalty_weight)
+    ll = float(np.sum(counts * np.log(pi)))
+    return float(ll + penalty_weight * ((K - 1) * np.log(N) + np.sum(np.log(pi))))
 
 
 def _initial(init, classes, d, fit_intercept, codes, w):
@@ -488,10 +491,10 @@ def _ridge_start(X, codes, w, fit_intercept):
     (weighted) standard deviation, in X's units; None if that fit fails.
 
     Finite under separation, and equivariant: rescaling a column of X rescales its
-    start by the inverse factor, so the start set does not depend on the units."""
+    start by the inverse factor, so the start set does not depend on the units.
+    Binary codes give a (p,) vector, more classes a (K, p) array in the symmetric
+    (centred) layout."""
     import scipy.sparse as sp
-
-    from .api import fit_logistic
 
     n = X.shape[0]
     wv = w if w.shape[0] else np.ones(n)
@@ -508,12 +511,13 @@ def _ridge_start(X, codes, w, fit_intercept):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r = fit_logistic(Xs, codes, l2=RIDGE_START_L2, fit_intercept=fit_intercept,
-                             sample_weight=w if w.shape[0] else None)
+            B = ridge_fit(Xs, codes, w, fit_intercept, RIDGE_START_L2)
     except (ValueError, np.linalg.LinAlgError):
         return None
-    beta = np.r_[np.asarray(r.coef[0], dtype=np.float64) / sd,
-                 np.asarray(r.intercept, dtype=np.float64)[:1] if fit_intercept else []]
+    d = X.shape[1]
+    B = B.reshape(-1, B.shape[-1])
+    beta = np.column_stack([B[:, :d] / sd, B[:, d:]])
+    beta = beta[0] if B.shape[0] == 1 else beta
     return beta if np.all(np.isfinite(beta)) else None
 
 
