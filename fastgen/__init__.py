@@ -16,27 +16,8 @@ from ._runtime import RuntimeSetupWarning
 # Everything else is imported on first use (PEP 562 ``__getattr__`` below): a first
 # ``fit_gda`` loads the GDA modules only, not naive Bayes, logistic regression, their
 # kernels or scipy.sparse, and ``import fastgen`` itself costs little beyond numba.
-# Submodule -> the public names it defines; ``__all__`` is this table plus
-# RuntimeSetupWarning.
-_PUBLIC = {
-    "io": ("ParamsFileError", "load_feature_names", "save_params", "load_params"),
-    "scoring": ("joint_log_likelihood", "predict_log_proba", "predict_proba", "predict"),
-    # --- Gaussian discriminant analysis ---
-    "gda": ("GDAParams", "SingularCovarianceError", "fit_gda", "gda_from_moments",
-            "linear_discriminant", "lda_transform"),
-    "moments": ("ClassMoments", "class_moments", "merge_moments"),
-    # --- naive Bayes ---
-    "naive_bayes": ("AlphaClippedWarning", "GaussianNBParams", "BernoulliNBParams",
-                    "MultinomialNBParams", "ComplementNBParams", "CategoricalNBParams",
-                    "fit_gaussian_nb", "fit_bernoulli_nb", "fit_multinomial_nb",
-                    "fit_complement_nb", "fit_categorical_nb", "gaussian_nb_from_moments"),
-    "streaming": ("NBCounts", "nb_counts", "merge_counts", "nb_from_counts"),
-    # --- logistic regression ---
-    "logistic": ("ConvergenceWarning", "LogisticParams", "fit_logistic", "irls_step",
-                 "LogisticInference", "logistic_inference", "PerfectSeparationWarning",
-                 "CollinearityWarning", "detect_separation", "SeparationResult"),
-}
-_LAZY = {name: module for module, names in _PUBLIC.items() for name in names}
+# The table of public names (submodule -> names) is fastgen/_public.py.
+from ._public import LAZY as _LAZY
 
 # ``fastgen.compile(...)`` fills numba's cache ahead of time (fastgen/_compile.py).  It
 # resolves like the names above but stays out of ``__all__``: ``from fastgen import *``

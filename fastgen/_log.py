@@ -33,6 +33,8 @@ import os
 import sys
 import threading
 
+from ._public import LAZY
+
 __all__ = ["LOGGER_NAME", "get_logger", "compile_message", "watch_compiles",
            "on_compile", "announce"]
 
@@ -120,15 +122,12 @@ def _public_caller(frame):
     frame whose function is one of fastgen's public names; failing that the outermost
     frame of a fastgen module (adapters such as :mod:`fastgen.dask`); None when fastgen
     is not on the stack."""
-    import fastgen
-
-    public = getattr(fastgen, "_LAZY", {})
     named = other = None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module == "fastgen" or module.startswith("fastgen."):
             code = frame.f_code
-            if code.co_name in public:
+            if code.co_name in LAZY:
                 named = code.co_name
             elif not module.startswith(_NOT_ENTRY_POINTS):
                 other = getattr(code, "co_qualname", code.co_name)

@@ -25,7 +25,28 @@ import sys
 
 import numpy as np
 
-from .kernels.labels import _SCAN_BLOCK, first_nonfinite, int_label_codes, nonfinite_block
+from ._runtime import configure_process
+from ._validation_arrays import (  # noqa: F401 - report_nonfinite, _kernel_view re-exported
+    _check_fits,
+    _check_size_and_dtype,
+    _kernel_view,
+    _missing_name,
+    _report_nonfinite,
+    is_sparse,
+    report_nonfinite,
+)
+from ._validation_labels import LABEL_TYPES, check_y  # noqa: F401 - re-exported
+from ._validation_names import (  # noqa: F401 - re-exported
+    _listed,
+    check_feature_names,
+    feature_names_of,
+    merged_feature_names,
+)
+from ._validation_sparse import (  # noqa: F401 - re-exported
+    _check_csr,
+    check_csr_indices,
+    csr_arrays,
+)
 
 __all__ = [
     "check_X",
@@ -38,61 +59,17 @@ __all__ = [
     "check_merge_operands",
     "is_sparse",
     "csr_arrays",
+    "check_csr_indices",
     "feature_names_of",
     "check_feature_names",
     "merged_feature_names",
 ]
 
-_FLOAT_TYPES = (np.float32, np.float64)
-
-
-def is_sparse(X) -> bool:
-    """True for any scipy sparse matrix or array.
-
-    scipy.sparse is not imported here (it costs a noticeable part of ``import fastgen``):
-    if nobody has imported it, X cannot be a sparse matrix.
-    """
-    sparse = sys.modules.get("scipy.sparse")
-    return sparse is not None and sparse.issparse(X)
-
-
-def _dense_dtype(dtype: np.dtype, name: str) -> np.dtype:
-    if dtype.kind == "c":
-        raise ValueError(f"{name} has complex dtype {dtype}; only real-valued data is supported")
-    if dtype.kind not in "biuf":
-        raise ValueError(
-            f"{name} has dtype {dtype}; expected a real numeric dtype (float, int or bool)"
-        )
-    if dtype.type in _FLOAT_TYPES:
-        return dtype
-    return np.dtype(np.float64)
-
-
-def _first_nonfinite_flat(a: np.ndarray) -> int:
-    """Index of the first NaN/inf of a contiguous 1-D float array, or -1."""
-    if a.dtype.type not in _FLOAT_TYPES:  # long double: no kernel specialisation
-        bad = np.flatnonzero(~np.isfinite(a))
-        return int(bad[0]) if bad.size else -1
-    a = _kernel_view(a)  # one specialisation for read-only inputs too
-    if a.shape[0] < 2 * _SCAN_BLOCK:  # too small to be worth waking the thread pool
-        return int(first_nonfinite(a))
-    if a.dtype == np.float64:
-        b = nonfinite_block(a.view(np.int64), np.int64(0x7FF0000000000000))
-    else:
-        b = nonfinite_block(a.view(np.int32), np.int32(0x7F800000))
-    if b < 0:
-        return -1
-    lo = b * _SCAN_BLOCK
-    return lo + int(first_nonfinite(a[lo:lo + _SCAN_BLOCK]))
-
-
-def _report_nonfinite(A: np.ndarray, name: str) -> None:
-    """Raise naming the first non-finite entry of a C-contiguous 2-D float array."""
-    flat = _first_nonfinite_flat(A.reshape(-1))
-    if flat >= 0:
-        i, j = divmod(int(flat), A.shape[1])
-        what = "NaN" if np.isnan(A[i, j]) else "infinity"
-        raise ValueError(f"{name} contains {what} at row {i}, column {j}")
+# fastgen's process set-up (fastgen/_runtime.py): the kernels configure numba
+# themselves when the first one is imported; fastgen's own part (the compile notice
+# and its logger) is added here, because every public call validates its input
+# through this module before it runs a kernel.
+configure_process()
 
 
 def check_X(
@@ -103,6 +80,7 @@ def check_X(
     dtype=None,
     min_samples: int = 1,
     finite: bool = True,
+    csr_indices: bool = True,
 ):
     """Validate and convert a 2-D data matrix.
 
@@ -124,6 +102,12 @@ def check_X(
         its way through X) passes False and then calls :func:`check_finite_result` or
         :func:`report_nonfinite`, saving a full read of X; the caller's contract is
         unchanged.
+    csr_indices : bool
+        Scan the column indices of CSR X now (with int32 indices; other sparse input is
+        always scanned).  A caller whose kernel checks each index before it uses it
+        passes False and, when the kernel reports a bad row, calls
+        :func:`check_csr_indices` for the message, saving a full read of the indices.
+        The row pointers are checked either way.
 
     Returns
     -------
@@ -136,7 +120,7 @@ def check_X(
                 f"pass a dense array (e.g. {name}.toarray()) if it fits in memory"
             )
         return _check_csr(X, name=name, dtype=dtype, min_samples=min_samples,
-                          finite=finite)
+                          finite=finite, csr_indices=csr_indices)
     if isinstance(X, np.ndarray):
         A = X
     else:
@@ -158,21 +142,6 @@ def check_X(
     if finite:
         _report_nonfinite(A, name)
     return _kernel_view(A)
-
-
-def _missing_name(v):
-    """How to name ``v`` if it is a missing-value marker (None, NaN, pd.NA, NaT), else
-    None."""
-    if v is None:
-        return "None"
-    kind = type(v).__name__
-    if kind in ("NAType", "NaTType"):
-        return "pd.NA" if kind == "NAType" else "NaT"
-    if isinstance(v, (float, np.floating)) and v != v:
-        return "NaN"
-    if isinstance(v, (np.datetime64, np.timedelta64)) and np.isnat(v):
-        return "NaT"
-    return None
 
 
 def _column_label(X, j):
@@ -244,387 +213,6 @@ def check_finite_result(X: np.ndarray, *results, name: str = "X",
         f"{name} has values so large that their squares overflow float64; rescale the "
         f"features (e.g. divide by their standard deviation)"
     )
-
-
-def _number(v):
-    """A float for a message, long doubles beyond float64's range included."""
-    if np.asarray(v).dtype.itemsize <= 8 or abs(v) <= np.finfo(np.float64).max:
-        return f"{float(v):g}"
-    return str(v)
-
-
-def _fits_hint(target):
-    if target == np.float32:
-        return " (the dtype the model was fitted in)"
-    return " (fastgen computes in float64 at most; rescale the features)"
-
-
-def _check_fits(A: np.ndarray, target: np.dtype, name: str) -> None:
-    """Raise if a finite value of A (dense, or CSR) overflows the narrower float dtype
-    ``target``."""
-    big = np.finfo(target).max
-    if is_sparse(A):
-        over = np.flatnonzero(np.abs(A.data) > big)
-        if over.size:
-            pos = int(over[0])
-            row = int(np.searchsorted(A.indptr, pos, side="right") - 1)
-            raise ValueError(
-                f"{name} value at row {row}, column {int(A.indices[pos])} "
-                f"({_number(A.data[pos])}) overflows {target}"
-                + _fits_hint(target)
-            )
-        return
-    for r0 in range(0, A.shape[0], 65536):  # bounded temporaries
-        blk = np.abs(A[r0:r0 + 65536]) > big
-        if blk.any():
-            i, j = np.argwhere(blk)[0]
-            raise ValueError(
-                f"{name} value at row {r0 + i}, column {j} ({_number(A[r0 + i, j])}) overflows "
-                f"{target}"
-                + _fits_hint(target)
-            )
-
-
-def _kernel_view(A: np.ndarray) -> np.ndarray:
-    """A writeable-flagged alias of a read-only array (no copy).
-
-    numba compiles a separate specialisation of every kernel for read-only arrays, which
-    would double compile time for memmaps and other read-only inputs.  Kernels never
-    write to their inputs, so they get an alias that carries the same memory with the
-    writeable flag set; the caller's array object itself is untouched.
-    """
-    if A.flags.writeable:
-        return A
-    iface = dict(A.__array_interface__)
-    iface["data"] = (iface["data"][0], False)
-
-    class _Alias:
-        __array_interface__ = iface
-
-        def __init__(self, base):
-            self.base = base  # keeps the memory alive as long as the alias
-
-    return np.asarray(_Alias(A))
-
-
-def _check_size_and_dtype(X, name, dtype, min_samples):
-    """Check the shape of 2-D X (dense or CSR) and its dtype; return the dtype to
-    compute in (``dtype`` if given, else X's own float dtype, other reals as float64)."""
-    n, d = X.shape
-    if n < min_samples:
-        raise ValueError(f"{name} has {n} rows; at least {min_samples} required")
-    if d == 0:
-        raise ValueError(f"{name} has 0 features (shape {X.shape}); at least 1 required")
-    target = np.dtype(dtype) if dtype is not None else _dense_dtype(X.dtype, name)
-    if dtype is not None:
-        _dense_dtype(X.dtype, name)
-    return target
-
-
-def _check_csr(X, *, name, dtype, min_samples, finite=True):
-    target = _check_size_and_dtype(X, name, dtype, min_samples)
-    fmt = X.format
-    # scipy trusts the arrays of a sparse matrix: broken ones make its own conversions
-    # and every kernel read or write outside them, so they are checked before any use
-    if fmt in ("csr", "csc"):
-        X = _check_compressed(X, name)
-    elif fmt == "coo":
-        _check_coo(X, name)
-    if fmt != "csr":
-        X = X.tocsr()  # a new object: the caller's matrix is untouched
-    copied = fmt != "csr"
-    if X.dtype.kind == "f" and X.dtype.itemsize > target.itemsize:
-        report_nonfinite(X, name)  # before the cast turns a large value into infinity
-        _check_fits(X, target, name)
-    if X.dtype != target:
-        X = X.astype(target)
-        copied = True
-    if X.indices.dtype not in (np.int32, np.int64) or X.indptr.dtype != X.indices.dtype:
-        X = X.copy() if not copied else X
-        X.indices = X.indices.astype(np.int64)
-        X.indptr = X.indptr.astype(np.int64)
-        copied = True
-    if not X.has_canonical_format:
-        X = X.copy() if not copied else X
-        X.sum_duplicates()  # sorts indices and merges duplicates, on our copy
-        copied = True
-    if finite:
-        report_nonfinite(X, name)
-    return X
-
-
-#: Matrices with fewer stored values are checked by numpy (no kernel to compile); larger
-#: ones by one parallel read of the indices (numpy's min and max would take two), in
-#: pieces of _STRUCTURE_PIECE_NNZ values (at most 64).
-_STRUCTURE_KERNEL_NNZ = 1 << 19
-_STRUCTURE_PIECE_NNZ = 1 << 18
-
-
-def _check_compressed(X, name):
-    """Check the three arrays of a CSR (or CSC) matrix; return the matrix.
-
-    Raises a ValueError naming the problem (and the row, or column for CSC): index
-    arrays of the wrong type or length, an ``indptr`` that does not start at 0, does
-    not end at the number of stored values or decreases (the first such row), or an
-    index outside the matrix (the first stored one).  Storage beyond ``indptr[-1]`` is
-    dropped as scipy drops it (``prune``), without a copy.
-    """
-    csc = X.format == "csc"
-    major, minor = ("column", "row") if csc else ("row", "column")
-    n_major, n_minor = (X.shape[1], X.shape[0]) if csc else X.shape
-    what = f"{name} (a {X.format.upper()} matrix)"
-    indptr, indices, data = X.indptr, X.indices, X.data
-    for arr, arr_name in ((indptr, "indptr"), (indices, "indices"), (data, "data")):
-        if not isinstance(arr, np.ndarray) or arr.ndim != 1:
-            raise ValueError(f"{what} has a {arr_name} that is not a 1-D array")
-    for arr, arr_name in ((indptr, "indptr"), (indices, "indices")):
-        if arr.dtype.kind not in "iu":
-            raise ValueError(f"{what} has {arr_name} of dtype {arr.dtype}; expected integers")
-    if indptr.shape[0] != n_major + 1:
-        raise ValueError(
-            f"{what} has {n_major} {major}s but an indptr of length {indptr.shape[0]}; "
-            f"it must have length {n_major + 1}"
-        )
-    if indices.shape[0] != data.shape[0]:
-        raise ValueError(
-            f"{what} has {indices.shape[0]} indices but {data.shape[0]} data values; "
-            f"they must match"
-        )
-    if indptr[0] != 0:
-        raise ValueError(f"{what} has indptr[0] = {indptr[0]}; it must be 0")
-    nnz = int(indptr[-1])
-    if not 0 <= nnz <= indices.shape[0]:
-        raise ValueError(
-            f"{what} has indptr[-1] = {nnz} but {indices.shape[0]} stored values; "
-            f"indptr[-1] must be the number of stored values"
-        )
-    if nnz < indices.shape[0]:  # unused storage at the end: views of the used part
-        indices, data = indices[:nnz], data[:nnz]
-        X = type(X)((data, indices, indptr), shape=X.shape, copy=False)
-    ptr = indptr.astype(np.int64, copy=False)
-    if nnz < _STRUCTURE_KERNEL_NNZ:
-        down = np.flatnonzero(ptr[1:] < ptr[:-1])
-        row = int(down[0]) if down.size else -1
-        lo, hi = (int(indices.min()), int(indices.max())) if nnz and row < 0 else (0, -1)
-    else:
-        from .kernels.sparse import csr_structure
-
-        idx = indices if indices.dtype in (np.int32, np.int64) else indices.astype(np.int64)
-        row, lo, hi = csr_structure(ptr, idx, max(1, min(64, nnz // _STRUCTURE_PIECE_NNZ)))
-    if row >= 0:
-        raise ValueError(
-            f"{what} has a decreasing indptr at {major} {row} (indptr[{row}] = "
-            f"{ptr[row]}, indptr[{row + 1}] = {ptr[row + 1]}); indptr must be "
-            f"non-decreasing"
-        )
-    if lo >= 0 and hi < n_minor:
-        return X
-    pos = int(np.flatnonzero((indices < 0) | (indices >= n_minor))[0])
-    row = int(np.searchsorted(ptr, pos, side="right") - 1)
-    raise ValueError(
-        f"{what} has {minor} index {int(indices[pos])} in {major} {row}, outside "
-        f"0..{n_minor - 1} (it has {n_minor} {minor}s); the matrix's indices are corrupt"
-    )
-
-
-def _check_coo(X, name):
-    """Raise unless the coordinates of a COO matrix lie inside its shape."""
-    for axis, (coord, size) in enumerate(zip(X.coords, X.shape)):
-        word = ("row", "column")[axis]
-        if coord.ndim != 1 or coord.shape[0] != X.data.shape[0]:
-            raise ValueError(f"{name} (a COO matrix) has {word} coordinates that do not "
-                             f"match its {X.data.shape[0]} stored values")
-        if coord.size and (coord.min() < 0 or coord.max() >= size):
-            bad = int(np.flatnonzero((coord < 0) | (coord >= size))[0])
-            raise ValueError(
-                f"{name} (a COO matrix) has {word} index {int(coord[bad])} at stored value "
-                f"{bad}, outside 0..{size - 1}"
-            )
-
-
-def csr_arrays(X):
-    """(indptr, indices, data) of a validated CSR matrix, as every CSR kernel takes them:
-    indptr as int64 and indices as int32 (int64 only past 2**31 features).
-
-    Normalising here keeps one kernel specialisation per data dtype; an int64 matrix
-    costs one copy of its indices.
-    """
-    indptr = X.indptr.astype(np.int64, copy=False)
-    indices = X.indices
-    if indices.dtype != np.int32 and X.shape[1] <= np.iinfo(np.int32).max:
-        indices = indices.astype(np.int32)
-    return indptr, indices, X.data
-
-
-def report_nonfinite(X, name: str = "X") -> None:
-    """Raise naming the first NaN/inf of validated X (C-contiguous 2-D array or
-    canonical CSR matrix), if it holds one; return otherwise."""
-    if not is_sparse(X):
-        _report_nonfinite(X, name)
-        return
-    data = X.data
-    bad = _first_nonfinite_flat(np.ascontiguousarray(data)) if data.size else -1
-    if bad >= 0:
-        row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
-        col = int(X.indices[bad])
-        what = "NaN" if np.isnan(data[bad]) else "infinity"
-        raise ValueError(f"{name} contains {what} at row {row}, column {col}")
-
-
-def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: int = 1):
-    """Validate labels; return ``(classes, codes)`` with int32 codes.
-
-    Integer labels with a compact range take an O(n) path (no sort); anything else goes
-    through ``np.unique``.
-    """
-    if is_sparse(y):
-        raise ValueError(f"{name} must be a 1-D array of labels, not a sparse matrix")
-    a = y if isinstance(y, np.ndarray) else np.asarray(y)
-    if isinstance(y, (list, tuple)) and a.ndim == 1 and a.dtype.kind in "fUS" and (
-            a.tolist() != list(y)):
-        # numpy's conversion changed a label (integers past 64 bits or mixed with floats
-        # made floats, a str lost a trailing NUL) or met a NaN: the object path below
-        # refuses with the reason
-        a = np.empty(len(y), dtype=object)
-        a[:] = y
-    if a.ndim == 2 and a.shape[1] == 1:
-        a = a[:, 0]
-    if a.ndim != 1:
-        hint = ""
-        if isinstance(y, (list, tuple)) and y and isinstance(y[0], tuple):
-            hint = f"; tuples are not accepted as labels ({_LABEL_HINTS['tuple']})"
-        raise ValueError(f"{name} must be 1-D (n_samples,); got shape {a.shape}{hint}")
-    if n_samples is not None and a.shape[0] != n_samples:
-        raise ValueError(
-            f"{name} has {a.shape[0]} labels but X has {n_samples} rows; they must match"
-        )
-    if a.shape[0] == 0:
-        raise ValueError(f"{name} is empty")
-    if a.dtype.kind in "iub":
-        ai = a.view(np.uint8) if a.dtype.kind == "b" else a
-        lo, hi = int(ai.min()), int(ai.max())
-        span = hi - lo + 1
-        # labels past int64 (uint64 near 2**64) go through np.unique, which keeps them
-        if span <= max(2 * ai.shape[0], 1 << 16) and hi <= np.iinfo(np.int64).max:
-            present, codes = int_label_codes(_kernel_view(np.ascontiguousarray(ai)), lo, span)
-            classes = (np.flatnonzero(present) + lo).astype(ai.dtype)
-            if a.dtype.kind == "b":
-                classes = classes.astype(bool)
-            _check_n_classes(classes, name, min_classes)
-            return classes, codes
-    elif a.dtype.kind == "f":
-        if not np.all(np.isfinite(a)):
-            i = int(np.flatnonzero(~np.isfinite(a))[0])
-            if np.isnan(a[i]):
-                raise ValueError(f"{name} contains NaN (a missing label) at row {i}; every "
-                                 f"sample needs a label")
-            raise ValueError(f"{name} contains infinity at row {i}; labels must be finite")
-    elif a.dtype.kind in "mM":
-        if np.isnat(a).any():
-            i = int(np.flatnonzero(np.isnat(a))[0])
-            raise ValueError(f"{name} contains NaT (a missing label) at row {i}; every "
-                             f"sample needs a label")
-    elif a.dtype.kind == "c":
-        raise ValueError(f"{name} has complex dtype {a.dtype}; labels must be real or hashable")
-    elif a.dtype == object:
-        return check_y(_object_labels(a, name), n_samples, name=name,
-                       min_classes=min_classes)
-    elif a.dtype.kind not in "US":
-        raise ValueError(f"{name} has dtype {a.dtype}; labels must be {LABEL_TYPES}")
-    try:
-        classes, codes = np.unique(a, return_inverse=True)
-    except TypeError as exc:
-        raise ValueError(f"{name} labels cannot be sorted: {exc}") from None
-    _check_n_classes(classes, name, min_classes)
-    return classes, codes.reshape(-1).astype(np.int32)
-
-
-#: The label types fastgen accepts (the types a params file stores without pickle).
-LABEL_TYPES = ("bool, integers, floats, str, bytes, or numpy datetime64 / timedelta64 "
-               "values")
-
-_NUMBER_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
-
-
-def _label_kind(v):
-    """The family of a label: "number", "str", "bytes", "datetime64", "timedelta64",
-    or None for a type fastgen does not accept."""
-    if isinstance(v, (str, bytes)):  # np.str_ and np.bytes_ included
-        return "str" if isinstance(v, str) else "bytes"
-    if isinstance(v, _NUMBER_TYPES):
-        return "number"
-    if isinstance(v, np.datetime64):
-        return "datetime64"
-    if isinstance(v, np.timedelta64):
-        return "timedelta64"
-    return None
-
-
-_LABEL_HINTS = {
-    "date": "convert dates with np.asarray(y, dtype='datetime64[D]')",
-    "datetime": "convert them with np.asarray(y, dtype='datetime64[us]')",
-    "Timestamp": "convert them with np.asarray(y, dtype='datetime64[ns]')",
-    "Decimal": "convert them to float, or to str to keep every digit",
-    "Fraction": "convert them to float, or to str",
-    "tuple": "join each tuple into one str, or number the combinations",
-}
-
-
-def _object_labels(a, name):
-    """An object array of labels (what pandas gives) as a plain numpy array of one of
-    the accepted label types, so that classes are saved without pickle; a missing label
-    or a type outside :data:`LABEL_TYPES` is named with its row."""
-    values = a.tolist()
-    kinds = {}
-    for i, v in enumerate(values):
-        missing = _missing_name(v)
-        if missing is not None:
-            raise ValueError(f"{name} contains {missing} (a missing label) at row {i}; "
-                             f"every sample needs a label")
-        kind = _label_kind(v)
-        if kind is None:
-            t = type(v).__name__
-            hint = _LABEL_HINTS.get(t)
-            raise ValueError(
-                f"{name} has a label of type {t} at row {i} ({v!r}); labels must be "
-                f"{LABEL_TYPES}" + (f": {hint}" if hint else "")
-            )
-        kinds.setdefault(kind, type(v).__name__)
-    if len(kinds) > 1:
-        names = sorted(kinds.values())
-        raise ValueError(f"{name} mixes label types {names}; use one type for all labels")
-    kind = next(iter(kinds))
-    if kind in ("str", "bytes"):
-        nul = "\0" if kind == "str" else b"\0"
-        for i, v in enumerate(values):
-            if v.endswith(nul):
-                raise ValueError(
-                    f"{name} has a label ending in a NUL character at row {i} ({v!r}); "
-                    f"numpy string arrays drop trailing NULs, which would merge classes"
-                )
-        return np.array(values, dtype=str if kind == "str" else bytes)
-    conv = np.array(values)
-    floats = kind == "number" and any(isinstance(v, (float, np.floating)) for v in values)
-    if conv.dtype == object or kind == "number" and conv.dtype.kind == "f" and not floats:
-        raise ValueError(
-            f"{name} has integer labels from {min(values)} to {max(values)}, which no "
-            f"64-bit integer type holds; labels must be {LABEL_TYPES}"
-        )
-    if floats and conv.tolist() != values:
-        i = next(i for i, (c, v) in enumerate(zip(conv.tolist(), values)) if c != v)
-        raise ValueError(
-            f"{name} mixes integer and float labels, and the integer {values[i]!r} at row "
-            f"{i} has no exact float64 value; use one type for all labels"
-        )
-    return conv
-
-
-def _check_n_classes(classes, name, min_classes):
-    if classes.shape[0] < min_classes:
-        raise ValueError(
-            f"{name} has {classes.shape[0]} distinct class(es); "
-            f"at least {min_classes} are needed to fit a classifier"
-        )
 
 
 def check_sample_weight(sample_weight, n_samples: int):
@@ -785,111 +373,3 @@ def check_merge_operands(a, b, cls, noun: str, kind: str) -> None:
         raise ValueError(
             f"cannot merge {noun} with {a.n_features} and {b.n_features} features"
         )
-
-
-# ------------------------------------------------------------------ feature names
-#
-# scikit-learn's rule: a data frame whose column names are all strings has feature
-# names; anything else (arrays, sparse matrices, frames with integer columns) has none.
-
-
-def feature_names_of(X):
-    """The column names of a data frame X as a tuple of str, or None.
-
-    Names count only where every column name is a str and they are distinct (a frame
-    with repeated names has no usable names).  Mixing str and other column names is an
-    error, as in scikit-learn.  Arrays and sparse matrices have no names.
-    """
-    if isinstance(X, np.ndarray) or is_sparse(X):
-        return None
-    pd = sys.modules.get("pandas")
-    if pd is not None and isinstance(X, pd.DataFrame):
-        cols = list(X.columns)
-    elif hasattr(X, "__dataframe__"):
-        cols = getattr(X, "columns", None)
-        if cols is None:
-            cols = X.__dataframe__().column_names()
-        cols = list(cols)
-    else:
-        return None
-    if not cols:
-        return None
-    is_str = [isinstance(c, str) for c in cols]
-    if not all(is_str):
-        if any(is_str):
-            kinds = sorted({type(c).__name__ for c in cols})
-            raise ValueError(
-                f"X has column names of the types {kinds}; feature names must all be "
-                f"str (convert them with X.columns = X.columns.astype(str)) or none be str"
-            )
-        return None
-    names = tuple(str(c) for c in cols)
-    return names if len(set(names)) == len(names) else None
-
-
-def _listed(names, limit=8):
-    shown = ", ".join(repr(n) for n in names[:limit])
-    more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
-    return f"[{shown}{more}]"
-
-
-def check_feature_names(fitted, names, owner, *, name="X"):
-    """Check the names of data scored by a model fitted with names ``fitted``.
-
-    ``names`` are the names of the data (:func:`feature_names_of`), ``owner`` the
-    model's type name for the messages.  Names that differ from the fitted ones in
-    membership or order raise a ValueError listing the missing, the unexpected and the
-    misplaced columns.  Names on one side only warn, as scikit-learn does (the columns
-    cannot be matched, only counted).
-    """
-    from ._warn import warn
-
-    if fitted is None and names is None:
-        return
-    if fitted is None:
-        warn(f"{name} has feature names, but {owner} was fitted without feature names",
-             UserWarning)
-        return
-    if names is None:
-        warn(f"{name} does not have valid feature names, but {owner} was fitted with "
-             f"feature names", UserWarning)
-        return
-    if tuple(names) == tuple(fitted):
-        return
-    known, given = set(fitted), set(names)
-    missing = [n for n in fitted if n not in given]
-    unexpected = [n for n in names if n not in known]
-    fix = f"pass the fitted columns in the fitted order, e.g. {name}[list(params.feature_names)]"
-    if missing or unexpected:
-        parts = ([f"missing {_listed(missing)}"] if missing else []) + (
-            [f"unexpected {_listed(unexpected)}"] if unexpected else [])
-        raise ValueError(f"the columns of {name} do not match the feature names {owner} "
-                         f"was fitted with: {'; '.join(parts)}; {fix}")
-    moved = [f"column {j} is {n!r} where the fit had {f!r}"
-             for j, (n, f) in enumerate(zip(names, fitted)) if n != f]
-    extra = f" ({len(moved) - 3} more)" if len(moved) > 3 else ""
-    raise ValueError(f"the columns of {name} are those {owner} was fitted with in another "
-                     f"order ({'; '.join(moved[:3])}{extra}); {fix}")
-
-
-def merged_feature_names(a, b, noun):
-    """The feature names of the merge of two sets of statistics with names ``a``, ``b``.
-
-    Different names are an error (the columns would be added up wrongly); names on one
-    side only warn and are kept, as scoring unnamed data after a named fit warns.
-    """
-    from ._warn import warn
-
-    if a == b:
-        return a
-    if a is None or b is None:
-        warn(f"merging {noun} with feature names and {noun} without; the merged {noun} "
-             f"keep the names {_listed(a if b is None else b)}", UserWarning)
-        return a if b is None else b
-    known, other = set(a), set(b)
-    missing = [n for n in a if n not in other]
-    unexpected = [n for n in b if n not in known]
-    parts = ([f"only in the first {_listed(missing)}"] if missing else []) + (
-        [f"only in the second {_listed(unexpected)}"] if unexpected else [])
-    what = "; ".join(parts) or "the same names in another order"
-    raise ValueError(f"cannot merge {noun} with different feature names: {what}")

@@ -244,8 +244,8 @@ before = dict(vars(cls))
 with warnings.catch_warnings(record=True) as rec:
     warnings.simplefilter("always")
     import fastgen
-    from fastgen import _runtime
-    again = _runtime.tolerate_corrupt_cache()  # a second call decides nothing new
+    from fastgen.kernels import _cache
+    again = _cache.tolerate_corrupt_cache()  # a second call decides nothing new
     ok = True
     if sys.argv[1] == "version":  # numba's own caching still compiles and runs kernels
         import numpy as np
@@ -276,8 +276,8 @@ def test_tested_numba_gets_the_wrap():
     import numba
     from numba.core import caching
 
-    from fastgen import _runtime
+    from fastgen.kernels import _cache
 
-    assert _runtime._unsupported_reason(numba, caching) is None
-    assert _runtime.tolerate_corrupt_cache() is True
-    assert caching.IndexDataCacheFile._load_index.__module__ == "fastgen._runtime"
+    assert _cache._unsupported_reason(numba, caching) is None
+    assert _cache.tolerate_corrupt_cache() is True
+    assert caching.IndexDataCacheFile._load_index.__module__ == "fastgen.kernels._cache"

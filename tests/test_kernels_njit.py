@@ -101,7 +101,7 @@ import json, sys
 import numpy as np
 import fastgen
 import fastgen.kernels
-runtime = sys.modules.get("fastgen._runtime") or sys.modules.get("fastgen._cache")
+runtime = sys.modules.get("fastgen.kernels._cache")
 original = getattr(runtime, "_NUMBA_REBUILD", None)
 if sys.argv[2] == "numba-rebuild" and original is not None:
     from numba.core.compiler import CompileResult  # numba's loader, as numba ships it

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import fastgen
 import fastgen._validation as validation
+import fastgen._validation_sparse as sparse_validation
 
 SETTINGS = settings()  # the profile's (tests/conftest.py): derandomized by default
 
@@ -204,14 +205,15 @@ def test_malformed_csr_is_a_value_error(kind, data, models):
 def _check_X_with_kernel(X, kernel):
     """check_X(X), its structure checked by the parallel kernel (``kernel``) or numpy,
     whatever the size of X."""
-    saved = validation._STRUCTURE_KERNEL_NNZ, validation._STRUCTURE_PIECE_NNZ
+    v = sparse_validation
+    saved = v._STRUCTURE_KERNEL_NNZ, v._STRUCTURE_PIECE_NNZ
     # the kernel in pieces of one stored value: as many pieces as it allows
-    validation._STRUCTURE_KERNEL_NNZ = 0 if kernel else 2**62
-    validation._STRUCTURE_PIECE_NNZ = 1
+    v._STRUCTURE_KERNEL_NNZ = 0 if kernel else 2**62
+    v._STRUCTURE_PIECE_NNZ = 1
     try:
         return validation.check_X(X, allow_sparse=True)
     finally:
-        validation._STRUCTURE_KERNEL_NNZ, validation._STRUCTURE_PIECE_NNZ = saved
+        v._STRUCTURE_KERNEL_NNZ, v._STRUCTURE_PIECE_NNZ = saved
 
 
 @pytest.mark.parametrize("kind", list(BREAKS))

@@ -7,7 +7,7 @@ import pytest
 from reference import make_blobs
 
 import fastgen
-from fastgen import _runtime
+from fastgen.kernels import _cache
 
 HERE = __file__
 
@@ -62,7 +62,7 @@ def test_sklearn_adapter_warnings_point_at_the_caller():
 
 
 def test_runtime_setup_warning_points_at_the_caller(monkeypatch):
-    monkeypatch.setattr(_runtime, "_PATCHED", False)
-    monkeypatch.setattr(_runtime, "_unsupported_reason", lambda *a: "numba 0.0 is untested")
-    caught = _caught(_runtime.tolerate_corrupt_cache, fastgen.RuntimeSetupWarning)
+    monkeypatch.setattr(_cache, "_PATCHED", False)
+    monkeypatch.setattr(_cache, "_unsupported_reason", lambda *a: "numba 0.0 is untested")
+    caught = _caught(_cache.tolerate_corrupt_cache, fastgen.RuntimeSetupWarning)
     assert [w.filename for w in caught] == [HERE]

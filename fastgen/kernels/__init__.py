@@ -54,15 +54,10 @@ functions do, to avoid oversubscription.
 
 Caching.  The kernels are compiled with ``cache=True``; a user's ``cache=True``
 function that calls them is saved and reloaded by numba like any other, in a fresh
-process too (importing this package, as every kernel import does, makes numba keep the
-parallel kernels' threading start-up hook in the user's cache entry).
+process too: importing any kernel module configures numba first
+(:mod:`fastgen.kernels._setup`, run by :mod:`fastgen.kernels._jit`), which makes numba
+keep the parallel kernels' threading start-up hook in the user's cache entry.
+
+Importing this package alone does nothing: it imports nothing of fastgen outside
+``fastgen.kernels``, and numba is configured by the first kernel module imported.
 """
-
-# fastgen's process set-up (the list in fastgen/_runtime.py), before any kernel is
-# decorated with cache=True, compiled or loaded (every kernel module is imported through
-# this package); ``import fastgen`` alone does none of it.  Among others it keeps numba's
-# parallel start-up hooks across its cache, so a user's cached function that calls a
-# parallel kernel starts the threading layer when it is loaded.
-from .._runtime import configure_process as _configure_process
-
-_configure_process()

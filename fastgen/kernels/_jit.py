@@ -7,9 +7,20 @@ instead of raising, and keeps loops vectorisable).  No ``fastmath``: it assumes 
 or inf, which breaks ``-inf`` log-probabilities.
 
 Changing the policy for every kernel is a one-line edit here.
+
+Every kernel module takes its decorator from here, so this module is where numba gets
+configured for the kernels (:func:`fastgen.kernels._setup.configure_numba`: a writable
+cache location, damaged cache entries read as misses, parallel start-up hooks kept on
+cache load, ...): on its first import, before the first kernel is decorated with
+``cache=True`` (a kernel module without a writable cache location would fail to
+import), compiled or loaded.
 """
 
-from numba import njit
+from ._setup import configure_numba
+
+configure_numba()
+
+from numba import njit  # noqa: E402 - numba is used only once it is configured
 
 __all__ = ["jit", "pjit", "REASSOC"]
 

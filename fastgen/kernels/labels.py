@@ -5,11 +5,13 @@ from numba import prange
 
 from ._jit import jit, pjit
 
-__all__ = ["int_label_codes", "class_order", "first_nonfinite", "nonfinite_block"]
+__all__ = ["int_label_codes", "class_order", "first_nonfinite", "nonfinite_block",
+           "NONFINITE_SCAN_BLOCK"]
 
-# Elements per block of the parallel finiteness scan (fixed: the result is the first
-# bad block whatever the thread count).
-_SCAN_BLOCK = 1 << 16
+#: Elements per block of the parallel finiteness scan :func:`nonfinite_block` (fixed:
+#: the result is the first bad block whatever the thread count); the caller scans the
+#: block it returns for the element.
+NONFINITE_SCAN_BLOCK = 1 << 16
 
 
 @jit
@@ -47,18 +49,18 @@ def first_nonfinite(a):
 
 @pjit
 def nonfinite_block(bits, expmask):
-    """First block of ``_SCAN_BLOCK`` elements holding a NaN or infinity, or -1.
+    """First block of ``NONFINITE_SCAN_BLOCK`` elements holding a NaN or infinity, or -1.
 
     ``bits`` is a float array viewed as same-width integers; an element is non-finite
     exactly when all its exponent bits (``expmask``) are set.  The integer OR-reduction
     vectorises, where a float test with an early exit does not.
     """
     n = bits.shape[0]
-    nb = (n + _SCAN_BLOCK - 1) // _SCAN_BLOCK
+    nb = (n + NONFINITE_SCAN_BLOCK - 1) // NONFINITE_SCAN_BLOCK
     bad = np.zeros(nb, dtype=np.uint8)
     for b in prange(nb):
         flag = 0
-        for i in range(b * _SCAN_BLOCK, min(n, (b + 1) * _SCAN_BLOCK)):
+        for i in range(b * NONFINITE_SCAN_BLOCK, min(n, (b + 1) * NONFINITE_SCAN_BLOCK)):
             flag |= (bits[i] & expmask) == expmask
         bad[b] = flag
     for b in range(nb):

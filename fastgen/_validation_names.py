@@ -1,0 +1,119 @@
+"""Feature names: the column names of data frames, checked against a fitted model's
+and merged (see :mod:`fastgen._validation`)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ._validation_arrays import is_sparse
+
+__all__ = ["feature_names_of", "check_feature_names", "merged_feature_names"]
+
+# ------------------------------------------------------------------ feature names
+#
+# scikit-learn's rule: a data frame whose column names are all strings has feature
+# names; anything else (arrays, sparse matrices, frames with integer columns) has none.
+
+
+def feature_names_of(X):
+    """The column names of a data frame X as a tuple of str, or None.
+
+    Names count only where every column name is a str and they are distinct (a frame
+    with repeated names has no usable names).  Mixing str and other column names is an
+    error, as in scikit-learn.  Arrays and sparse matrices have no names.
+    """
+    if isinstance(X, np.ndarray) or is_sparse(X):
+        return None
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(X, pd.DataFrame):
+        cols = list(X.columns)
+    elif hasattr(X, "__dataframe__"):
+        cols = getattr(X, "columns", None)
+        if cols is None:
+            cols = X.__dataframe__().column_names()
+        cols = list(cols)
+    else:
+        return None
+    if not cols:
+        return None
+    is_str = [isinstance(c, str) for c in cols]
+    if not all(is_str):
+        if any(is_str):
+            kinds = sorted({type(c).__name__ for c in cols})
+            raise ValueError(
+                f"X has column names of the types {kinds}; feature names must all be "
+                f"str (convert them with X.columns = X.columns.astype(str)) or none be str"
+            )
+        return None
+    names = tuple(str(c) for c in cols)
+    return names if len(set(names)) == len(names) else None
+
+
+def _listed(names, limit=8):
+    shown = ", ".join(repr(n) for n in names[:limit])
+    more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
+    return f"[{shown}{more}]"
+
+
+def check_feature_names(fitted, names, owner, *, name="X"):
+    """Check the names of data scored by a model fitted with names ``fitted``.
+
+    ``names`` are the names of the data (:func:`feature_names_of`), ``owner`` the
+    model's type name for the messages.  Names that differ from the fitted ones in
+    membership or order raise a ValueError listing the missing, the unexpected and the
+    misplaced columns.  Names on one side only warn, as scikit-learn does (the columns
+    cannot be matched, only counted).
+    """
+    from ._warn import warn
+
+    if fitted is None and names is None:
+        return
+    if fitted is None:
+        warn(f"{name} has feature names, but {owner} was fitted without feature names",
+             UserWarning)
+        return
+    if names is None:
+        warn(f"{name} does not have valid feature names, but {owner} was fitted with "
+             f"feature names", UserWarning)
+        return
+    if tuple(names) == tuple(fitted):
+        return
+    known, given = set(fitted), set(names)
+    missing = [n for n in fitted if n not in given]
+    unexpected = [n for n in names if n not in known]
+    fix = f"pass the fitted columns in the fitted order, e.g. {name}[list(params.feature_names)]"
+    if missing or unexpected:
+        parts = ([f"missing {_listed(missing)}"] if missing else []) + (
+            [f"unexpected {_listed(unexpected)}"] if unexpected else [])
+        raise ValueError(f"the columns of {name} do not match the feature names {owner} "
+                         f"was fitted with: {'; '.join(parts)}; {fix}")
+    moved = [f"column {j} is {n!r} where the fit had {f!r}"
+             for j, (n, f) in enumerate(zip(names, fitted)) if n != f]
+    extra = f" ({len(moved) - 3} more)" if len(moved) > 3 else ""
+    raise ValueError(f"the columns of {name} are those {owner} was fitted with in another "
+                     f"order ({'; '.join(moved[:3])}{extra}); {fix}")
+
+
+def merged_feature_names(a, b, noun):
+    """The feature names of the merge of two sets of statistics with names ``a``, ``b``.
+
+    Different names are an error (the columns would be added up wrongly); names on one
+    side only warn and are kept, as scoring unnamed data after a named fit warns.
+    """
+    from ._warn import warn
+
+    if a == b:
+        return a
+    if a is None or b is None:
+        warn(f"merging {noun} with feature names and {noun} without; the merged {noun} "
+             f"keep the names {_listed(a if b is None else b)}", UserWarning)
+        return a if b is None else b
+    known, other = set(a), set(b)
+    missing = [n for n in a if n not in other]
+    unexpected = [n for n in b if n not in known]
+    parts = ([f"only in the first {_listed(missing)}"] if missing else []) + (
+        [f"only in the second {_listed(unexpected)}"] if unexpected else [])
+    what = "; ".join(parts) or "the same names in another order"
+    raise ValueError(f"cannot merge {noun} with different feature names: {what}")

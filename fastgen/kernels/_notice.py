@@ -1,0 +1,67 @@
+"""How the kernels' numba set-up reports trouble: a warning at the caller's line, and
+records on the ``"fastgen"`` logger.
+
+The kernel package imports nothing of fastgen outside itself, so this module stands in
+for :mod:`fastgen._warn` and :mod:`fastgen._log`: :func:`warn_at_caller` walks out of
+the fastgen package as ``fastgen._warn.warn`` does, and :func:`logger` returns the
+standard :mod:`logging` logger ``"fastgen"``, set up by fastgen's core when it has
+handed its set-up in (:func:`use_logger`, called by ``fastgen._runtime``).  A program
+that imports only :mod:`fastgen.kernels` gets the plain logger: its WARNING records then
+reach stderr through :mod:`logging`'s last-resort handler.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import warnings
+
+__all__ = ["RuntimeSetupWarning", "LOGGER_NAME", "logger", "use_logger", "warn_at_caller"]
+
+LOGGER_NAME = "fastgen"
+
+
+class RuntimeSetupWarning(UserWarning):
+    """fastgen could not apply part of its process setup (see :mod:`fastgen._runtime`);
+    it runs on without it."""
+
+
+_get_logger = None  # fastgen's set-up of the logger, once handed in
+
+
+def use_logger(get_logger) -> None:
+    """Log through ``get_logger()`` (a function returning the ``"fastgen"`` logger,
+    set up) from now on."""
+    global _get_logger
+    _get_logger = get_logger
+
+
+def logger() -> logging.Logger:
+    """The ``"fastgen"`` logger (set up by fastgen's core if it has handed that in)."""
+    get = _get_logger
+    return get() if get is not None else logging.getLogger(LOGGER_NAME)
+
+
+# the fastgen package: the parent of this kernels directory
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _internal(filename: str) -> bool:
+    return (os.path.abspath(filename).startswith(_PACKAGE_DIR)
+            or ("importlib" in filename and "_bootstrap" in filename))
+
+
+def warn_at_caller(message, category=RuntimeSetupWarning) -> None:
+    """``warnings.warn(message, category)`` at the first caller outside fastgen (the
+    rule of ``fastgen._warn.warn``)."""
+    frame = sys._getframe(1)
+    while frame is not None and _internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
+    g = frame.f_globals
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                           module=g.get("__name__", "<string>"),
+                           registry=g.setdefault("__warningregistry__", {}))
