@@ -269,7 +269,7 @@ def _feature_names_of(X):
 @serial_for_small_inputs(0)
 @single_thread_blas_call
 def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
-                 tol=1e-8, init=None, penalty=None) -> LogisticParams:
+                 tol=1e-8, init=None, penalty=None, correction=None) -> LogisticParams:
     r"""Fit logistic regression by Newton's method (IRLS).
 
     Minimises the penalised negative log-likelihood
@@ -322,8 +322,15 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     init : LogisticParams or (coef, intercept), optional
         Starting point (default: zero coefficients, intercepts at the log prior odds).
     penalty : None or "firth", default None
-        ``"firth"``: Firth's bias-reduced estimate (binary y, ``l2 = 0``), finite under
-        separation; see :func:`fastgen.logistic.firth.fit_firth`.
+        ``"firth"``: Firth's bias-reduced estimate (``l2 = 0``), finite under
+        separation: binary (:func:`fastgen.logistic.firth.fit_firth`) or multinomial,
+        the maximum of l(β) + ½ log det I(β) as brglm2's ``brmultinom``
+        (:func:`fastgen.logistic.firth_multinomial.fit_firth_multinomial`).
+    correction : None, "flic" or "flac", default None
+        With ``penalty="firth"`` and binary y, Puhr et al.'s (2017) intercept
+        correction (FLIC) or added-covariate correction (FLAC), whose mean predicted
+        probability equals the event rate; see
+        :func:`fastgen.logistic.bias_reduction.fit_flic`.
 
     Returns
     -------
@@ -355,15 +362,17 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         If the Hessian, scaled to a unit diagonal, is singular even after jitter
         (collinear features with l2 = 0).
     """
-    if penalty is not None:
+    if penalty is not None or correction is not None:
         if penalty != "firth" or l2 != 0:
-            raise ValueError(f"penalty must be None or 'firth' (with l2=0); got "
-                             f"penalty={penalty!r}, l2={l2!r}")
-        from .firth import fit_firth
+            raise ValueError(f"penalty must be None or 'firth' (with l2=0), and correction "
+                             f"needs penalty='firth'; got penalty={penalty!r}, l2={l2!r}, "
+                             f"correction={correction!r}")
+        from .bias_reduction import fit_bias_reduced
 
         return attach_feature_names(
-            fit_firth(X, y, fit_intercept=fit_intercept, sample_weight=sample_weight,
-                      max_iter=max_iter, tol=tol, init=init), feature_names_of(X))
+            fit_bias_reduced(X, y, correction=correction, fit_intercept=fit_intercept,
+                             sample_weight=sample_weight, max_iter=max_iter, tol=tol,
+                             init=init), feature_names_of(X))
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
     feature_names = feature_names_of(X)
     names = _feature_names_of(X)

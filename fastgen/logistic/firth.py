@@ -492,8 +492,7 @@ def _ridge_start(X, codes, w, fit_intercept):
 
     Finite under separation, and equivariant: rescaling a column of X rescales its
     start by the inverse factor, so the start set does not depend on the units.
-    Binary codes give a (p,) vector, more classes a (K, p) array in the symmetric
-    (centred) layout."""
+    Binary codes give a (p,) vector, more classes the flat reference layout (m·p,)."""
     import scipy.sparse as sp
 
     n = X.shape[0]
@@ -517,7 +516,7 @@ def _ridge_start(X, codes, w, fit_intercept):
     d = X.shape[1]
     B = B.reshape(-1, B.shape[-1])
     beta = np.column_stack([B[:, :d] / sd, B[:, d:]])
-    beta = beta[0] if B.shape[0] == 1 else beta
+    beta = beta[0] if B.shape[0] == 1 else (beta[1:] - beta[0]).ravel()
     return beta if np.all(np.isfinite(beta)) else None
 
 

@@ -15,11 +15,11 @@ from .objectives import make_objective
 __all__ = ["ridge_fit"]
 
 
-def ridge_fit(X, codes, w, fit_intercept, l2):
+def ridge_fit(X, codes, w, fit_intercept, l2, tol=1e-8):
     """``fit_logistic(X, codes, l2=l2)``'s coefficients, intercept last ((p,) binary,
     (K, p) centred otherwise), from the same steps (the prior start, the objective,
     :func:`~fastgen.logistic.newton.newton_solve`), without going through the public
-    function (which dispatches Firth fits here)."""
+    function (which dispatches Firth fits here); ``tol`` as fit_logistic's."""
     X = check_X(X, allow_sparse=True)
     K = int(codes.max()) + 1
     codes = np.ascontiguousarray(codes, dtype=np.int32)
@@ -34,7 +34,7 @@ def ridge_fit(X, codes, w, fit_intercept, l2):
             B0[:, data.d] = np.log(pri) - np.log(pri).mean()
     obj = make_objective(data, l2, K)
     sw = float(w.sum()) if w.shape[0] else float(X.shape[0])
-    res = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=100, tol=1e-8,
+    res = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=100, tol=tol,
                        sum_weights=sw, l2=l2)
     B = np.array(res.beta, dtype=np.float64)
     if K > 2:

@@ -95,8 +95,8 @@ def test_weights_repeat_rows_and_csr():
 def test_errors():
     X = np.arange(12.0).reshape(6, 2)
     y = np.array([0, 1, 2, 0, 1, 2])
-    with pytest.raises(ValueError, match="binary"):
-        fastgen.fit_logistic(X, y, penalty="firth")
+    with pytest.raises(ValueError, match="binary"):  # multinomial Firth: no correction
+        fastgen.fit_logistic(X, y, penalty="firth", correction="flic")
     with pytest.raises(ValueError, match="penalty"):
         fastgen.fit_logistic(X, y % 2, penalty="lasso")
     with pytest.raises(ValueError, match="penalty"):
