@@ -277,7 +277,7 @@ def test_inference_on_dask_takes_valid_data_as_not_separated(chunks):
     X = X[:, :4]
     m = fastgen.fit_logistic(X, y, tol=1e-12)
     Xd = da.from_array(X, chunks=(chunks[0], 4))
-    got = fastgen.logistic_inference(m, Xd, y)
+    got = fd.logistic_inference(m, Xd, y)
     assert got.extra["max_abs_eta"] > 30
     ref = fastgen.logistic_inference(m, X, y)
     np.testing.assert_allclose(got.bse, ref.bse, rtol=1e-10)
@@ -296,9 +296,71 @@ def test_inference_on_dask_refuses_separated_data_as_in_memory(case):
     with pytest.raises(ValueError, match="separation") as mem:
         fastgen.logistic_inference(m, X, y, sample_weight=w)
     with pytest.raises(ValueError, match="separation") as dsk:
-        fastgen.logistic_inference(m, da.from_array(X, chunks=(25, X.shape[1])), y,
-                                   sample_weight=w)
+        fd.logistic_inference(m, da.from_array(X, chunks=(25, X.shape[1])), y,
+                              sample_weight=w)
     assert str(dsk.value) == str(mem.value)
+
+
+def _inference_case(K, sparse):
+    rng = np.random.default_rng(40 + K)
+    n, d = 400, 3
+    X = rng.normal(size=(n, d))
+    eta = X @ rng.normal(size=(d, K)) * 0.7
+    y = (eta + rng.gumbel(size=(n, K))).argmax(1)
+    w = rng.integers(1, 4, n).astype(float)
+    groups = np.arange(n) % 7
+    Xd = da.from_array(X, chunks=(90, d))
+    if sparse:
+        Xd = Xd.map_blocks(sp.csr_matrix, dtype=X.dtype)
+    return X, Xd, y, w, groups
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC0", "cluster"])
+def test_dask_logistic_inference_is_the_in_memory_finish_on_summed_passes(
+        cov_type, K, sparse):
+    """fastgen.dask.logistic_inference sums the blocks' passes and finishes as in memory:
+    the in-memory results to rounding (the sums are associated by block), bitwise the
+    same finish on the same sums (the deprecated route through
+    fastgen.logistic_inference, which warns and names the new function)."""
+    X, Xd, y, w, groups = _inference_case(K, sparse)
+    m = fastgen.fit_logistic(X, y, sample_weight=w, tol=1e-12)
+    ref = fastgen.logistic_inference(m, X, y, sample_weight=w, cov_type=cov_type,
+                                     groups=groups)
+    got = fd.logistic_inference(m, Xd, y, sample_weight=w, cov_type=cov_type,
+                                groups=groups)
+    np.testing.assert_allclose(got.cov_params, ref.cov_params, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(got.llf, ref.llf, rtol=1e-12)
+    assert (got.nobs, got.n_groups, got.feature_names) == (ref.nobs, ref.n_groups,
+                                                         ref.feature_names)
+    with pytest.warns(FutureWarning, match=r"fastgen\.dask\.logistic_inference"):
+        old = fastgen.logistic_inference(m, Xd, y, sample_weight=w, cov_type=cov_type,
+                                         groups=groups)
+    for name in ("params", "bse", "pvalues", "cov_params"):
+        np.testing.assert_array_equal(getattr(old, name), getattr(got, name))
+
+
+def test_deprecated_route_loads_the_adapter_itself():
+    """fastgen.logistic_inference on a Dask array, fastgen.dask never imported: the
+    route loads the adapter and answers (with the deprecation warning)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings, numpy as np, dask.array as da, fastgen, sys\n"
+        "rng = np.random.default_rng(0); X = rng.normal(size=(200, 2))\n"
+        "y = (X[:, 0] + rng.logistic(size=200) > 0).astype(int)\n"
+        "m = fastgen.fit_logistic(X, y)\n"
+        "assert 'fastgen.dask' not in sys.modules\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    r = fastgen.logistic_inference(m, da.from_array(X, chunks=(50, 2)), y)\n"
+        "assert [s.category for s in seen] == [FutureWarning], seen\n"
+        "np.testing.assert_allclose(r.bse, fastgen.logistic_inference(m, X, y).bse, "
+        "rtol=1e-9)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
 
 
 # --------------------------------------------------------------------------- rows
@@ -318,7 +380,7 @@ _ROW_FNS = {
     "fit_gaussian_nb": lambda X, y, m: fd.fit_gaussian_nb(X, y),
     "fit_multinomial_nb": lambda X, y, m: fd.fit_multinomial_nb(abs(X), y),
     "fit_logistic": lambda X, y, m: fd.fit_logistic(X, y),
-    "logistic_inference": lambda X, y, m: fastgen.logistic_inference(m, X, y),
+    "logistic_inference": lambda X, y, m: fd.logistic_inference(m, X, y),
     "predict_proba": lambda X, y, m: fd.predict_proba(m, X).compute(),
     "predict": lambda X, y, m: fd.predict(m, X).compute(),
 }

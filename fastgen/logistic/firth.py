@@ -47,7 +47,7 @@ from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from .._warn import warn
 from ..kernels import inference as inference_kernels
 from .data import column_abs_max
-from .inference import InferenceData, remember_fit_pass
+from .inference.passes import InferenceData
 from .objectives import Evaluation, check_curvature_diagonal, column_scales
 from .params import ConvergenceWarning, LogisticParams
 from .ridge import ridge_fit
@@ -129,7 +129,7 @@ def _column_scales(data, w):
             C = np.einsum("ij,ij,i->j", X, X, w, dtype=np.float64)
         else:
             C = np.einsum("ij,ij->j", X, X, dtype=np.float64)
-    C = np.append(C.reshape(-1), sw) if data.fi else C.reshape(-1)
+    C = np.append(C.reshape(-1), sw) if data.fit_intercept else C.reshape(-1)
     g = np.zeros(data.p)
     return column_scales(C, sw, data, Evaluation(0.0, 0.0, g, 0.0),
                          lambda j: column_abs_max(X, w, j), w)
@@ -187,12 +187,14 @@ class _Penalised:
         d = self.data
         with threads_for(d.X):
             if d.sparse:
-                c, _ = inference_kernels.firth_hat_csr(*d.csr, self.w, st.beta, Linv, d.fi,
-                                                       self.bounds, np.empty(0))
+                c, _ = inference_kernels.firth_hat_csr(*d.csr, self.w, st.beta, Linv,
+                                                       d.fit_intercept, self.bounds,
+                                                       np.empty(0))
             else:
                 with blas_single_thread():
-                    c, _ = inference_kernels.firth_hat(d.X, self.w, st.beta, Linv, d.fi,
-                                                       self.bounds, d.block, np.empty(0))
+                    c, _ = inference_kernels.firth_hat(d.X, self.w, st.beta, Linv,
+                                                       d.fit_intercept, self.bounds, d.block,
+                                                       np.empty(0))
         st.c = c
         return st.score + 2.0 * self.pw * c
 
@@ -241,7 +243,7 @@ class _Penalised:
         Xc = d.X[r0:r1]
         Xt = np.empty((r1 - r0, p))
         Xt[:, :d.d] = Xc.toarray() if d.sparse else Xc
-        if d.fi:
+        if d.fit_intercept:
             Xt[:, d.d] = 1.0
         eta = Xt @ st.beta
         pi = scipy.special.expit(eta)
@@ -480,9 +482,6 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
         grad_norm_history=np.asarray([np.nan] * (len(hist) - 1) + gh, dtype=np.float64),
         step_size_history=np.asarray(steps, dtype=np.float64), solver="firth", n_hessp=0,
     )
-    # the inference at this estimate reuses the last pass's information (checked)
-    # (at float64 β: with float32 X, the stored coef differ, and the record goes unused)
-    remember_fit_pass(model, data, w, beta.reshape(1, -1), st.llf, st.score, st.H, st.emax)
     return model
 
 

@@ -1,0 +1,156 @@
+"""Dask arrays as row blocks: the checks of X, y and the weights, the per-block calls
+(errors name rows of X, not of the block), the global label set, and the tree
+reduction of exact merges that every fit here uses.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import dask
+import dask.array as da
+import numpy as np
+
+from .._validation import check_y
+
+__all__ = ["SPLIT_EVERY", "as_dask_X", "as_dask_vector", "row_blocks", "row_starts",
+           "in_rows", "map_rows", "tree_reduce", "classes_and_counts"]
+
+#: Fan-in of the tree reductions.
+SPLIT_EVERY = 8
+
+
+def as_dask_X(X):
+    if not isinstance(X, da.Array):
+        raise ValueError(f"X must be a dask.array.Array; got {type(X).__name__} "
+                         f"(use fastgen.fit_* for in-memory data)")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got {X.ndim}-D")
+    if any(math.isnan(c) for c in X.chunks[0]):
+        raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+def as_dask_vector(v, X, name):
+    """v as a 1-D Dask array with X's row chunks (None stays None)."""
+    if v is None:
+        return None
+    if not isinstance(v, da.Array):
+        v = np.asarray(v)
+        if v.ndim == 2 and v.shape[1] == 1:
+            v = v[:, 0]
+        if v.ndim != 1:
+            raise ValueError(f"{name} must be 1-D (n_samples,); got shape {v.shape}")
+        if v.shape[0] != X.shape[0]:
+            raise ValueError(f"{name} has {v.shape[0]} entries but X has {X.shape[0]} rows; "
+                             f"they must match")
+        return da.from_array(v, chunks=(X.chunks[0],))
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (n_samples,); got {v.ndim}-D")
+    if v.shape[0] != X.shape[0]:
+        raise ValueError(f"{name} has {v.shape[0]} entries but X has {X.shape[0]} rows; "
+                         f"they must match")
+    if v.chunks[0] != X.chunks[0]:
+        v = v.rechunk((X.chunks[0],))
+    return v
+
+
+def row_blocks(X, y, w):
+    """Delayed (X block, y block, w block or None) triples, one per row block."""
+    xs = X.to_delayed().ravel()
+    ys = y.to_delayed().ravel()
+    ws = w.to_delayed().ravel() if w is not None else [None] * len(xs)
+    return list(zip(xs, ys, ws, strict=True))
+
+
+def row_starts(X):
+    """The first row of each of X's row blocks, in X's rows."""
+    return [int(r) for r in np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])]
+
+
+_ROW = re.compile(r"\brow (\d+)")
+
+
+def in_rows(start, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` on the row block that starts at row ``start`` of X: a
+    ValueError naming a row of the block (validation's "X contains NaN at row 3,
+    column 1") is raised again naming that row of X (row 103)."""
+    try:
+        return fn(*args, **kwargs)
+    except ValueError as exc:
+        msg = str(exc)
+        shifted = _ROW.sub(lambda m: f"row {int(m.group(1)) + start}", msg)
+        if start == 0 or shifted == msg:
+            raise
+        try:
+            new = type(exc)(shifted)
+        except Exception:  # an exception type with its own constructor arguments
+            new = ValueError(shifted)
+        raise new from None
+
+
+def map_rows(fn, X, blocks, *args):
+    """Delayed ``in_rows(start, fn, xb, yb, wb, *args)``, one per row block of X."""
+    f = dask.delayed(in_rows, pure=True)
+    return [f(start, fn, xb, yb, wb, *args)
+            for start, (xb, yb, wb) in zip(row_starts(X), blocks, strict=True)]
+
+
+def _label_stats(y, w):
+    """Per block: its sorted labels and their (weighted) counts."""
+    if np.asarray(y).shape[0]:
+        check_y(y)  # a missing label is named at its row here, not among the labels
+    labels, inverse = np.unique(np.asarray(y), return_inverse=True)
+    wts = None if w is None else np.asarray(w, dtype=np.float64)
+    return labels, np.bincount(inverse.reshape(-1), weights=wts, minlength=labels.shape[0])
+
+
+def _merge_label_stats(parts):
+    parts = [p for p in parts if p[0].shape[0]]
+    labels = parts[0][0]
+    for p in parts[1:]:
+        labels = np.union1d(labels, p[0])
+    counts = np.zeros(labels.shape[0])
+    for lab, cnt in parts:
+        counts[np.searchsorted(labels, lab)] += cnt
+    return labels, counts
+
+
+def _merge_all(merge, parts):
+    """Merge a list of partial statistics in order, skipping empty blocks (None)."""
+    acc = None
+    for p in parts:
+        if p is not None:
+            acc = p if acc is None else merge(acc, p)
+    return acc
+
+
+def tree_reduce(parts, merge, split_every=SPLIT_EVERY):
+    """Delayed tree reduction of ``parts`` with fan-in ``split_every``."""
+    combine = dask.delayed(_merge_all, pure=True)
+    parts = list(parts)
+    while len(parts) > 1:
+        parts = [combine(merge, parts[i:i + split_every])
+                 for i in range(0, len(parts), split_every)]
+    return parts[0]
+
+
+def classes_and_counts(y, w):
+    """Global sorted labels and weighted class counts: one pass over y (and w)."""
+    starts = np.concatenate([[0], np.cumsum(y.chunks[0])[:-1]])
+    f = dask.delayed(in_rows, pure=True)
+    parts = [f(int(start), _label_stats, yb, wb)
+             for start, yb, wb in zip(starts, y.to_delayed().ravel(),
+                                      w.to_delayed().ravel() if w is not None
+                                      else [None] * y.numblocks[0], strict=True)]
+    labels, counts = tree_reduce(parts, _merge_label_pair).compute()
+    classes, _ = check_y(labels)  # the same validation and label types as in memory
+    return classes, counts
+
+
+def _merge_label_pair(a, b):
+    return _merge_label_stats([a, b])
+

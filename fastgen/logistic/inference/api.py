@@ -1,0 +1,289 @@
+"""``logistic_inference`` in steps, and the finish it shares with every other source of
+the pass's sums (``fastgen.dask.logistic_inference`` sums them over a Dask array's
+blocks): check the request → one pass at the estimate (:mod:`.passes`) → separation
+check → covariance (:mod:`.covariance`) → tests and likelihoods → results
+(:mod:`.results`), with profile intervals on request.
+
+Imports: ``fastgen._validation``, ``fastgen._warn`` and the sibling modules of
+``fastgen.logistic`` (``firth`` and ``firth_profile`` on use, for Firth fits).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.stats
+
+from ..._validation import (
+    check_feature_names,
+    check_sample_weight,
+    check_X,
+    check_y,
+    feature_names_of,
+)
+from ..._warn import warn
+from .checks import (
+    InferenceRequest,
+    check_not_separated,
+    check_request,
+    group_codes,
+    table_row_names,
+)
+from .covariance import (
+    check_full_rank,
+    inverse_information,
+    sandwich,
+    statsmodels_layout,
+    warn_ill_conditioned,
+)
+from .passes import InferenceData, PassSums, reference_coef
+from .results import LogisticInference
+
+__all__ = ["logistic_inference", "finish_inference", "InferenceSample", "check_sample",
+           "register_adapter", "is_dask_array"]
+
+
+@dataclass(frozen=True)
+class InferenceSample:
+    """Validated in-memory inputs: X, ``codes`` into the model's classes (int32) and the
+    weights ``w`` (empty for unit weights)."""
+
+    X: object
+    codes: np.ndarray
+    w: np.ndarray
+
+
+def check_sample(model, X, y, sample_weight) -> InferenceSample:
+    """Validate X (of the model's width), y (among the model's classes) and the
+    weights."""
+    d = model.n_features_in
+    K = model.classes.shape[0]
+    X = check_X(X, allow_sparse=True)
+    if X.shape[1] != d:
+        raise ValueError(f"X has {X.shape[1]} features but the model was fitted with {d}")
+    classes, codes = check_y(y, X.shape[0], min_classes=1)
+    pos = np.searchsorted(model.classes, classes)
+    if (np.any(pos >= K) or not np.array_equal(model.classes[np.minimum(pos, K - 1)],
+                                               classes)):
+        raise ValueError(f"y has classes {classes.tolist()} that the model (classes "
+                         f"{model.classes.tolist()}) was not fitted with")
+    codes = pos[codes].astype(np.int32)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    return InferenceSample(X, codes, w)
+
+
+def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
+                     confirm_separation) -> LogisticInference:
+    """Wald inference from the sums of the passes at the model's estimate: the
+    separation check (``confirm_separation()`` runs the exact test on the same sample),
+    the covariance of ``request.cov_type``, z, p-values, the null model's likelihood and
+    the information criteria; ``names`` label the rows (``const`` first)."""
+    K, m, p, q = request.n_classes, request.n_equations, request.p, request.q
+    llf = float(sums.loglik)
+    nobs = float(sums.class_counts.sum())
+    check_not_separated(float(sums.max_abs_eta), request.method, confirm_separation, K,
+                        bool(model.converged))
+    layout = statsmodels_layout(m, p, model.fit_intercept)
+    order = layout.order
+    H = sums.information[np.ix_(order, order)]
+    labels = ["intercept", *names[1:]] if model.fit_intercept else list(names)
+    check_full_rank(H, labels, m, p, model.classes)
+    inverse, logdet, C, L, s = inverse_information(H)
+    warn_ill_conditioned(C, L, inverse, s,
+                         [f"{nm} (y={model.classes[k + 1]})" for k in range(m)
+                          for nm in labels] if K > 2 else labels)
+    cov = sandwich(inverse, request.cov_type, order, sums.meat, sums.cluster_scores,
+                   sums.n_groups, nobs)
+    beta = reference_coef(model).ravel()[order]
+    bse = np.sqrt(np.diag(cov))
+    z = beta / bse
+    pv = 2.0 * scipy.stats.norm.sf(np.abs(z))
+    counts = sums.class_counts
+    if request.method == "Firth":
+        from ..firth import firth_null_loglik
+
+        llf = llf + 0.5 * logdet
+        llnull = firth_null_loglik(counts)
+    else:
+        pri = counts / nobs
+        nz = counts > 0
+        llnull = float(np.sum(counts[nz] * np.log(pri[nz])))
+    df_model = float((p - 1) * m)
+    llr = 2.0 * (llf - llnull)
+    llr_p = float(scipy.stats.chi2.sf(llr, df_model)) if df_model > 0 else float("nan")
+
+    def shape(a):
+        return a.reshape(m, p).T.copy() if K > 2 else a
+
+    return LogisticInference(
+        params=shape(beta), bse=shape(bse), tvalues=shape(z), pvalues=shape(pv),
+        cov_params=cov, llf=llf, llnull=llnull, llr=llr, llr_pvalue=llr_p,
+        aic=-2.0 * llf + 2.0 * q, bic=-2.0 * llf + q * math.log(nobs),
+        prsquared=1.0 - llf / llnull if llnull != 0 else float("nan"),
+        nobs=nobs, df_model=df_model, df_resid=nobs - q, feature_names=tuple(names),
+        classes=model.classes, cov_type=request.cov_type, method=request.method,
+        converged=bool(model.converged), ci=request.ci, ci_alpha=float(request.alpha),
+        n_groups=sums.n_groups if request.cluster else None,
+        extra={"score": sums.score, "max_abs_eta": float(sums.max_abs_eta)},
+    )
+
+
+def with_profile(result, model, request, data, sample, names):
+    """``result`` with profile-likelihood intervals and likelihood-ratio p-values
+    (binary; penalised for Firth fits), refitting on the in-memory ``data``."""
+    if request.n_classes > 2:
+        raise ValueError("ci='profile' is implemented for binary models only")
+    from ..firth_profile import profile_inference
+
+    layout = statsmodels_layout(request.n_equations, request.p, model.fit_intercept)
+    back = np.argsort(layout.order)
+    cov = result.cov_params
+    profile, lrp = profile_inference(
+        data, sample.codes, sample.w, reference_coef(model)[0], cov[back][:, back],
+        request.alpha, 0.5 if request.method == "Firth" else 0.0,
+        names=[names[i] for i in np.argsort(layout.within)])
+    return dataclasses.replace(result, profile_ci=profile[layout.within],
+                               lr_pvalues=lrp[layout.within])
+
+
+def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
+                       groups=None, ci="wald", alpha=0.05,
+                       feature_names=None) -> LogisticInference:
+    r"""Standard errors, tests and intervals for a fitted logistic regression.
+
+    At the fitted coefficients :math:`\hat\beta` (reference-class layout), with fitted
+    probabilities :math:`P_{ik}`, residuals :math:`r_{ik} = [y_i = k] - P_{ik}`, per-row
+    scores :math:`s_i = r_i \otimes \tilde x_i` and frequency weights :math:`w_i`:
+
+    .. math::
+
+        I = \sum_i w_i\,(\operatorname{diag}P_i - P_iP_i^\top) \otimes \tilde x_i\tilde x_i^\top,
+        \qquad
+        M = \sum_i w_i\, s_i s_i^\top,
+
+    ``cov_params`` is :math:`I^{-1}` (``"nonrobust"``), :math:`I^{-1} M I^{-1}` (``"HC0"``
+    and ``"HC1"``: statsmodels' discrete models apply no small-sample factor to HC1,
+    and neither does fastgen, so that both agree) or
+    :math:`\frac{G}{G-1}\frac{N-1}{N-q} I^{-1}(\sum_g S_gS_g^\top)I^{-1}` (``"cluster"``,
+    :math:`S_g = \sum_{i\in g} w_i s_i`, as statsmodels), with N the number of
+    observations and q the number of coefficients.  Wald statistics
+    :math:`z = \hat\beta/\mathrm{se}`, p-values :math:`2\Phi(-|z|)`.
+
+    One pass over X forms the log-likelihood, the score, I and M; cluster sums take one
+    more.
+
+    Parameters
+    ----------
+    model : LogisticParams
+        From :func:`fastgen.fit_logistic` with ``l2=0`` (binary or multinomial), or with
+        ``penalty="firth"`` (binary).
+    X : array-like (n, d) or scipy sparse matrix
+        The data the model was fitted on.  For a Dask array call
+        :func:`fastgen.dask.logistic_inference` (given one here, this function passes
+        it on with a deprecation warning).
+    y : array-like (n,)
+        Labels, among ``model.classes``.
+    sample_weight : array-like (n,), optional
+        Frequency weights: an integer weight w gives exactly the inference of the row
+        repeated w times, and ``nobs`` is their sum.
+    cov_type : {"nonrobust", "HC0", "HC1", "cluster"}
+    groups : array-like (n,), optional
+        Cluster labels, for ``cov_type="cluster"``.
+    ci : {"wald", "profile"}
+        What :meth:`LogisticInference.conf_int` returns.  ``"profile"`` (binary, in-memory
+        data) also computes likelihood-ratio p-values ``lr_pvalues`` by refitting with
+        each coefficient fixed at 0; for Firth fits both use the penalised likelihood,
+        as logistf.
+    alpha : float, default 0.05
+        Level of the profile intervals.
+    feature_names : sequence of str, optional
+        Names of X's columns (default: a DataFrame's columns, else ``x1 … xd``).
+
+    Returns
+    -------
+    LogisticInference
+
+    Raises
+    ------
+    ValueError
+        For a penalised fit (``l2 > 0``); on (quasi-)separated data (pointing to Firth);
+        for more than :data:`MAX_INFERENCE_PARAMS` coefficients (stating the memory);
+        for invalid inputs.
+    numpy.linalg.LinAlgError
+        On a collinear design, naming the columns.
+    """
+    if is_dask_array(X):
+        return _deprecated_adapter_route(
+            model, X, y, sample_weight=sample_weight, cov_type=cov_type, groups=groups,
+            ci=ci, alpha=alpha, feature_names=feature_names)
+    if getattr(model, "solver", None) in ("flic", "flac"):
+        from ..bias_reduction import corrected_inference  # logistf's conventions
+
+        return corrected_inference(model, X, y, infer=logistic_inference,
+                                   sample_weight=sample_weight, cov_type=cov_type,
+                                   groups=groups, ci=ci, alpha=alpha,
+                                   feature_names=feature_names)
+    request = check_request(model, cov_type, ci, alpha)
+    if model.feature_names is not None:
+        # a frame scored after an array fit only labels the table: no warning
+        check_feature_names(model.feature_names, feature_names_of(X), "LogisticParams")
+    names = table_row_names(X, request.n_features, model.fit_intercept,
+                        model.feature_names if feature_names is None else feature_names)
+    sample = check_sample(model, X, y, sample_weight)
+    data = InferenceData(sample.X, model.fit_intercept)
+    groups, n_groups = (group_codes(groups, sample.X.shape[0]) if request.cluster
+                        else (None, 0))
+    sums = data.sums(sample.codes, sample.w, reference_coef(model), request.n_classes,
+                     request.want_meat, groups, n_groups)
+    feats = tuple(names[1:] if model.fit_intercept else names)
+
+    def confirm_separation():
+        from ..diagnostics import detect_separation
+
+        return detect_separation(sample.X, y, fit_intercept=model.fit_intercept,
+                                 sample_weight=sample_weight, feature_names=feats)
+
+    result = finish_inference(model, request, sums, names, confirm_separation)
+    if ci == "profile":
+        result = with_profile(result, model, request, data, sample, names)
+    return result
+
+
+# --------------------------------------------------------------------------- adapters
+
+#: ``logistic_inference`` for arrays held out of memory, by the top-level module of the
+#: array's type; an adapter registers its own on import (``fastgen.dask`` registers
+#: :func:`fastgen.dask.logistic_inference` for ``"dask"``).
+_ADAPTERS = {}
+
+#: Deprecated route: the adapter module to load when ``logistic_inference`` is given
+#: such an array before its adapter was imported.  Removed with the route.
+_ADAPTER_MODULES = {"dask": "fastgen.dask"}
+
+
+def register_adapter(array_module, function):
+    """Route ``logistic_inference`` on arrays of ``array_module`` (e.g. ``"dask"``) to
+    ``function``, with a deprecation warning (call the adapter's function instead)."""
+    _ADAPTERS[array_module] = function
+
+
+def is_dask_array(X) -> bool:
+    """True for a ``dask.array.Array`` (checked without importing Dask)."""
+    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks")
+
+
+def _deprecated_adapter_route(model, X, y, **kwargs):
+    import importlib
+
+    module = type(X).__module__.split(".")[0]
+    if module not in _ADAPTERS:
+        importlib.import_module(_ADAPTER_MODULES[module])  # registers itself
+    function = _ADAPTERS[module]
+    warn(f"fastgen.logistic_inference on a {module} array is deprecated and will be "
+         f"removed in the next release; call "
+         f"{function.__module__.rsplit('.', 1)[0]}.{function.__name__}(...) with the "
+         f"same arguments", FutureWarning)
+    return function(model, X, y, **kwargs)
