@@ -38,7 +38,8 @@ def _block_design(xb, yb, wb, classes, fit_intercept):
         raise ValueError(f"y has labels outside the classes {classes.tolist()}")
     w = check_sample_weight(wb, X.shape[0])
     keep = np.flatnonzero(w > 0) if w.shape[0] else np.arange(X.shape[0])
-    A, _ = diagnostics.separation_design(X, fit_intercept, keep, np.ones(X.shape[1] + fit_intercept))
+    A, _ = diagnostics.separation_design(X, fit_intercept, keep,
+                                         np.ones(X.shape[1] + fit_intercept))
     return A, codes[keep].astype(np.int64), keep
 
 
@@ -150,5 +151,5 @@ def separation_over_blocks(X, y, sample_weight, classes, fit_intercept=True,
     if opt > diagnostics.SEPARATION_TOL:
         xt = generate(lambda G: diagnostics.margin_lp(G, live)[1], True)
         complete = xt is not None and xt[q] > diagnostics.SEPARATION_TOL
-    return diagnostics.separation_result(opt, x, complete, classes, X.shape[1], fit_intercept,
-                                   feature_names)
+    return diagnostics.separation_result(opt, x, complete, classes, X.shape[1],
+                                         fit_intercept, feature_names)

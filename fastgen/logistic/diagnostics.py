@@ -22,11 +22,9 @@ separated, and the coordinates of D that are non-zero there are the coefficients
 run to infinity, in the direction of their sign.  A second programme, maximise t subject
 to every term ≥ t (0 ≤ t ≤ 1), tells complete (t* > 0) from quasi-complete separation.
 
-Collinearity: a pivoted (in-order) Cholesky factorisation of the weighted Gram matrix
-X̃ᵀWX̃ scaled to unit diagonal (or of the Hessian at the solution, whose rank is the
-same while the fitted probabilities are not saturated).
+Collinearity lives in :mod:`.collinearity` (its names are importable from here too).
 
-Imports: ``params`` (the result names only), ``fastgen._validation`` and scipy.
+Imports: ``fastgen._validation``, ``feature_labels``, ``collinearity`` and scipy.
 """
 
 from __future__ import annotations
@@ -36,6 +34,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
+from .collinearity import (
+    COLLINEAR_TOL,
+    ILL_CONDITIONED,
+    Collinearity,
+    collinear_columns,
+    collinearity_from_gram,
+    collinearity_in_order,
+)
+from .feature_labels import checked_feature_names, default_feature_names, design_column_label
 
 __all__ = ["SeparationResult", "detect_separation", "Collinearity", "collinear_columns",
            "collinearity_from_gram", "collinearity_in_order", "default_feature_names",
@@ -49,45 +56,6 @@ SEPARATION_TOL = 1e-6
 
 #: A coordinate of the optimal D beyond this (in the unit box) is an infinite coefficient.
 DIRECTION_TOL = 1e-6
-
-#: The one rank rule of the fits and of inference: a column is collinear with the
-#: earlier ones when the norm of its residual after projection on them is at most this
-#: fraction of its own norm, in the metric of the matrix checked (the weighted Gram or
-#: the information).  On that matrix scaled to unit diagonal (a correlation matrix)
-#: this is the in-order Cholesky pivot 1 − R²_j ≤ COLLINEAR_TOL² = 1e-12: the column's
-#: variance inflation 1/(1 − R²_j) ≥ 1e12, its standard error inflated a million-fold
-#: and decided by the last digits of the data.
-COLLINEAR_TOL = 1e-6
-
-#: A full-rank information matrix whose unit-diagonal scaling has a condition number
-#: above this makes :func:`fastgen.logistic_inference` warn, naming the columns of the
-#: near-dependence: 1 − R² of about 1e-8 or less, standard errors inflated ~1e4-fold and
-#: resting on the data's eighth digit (values recorded to a few digits cannot carry it).
-ILL_CONDITIONED = 1e8
-
-
-def _feature_names(feature_names, d):
-    if feature_names is None:
-        return None
-    names = tuple(str(s) for s in feature_names)
-    if len(names) != d:
-        raise ValueError(f"feature_names has {len(names)} names but X has {d} columns")
-    return names
-
-
-def default_feature_names(d):
-    """The names of unnamed features, ``x1 … xd`` (statsmodels' convention): the
-    warnings and errors of fits, diagnostics and inference, and inference's tables,
-    name column ``X[:, j]`` ``x{j+1}``."""
-    return tuple(f"x{j + 1}" for j in range(d))
-
-
-def _label(names, j, d):
-    """Name of design column j (the intercept is column d)."""
-    if j == d:
-        return "intercept"
-    return names[j] if names is not None else f"x{j + 1}"
-
 
 # --------------------------------------------------------------------------- separation
 
@@ -144,7 +112,8 @@ class SeparationResult:
             row = list(self.coef_direction[k]) + [self.intercept_direction[k]]
             for j, s in enumerate(row):
                 if s:
-                    out.append(("+" if s > 0 else "-") + _label(names, j, d) + suffix)
+                    out.append(("+" if s > 0 else "-") + design_column_label(names, j, d)
+                               + suffix)
         return out
 
     def __bool__(self):
@@ -343,7 +312,7 @@ def detect_separation(X, y, *, fit_intercept=True, sample_weight=None,
     w = check_sample_weight(sample_weight, X.shape[0])
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise ValueError(f"fit_intercept must be True or False; got {fit_intercept!r}")
-    names = _feature_names(feature_names, X.shape[1])
+    names = checked_feature_names(feature_names, X.shape[1])
     return separation_of(X, codes, w, classes, bool(fit_intercept), names)
 
 
@@ -412,195 +381,3 @@ def separation_advice(n_classes, inference=False):
     return (f"{ridge}; or drop the separating features, or merge the classes they "
             f"separate, and refit ({find}). penalty='firth' is implemented for two "
             f"classes only" + ("" if inference else "."))
-
-
-# --------------------------------------------------------------------------- collinearity
-
-
-@dataclass(frozen=True)
-class Collinearity:
-    """The outcome of :func:`collinear_columns`.
-
-    Design columns are numbered as features 0 … d−1, and d for the intercept.  They are
-    taken in the order intercept, then features 0, 1, …; a column is *dependent* when it
-    is (to ``tol``) a linear combination of the columns before it that were kept, as R's
-    ``lm`` reports aliased coefficients.
-
-    Attributes
-    ----------
-    rank : int
-        Number of independent design columns.
-    n_columns : int
-        d + fit_intercept.
-    dependent : tuple of int
-        The dependent columns (indices as above).
-    combinations : tuple of dict
-        For each dependent column j, ``{i: a_i}`` with ``x̃_j ≈ Σ_i a_i x̃_i`` over kept
-        columns i (coefficients below 1e-8 of the largest left out).
-    feature_names : tuple of str or None
-    """
-
-    rank: int
-    n_columns: int
-    dependent: tuple
-    combinations: tuple
-    feature_names: tuple | None
-    n_features: int
-
-    @property
-    def full_rank(self) -> bool:
-        return not self.dependent
-
-    def names(self, j) -> str:
-        """Name of design column j ("intercept" for j = d)."""
-        return _label(self.feature_names, j, self.n_features)
-
-    def describe(self) -> str:
-        """One line per dependent column: ``'c' = 1·intercept − 1·'a' − 1·'b'``."""
-        lines = []
-        for j, comb in zip(self.dependent, self.combinations):
-            if not comb:
-                lines.append(f"{self.names(j)!r} is zero on every row")
-                continue
-            terms = " ".join(f"{'+' if a >= 0 else '-'} {abs(a):.4g}·{self.names(i)!r}"
-                             for i, a in comb.items())
-            lines.append(f"{self.names(j)!r} = {terms.lstrip('+ ')}")
-        return "; ".join(lines)
-
-
-def collinearity_from_gram(G, n_features, fit_intercept, *, tol=COLLINEAR_TOL,
-                           feature_names=None) -> Collinearity:
-    """:class:`Collinearity` from a symmetric PSD (p, p) matrix in fastgen's layout
-    (intercept last): a weighted Gram X̃ᵀWX̃ or a Hessian at the solution.
-
-    Taken intercept first, by :func:`_in_order` (the rank rule of ``COLLINEAR_TOL``).
-    """
-    G = np.asarray(G, dtype=np.float64)
-    d = int(n_features)
-    order = ([d] if fit_intercept else []) + list(range(d))
-    rank, dependent, combos = _in_order(G[np.ix_(order, order)], tol)
-    return Collinearity(rank, G.shape[0], tuple(order[j] for j in dependent),
-                        tuple({order[i]: a for i, a in c.items()} for c in combos),
-                        feature_names, d)
-
-
-def collinearity_in_order(G, labels, *, tol=COLLINEAR_TOL) -> Collinearity:
-    """:class:`Collinearity` of a symmetric PSD (q, q) matrix whose columns are taken in
-    their own order and named by ``labels`` (inference's information matrix, intercept
-    first): the same rank rule as :func:`collinearity_from_gram`."""
-    G = np.asarray(G, dtype=np.float64)
-    rank, dependent, combos = _in_order(G, tol)
-    q = G.shape[0]
-    return Collinearity(rank, q, tuple(dependent), tuple(combos), tuple(labels), q)
-
-
-def _in_order(G, tol):
-    """The rank rule on a PSD matrix, columns in order: ``(rank, dependent, combos)``.
-
-    G is scaled to unit diagonal, C = S⁻¹GS⁻¹, and factorised column by column
-    (Cholesky in order); column j is dependent when its pivot ``1 − ‖l_j‖²`` (its
-    1 − R² on the kept earlier columns) is ≤ tol², or its diagonal is zero; ``combos``
-    gives, for each, ``{i: a_i}`` with column j ≈ Σ a_i column i in G's own units
-    (coefficients below 1e-8 of the largest left out).  The plain LAPACK factorisation
-    is tried first: when every pivot is above tol², nothing else is computed.
-    """
-    import scipy.linalg
-
-    p = G.shape[0]
-    dg = np.diag(G).copy()
-    live = dg > np.finfo(np.float64).tiny * max(float(dg.max(initial=0.0)), 1.0)
-    s = np.where(live, np.sqrt(np.where(live, dg, 1.0)), 1.0)
-    C = G / s[:, None] / s[None, :]
-    tol2 = float(tol) ** 2
-    if live.all():
-        try:
-            L = scipy.linalg.cholesky(C, lower=True, check_finite=False)
-            if np.all(np.diag(L) ** 2 > tol2):
-                return p, [], []
-        except np.linalg.LinAlgError:
-            pass
-    kept, dependent, combos = [], [], []
-    L = np.zeros((p, p))
-    for j in range(p):
-        if not live[j]:
-            dependent.append(j)
-            combos.append({})
-            continue
-        r = len(kept)
-        lj = (scipy.linalg.solve_triangular(L[:r, :r], C[kept, j], lower=True,
-                                            check_finite=False) if r else np.zeros(0))
-        piv = 1.0 - float(lj @ lj)
-        if piv <= tol2:
-            a = (scipy.linalg.solve_triangular(L[:r, :r].T, lj, lower=False,
-                                               check_finite=False) if r else np.zeros(0))
-            a = a * s[j] / s[kept]  # back to the columns' own units
-            big = np.abs(a).max(initial=0.0)
-            combos.append({kept[i]: float(a[i]) for i in range(r)
-                           if abs(a[i]) > 1e-8 * big})
-            dependent.append(j)
-            continue
-        L[r, :r] = lj
-        L[r, r] = np.sqrt(piv)
-        kept.append(j)
-    return len(kept), dependent, combos
-
-
-def collinear_columns(X, *, fit_intercept=True, sample_weight=None, feature_names=None,
-                      tol=COLLINEAR_TOL) -> Collinearity:
-    r"""The columns of the design X̃ = [X, 1] that are linear combinations of others.
-
-    Forms the weighted Gram matrix :math:`G = \tilde X^\top W \tilde X` (rows of weight
-    0 drop out), scales it to unit diagonal, :math:`C = S^{-1} G S^{-1}` with
-    :math:`S = \operatorname{diag}(G)^{1/2}`, and factorises C column by column in the
-    order intercept, x_0, x_1, …: column j is reported when its residual after least
-    squares on the kept earlier columns has relative norm ≤ ``tol``, i.e. when the
-    Cholesky pivot :math:`1 - \lVert l_j\rVert^2 \le tol^2`.  An all-zero column is
-    always reported.  The unpenalised logistic (or any GLM) estimate is unique exactly
-    when nothing is reported; the Hessian :math:`\tilde X^\top\operatorname{diag}(w\pi(1-\pi))
-    \tilde X` has the same null space while no fitted probability is 0 or 1.
-
-    Parameters
-    ----------
-    X : array-like (n, d) or scipy sparse matrix
-    fit_intercept : bool, default True
-    sample_weight : array-like (n,), optional
-    feature_names : sequence of str, optional
-        Default ``x1 … xd`` (``x{j+1}`` for ``X[:, j]``).
-    tol : float, default 1e-6
-        Relative residual norm below which a column counts as dependent
-        (``COLLINEAR_TOL``, the rule of the fits and of inference).
-
-    Returns
-    -------
-    Collinearity
-        ``dependent`` (indices, the intercept as d), ``combinations``, ``rank`` and
-        :meth:`Collinearity.describe`.
-    """
-    X = check_X(X, allow_sparse=True)
-    w = check_sample_weight(sample_weight, X.shape[0])
-    if not isinstance(fit_intercept, (bool, np.bool_)):
-        raise ValueError(f"fit_intercept must be True or False; got {fit_intercept!r}")
-    if not (np.isfinite(tol) and 0 < tol < 1):
-        raise ValueError(f"tol must be in (0, 1); got {tol!r}")
-    names = _feature_names(feature_names, X.shape[1])
-    wv = w if w.shape[0] else np.ones(X.shape[0])
-    if is_sparse(X):
-        import scipy.sparse as sp
-
-        Xw = sp.diags(wv) @ X
-        G = np.asarray((X.T @ Xw).toarray(), dtype=np.float64)
-        colsum = np.asarray(Xw.sum(axis=0), dtype=np.float64).ravel()
-    else:
-        Xf = np.asarray(X, dtype=np.float64)
-        Xw = Xf * wv[:, None]
-        G = Xf.T @ Xw
-        colsum = Xw.sum(axis=0)
-    if fit_intercept:
-        d = X.shape[1]
-        Gf = np.empty((d + 1, d + 1))
-        Gf[:d, :d] = G
-        Gf[:d, d] = Gf[d, :d] = colsum
-        Gf[d, d] = wv.sum()
-        G = Gf
-    return collinearity_from_gram(G, X.shape[1], bool(fit_intercept), tol=tol,
-                                  feature_names=names)
