@@ -41,7 +41,8 @@ def _check_names(params, X):
 
 def _prepare(params, X):
     X = check_X(X, allow_sparse=params.accepts_sparse, dtype=params.dtype,
-                finite=not params.checks_finite_scores)
+                finite=not params.checks_finite_scores,
+                csr_indices=not getattr(params, "checks_csr_indices", False))
     check_n_features(X, params.n_features_in)
     return X
 

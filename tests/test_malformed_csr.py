@@ -6,7 +6,8 @@ validation layer checks them once, before scipy's own conversions or any kernel 
 them.  Each property builds a valid matrix by hand (int32 or int64 indices,
 ``csr_matrix`` or ``csr_array``), breaks one thing, and calls every public entry point
 that takes CSR X: each must raise a ValueError that names the problem (and, for a
-broken row, the first such row).
+broken row, the first such row).  Naive Bayes CSR scoring leaves the scan of int32
+column indices to its kernels, which check each index before use (tested at the end).
 """
 
 import numpy as np
@@ -17,7 +18,6 @@ from hypothesis import strategies as st
 
 import fastgen
 import fastgen._validation as validation
-import fastgen._validation_sparse as sparse_validation
 
 SETTINGS = settings()  # the profile's (tests/conftest.py): derandomized by default
 
@@ -205,7 +205,10 @@ def test_malformed_csr_is_a_value_error(kind, data, models):
 def _check_X_with_kernel(X, kernel):
     """check_X(X), its structure checked by the parallel kernel (``kernel``) or numpy,
     whatever the size of X."""
-    v = sparse_validation
+    try:  # the module that holds the constants of the structure check
+        import fastgen._validation_sparse as v
+    except ImportError:  # a checkout from before the split of _validation
+        v = validation
     saved = v._STRUCTURE_KERNEL_NNZ, v._STRUCTURE_PIECE_NNZ
     # the kernel in pieces of one stored value: as many pieces as it allows
     v._STRUCTURE_KERNEL_NNZ = 0 if kernel else 2**62
@@ -296,3 +299,113 @@ def test_valid_matrices_pass_both_checks(n_features):
     X.has_sorted_indices = False
     for kernel in (False, True):
         _check_X_with_kernel(X, kernel)
+
+
+# ------------------------------------------------ the index check inside the scoring pass
+#
+# Naive Bayes CSR scoring leaves the scan of the column indices to its kernels, which
+# check each index before they read a weight row with it (validation still checks the
+# row pointers).  The kernels are called here directly, on matrices whose indices are
+# broken where validation would have stopped them.
+
+from fastgen.kernels.sparse import (  # noqa: E402 - the scoring kernels
+    csr_linear_argmax,
+    csr_linear_argmax_f32,
+    csr_linear_scores,
+    nnz_balanced_bounds,
+)
+
+
+@st.composite
+def broken_indices(draw):
+    """(indptr, indices, data, d, broken rows, the valid indices) of a CSR matrix with
+    bad column indices in some rows, at any position of a row (first or second of a
+    pair of stored values, or the odd last one)."""
+    n = draw(st.integers(1, 30))
+    d = draw(st.integers(1, 6))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    A = np.where(rng.random((n, d)) < 0.6, rng.integers(0, 4, (n, d)), 0).astype(float)
+    A[:, 0] += A.sum(axis=1) == 0  # no empty row
+    X = sp.csr_matrix(A)
+    X.data[rng.random(X.nnz) < 0.3] = 0.0  # stored zeros: below a binarize threshold
+    dtype = draw(st.sampled_from([np.int32, np.int64]))
+    valid = X.indices.astype(dtype)
+    indices = valid.copy()
+    positions = draw(st.sets(st.integers(0, X.nnz - 1), max_size=4))
+    info = np.iinfo(np.int32)
+    for p in positions:
+        indices[p] = draw(st.sampled_from([d, d + 1, d + 1000, -1, -7, info.min, info.max]))
+    rows = {int(np.searchsorted(X.indptr, p, side="right") - 1) for p in positions}
+    return X.indptr.astype(np.int64), indices, X.data, d, rows, valid
+
+
+@SETTINGS
+@given(case=broken_indices(), K=st.integers(1, 5), binarize=st.booleans())
+def test_scoring_kernels_count_rows_with_bad_indices(case, K, binarize):
+    """Each linear CSR scoring kernel counts exactly the rows holding a column index
+    outside 0..d-1 as bad (and uses none of those indices), and scores every other row
+    exactly as on the valid matrix."""
+    indptr, indices, data, d, rows, valid = case
+    n = indptr.shape[0] - 1
+    rng = np.random.default_rng(d * 31 + K)
+    W = rng.normal(size=(d, K))
+    b = rng.normal(size=K)
+    threshold = 0.5 if binarize else 0.0
+    bounds = nnz_balanced_bounds(indptr, min(n, 3))
+    good = np.array([i not in rows for i in range(n)])
+
+    def scores(ix):
+        out = np.empty((n, K))
+        return csr_linear_scores(indptr, ix, data, W, b, binarize, threshold, 0, bounds,
+                                 out), out
+
+    def argmax(ix):
+        labels = np.empty(n, dtype=np.int64)
+        return csr_linear_argmax(indptr, ix, data, W, b, binarize, threshold, bounds,
+                                 labels), labels
+
+    def argmax_f32(ix):
+        labels = np.empty(n, dtype=np.int64)
+        wmax, bmax = np.abs(W).max(), np.abs(b).max()
+        bad, _ = csr_linear_argmax_f32(indptr, ix, data, W.astype(np.float32), W, b,
+                                       binarize, threshold, wmax, bmax, bounds, labels)
+        return bad, labels
+
+    for kernel in (scores, argmax, argmax_f32):
+        bad, got = kernel(indices)
+        want_bad, want = kernel(valid)
+        assert want_bad == 0
+        assert bad == len(rows), kernel.__name__
+        np.testing.assert_array_equal(got[good], want[good])
+
+
+@pytest.mark.parametrize("kind", [k for k in BREAKS if "index" in k])
+@SETTINGS
+@given(data=st.data())
+def test_validation_leaves_only_int32_csr_indices_to_the_kernel(kind, data):
+    """check_X(csr_indices=False) skips the scan of the column indices only for CSR
+    input with int32 indices (the array the kernel reads); int64 indices (narrowed to
+    int32 later) and CSC input are still scanned, and the row pointers always are."""
+    X, _ = data.draw(malformed(kind))
+    if X.indices.dtype == np.int32:
+        got = validation.check_X(X, allow_sparse=True, csr_indices=False)
+        with pytest.raises(ValueError, match=BREAKS[kind][1]):
+            validation.check_csr_indices(got)
+    else:
+        with pytest.raises(ValueError, match=BREAKS[kind][1]):
+            validation.check_X(X, allow_sparse=True, csr_indices=False)
+    csc = sp.csc_matrix(_C[:4])
+    csc.indices = csc.indices.copy()
+    csc.indices[0] = -1
+    with pytest.raises(ValueError, match=r"row index -1"):
+        validation.check_X(csc, allow_sparse=True, csr_indices=False)
+
+
+@pytest.mark.parametrize("kind", [k for k in BREAKS if "index" not in k])
+@SETTINGS
+@given(data=st.data())
+def test_validation_always_checks_the_row_pointers(kind, data):
+    """The row pointers are checked with csr_indices=False too: the kernels trust them."""
+    X, _ = data.draw(malformed(kind))
+    with pytest.raises(ValueError, match=BREAKS[kind][1]):
+        validation.check_X(X, allow_sparse=True, csr_indices=False)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._params import FittedParams, kernel_view
 from .._validation import (
+    check_csr_indices,
     check_priors,
     check_sample_weight,
     check_scalar,
@@ -216,6 +217,13 @@ def reject_bad_values(X, first, model, *, negative=True):
         )
 
 
+def _report_bad_rows(X):
+    """Raise for the rows a CSR scoring kernel reported: a column index outside the
+    matrix (the message validation gives), else a NaN/inf."""
+    check_csr_indices(X)
+    report_nonfinite(X)
+
+
 class LinearNB(FittedParams):
     """Models whose joint log-likelihood is linear in (possibly binarized) features."""
 
@@ -223,6 +231,10 @@ class LinearNB(FittedParams):
     #: the CSR kernel checks stored values as it reads them; dense X is scanned in
     #: _scores (binarizing would hide a NaN)
     checks_finite_scores = True
+    #: the CSR kernels check each column index before they use it (one comparison per
+    #: stored value) and count a row with a bad one as bad: validation skips its own
+    #: scan of the indices, a second read of all of them (see check_X)
+    checks_csr_indices = True
     _feature_table = "feature_log_prob"
 
     def _check_counts_and_tables(self, check, weights="log"):
@@ -275,7 +287,7 @@ class LinearNB(FittedParams):
             bad, _ = csr_linear_argmax_f32(indptr, indices, data, f32[0], W, b, binarize,
                                            threshold, f32[1], f32[2], bounds, labels)
         if bad:
-            report_nonfinite(X)
+            _report_bad_rows(X)
         return self.classes[labels]
 
     @staticmethod
@@ -295,7 +307,7 @@ class LinearNB(FittedParams):
             indptr, indices, data = self._csr_inputs(X, binarize, threshold)
             if csr_linear_scores(indptr, indices, data, W, b, binarize, threshold,
                                  mode, score_bounds(indptr), out):
-                report_nonfinite(X)
+                _report_bad_rows(X)
             return out
         report_nonfinite(X)
         A = (X > threshold).astype(X.dtype) if binarize else X
