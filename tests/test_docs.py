@@ -10,7 +10,9 @@ import os
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -29,18 +31,29 @@ def _env():
 
 
 @pytest.fixture(scope="module")
-def built_site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("html")
-    res = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-         str(DOCS), str(out)],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
+def docs_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("docs-cache")
+
+
+def _fastgen_docs(cache, *extra):
+    return subprocess.run(
+        [sys.executable, "-m", "fastgen", "docs", "--dir", str(cache), *extra],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def built_site(docs_cache):
+    # the site as `python -m fastgen docs` builds it, Sphinx warnings as errors
+    res = _fastgen_docs(docs_cache, "--strict")
     assert res.returncode == 0, f"sphinx -W failed:\n{res.stdout}\n{res.stderr}"
-    return out
+    index = Path(res.stdout.strip().splitlines()[-1])
+    assert index.name == "index.html" and index.is_file(), res.stdout
+    return index.parent
 
 
 def test_docs_build_with_warnings_as_errors(built_site):
-    for page in ["index", "api/sklearn", "api/kernels", "guide/rank", "gallery/index"]:
+    for page in ["index", "api/sklearn", "api/kernels", "api/cuda", "guide/discriminant",
+                 "guide/inference", "performance", "internals", "gallery/index"]:
         assert (built_site / f"{page}.html").is_file(), page
 
 
@@ -99,7 +112,7 @@ def test_readme_code_blocks_are_labelled():
     fences = re.findall(r"^```(.*)$", text, flags=re.M)
     openers = fences[0::2]
     assert all(f.strip() for f in openers), "every README code block names its language"
-    assert len(readme_python_blocks()) >= 4
+    assert len(readme_python_blocks()) >= 3
 
 
 def test_readme_python_blocks_run(tmp_path):
@@ -121,29 +134,190 @@ def test_readme_python_blocks_run(tmp_path):
     assert (tmp_path / "model.npz").is_file()
 
 
-# guide pages whose ``.. code-block:: python`` blocks run as written, in order, in one
-# namespace per page
-RUN_GUIDE_PAGES = ["guide/units.rst"]
+# Every page of the site whose ``.. code-block:: python`` blocks run as written, in
+# order, in one namespace per page.  A block with the option ``:class: needs-gpu`` needs a
+# CUDA GPU: it runs only where numba.cuda finds one.
+RUN_GUIDE_PAGES = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.rst")
+                         if "_build" not in p.parts and ".. code-block:: python" in
+                         p.read_text(encoding="utf-8"))
+
+# every page of the guide (docs/guide/), one per task; each has runnable code
+GUIDE_PAGES = ["start", "discriminant", "naive_bayes", "logistic", "inference", "streaming",
+               "gpu", "cli", "inputs", "kernels", "processes"]
 
 
 def rst_python_blocks(text):
+    """The python code blocks of an rst text, as (code, needs_gpu) pairs."""
     blocks = []
-    for m in re.finditer(r"^\.\. code-block:: python\n\n((?:^(?:   .*)?\n)+)", text, flags=re.M):
-        lines = m.group(1).splitlines()
-        blocks.append("\n".join(line[3:] for line in lines).strip() + "\n")
+    pattern = r"^\.\. code-block:: python\n((?:   :.*\n)*)\n((?:^(?:   .*)?\n)+)"
+    for m in re.finditer(pattern, text, flags=re.M):
+        options = [o.strip() for o in m.group(1).splitlines()]
+        assert all(o.startswith((":class:", ":caption:", ":emphasize-lines:"))
+                   for o in options), options
+        lines = m.group(2).splitlines()
+        code = "\n".join(line[3:] for line in lines).strip() + "\n"
+        blocks.append((code, any("needs-gpu" in o for o in options if o.startswith(":class:"))))
     return blocks
+
+
+def test_rst_python_blocks_are_all_found():
+    """Every ``code-block:: python`` directive of the site is collected (none skipped
+    because of an option the extractor does not know)."""
+    for page in RUN_GUIDE_PAGES:
+        text = (DOCS / page).read_text(encoding="utf-8")
+        assert len(rst_python_blocks(text)) == text.count(".. code-block:: python"), page
+
+
+def test_every_guide_page_exists_and_runs_code():
+    pages = {p.stem for p in (DOCS / "guide").glob("*.rst")}
+    assert pages == set(GUIDE_PAGES), pages ^ set(GUIDE_PAGES)
+    for page in GUIDE_PAGES:
+        if page != "processes":  # process set-up: environment variables, no code
+            assert f"guide/{page}.rst" in RUN_GUIDE_PAGES, page
 
 
 @pytest.mark.parametrize("page", RUN_GUIDE_PAGES)
 def test_guide_python_blocks_run(page, tmp_path):
     blocks = rst_python_blocks((DOCS / page).read_text(encoding="utf-8"))
     assert blocks, page
+    slug = re.sub(r"\W", "_", page.removesuffix(".rst"))
     runner = "\n".join([
+        "import os",
+        "import sys",
         "blocks = " + repr(blocks),
+        "gpu = False",
+        "if any(g for _, g in blocks):",
+        "    try:",
+        "        from numba import cuda",
+        "        gpu = cuda.is_available()",
+        "    except Exception:",
+        "        gpu = False",
         "ns = {'__name__': '__main__'}",
-        "for i, code in enumerate(blocks):",
-        f"    exec(compile(code, '{page} python block ' + str(i + 1), 'exec'), ns)",
+        "for i, (code, needs_gpu) in enumerate(blocks):",
+        "    if needs_gpu and not gpu:",
+        "        print(f'skipped block {i + 1}: needs a CUDA GPU')",
+        "        continue",
+        # each block runs from a file of its own, as a reader's script would: numba's
+        # cache=True needs the source file of the functions it caches
+        f"    path = os.path.abspath({slug!r} + f'_block{{i + 1}}.py')",
+        "    with open(path, 'w', encoding='utf-8') as fh:",
+        "        fh.write(code)",
+        "    try:",
+        "        exec(compile(code, path, 'exec'), ns)",
+        "    except BaseException:",
+        f"        print('--- {page} python block', i + 1, 'failed:', code, file=sys.stderr)",
+        "        raise",
     ])
     res = subprocess.run([sys.executable, "-W", "error", "-c", runner], cwd=tmp_path,
                          env=_env(), capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-5000:]
+
+
+def test_docs_command_reuses_its_build(built_site, docs_cache):
+    """``python -m fastgen docs`` builds once: a second run with unchanged sources
+    prints the same index page without running Sphinx."""
+    res = _fastgen_docs(docs_cache)
+    assert res.returncode == 0, res.stderr
+    assert Path(res.stdout.strip()) == built_site / "index.html"
+    assert "up to date" in res.stderr and "building" not in res.stderr
+
+
+def test_docs_command_names_a_missing_source_tree(tmp_path):
+    """Outside a source checkout (no docs/conf.py beside the package) the command fails
+    in one line that says where the sources come from."""
+    from fastgen.cli.errors import CLIError
+    from fastgen.cli import docs as docs_cli
+
+    fake = tmp_path / "site-packages" / "fastgen"
+    fake.mkdir(parents=True)
+    import fastgen
+
+    real = fastgen.__file__
+    try:
+        fastgen.__file__ = str(fake / "__init__.py")
+        with pytest.raises(CLIError, match="source checkout"):
+            docs_cli.docs_source()
+    finally:
+        fastgen.__file__ = real
+
+
+class _Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links, self.ids = [], set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for key in ("id", "name"):
+            if attrs.get(key):
+                self.ids.add(attrs[key])
+        for key in ("href", "src"):
+            if attrs.get(key) and not (tag == "link" and key == "href"
+                                       and attrs.get("rel") == "search"):
+                self.links.append(attrs[key])
+
+
+def _parse(path, cache):
+    if path not in cache:
+        parser = _Links()
+        parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+        cache[path] = parser
+    return cache[path]
+
+
+def test_no_broken_internal_links(built_site):
+    """Every relative link and image of the built site points to a file that exists,
+    and every #fragment to an id on that page."""
+    cache, broken, checked = {}, [], 0
+    for page in sorted(built_site.rglob("*.html")):
+        for link in _parse(page, cache).links:
+            parsed = urlsplit(link)
+            if parsed.scheme or parsed.netloc or link.startswith("javascript:"):
+                continue
+            target = (page.parent / unquote(parsed.path)).resolve() if parsed.path else page
+            if target.is_dir():
+                target = target / "index.html"
+            checked += 1
+            if not target.is_file():
+                broken.append(f"{page.relative_to(built_site)}: {link}")
+            elif parsed.fragment and target.suffix == ".html" \
+                    and unquote(parsed.fragment) not in _parse(target, cache).ids:
+                broken.append(f"{page.relative_to(built_site)}: {link} (no such anchor)")
+    assert checked > 500, checked
+    assert not broken, "broken links:\n" + "\n".join(broken[:50])
+
+
+def _github_anchor(heading):
+    slug = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return slug.replace(" ", "-")
+
+
+def test_readme_links_resolve():
+    """The README's relative links point to files of the checkout, its #anchors to its
+    own headings; it links every guide page and the performance and internals pages."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    anchors = {_github_anchor(h) for h in re.findall(r"^#+ (.*)$", text, flags=re.M)}
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    for link in links:
+        if re.match(r"^[a-z]+:", link):
+            continue
+        path, _, fragment = link.partition("#")
+        if path:
+            assert (ROOT / path).exists(), link
+        else:
+            assert fragment in anchors, link
+    for page in GUIDE_PAGES:
+        assert f"docs/guide/{page}.rst" in links, page
+    assert "docs/performance.rst" in links and "docs/internals.rst" in links
+
+
+def test_readme_and_ci_run_the_same_test_command():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    command = 'pip install -e ".[test]" && python -m pytest'
+    assert f"```bash\n{command}\n```" in readme
+    assert f"\n{command}\n" in ci
+
+
+def test_readme_is_short():
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 260

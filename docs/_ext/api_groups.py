@@ -27,13 +27,21 @@ GROUPS = {
     "logistic": ("fastgen", [
         "fit_logistic", "irls_step", "LogisticParams", "ConvergenceWarning",
     ]),
-    "logistic_module": ("fastgen.logistic", ["logistic_loss_grad_hess"]),
+    "logistic_inference": ("fastgen", ["logistic_inference", "LogisticInference"]),
+    "logistic_diagnostics": ("fastgen", [
+        "detect_separation", "SeparationResult", "PerfectSeparationWarning",
+        "CollinearityWarning",
+    ]),
+    "logistic_module": ("fastgen.logistic", [
+        "logistic_loss_grad_hess", "collinear_columns", "Collinearity",
+    ]),
     "scoring": ("fastgen", [
         "joint_log_likelihood", "predict_log_proba", "predict_proba", "predict",
     ]),
     "moments": ("fastgen", ["class_moments", "merge_moments", "ClassMoments"]),
     "streaming": ("fastgen", ["nb_counts", "merge_counts", "nb_from_counts", "NBCounts"]),
-    "streaming_module": ("fastgen.streaming", ["NB_MODELS"]),
+    "streaming_module": ("fastgen.stats", ["NB_MODELS"]),
+    "cuda": ("fastgen.cuda", ["is_device_array"]),
     "io": ("fastgen", ["save_params", "load_params", "load_feature_names", "ParamsFileError"]),
     "sklearn": ("fastgen.sklearn", [
         "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis", "GaussianNB",
@@ -57,7 +65,8 @@ MODULES = {
     "fastgen": "other",
     "fastgen.sklearn": "sklearn_other",
     "fastgen.dask": "dask_other",
-    "fastgen.streaming": "streaming_other",
+    "fastgen.stats": "streaming_other",
+    "fastgen.cuda": "cuda_other",
 }
 
 # Kernel modules documented as entry points for a user's own @njit code.
@@ -90,6 +99,15 @@ FIELD_NOTES = {
     "CategoricalNBParams.class_log_prior": "log π_k.",
     "CategoricalNBParams.n_categories": "Number of categories of each feature "
                                         "(codes 0 … n_categories[j] − 1).",
+    "Collinearity.n_features": "d, the number of features (the intercept is column d).",
+    "ClassRows.X": "The checked X: C-contiguous float32/float64 on the host, or a numba "
+                   "device array (``on_device``).",
+    "ClassRows.classes": "The sorted labels (host).",
+    "ClassRows.codes": "The class code of every row, in [0, K) (host or device).",
+    "ClassRows.weights": "The sample weights (host: empty for unit weights; device: None "
+                         "for unit weights).",
+    "ClassRows.feature_names": "The column names of a data frame, else None.",
+    "ClassRows.on_device": "Whether X, codes and weights are device arrays.",
     "CategoricalNBParams.offsets": "Start of feature j's block of columns in "
                                    "``category_count`` and ``feature_log_prob``: "
                                    "offsets[j] = Σ_{l<j} n_categories[l].",

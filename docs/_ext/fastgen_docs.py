@@ -190,9 +190,10 @@ class FieldsDirective(SphinxDirective):
         rows = []
         for f in fields:
             text = described.get(f.name)
-            if text is None:
+            if text is None and f"{obj.__name__}.{f.name}" not in api_groups.FIELD_NOTES:
                 logger.warning("field %s of %s has no entry in the docstring's Attributes "
                                "section", f.name, dotted, location=self.get_location())
+            if text is None:
                 text = ""
             note = (api_groups.FIELD_NOTES.get(f"{obj.__name__}.{f.name}")
                     or api_groups.FIELD_NOTES.get(f.name))
