@@ -17,6 +17,8 @@ csvio
     CSV parsing, :func:`load_csv` and the named data sets (:func:`load_dataset`).
 plot
     The learning-curve PNG (matplotlib).
+docs
+    ``fastgen docs``: build the documentation of a source checkout once, into a cache.
 errors
     :class:`CLIError`, a user mistake.
 
