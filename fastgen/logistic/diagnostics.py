@@ -361,8 +361,8 @@ def separation_advice(n_classes, inference=False):
     """What to do about separated data, for two classes or more: a sentence for the
     fit's PerfectSeparationWarning (``inference=False``) or logistic_inference's error.
 
-    Firth's penalty exists for two classes only, so it is advised only there; with more
-    classes, a ridge penalty or dropping/merging what separates."""
+    Firth's penalty is advised for every number of classes (binary Firth, or multinomial
+    bias reduction), then a ridge penalty or dropping/merging what separates."""
     find = "fastgen.detect_separation tells which"
     if n_classes == 2:
         if inference:
@@ -374,10 +374,14 @@ def separation_advice(n_classes, inference=False):
         return ("Pass penalty='firth' (Firth's estimate: finite, with standard errors and "
                 "profile intervals from logistic_inference) or l2 > 0 (finite, for "
                 f"prediction), or drop the separating features ({find}).")
-    ridge = ("l2 > 0 gives finite coefficients, for prediction only (logistic_inference "
-             "does not take ridge fits)" if inference else
-             "Pass l2 > 0 for a finite estimate (for prediction: logistic_inference does "
-             "not take ridge fits)")
-    return (f"{ridge}; or drop the separating features, or merge the classes they "
-            f"separate, and refit ({find}). penalty='firth' is implemented for two "
-            f"classes only" + ("" if inference else "."))
+    if inference:
+        return ("Fit the bias-reduced multinomial estimate, fit_logistic(X, y, "
+                "penalty='firth') (the maximum of the Jeffreys-penalised likelihood, as "
+                "R's brglm2::brmultinom), which is finite under separation, and pass that "
+                "model for Wald standard errors; l2 > 0 also gives finite coefficients, "
+                "for prediction only (logistic_inference does not take ridge fits); or "
+                f"drop the separating features, or merge the classes they separate ({find})")
+    return ("Pass penalty='firth' (the bias-reduced multinomial estimate: finite, with "
+            "standard errors from logistic_inference) or l2 > 0 (finite, for prediction), "
+            "or drop the separating features, or merge the classes they separate, and "
+            f"refit ({find}).")

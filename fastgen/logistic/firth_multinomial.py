@@ -41,9 +41,12 @@ import numpy as np
 import scipy.linalg
 
 from .._runtime import threads_for_work
-from .._validation import check_sample_weight, check_X, check_y
+from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from .firth import (
+    _WARM_START_TOL,
     MULTI_START_ETA,
+    WARM_START_ROWS_PER_COEF,
+    WARM_START_STRIDE,
     _best_of_starts,
     _column_scales,
     _newton,
@@ -135,36 +138,58 @@ class MultinomialPenalised:
 
 def _log_det_gradient(data, w, B, Ainv):
     """∇_β log det I (m, p) at B (m, p), I⁻¹ = ``Ainv`` (q × q): the formula of the
-    module docstring, in row chunks (one BLAS product X̃_c A_k per equation k)."""
+    module docstring, in fixed row chunks (one BLAS product X̃_c A_k per equation k),
+    spread over numba's thread count in Python threads (BLAS on one thread each) and
+    summed in chunk order, so the result does not depend on the thread count."""
+    import numba
+
     m, p = B.shape
     n = data.n
-    out = np.zeros((m, p))
     step = max(64, _CHUNK_BYTES // (8 * m * p))
-    X = data.X
-    for r0 in range(0, n, step):
-        r1 = min(n, r0 + step)
-        Xc = X[r0:r1]
-        Xt = np.empty((r1 - r0, p))
-        Xt[:, :data.d] = Xc.toarray() if data.sparse else Xc
-        if data.fit_intercept:
-            Xt[:, data.d] = 1.0
-        eta = Xt @ B.T  # (rows, m)
-        top = np.maximum(eta.max(axis=1, keepdims=True), 0.0)
-        e = np.exp(eta - top)
-        pi = e / (np.exp(-top) + e.sum(axis=1, keepdims=True))  # classes 1..m
-        Q = np.empty((r1 - r0, m, m))
-        for k in range(m):
-            Mk = (Xt @ Ainv[k * p:(k + 1) * p, k * p:]).reshape(r1 - r0, m - k, p)
-            Q[:, k, k:] = np.einsum("rlp,rp->rl", Mk, Xt)
-            Q[:, k:, k] = Q[:, k, k:]
-        qd = np.einsum("rkk->rk", Q)
-        a = np.einsum("rkl,rl->rk", Q, pi)
-        t = np.einsum("rk,rk->r", pi, a)
-        s = pi * (qd - np.einsum("rk,rk->r", pi, qd)[:, None] - 2.0 * (a - t[:, None]))
-        if w.shape[0]:
-            s *= w[r0:r1, None]
-        out += s.T @ Xt
+    starts = range(0, n, step)
+
+    def chunk(r0):
+        return _log_det_gradient_rows(data, w, B, Ainv, r0, min(n, r0 + step))
+
+    with threads_for_work(n * m * p * p):
+        workers = min(numba.get_num_threads(), len(starts))
+        if workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(workers) as pool:
+                parts = list(pool.map(chunk, starts))
+        else:
+            parts = [chunk(r0) for r0 in starts]
+    out = np.zeros((m, p))
+    for part in parts:
+        out += part
     return out
+
+
+def _log_det_gradient_rows(data, w, B, Ainv, r0, r1):
+    """Rows r0:r1's terms of :func:`_log_det_gradient`."""
+    m, p = B.shape
+    Xc = data.X[r0:r1]
+    Xt = np.empty((r1 - r0, p))
+    Xt[:, :data.d] = Xc.toarray() if data.sparse else Xc
+    if data.fit_intercept:
+        Xt[:, data.d] = 1.0
+    eta = Xt @ B.T  # (rows, m)
+    top = np.maximum(eta.max(axis=1, keepdims=True), 0.0)
+    e = np.exp(eta - top)
+    pi = e / (np.exp(-top) + e.sum(axis=1, keepdims=True))  # classes 1..m
+    Q = np.empty((r1 - r0, m, m))
+    for k in range(m):
+        Mk = (Xt @ Ainv[k * p:(k + 1) * p, k * p:]).reshape(r1 - r0, m - k, p)
+        Q[:, k, k:] = np.einsum("rlp,rp->rl", Mk, Xt)
+        Q[:, k:, k] = Q[:, k, k:]
+    qd = np.einsum("rkk->rk", Q)
+    a = np.einsum("rkl,rl->rk", Q, pi)
+    t = np.einsum("rk,rk->r", pi, a)
+    s = pi * (qd - np.einsum("rk,rk->r", pi, qd)[:, None] - 2.0 * (a - t[:, None]))
+    if w.shape[0]:
+        s *= w[r0:r1, None]
+    return s.T @ Xt
 
 
 def _prior_start(codes, w, K, d, fit_intercept):
@@ -176,6 +201,34 @@ def _prior_start(codes, w, K, d, fit_intercept):
         pri = np.maximum(counts / counts.sum(), 1e-12)
         B[:, d] = np.log(pri[1:]) - np.log(pri[0])
     return B.ravel()
+
+
+def _subsample_start(X, codes, w, K, fit_intercept, beta0, max_iter):
+    """The fit on every ``WARM_START_STRIDE``-th row and its score correction there, as
+    the binary fit's :func:`fastgen.logistic.firth._subsample_start` (rows per
+    coefficient counted per equation); ``(beta0, None)`` when the data are too small,
+    the subsample lacks a class, or its fit fails."""
+    n = X.shape[0]
+    k = WARM_START_STRIDE
+    p = X.shape[1] + (1 if fit_intercept else 0)
+    if n // k < WARM_START_ROWS_PER_COEF * p:
+        return beta0, None
+    rows = slice(0, n, k)
+    cs = np.ascontiguousarray(codes[rows])
+    if np.unique(cs).shape[0] < K:
+        return beta0, None
+    Xs = X[rows] if is_sparse(X) else np.ascontiguousarray(X[rows])
+    ws = np.ascontiguousarray(w[rows]) if w.shape[0] else w
+    sws = float(ws.sum()) if ws.shape[0] else float(cs.shape[0])
+    obj = MultinomialPenalised(InferenceData(Xs, fit_intercept), cs, ws, 0.5, K)
+    try:
+        st, _, _, _, _, _ = _newton(obj, beta0, np.arange(obj.q), max_iter,
+                                    _WARM_START_TOL, sws)
+    except np.linalg.LinAlgError:
+        return beta0, None
+    if not (np.all(np.isfinite(st.beta)) and st.c is not None and np.all(np.isfinite(st.c))):
+        return beta0, None
+    return st.beta, st.c
 
 
 def _reference_init(init, classes, d, fit_intercept):
@@ -225,8 +278,11 @@ def fit_firth_multinomial(X, y, *, fit_intercept=True, sample_weight=None, max_i
         beta0 = _prior_start(codes, w, K, data.d, fit_intercept)
     else:
         beta0 = _reference_init(init, classes, data.d, fit_intercept)
+    c0 = None
+    if init is None:
+        beta0, c0 = _subsample_start(X, codes, w, K, fit_intercept, beta0, max_iter)
     obj = MultinomialPenalised(data, codes, w, 0.5, K)
-    run = _newton(obj, beta0, np.arange(obj.q), max_iter, tol, sw)
+    run = _newton(obj, beta0, np.arange(obj.q), max_iter, tol, sw, c0)
     if obj.slow or run[0].emax > MULTI_START_ETA:
         run = _best_of_starts(obj, run, X, codes, w, fit_intercept, beta0, max_iter, tol,
                               sw)
