@@ -12,16 +12,18 @@ __all__ = ["PUBLIC", "LAZY"]
 PUBLIC = {
     "io": ("ParamsFileError", "load_feature_names", "save_params", "load_params"),
     "scoring": ("joint_log_likelihood", "predict_log_proba", "predict_proba", "predict"),
+    # --- sufficient statistics (host or device X) ---
+    "stats": ("ClassMoments", "class_moments", "merge_moments", "NBCounts", "nb_counts",
+              "merge_counts"),
     # --- Gaussian discriminant analysis ---
     "gda": ("GDAParams", "SingularCovarianceError", "fit_gda", "gda_from_moments",
             "linear_discriminant", "lda_transform"),
-    "moments": ("ClassMoments", "class_moments", "merge_moments"),
     # --- naive Bayes ---
     "naive_bayes": ("AlphaClippedWarning", "GaussianNBParams", "BernoulliNBParams",
                     "MultinomialNBParams", "ComplementNBParams", "CategoricalNBParams",
                     "fit_gaussian_nb", "fit_bernoulli_nb", "fit_multinomial_nb",
-                    "fit_complement_nb", "fit_categorical_nb", "gaussian_nb_from_moments"),
-    "streaming": ("NBCounts", "nb_counts", "merge_counts", "nb_from_counts"),
+                    "fit_complement_nb", "fit_categorical_nb", "gaussian_nb_from_moments",
+                    "nb_from_counts"),
     # --- logistic regression ---
     "logistic": ("ConvergenceWarning", "LogisticParams", "fit_logistic", "irls_step",
                  "LogisticInference", "logistic_inference", "PerfectSeparationWarning",

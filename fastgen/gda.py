@@ -32,7 +32,7 @@ from .kernels import gaussian as _g
 from .kernels import moments as _km
 from .kernels.special import MODE_JLL, finish_all_rows
 from .kernels.tiles import linear_posteriors, serves_linear_posteriors
-from .moments import (
+from .stats.moments import (
     ClassMoments,
     check_variances_representable,
     moments_arrays,

@@ -1,12 +1,20 @@
-"""Mergeable statistics of the naive Bayes models, for streaming and distributed fits.
+"""Deprecated alias of the streaming names, kept for one release.
 
-Kept so that ``fastgen.streaming.nb_counts`` and the other names below keep working:
-they live in :mod:`fastgen.naive_bayes.counts`, which documents the statistics, their
-exact merge and the stream loop (``nb_counts`` per chunk, ``merge_counts``,
-``nb_from_counts``).  New code can import them from :mod:`fastgen.naive_bayes` or
-:mod:`fastgen`.
+``NBCounts``, ``nb_counts`` and ``merge_counts`` live in :mod:`fastgen.stats.counts`,
+``nb_from_counts`` in :mod:`fastgen.naive_bayes.from_counts`; import them from
+:mod:`fastgen` instead.
 """
 
-from .naive_bayes.counts import NB_MODELS, NBCounts, merge_counts, nb_counts, nb_from_counts
+import warnings
+
+from .naive_bayes.from_counts import nb_from_counts
+from .stats.counts import NB_MODELS, NBCounts, merge_counts, nb_counts
 
 __all__ = ["NB_MODELS", "NBCounts", "nb_counts", "merge_counts", "nb_from_counts"]
+
+warnings.warn(
+    "fastgen.streaming is deprecated and will be removed in the next release; import "
+    "NBCounts, nb_counts, merge_counts and nb_from_counts from fastgen",
+    DeprecationWarning,
+    stacklevel=2,
+)

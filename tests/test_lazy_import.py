@@ -57,10 +57,10 @@ def test_star_import_and_submodule_attributes():
         "exec('from fastgen import *', ns)\n"
         "print(json.dumps({'star': sorted(k for k in ns if not k.startswith('__')),\n"
         "                  'gda': fastgen.gda.fit_gda is fastgen.fit_gda,\n"
-        "                  'streaming': fastgen.streaming.nb_counts is fastgen.nb_counts}))"
+        "                  'stats': fastgen.stats.nb_counts is fastgen.nb_counts}))"
     )
     assert res["star"] == sorted(fastgen.__all__)
-    assert res["gda"] and res["streaming"]
+    assert res["gda"] and res["stats"]
 
 
 def test_unknown_attribute_still_raises():

@@ -23,10 +23,15 @@ is imported), on which the test suite runs these kernels.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._detect import is_device_array
 
 __all__ = [
     "is_device_array",
+    "device_rows",
+    "moments_arrays",
+    "zero_codes",
     "fit_gda",
     "fit_gaussian_nb",
     "class_moments",
@@ -65,6 +70,34 @@ def class_moments(X, y, *, kind="pooled", sample_weight=None):
     from ._api import class_moments_device as impl
 
     return impl(X, y, kind=kind, sample_weight=sample_weight)
+
+
+def device_rows(X, y, sample_weight=None):
+    """(X, classes, codes, weights) of a device fit, checked on the device: X as a numba
+    device array (float32 stays float32, other real dtypes become float64), the sorted
+    labels on the host, int32 class codes on the device and float64 device weights (None
+    for unit weights).  X is never copied to the host."""
+    from ._api import device_X, device_labels, device_weights
+
+    Xd = device_X(X)
+    classes, codes = device_labels(y, Xd.shape[0])
+    return Xd, classes, codes, device_weights(sample_weight, Xd.shape[0])
+
+
+def moments_arrays(X, codes, w, K, kind):
+    """(W (K,), means (K, d), scatter) as float64 host arrays, from the checked device
+    arrays of :func:`device_rows`: the arrays
+    :func:`fastgen.stats.moments.moments_arrays` gives for host data, in one read of X."""
+    from ._api import moments_arrays_device
+
+    return moments_arrays_device(X, codes, w, K, kind)
+
+
+def zero_codes(n):
+    """n int32 zeros on the device: every row in one class."""
+    from numba import cuda
+
+    return cuda.to_device(np.zeros(n, dtype=np.int32))
 
 
 def joint_log_likelihood(params, X):

@@ -304,7 +304,7 @@ def _unpack(v, d, tj, tl):
 
 def class_moments_device(X, y, *, kind="pooled", sample_weight=None):
     """:func:`fastgen.class_moments` of device X (see :mod:`fastgen.cuda`)."""
-    from ..moments import SCATTER_KINDS, ClassMoments
+    from ..stats.moments import SCATTER_KINDS, ClassMoments
 
     if kind not in SCATTER_KINDS:
         raise ValueError(f"kind must be one of {SCATTER_KINDS}; got {kind!r}")
@@ -336,7 +336,7 @@ def fit_gda(X, y, covariance="pooled", *, priors=None, sample_weight=None, reg=0
 def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None):
     """:func:`fastgen.fit_gaussian_nb` for device X (see :mod:`fastgen.cuda`)."""
     from .._validation import check_priors, check_scalar
-    from ..moments import ClassMoments
+    from ..stats.moments import ClassMoments
     from ..naive_bayes import gaussian_nb_from_moments
 
     Xd = device_X(X)

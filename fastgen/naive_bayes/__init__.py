@@ -22,29 +22,17 @@ Modules:
 * :mod:`~fastgen.naive_bayes.discrete`: Bernoulli, multinomial and complement params and
   fits, and ``discrete_counts``, the one counting pass they share;
 * :mod:`~fastgen.naive_bayes.categorical`: ``CategoricalNBParams``, ``fit_categorical_nb``;
-* :mod:`~fastgen.naive_bayes.counts`: mergeable statistics (``NBCounts``, ``nb_counts``,
-  ``merge_counts``, ``nb_from_counts``, also reachable as ``fastgen.streaming``) and the
-  ``*_from_counts`` / ``*_from_moments`` builders.
+* :mod:`~fastgen.naive_bayes.from_counts`: ``nb_from_counts`` and the
+  ``*_from_counts`` / ``*_from_moments`` builders: params from statistics.
 
-The package imports the shared core only (``fastgen._params``, ``_runtime``,
-``_validation``, ``moments``, ``kernels``); adapters (scikit-learn, Dask, CLI) use the
-names exported here.
+The models read X through the statistics layer (:mod:`fastgen.stats`: ``NBCounts``,
+``nb_counts``, ``merge_counts`` and the counting pass; re-exported here) and import the
+shared core (``fastgen._params``, ``_runtime``, ``_validation``, ``kernels``); adapters
+(scikit-learn, Dask, CLI) use the names exported here.
 """
 
 from .base import ALPHA_MIN, AlphaClippedWarning
 from .categorical import CategoricalNBParams, fit_categorical_nb
-from .counts import (
-    NB_MODELS,
-    NBCounts,
-    bernoulli_nb_from_counts,
-    categorical_nb_from_counts,
-    complement_nb_from_counts,
-    gaussian_nb_from_moments,
-    merge_counts,
-    multinomial_nb_from_counts,
-    nb_counts,
-    nb_from_counts,
-)
 from .discrete import (
     BernoulliNBParams,
     ComplementNBParams,
@@ -53,7 +41,16 @@ from .discrete import (
     fit_complement_nb,
     fit_multinomial_nb,
 )
+from .from_counts import (
+    bernoulli_nb_from_counts,
+    categorical_nb_from_counts,
+    complement_nb_from_counts,
+    gaussian_nb_from_moments,
+    multinomial_nb_from_counts,
+    nb_from_counts,
+)
 from .gaussian import GaussianNBParams, fit_gaussian_nb
+from ..stats.counts import NB_MODELS, NBCounts, merge_counts, nb_counts  # isort: skip
 
 __all__ = [
     "ALPHA_MIN",

@@ -16,28 +16,28 @@ from .._params import FittedParams, kernel_view
 from .._validation import (
     check_csr_indices,
     check_priors,
-    check_sample_weight,
     check_scalar,
-    check_X,
-    check_y,
     csr_arrays,
     is_sparse,
     report_nonfinite,
 )
 from .._warn import warn
-from ..kernels.nb import MODE_LOG_PROBA, MODE_PROBA, dense_class_counts
+from ..kernels.nb import MODE_LOG_PROBA, MODE_PROBA
 from ..kernels.sparse import (
-    LOGS_BERNOULLI,
-    LOGS_NONE,
     argmax_f32_bound,
-    count_plan,
-    csr_class_tables,
     csr_linear_argmax,
     csr_linear_argmax_f32,
     csr_linear_scores,
     nnz_balanced_bounds,
 )
 from ..kernels.special import log_normalize_rows, softmax_rows
+from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
+    class_feature_counts,
+    fit_inputs,
+    locate_flat,
+    reject_bad_values,
+    weighted_class_count,
+)
 
 __all__ = [
     "ALPHA_MIN",
@@ -56,13 +56,6 @@ __all__ = [
 ]
 
 ALPHA_MIN = 1e-10
-
-# Work split of the counting reductions: at most _MAX_GROUPS row ranges of at least
-# _MIN_GROUP_WORK stored values each, and at most _GROUP_BUFFER_BYTES of (K, d) float64
-# partial sums.  These depend on the problem size only, never on the thread count.
-_MAX_GROUPS = 8
-_MIN_GROUP_WORK = 1 << 17
-_GROUP_BUFFER_BYTES = 1 << 26
 
 #: Weights up to this size take the float32 table in CSR ``predict`` (far inside
 #: float32's range, so no weight rounds to infinity); log-probabilities are never near.
@@ -95,24 +88,6 @@ def check_bool(value, name) -> bool:
     return bool(value)
 
 
-def fit_inputs(X, y, sample_weight, *, allow_sparse, finite=True, csr_counts=False):
-    """Validated (X, classes, codes, w) of a fit; w is empty when no weights were given."""
-    # csr_counts: the fit runs csr_class_counts, which checks the stored values on its
-    # way (see reject_bad_values), so sparse X is not scanned here
-    X = check_X(X, allow_sparse=allow_sparse,
-                finite=finite and not (csr_counts and is_sparse(X)))
-    classes, codes = check_y(y, X.shape[0])
-    w = check_sample_weight(sample_weight, X.shape[0])
-    return X, classes, codes, w
-
-
-def weighted_class_count(codes, w, K):
-    """(K,) float64 N_k = Σ_{i: y_i=k} w_i (w_i = 1 when ``w`` is empty)."""
-    return np.bincount(codes, weights=w if w.shape[0] else None, minlength=K).astype(
-        np.float64
-    )
-
-
 def log_allow_zero(a):
     """log(a) with log(0) = −∞ and no divide warning."""
     with np.errstate(divide="ignore"):
@@ -131,90 +106,11 @@ def log_priors(class_count, fit_prior, class_prior, classes=None):
     return np.full(K, -np.log(K))
 
 
-def _n_groups(work, K, d):
-    g = min(_MAX_GROUPS, max(1, work // _MIN_GROUP_WORK))
-    cap = max(1, _GROUP_BUFFER_BYTES // (8 * K * d))
-    return int(min(g, cap))
-
-
-def _dense_bounds(n, G):
-    return np.array([n * g // G for g in range(G + 1)], dtype=np.int64)
-
-
 def score_bounds(indptr):
     """Row ranges of CSR scoring: work items of about _SCORE_BLOCK_WORK rows + values."""
     n = indptr.shape[0] - 1
     blocks = max(1, (int(indptr[-1]) + n) // _SCORE_BLOCK_WORK)
     return nnz_balanced_bounds(indptr, blocks)
-
-
-def locate_flat(X, flat):
-    """(row, column) of flat position ``flat`` (dense: i·d + j; CSR: index into data)."""
-    if is_sparse(X):
-        row = int(np.searchsorted(X.indptr, flat, side="right") - 1)
-        return row, int(X.indices[flat])
-    return divmod(int(flat), X.shape[1])
-
-
-def _value_at(X, flat):
-    return X.data[flat] if is_sparse(X) else X.reshape(-1)[flat]
-
-
-def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, logs=None):
-    """(K, d) float64 weighted feature sums and the flat position of a negative value.
-
-    CSR X with ``logs`` (see :func:`~fastgen.kernels.sparse.csr_class_tables`) also
-    returns the log tables, from the same pass: ``(counts, log_a, log_b, first)``.
-    """
-    d = X.shape[1]
-    if is_sparse(X):
-        indptr, indices, data = csr_arrays(X)
-        kind = LOGS_NONE if logs is None else logs[0]
-        # fresh tables from numpy, which asks for huge pages (arrays numba allocates get
-        # 4 KB pages: a page fault per 4 KB on first touch)
-        out = np.empty((K, d))
-        log_a = np.empty((K, d) if kind != LOGS_NONE else (0, 0))
-        log_b = np.empty((K, d) if kind == LOGS_BERNOULLI else (0, 0))
-        first = csr_class_tables(indptr, indices, data, codes, w, bool(binarize),
-                                 float(threshold), csr_count_split(X, K),
-                                 _NO_LOGS if logs is None else logs, out, log_a, log_b)
-        return (out, first) if logs is None else (out, log_a, log_b, first)
-    n = X.shape[0]
-    G = _n_groups(n * d, K, d)
-    return dense_class_counts(X, codes, w, K, bool(binarize), float(threshold),
-                              _dense_bounds(n, G))
-
-
-_NO_LOGS = (LOGS_NONE, 1.0, np.empty((2, 0)), np.empty(0))
-
-
-def csr_count_split(X, K):
-    """The ``split`` of the CSR count kernel for X and K classes (see
-    :func:`~fastgen.kernels.sparse.count_plan`): at least one work item per numba
-    thread, prefetches sized to X's rows.  None of it changes the counts, so this may
-    follow the thread count."""
-    import numba
-
-    col_blocks = max(1, min(X.shape[1], -(-numba.get_num_threads() // K)))
-    return count_plan(X.nnz, X.shape[0], col_blocks)
-
-
-def reject_bad_values(X, first, model, *, negative=True):
-    """Raise for the value the count kernels flagged at flat position ``first``.
-
-    The CSR kernel flags NaN/inf (not scanned for beforehand) as well as negative
-    values: a non-finite stored value is named as :func:`check_X` would name it.
-    """
-    if first < 0:
-        return
-    if is_sparse(X):  # dense X was scanned by check_X
-        report_nonfinite(X)
-    if negative:
-        i, j = locate_flat(X, first)
-        raise ValueError(
-            f"X contains a negative value ({float(_value_at(X, first))!r}) at row {i}, column "
-            f"{j}; {model} naive Bayes needs non-negative feature counts"
-        )
 
 
 def _report_bad_rows(X):

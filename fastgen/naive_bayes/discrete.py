@@ -3,12 +3,12 @@
 Each model is a params dataclass (scored through :class:`~fastgen.naive_bayes.base.LinearNB`:
 dense by one GEMM, CSR by the linear kernels), a ``fit_*_nb`` function, and
 ``*_params``, the params from class counts N_k and feature counts N_kj (or F_kj), used by
-the fits and by the validated builders of :mod:`fastgen.naive_bayes.counts`.
-:func:`discrete_counts` is the one counting pass all of them (and
-:func:`~fastgen.naive_bayes.counts.nb_counts`) share.  The three model sections follow
+the fits and by the validated builders of :mod:`fastgen.naive_bayes.from_counts`.
+:func:`~fastgen.stats.feature_counts.discrete_counts` is the one counting pass all of
+them (and :func:`fastgen.nb_counts`) share.  The three model sections follow
 one layout and are kept separate on purpose: their fields and formulas differ, and what
-they share (counting, priors, scoring) lives in :func:`discrete_counts` and
-:mod:`fastgen.naive_bayes.base`.
+they share lives in :mod:`fastgen.stats.feature_counts` (counting) and
+:mod:`fastgen.naive_bayes.base` (priors, scoring).
 
 Imports the shared core (``_params``, ``_runtime``, ``_validation``) and
 :mod:`fastgen.naive_bayes.base`.
@@ -22,20 +22,19 @@ import numpy as np
 
 from .._params import derived_from_checked_input, kernel_view, register_params
 from .._runtime import serial_for_small_inputs
-from .._validation import check_scalar, feature_names_of, is_sparse
+from .._validation import feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
 from ..kernels.sparse import LOGS_BERNOULLI, LOGS_MULTINOMIAL
-from .base import (
-    LinearNB,
-    check_alpha,
-    check_bool,
+from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
+    check_binarize,
+    check_binary_counts,
     class_feature_counts,
+    discrete_counts,
     fit_inputs,
-    log_allow_zero,
-    log_priors,
-    reject_bad_values,
+    reject_flagged_value,
     weighted_class_count,
 )
+from .base import LinearNB, check_alpha, check_bool, log_allow_zero, log_priors
 
 __all__ = [
     "BernoulliNBParams",
@@ -51,54 +50,6 @@ __all__ = [
     "check_binarize",
     "check_binary_counts",
 ]
-
-def discrete_counts(X, codes, w, K, model, *, binarize=None):
-    """Class counts and feature counts of validated input, in one pass over X.
-
-    ::
-
-        N_k = Σ_{i: y_i=k} w_i,
-        N_kj = Σ_{i: y_i=k} w_i x_ij          (multinomial, complement),
-        F_kj = Σ_{i: y_i=k} w_i [x_ij > t]     (Bernoulli with binarize=t; x_ij if None).
-
-    Parameters
-    ----------
-    X : ndarray (n, d) or CSR, from :func:`~fastgen.naive_bayes.base.fit_inputs`
-        (``csr_counts=True``: the CSR kernel checks the stored values itself).
-    codes, w, K
-        Class codes, weights (empty: all 1) and number of classes.
-    model : {"bernoulli", "multinomial", "complement"}
-    binarize : float or None
-        Bernoulli threshold (checked by the caller).
-
-    Returns
-    -------
-    class_count : (K,) float64
-    feature_count : (K, d) float64
-
-    Raises
-    ------
-    ValueError
-        NaN/inf among the stored values of CSR X, or (multinomial, complement) a negative
-        value, named by row and column.
-    """
-    if model == "bernoulli":
-        fc, bad = class_feature_counts(X, codes, w, K, binarize=binarize is not None,
-                                       threshold=binarize if binarize is not None else 0.0)
-    else:
-        fc, bad = class_feature_counts(X, codes, w, K)
-    _reject(X, bad, model)
-    return weighted_class_count(codes, w, K), fc
-
-
-def _reject(X, first, model):
-    """Raise for the value the count kernels flagged (see :func:`reject_bad_values`)."""
-    if model == "bernoulli":
-        # NaN/inf in CSR X; negative values with binarize=None fail check_binary_counts
-        reject_bad_values(X, first, "Bernoulli", negative=False)
-    else:
-        reject_bad_values(X, first, model)
-
 
 def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_names,
                         **fields):
@@ -190,31 +141,10 @@ def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):
             X, codes, w, K, binarize=bernoulli_threshold,
             threshold=binarize if bernoulli_threshold else 0.0,
             logs=_fused_logs(X, model, alpha, cc))
-        _reject(X, bad, model)
+        reject_flagged_value(X, bad, model)
         tables = (log_a,) if model == "multinomial" else (log_a, log_b)
     # the counts are this fit's own: the params keep them without a copy
     return classes, _handed_over(cc), _handed_over(fc), binarize, X.dtype, names, tables
-
-
-def check_binarize(binarize, X):
-    """The Bernoulli threshold as a float (or None); below 0 is an error for sparse X."""
-    if binarize is not None:
-        binarize = check_scalar(binarize, "binarize")
-        if is_sparse(X) and binarize < 0:
-            raise ValueError(
-                f"binarize={binarize} < 0 would turn the implicit zeros of sparse X into "
-                f"ones; use binarize >= 0 or pass a dense array"
-            )
-    return binarize
-
-
-def check_binary_counts(cc, fc, alpha):
-    """Raise unless N_k − F_kj + α > 0 for all k, j (binarize=None needs binary X)."""
-    if np.any(cc[:, None] - fc + alpha <= 0):
-        raise ValueError(
-            "binarize=None needs binary features (0 or 1), but the feature counts of X "
-            "exceed the class counts; pass a binarize threshold"
-        )
 
 
 @register_params

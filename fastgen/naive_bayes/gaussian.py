@@ -1,6 +1,7 @@
 """Gaussian naive Bayes: params, fit and the params from (merged) diagonal class moments.
 
-Imports the shared core (``fastgen.moments``, ``_validation``, ``kernels``) and
+The fit reads X only through the statistics layer (:func:`fastgen.stats.class_rows`:
+host or device X); imports the shared core (``_validation``, ``kernels``) and
 :mod:`fastgen.naive_bayes.base`.
 """
 
@@ -11,23 +12,12 @@ from functools import cached_property
 
 import numpy as np
 
-from .. import cuda as _cuda
 from .._params import FittedParams, kernel_view, register_params
 from .._runtime import serial_for_small_inputs
-from .._validation import (
-    check_finite_result,
-    check_priors,
-    check_scalar,
-    feature_names_of,
-)
-from ..kernels import nb as _nb
-from ..moments import (
-    ClassMoments,
-    check_variances_representable,
-    moments_arrays,
-    variance_floor,
-)
-from .base import fit_inputs, log_allow_zero
+from .._validation import check_finite_result, check_priors, check_scalar
+from ..kernels import nb as nb_kernels
+from ..stats.moments import check_variances_representable, class_rows, variance_floor
+from .base import log_allow_zero
 
 __all__ = ["GaussianNBParams", "fit_gaussian_nb", "gaussian_params"]
 
@@ -88,7 +78,7 @@ class GaussianNBParams(FittedParams):
     def _scores(self, X, mode):
         means, inv_var, const = self._tables
         out = np.empty((X.shape[0], const.shape[0]), dtype=self.dtype)
-        kernel = _nb.gaussian_nb_kernel_for(X.shape[1], const.shape[0])
+        kernel = nb_kernels.gaussian_nb_kernel_for(X.shape[1], const.shape[0])
         if kernel(X, means, inv_var, const, mode, out):
             check_finite_result(X, np.array([np.nan]))  # names the bad entry of X
         return out
@@ -128,26 +118,15 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     -------
     GaussianNBParams
     """
-    if _cuda.is_device_array(X):
-        return _cuda.fit_gaussian_nb(X, y, priors=priors, var_smoothing=var_smoothing,
-                                     sample_weight=sample_weight)
-    # finiteness is checked through the moments (NaN/inf make them non-finite): no
-    # separate pass over X
-    names = feature_names_of(X)
-    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=False,
-                                      finite=False)
+    # X, y and the weights are checked on the host or on the device; NaN/inf in X is
+    # found through the moments (it makes them non-finite): no separate pass over X
+    rows = class_rows(X, y, sample_weight)
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
-    K = classes.shape[0]
-    check_priors(priors, classes)
-    W, means, scatter = moments_arrays(X, codes, w, K, "diagonal")
-    check_finite_result(X, means, scatter, sample_weight=w)  # NaN/inf in X, or overflow
-    moments = ClassMoments(classes, W, means, scatter, "diagonal", str(X.dtype),
-                           feature_names=names)
+    check_priors(priors, rows.classes)
+    moments = rows.moments("diagonal")
     feature_variance = None  # unweighted: the total variance implied by the moments
-    if w.shape[0]:
-        n = X.shape[0]
-        _, _, m2 = moments_arrays(X, np.zeros(n, np.int32), np.empty(0), 1, "diagonal")
-        feature_variance = m2[0] / n
+    if rows.weighted:
+        feature_variance = rows.unweighted_variance()
     return gaussian_params(moments, priors, var_smoothing, feature_variance)
 
 

@@ -9,7 +9,6 @@ from reference import assert_params_close
 
 import fastgen
 import fastgen.naive_bayes.discrete as nb_discrete
-import fastgen.streaming
 from fastgen.naive_bayes import NBCounts, merge_counts, nb_counts, nb_from_counts
 
 
@@ -223,12 +222,14 @@ def test_nb_counts_rejects_what_the_fits_reject(data):
         nb_counts(nan, y, "multinomial")
 
 
-def test_streaming_module_reexports_the_package_names():
+def test_package_reexports_the_statistics_names():
     import fastgen.naive_bayes as nb
+    import fastgen.stats as stats
 
-    for name in fastgen.streaming.__all__:
-        assert getattr(fastgen.streaming, name) is getattr(nb, name)
+    for name in ("NB_MODELS", "NBCounts", "nb_counts", "merge_counts"):
+        assert getattr(stats, name) is getattr(nb, name)
         assert name == "NB_MODELS" or getattr(fastgen, name) is getattr(nb, name)
+    assert fastgen.nb_from_counts is nb.nb_from_counts
 
 
 # ------------------------------------------------- models from accumulated statistics

@@ -1,0 +1,214 @@
+"""Class and feature counts of the discrete naive Bayes models: one pass over X.
+
+::
+
+    N_k = Σ_{i: y_i=k} w_i,
+    N_kj = Σ_{i: y_i=k} w_i x_ij          (multinomial, complement),
+    F_kj = Σ_{i: y_i=k} w_i [x_ij > t]     (Bernoulli with binarize=t; x_ij if None).
+
+Dense X goes to :func:`fastgen.kernels.nb.dense_class_counts`, scipy CSR X to
+:func:`fastgen.kernels.sparse.csr_class_tables` (which can also give the fits' log
+tables in the same pass).  :func:`discrete_counts` is the counting pass of the
+Bernoulli, multinomial and complement fits and of :func:`fastgen.nb_counts`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import (
+    check_sample_weight,
+    check_scalar,
+    check_X,
+    check_y,
+    csr_arrays,
+    is_sparse,
+    report_nonfinite,
+)
+from ..kernels.nb import dense_class_counts
+from ..kernels.sparse import LOGS_BERNOULLI, LOGS_NONE, count_plan, csr_class_tables
+
+__all__ = [
+    "fit_inputs",
+    "weighted_class_count",
+    "class_feature_counts",
+    "csr_count_split",
+    "locate_flat",
+    "reject_bad_values",
+    "reject_flagged_value",
+    "discrete_counts",
+    "check_binarize",
+    "check_binary_counts",
+]
+
+# Work split of the counting reductions: at most _MAX_GROUPS row ranges of at least
+# _MIN_GROUP_WORK stored values each, and at most _GROUP_BUFFER_BYTES of (K, d) float64
+# partial sums.  These depend on the problem size only, never on the thread count.
+_MAX_GROUPS = 8
+_MIN_GROUP_WORK = 1 << 17
+_GROUP_BUFFER_BYTES = 1 << 26
+
+def fit_inputs(X, y, sample_weight, *, allow_sparse, finite=True, csr_counts=False):
+    """Validated (X, classes, codes, w) of a fit; w is empty when no weights were given."""
+    # csr_counts: the fit runs csr_class_counts, which checks the stored values on its
+    # way (see reject_bad_values), so sparse X is not scanned here
+    X = check_X(X, allow_sparse=allow_sparse,
+                finite=finite and not (csr_counts and is_sparse(X)))
+    classes, codes = check_y(y, X.shape[0])
+    w = check_sample_weight(sample_weight, X.shape[0])
+    return X, classes, codes, w
+
+
+def weighted_class_count(codes, w, K):
+    """(K,) float64 N_k = Σ_{i: y_i=k} w_i (w_i = 1 when ``w`` is empty)."""
+    return np.bincount(codes, weights=w if w.shape[0] else None, minlength=K).astype(
+        np.float64
+    )
+
+
+def _n_groups(work, K, d):
+    g = min(_MAX_GROUPS, max(1, work // _MIN_GROUP_WORK))
+    cap = max(1, _GROUP_BUFFER_BYTES // (8 * K * d))
+    return int(min(g, cap))
+
+
+def _dense_bounds(n, G):
+    return np.array([n * g // G for g in range(G + 1)], dtype=np.int64)
+
+
+def locate_flat(X, flat):
+    """(row, column) of flat position ``flat`` (dense: i·d + j; CSR: index into data)."""
+    if is_sparse(X):
+        row = int(np.searchsorted(X.indptr, flat, side="right") - 1)
+        return row, int(X.indices[flat])
+    return divmod(int(flat), X.shape[1])
+
+
+def _value_at(X, flat):
+    return X.data[flat] if is_sparse(X) else X.reshape(-1)[flat]
+
+
+def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, logs=None):
+    """(K, d) float64 weighted feature sums and the flat position of a negative value.
+
+    CSR X with ``logs`` (see :func:`~fastgen.kernels.sparse.csr_class_tables`) also
+    returns the log tables, from the same pass: ``(counts, log_a, log_b, first)``.
+    """
+    d = X.shape[1]
+    if is_sparse(X):
+        indptr, indices, data = csr_arrays(X)
+        kind = LOGS_NONE if logs is None else logs[0]
+        # fresh tables from numpy, which asks for huge pages (arrays numba allocates get
+        # 4 KB pages: a page fault per 4 KB on first touch)
+        out = np.empty((K, d))
+        log_a = np.empty((K, d) if kind != LOGS_NONE else (0, 0))
+        log_b = np.empty((K, d) if kind == LOGS_BERNOULLI else (0, 0))
+        first = csr_class_tables(indptr, indices, data, codes, w, bool(binarize),
+                                 float(threshold), csr_count_split(X, K),
+                                 _NO_LOGS if logs is None else logs, out, log_a, log_b)
+        return (out, first) if logs is None else (out, log_a, log_b, first)
+    n = X.shape[0]
+    G = _n_groups(n * d, K, d)
+    return dense_class_counts(X, codes, w, K, bool(binarize), float(threshold),
+                              _dense_bounds(n, G))
+
+
+_NO_LOGS = (LOGS_NONE, 1.0, np.empty((2, 0)), np.empty(0))
+
+
+def csr_count_split(X, K):
+    """The ``split`` of the CSR count kernel for X and K classes (see
+    :func:`~fastgen.kernels.sparse.count_plan`): at least one work item per numba
+    thread, prefetches sized to X's rows.  None of it changes the counts, so this may
+    follow the thread count."""
+    import numba
+
+    col_blocks = max(1, min(X.shape[1], -(-numba.get_num_threads() // K)))
+    return count_plan(X.nnz, X.shape[0], col_blocks)
+
+
+def reject_bad_values(X, first, model, *, negative=True):
+    """Raise for the value the count kernels flagged at flat position ``first``.
+
+    The CSR kernel flags NaN/inf (not scanned for beforehand) as well as negative
+    values: a non-finite stored value is named as :func:`check_X` would name it.
+    """
+    if first < 0:
+        return
+    if is_sparse(X):  # dense X was scanned by check_X
+        report_nonfinite(X)
+    if negative:
+        i, j = locate_flat(X, first)
+        raise ValueError(
+            f"X contains a negative value ({float(_value_at(X, first))!r}) at row {i}, column "
+            f"{j}; {model} naive Bayes needs non-negative feature counts"
+        )
+
+
+def discrete_counts(X, codes, w, K, model, *, binarize=None):
+    """Class counts and feature counts of validated input, in one pass over X.
+
+    ::
+
+        N_k = Σ_{i: y_i=k} w_i,
+        N_kj = Σ_{i: y_i=k} w_i x_ij          (multinomial, complement),
+        F_kj = Σ_{i: y_i=k} w_i [x_ij > t]     (Bernoulli with binarize=t; x_ij if None).
+
+    Parameters
+    ----------
+    X : ndarray (n, d) or CSR, from :func:`fit_inputs`
+        (``csr_counts=True``: the CSR kernel checks the stored values itself).
+    codes, w, K
+        Class codes, weights (empty: all 1) and number of classes.
+    model : {"bernoulli", "multinomial", "complement"}
+    binarize : float or None
+        Bernoulli threshold (checked by the caller).
+
+    Returns
+    -------
+    class_count : (K,) float64
+    feature_count : (K, d) float64
+
+    Raises
+    ------
+    ValueError
+        NaN/inf among the stored values of CSR X, or (multinomial, complement) a negative
+        value, named by row and column.
+    """
+    if model == "bernoulli":
+        fc, bad = class_feature_counts(X, codes, w, K, binarize=binarize is not None,
+                                       threshold=binarize if binarize is not None else 0.0)
+    else:
+        fc, bad = class_feature_counts(X, codes, w, K)
+    reject_flagged_value(X, bad, model)
+    return weighted_class_count(codes, w, K), fc
+
+
+def reject_flagged_value(X, first, model):
+    """Raise for the value the count kernels flagged (see :func:`reject_bad_values`)."""
+    if model == "bernoulli":
+        # NaN/inf in CSR X; negative values with binarize=None fail check_binary_counts
+        reject_bad_values(X, first, "Bernoulli", negative=False)
+    else:
+        reject_bad_values(X, first, model)
+
+
+def check_binarize(binarize, X):
+    """The Bernoulli threshold as a float (or None); below 0 is an error for sparse X."""
+    if binarize is not None:
+        binarize = check_scalar(binarize, "binarize")
+        if is_sparse(X) and binarize < 0:
+            raise ValueError(
+                f"binarize={binarize} < 0 would turn the implicit zeros of sparse X into "
+                f"ones; use binarize >= 0 or pass a dense array"
+            )
+    return binarize
+
+
+def check_binary_counts(cc, fc, alpha):
+    """Raise unless N_k − F_kj + α > 0 for all k, j (binarize=None needs binary X)."""
+    if np.any(cc[:, None] - fc + alpha <= 0):
+        raise ValueError(
+            "binarize=None needs binary features (0 or 1), but the feature counts of X "
+            "exceed the class counts; pass a binarize threshold"
+        )
