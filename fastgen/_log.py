@@ -19,7 +19,8 @@ new dtype, a cleared cache); at WARNING, a damaged cache entry (see
 ``logging.getLogger("fastgen").setLevel(logging.WARNING)`` or ``FASTGEN_QUIET=1``.
 
 How "about to compile" is detected: a listener for numba's ``"numba:compile"`` event
-(:mod:`numba.core.event`), registered when the first kernel module is imported.  numba
+(:mod:`numba.core.event`), registered by ``fastgen._runtime.configure_process`` when
+``fastgen._validation`` is first imported (before any public call runs a kernel).  numba
 fires the event only when it compiles (a cache hit fires nothing), so a warm process
 pays nothing; the listener looks at the first compile of a fastgen kernel and names
 the public fastgen function on the call stack (none: not a fastgen call, no message).
@@ -174,8 +175,9 @@ def _on_compile_start(event) -> None:
 
 
 def watch_compiles() -> None:
-    """Register the compile listener (idempotent); called when the first kernel module
-    is imported.  Does nothing if numba's event API is missing."""
+    """Register the compile listener (idempotent); called by
+    ``fastgen._runtime.configure_process``.  Does nothing if numba's event API is
+    missing."""
     global _registered
     if _registered:
         return

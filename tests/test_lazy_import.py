@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import fastgen
 
 ROOT = str(Path(fastgen.__file__).resolve().parent.parent)
@@ -84,3 +86,34 @@ def test_load_params_of_a_type_not_imported_yet(tmp_path):
         "print(json.dumps([type(p).__name__, 'fastgen.naive_bayes' in sys.modules]))"
     )
     assert res == ["MultinomialNBParams", True]
+
+
+_KERNEL_ONLY = (
+    "import json, os, sys\n"
+    "os.environ.pop('OMP_WAIT_POLICY', None)\n"
+    "import fastgen.kernels\n"
+    "bare = {'omp': os.environ.get('OMP_WAIT_POLICY'), 'numba': 'numba' in sys.modules}\n"
+    "import fastgen.kernels.MODULE\n"
+    "from numba.core import caching, compiler\n"
+    "print(json.dumps({'bare': bare, 'omp': os.environ.get('OMP_WAIT_POLICY'),\n"
+    "    'modules': sorted(m for m in sys.modules if m.startswith('fastgen')),\n"
+    "    'cache_wrap': caching.IndexDataCacheFile._load_index.__module__,\n"
+    "    'rebuild': compiler.CompileResult._rebuild.__func__.__module__}))"
+)
+
+
+@pytest.mark.parametrize("module", ["labels", "sparse", "moments", "checked"])
+def test_a_kernel_module_configures_numba_without_the_core(module):
+    """Importing a kernel module applies the kernels' numba set-up (items 1 to 5 of
+    fastgen._runtime's list) by itself, and imports no fastgen module outside
+    ``fastgen.kernels`` besides what ``import fastgen`` loads: not the validation layer,
+    the logger or a model.  Importing the ``fastgen.kernels`` package alone sets nothing
+    and does not import numba."""
+    res = _run(_KERNEL_ONLY.replace("MODULE", module))
+    assert res["bare"] == {"omp": None, "numba": False}
+    assert res["omp"] == "PASSIVE"
+    assert res["cache_wrap"] == res["rebuild"] == "fastgen.kernels._cache"
+    outside = [m for m in res["modules"]
+               if not m.startswith("fastgen.kernels")
+               and m not in ("fastgen", "fastgen._public", "fastgen._runtime")]
+    assert outside == []
