@@ -1,0 +1,205 @@
+"""The package's layout rules, read from its imports with ``ast``.
+
+The layers and the arrows allowed between them are written down once, here; the
+internals page of the docs includes this block verbatim, so the rule and its
+documentation cannot drift.  Every import counts, also one inside a function.
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "fastgen"
+
+# layers-begin
+# Each group lists module prefixes; a module belongs to the first group it matches.
+LAYERS = {
+    # Numba kernels: arrays in, arrays out.  Import nothing of fastgen outside themselves.
+    "kernels": ("fastgen.kernels",),
+    # Device kernels and checks: a provider like the kernels, for the same statistics.
+    "cuda": ("fastgen.cuda",),
+    # Sufficient statistics, the one seam between data and the generative models.
+    "stats": ("fastgen.stats",),
+    # Model families: params, fits, scoring.  They read X only through the statistics
+    # (GDA, naive Bayes) or through their data protocol and passes (logistic).
+    "models": ("fastgen.gda", "fastgen.naive_bayes", "fastgen.logistic"),
+    # Adapters to other ecosystems: they call the models, never the other way round.
+    "adapters": ("fastgen.sklearn", "fastgen.dask", "fastgen.cli"),
+}
+# What each group may not import (besides the rules for every module below).
+FORBIDDEN = {
+    "kernels": ("fastgen",),  # anything outside fastgen.kernels
+    "cuda": LAYERS["stats"] + LAYERS["models"] + LAYERS["adapters"],
+    "stats": LAYERS["models"] + LAYERS["adapters"],
+    "models": LAYERS["adapters"],
+}
+# For every module: no import circle, no name starting with "_" taken from a module of
+# another package (package-internal modules such as ``_validation`` may be imported,
+# their private names may not), and at most MAX_LINES lines.
+MAX_LINES = 600
+# layers-end
+
+
+def _modules():
+    mods = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = path
+    return mods
+
+
+MODULES = _modules()
+
+
+def _package(mod):
+    return mod if MODULES[mod].name == "__init__.py" else mod.rpartition(".")[0]
+
+
+def _imports(mod):
+    """(target module, imported name or None, line) for every fastgen import in ``mod``."""
+    tree = ast.parse(MODULES[mod].read_text(), filename=str(MODULES[mod]))
+    out = []
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = _package(mod).split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                if full in MODULES:
+                    out.append((full, None, node.lineno))
+                    aliases[alias.asname or alias.name] = full
+                else:
+                    out.append((target, alias.name, node.lineno))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                out.append((alias.name, None, node.lineno))
+                if alias.asname and alias.name in MODULES:
+                    aliases[alias.asname] = alias.name
+    # private attributes of an imported module: ``from .. import x as m; m._y``
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases):
+            out.append((aliases[node.value.id], node.attr, node.lineno))
+    return [t for t in out if t[0] == "fastgen" or t[0].startswith("fastgen.")]
+
+
+IMPORTS = {mod: _imports(mod) for mod in MODULES}
+
+
+def _group(mod):
+    for name, prefixes in LAYERS.items():
+        if any(mod == p or mod.startswith(p + ".") for p in prefixes):
+            return name
+    return None
+
+
+def _matches(target, prefixes):
+    return any(target == p or target.startswith(p + ".") for p in prefixes)
+
+
+def test_layers():
+    bad = []
+    for mod in MODULES:
+        group = _group(mod)
+        if group not in FORBIDDEN:
+            continue
+        for target, _, line in IMPORTS[mod]:
+            if group == "kernels":
+                wrong = not _matches(target, LAYERS["kernels"])
+            else:
+                wrong = _matches(target, FORBIDDEN[group])
+            if wrong:
+                bad.append(f"{mod}:{line} ({group}) imports {target}")
+    assert not bad, "imports against the layers:\n" + "\n".join(sorted(set(bad)))
+
+
+def test_no_private_names_across_packages():
+    bad = []
+    for mod in MODULES:
+        for target, name, line in IMPORTS[mod]:
+            if (name and name.startswith("_") and not name.startswith("__")
+                    and target in MODULES and _package(target) != _package(mod)):
+                bad.append(f"{mod}:{line} takes {target}.{name}")
+    assert not bad, "private names across packages:\n" + "\n".join(sorted(set(bad)))
+
+
+def _cycles():
+    """Strongly connected components with more than one module (Tarjan)."""
+    graph = {m: sorted({t for t, _, _ in IMPORTS[m] if t in MODULES and t != m})
+             for m in MODULES}
+    index, low, stack, on, found = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circles():
+    found = _cycles()
+    assert not found, "import circles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+@pytest.mark.parametrize("mod", sorted(MODULES))
+def test_module_size(mod):
+    lines = len(MODULES[mod].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{mod} has {lines} lines (at most {MAX_LINES})"
+
+
+def test_checker_sees_violations(tmp_path):
+    """The checker itself: a circle, a layer arrow and a private name it must find."""
+    src = {
+        "fastgen.kernels.a": "from fastgen.gda import x\n",
+        "fastgen.p.b": "from fastgen.p import c\nfrom fastgen.q.d import _hidden\n",
+        "fastgen.p.c": "from fastgen.p import b\n",
+    }
+    saved = dict(IMPORTS), dict(MODULES)
+    probe = tmp_path / "probe.py"
+    try:
+        for mod in [*src, "fastgen.q.d"]:
+            MODULES[mod] = probe
+        IMPORTS["fastgen.q.d"] = []
+        for mod, text in src.items():
+            probe.write_text(text)
+            IMPORTS[mod] = _imports(mod)
+        assert any("fastgen.p.b" in c for c in _cycles())
+        with pytest.raises(AssertionError, match="fastgen.kernels.a"):
+            test_layers()
+        with pytest.raises(AssertionError, match="_hidden"):
+            test_no_private_names_across_packages()
+    finally:
+        IMPORTS.clear()
+        IMPORTS.update(saved[0])
+        MODULES.clear()
+        MODULES.update(saved[1])
