@@ -51,19 +51,19 @@ __all__ = [
 
 @jit(inline="always")
 def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_info,
-                  start, stop, eta, pr, qr, Zs, Zm, gr, R_out, ll, em):
+                  start, stop, eta, pr, qr, Zs, Zm, gr, R_out, ll, eta_max):
     """Rows ``start:stop`` of :func:`inference_pass` for m = 1: log-likelihood, score,
     (``want_info``) the SYRK rows ``√(w P (1 − P)) x̃`` and (``want_meat``) ``√w r x̃``,
     written straight from X in one loop (``eta``, ``pr``, ``qr`` are (1,) scratch).
-    Returns the updated ``(ll, em)``."""
+    Returns the updated ``(ll, eta_max)``."""
     d = X.shape[1]
     for i in range(start, stop):
         row = i - start
         wi = w[i] if weighted else 1.0
         row_scores(X, i, B, fit_intercept, eta)
         e = eta[0]
-        if wi > 0.0 and abs(e) > em:
-            em = abs(e)
+        if wi > 0.0 and abs(e) > eta_max:
+            eta_max = abs(e)
         ll += wi * reference_probabilities(eta, y[i], pr, qr)
         r = qr[0] if y[i] == 1 else -pr[0]
         if store_r:
@@ -82,12 +82,12 @@ def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_
             gr[d] += wr
             Zs[row, d] = q
         if want_meat:
-            sw = np.sqrt(wi) * r
+            sqrt_w_r = np.sqrt(wi) * r
             for j in range(d):
-                Zm[row, j] = sw * X[i, j]
+                Zm[row, j] = sqrt_w_r * X[i, j]
             if fit_intercept:
-                Zm[row, d] = sw
-    return ll, em
+                Zm[row, d] = sqrt_w_r
+    return ll, eta_max
 
 
 @jit(fastmath=REASSOC)
@@ -103,20 +103,20 @@ def _binary_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_
     pr = np.zeros(1)
     qr = np.zeros(1)
     ll = 0.0
-    em = 0.0
+    eta_max = 0.0
     for start in range(lo, hi, block):
         stop = min(hi, start + block)
         rows = stop - start
         # one fused row loop writes the SYRK rows √(w P Q) x̃ straight from X (no copy
         # of the block, no second loop over it)
-        ll, em = _binary_block(X, y, w, B, fit_intercept, weighted, store_r,
-                               want_meat, want_info, start, stop, eta, pr, qr,
-                               Zs, Zm, gr, R_out, ll, em)
+        ll, eta_max = _binary_block(X, y, w, B, fit_intercept, weighted, store_r,
+                                    want_meat, want_info, start, stop, eta, pr, qr,
+                                    Zs, Zm, gr, R_out, ll, eta_max)
         if want_info:
             syrk_upper(Zs, rows, Hp[0])
         if want_meat:
             syrk_upper(Zm, rows, Mg)
-    return ll, em
+    return ll, eta_max
 
 
 @jit(fastmath=REASSOC)
@@ -138,7 +138,7 @@ def _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat,
     pr = np.zeros(m)
     qr = np.zeros(m)
     ll = 0.0
-    em = 0.0
+    eta_max = 0.0
     for start in range(lo, hi, block):
         stop = min(hi, start + block)
         rows = stop - start
@@ -151,11 +151,11 @@ def _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat,
                 Xt[row, d] = 1.0
             row_scores(X, i, B, fit_intercept, eta)
             for k in range(m):
-                if wi > 0.0 and abs(eta[k]) > em:
-                    em = abs(eta[k])
+                if wi > 0.0 and abs(eta[k]) > eta_max:
+                    eta_max = abs(eta[k])
             ll += wi * reference_probabilities(eta, y[i], pr, qr)
             Wb[row] = wi
-            sw = np.sqrt(wi)
+            sqrt_w = np.sqrt(wi)
             for k in range(m):
                 Pb[row, k] = pr[k]
                 Qb[row, k] = qr[k]
@@ -166,7 +166,7 @@ def _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat,
                     gr[k * p + j] += wi * r * Xt[row, j]
                 if want_meat:
                     for j in range(p):
-                        Zm[row, k * p + j] = sw * r * Xt[row, j]
+                        Zm[row, k * p + j] = sqrt_w * r * Xt[row, j]
         idx = 0
         for k in range(m if want_info else 0):
             for l in range(k, m):
@@ -187,7 +187,7 @@ def _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat,
                 idx += 1
         if want_meat:
             syrk_upper(Zm, rows, Mg)
-    return ll, em
+    return ll, eta_max
 
 
 @pjit(fastmath=REASSOC)
@@ -224,7 +224,7 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out,
     npair = m * (m + 1) // 2
     mm = mp if want_meat else 1
     ll_s = np.zeros(G)
-    em_s = np.zeros(G)
+    eta_max_slots = np.zeros(G)
     g_s = np.zeros((G, mp))
     h_s = np.zeros((G, npair, p, p))
     m_s = np.zeros((G, mm, mm))
@@ -232,15 +232,15 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out,
     # compiles far faster, and each helper is compiled (and cached) once
     for gi in prange(G):
         if m == 1:
-            ll, em = _binary_group(X, y, w, B, fit_intercept, weighted, store_r,
-                                   want_meat, want_info, bounds[gi], bounds[gi + 1],
-                                   block, R_out, g_s[gi], h_s[gi], m_s[gi])
-        else:
-            ll, em = _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r,
+            ll, eta_max = _binary_group(X, y, w, B, fit_intercept, weighted, store_r,
                                         want_meat, want_info, bounds[gi], bounds[gi + 1],
                                         block, R_out, g_s[gi], h_s[gi], m_s[gi])
+        else:
+            ll, eta_max = _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r,
+                                             want_meat, want_info, bounds[gi], bounds[gi + 1],
+                                             block, R_out, g_s[gi], h_s[gi], m_s[gi])
         ll_s[gi] = ll
-        em_s[gi] = em
+        eta_max_slots[gi] = eta_max
     Hp = sum_slots(h_s)
     M = sum_slots(m_s)
     H = np.zeros((mp, mp))
@@ -256,7 +256,7 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out,
             idx += 1
     if want_meat:
         symmetrize_from_upper(M)
-    return sum_slots(ll_s), sum_slots(g_s), H, M, em_s.max()
+    return sum_slots(ll_s), sum_slots(g_s), H, M, eta_max_slots.max()
 
 
 def use_tiles(m, p):
@@ -288,7 +288,7 @@ def _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted, store
     qr = np.zeros(m)
     r = np.zeros(m)
     ll = 0.0
-    em = 0.0
+    eta_max = 0.0
     for i in range(lo, hi):
         wi = w[i] if weighted else 1.0
         a0 = indptr[i]
@@ -298,8 +298,8 @@ def _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted, store
             for t in range(a0, a1):
                 e += data[t] * B[k, indices[t]]
             eta[k] = e
-            if wi > 0.0 and abs(e) > em:
-                em = abs(e)
+            if wi > 0.0 and abs(e) > eta_max:
+                eta_max = abs(e)
         ll += wi * reference_probabilities(eta, y[i], pr, qr)
         for k in range(m):
             r[k] = (1.0 if y[i] == k + 1 else 0.0) - pr[k]
@@ -338,7 +338,7 @@ def _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted, store
     for a in range(Mg.shape[0]):
         for b in range(Mg.shape[1]):
             m_out[a, b] = Mg[a, b]
-    return ll, em
+    return ll, eta_max
 
 
 @pjit
@@ -352,19 +352,19 @@ def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
     store_r = R_out.shape[0] > 0
     mm = mp if want_meat else 1
     ll_s = np.zeros(G)
-    em_s = np.zeros(G)
+    eta_max_slots = np.zeros(G)
     g_s = np.zeros((G, mp))
     h_s = np.zeros((G, mp, mp))
     m_s = np.zeros((G, mm, mm))
     # the per-group work lives in a serial helper, not inlined: a small parallel body
     # compiles far faster
     for gi in prange(G):
-        ll, em = _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted,
-                            store_r, want_info, want_meat, bounds[gi], bounds[gi + 1],
-                            R_out, g_s[gi], h_s[gi], m_s[gi])
+        ll, eta_max = _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted,
+                                 store_r, want_info, want_meat, bounds[gi], bounds[gi + 1],
+                                 R_out, g_s[gi], h_s[gi], m_s[gi])
         ll_s[gi] = ll
-        em_s[gi] = em
-    return sum_slots(ll_s), sum_slots(g_s), sum_slots(h_s), sum_slots(m_s), em_s.max()
+        eta_max_slots[gi] = eta_max
+    return sum_slots(ll_s), sum_slots(g_s), sum_slots(h_s), sum_slots(m_s), eta_max_slots.max()
 
 
 @jit

@@ -30,7 +30,7 @@ def _tile_probabilities(B, Xt, y, start, rows, wv, E, P, Qc, e0, mx):
     """
     m, T = E.shape
     tile_scores(B, Xt, T, E)
-    em = 0.0
+    eta_max = 0.0
     for r in range(T):
         mx[r] = 0.0
     for k in range(m):
@@ -38,7 +38,7 @@ def _tile_probabilities(B, Xt, y, start, rows, wv, E, P, Qc, e0, mx):
             v = E[k, r]
             mx[r] = max(mx[r], v)
             if wv[r] > 0.0:
-                em = max(em, abs(v))
+                eta_max = max(eta_max, abs(v))
     for r in range(T):
         e0[r] = exp_nonpos(-mx[r])
     for k in range(m):
@@ -63,7 +63,7 @@ def _tile_probabilities(B, Xt, y, start, rows, wv, E, P, Qc, e0, mx):
             if l != k:
                 for r in range(T):
                     Qc[k, r] += P[l, r]
-    return ll, em
+    return ll, eta_max
 
 
 @jit(inline="always")
@@ -101,13 +101,13 @@ def _tiles_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat, lo, hi
     C = np.zeros((nc, T))
     Q = np.zeros((nq, T))
     ll = 0.0
-    em = 0.0
+    eta_max = 0.0
     for start in range(lo, hi, T):
         rows = min(hi, start + T) - start
         load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv)
         lt, et = _tile_probabilities(B, Xt, y, start, rows, wv, E, P, Qc, e0, mx)
         ll += lt
-        em = max(em, et)
+        eta_max = max(eta_max, et)
         for k in range(m):
             for r in range(rows):
                 yk = 1.0 if y[start + r] == k + 1 else 0.0
@@ -135,7 +135,7 @@ def _tiles_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat, lo, hi
                 t += 1
         acc += np.dot(C, Q.T)
         gr += np.dot(R, Xt.T)
-    return ll, em
+    return ll, eta_max
 
 
 @pjit(fastmath=REASSOC)
@@ -162,16 +162,16 @@ def inference_pass_tiles(X, y, w, B, fit_intercept, bounds, tile, want_meat, R_o
     store_r = R_out.shape[0] > 0
     T = tile
     ll_s = np.zeros(G)
-    em_s = np.zeros(G)
+    eta_max_slots = np.zeros(G)
     g_s = np.zeros((G, m, p))
     a_s = np.zeros((G, nc, nq))
     # the per-group work lives in a serial helper, not inlined: a small parallel body
     # compiles far faster
     for gi in prange(G):
-        ll, em = _tiles_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat,
-                              bounds[gi], bounds[gi + 1], tile, R_out, g_s[gi], a_s[gi])
+        ll, eta_max = _tiles_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat,
+                                   bounds[gi], bounds[gi + 1], tile, R_out, g_s[gi], a_s[gi])
         ll_s[gi] = ll
-        em_s[gi] = em
+        eta_max_slots[gi] = eta_max
     acc = sum_slots(a_s)
     H = np.zeros((mp, mp))
     M = np.zeros((mp, mp)) if want_meat else np.zeros((1, 1))
@@ -182,5 +182,5 @@ def inference_pass_tiles(X, y, w, B, fit_intercept, bounds, tile, want_meat, R_o
             if want_meat:
                 _unvech(acc, npair + idx, p, k, l, 1.0, M)
             idx += 1
-    return sum_slots(ll_s), sum_slots(g_s).reshape(-1), H, M, em_s.max()
+    return sum_slots(ll_s), sum_slots(g_s).reshape(-1), H, M, eta_max_slots.max()
 

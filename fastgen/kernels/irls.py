@@ -143,7 +143,7 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
     hp = p if want_hess else 1
     zb = block if want_hess else 1
     loss_s = np.zeros(G)
-    emax_s = np.zeros(G)
+    eta_max_slots = np.zeros(G)
     grad_s = np.zeros((G, p))
     hess_s = np.zeros((G, hp, hp))
     for g in prange(G):
@@ -153,7 +153,7 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
         gr = np.zeros(p)
         H = np.zeros((hp, hp))
         ls = 0.0
-        em = 0.0
+        eta_max = 0.0
         for start in range(lo, hi, block):
             stop = min(hi, start + block)
             for i in range(start, stop):
@@ -161,8 +161,8 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
                 for j in range(d):
                     eta += X[i, j] * coef[j]
                 wi = w[i] if weighted else 1.0
-                if wi > 0.0 and abs(eta) > em:
-                    em = abs(eta)
+                if wi > 0.0 and abs(eta) > eta_max:
+                    eta_max = abs(eta)
                 li, r = binary_row(eta, y[i], wi)
                 ls += li
                 for j in range(d):
@@ -184,7 +184,7 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
                 # upper triangle by SYRK: half the flops of the GEMM Z.T @ Z
                 syrk_upper(Z, stop - start, H)
         loss_s[g] = ls
-        emax_s[g] = em
+        eta_max_slots[g] = eta_max
         grad_s[g, :] = gr
         if want_hess:
             hess_s[g, :, :] = H
@@ -192,7 +192,7 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
     hess = sum_slots(hess_s)
     if want_hess:
         symmetrize_from_upper(hess)
-    return sum_slots(loss_s), grad, hess, emax_s.max()
+    return sum_slots(loss_s), grad, hess, eta_max_slots.max()
 
 
 @pjit(fastmath=REASSOC)
@@ -257,12 +257,12 @@ def _loss_grad_tile(C, Xt, wv, y, start, rows, E, st, store_p, P_out, gr):
             hi[r] = max(hi[r], E[k, r])
             lo[r] = min(lo[r], E[k, r])
     ls = 0.0
-    em = 0.0
+    eta_max = 0.0
     for r in range(rows):
         wi = wv[r]
         ls += wi * (hi[r] - E[y[start + r], r])
-        if wi > 0.0 and hi[r] - lo[r] > em:
-            em = hi[r] - lo[r]
+        if wi > 0.0 and hi[r] - lo[r] > eta_max:
+            eta_max = hi[r] - lo[r]
         se[r] = 0.0
     for k in range(K):
         for r in range(rows):  # every exponent ≤ 0
@@ -285,7 +285,7 @@ def _loss_grad_tile(C, Xt, wv, y, start, rows, E, st, store_p, P_out, gr):
         for r in range(rows):
             E[k, r] *= wv[r]
     tile_dots(E, Xt, rows, gr)
-    return ls, em
+    return ls, eta_max
 
 
 @pjit(fastmath=REASSOC)
@@ -315,14 +315,14 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     T = xt_tile_rows(p) if tiles else TILE_ROWS
     store_p = P_out.shape[0] > 0
     loss_s = np.zeros(G)
-    emax_s = np.zeros(G)
+    eta_max_slots = np.zeros(G)
     grad_s = np.zeros((G, K, p))
     for g in prange(G):
         E = np.empty((T, K))
         Ef = E.reshape(-1)
         gr = np.zeros((K, p))
         ls = 0.0
-        em = 0.0
+        eta_max = 0.0
         if tiles:
             Xt = np.empty((p, T))
             wv = np.empty(T)
@@ -334,9 +334,9 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
                 lt, et = _loss_grad_tile(coef, Xt, wv, y, start, rows, Et, st, store_p,
                                          P_out, gr)
                 ls += lt
-                em = max(em, et)
+                eta_max = max(eta_max, et)
             loss_s[g] = ls
-            emax_s[g] = em
+            eta_max_slots[g] = eta_max
             grad_s[g] = gr
             continue
         for start in range(bounds[g], bounds[g + 1], T):
@@ -352,8 +352,8 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
                     lo = min(lo, Er[k])
                 wi = w[i] if weighted else 1.0
                 ls += wi * (hi - Er[y[i]])
-                if wi > 0.0 and hi - lo > em:
-                    em = hi - lo
+                if wi > 0.0 and hi - lo > eta_max:
+                    eta_max = hi - lo
                 for k in range(K):
                     Er[k] -= hi
             for q in range(rows * K):  # every exponent ≤ 0
@@ -378,9 +378,9 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
                     if fit_intercept:
                         gr[k, d] += rk
         loss_s[g] = ls
-        emax_s[g] = em
+        eta_max_slots[g] = eta_max
         grad_s[g] = gr
-    return sum_slots(loss_s), sum_slots(grad_s), emax_s.max()
+    return sum_slots(loss_s), sum_slots(grad_s), eta_max_slots.max()
 
 
 @jit(inline="always")
@@ -479,11 +479,11 @@ def multinomial_hessian(X, w, P, fit_intercept, bounds, block):
             for i in range(start, stop):
                 row = i - start
                 wi = w[i] if weighted else 1.0
-                sw = np.sqrt(wi)
+                sqrt_w = np.sqrt(wi)
                 for k in range(K):
                     pk = P[i, k]
                     a = np.sqrt(wi * pk)
-                    c = sw * pk
+                    c = sqrt_w * pk
                     for j in range(d):
                         D[k, row, j] = a * X[i, j]
                         C[row, k * p + j] = c * X[i, j]

@@ -86,21 +86,21 @@ def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercep
     b0 = coef[d] if fit_intercept else 0.0
     hp = p if want_hess else 1
     loss_s = np.zeros(G)
-    emax_s = np.zeros(G)
+    eta_max_slots = np.zeros(G)
     grad_s = np.zeros((G, p))
     hess_s = np.zeros((G, hp, hp))
     for g in prange(G):
         gr = np.zeros(p)
         H = np.zeros((hp, hp))
         ls = 0.0
-        em = 0.0
+        eta_max = 0.0
         for i in range(bounds[g], bounds[g + 1]):
             a0 = indptr[i]
             a1 = indptr[i + 1]
             eta = csr_row_dot(indices, data, a0, a1, coef, b0)
             wi = w[i] if weighted else 1.0
-            if wi > 0.0 and abs(eta) > em:
-                em = abs(eta)
+            if wi > 0.0 and abs(eta) > eta_max:
+                eta_max = abs(eta)
             li, r = binary_row(eta, y[i], wi)
             ls += li
             for a in range(a0, a1):
@@ -123,11 +123,11 @@ def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercep
                     if fit_intercept:
                         H[d, d] += s
         loss_s[g] = ls
-        emax_s[g] = em
+        eta_max_slots[g] = eta_max
         grad_s[g, :] = gr
         if want_hess:
             hess_s[g, :, :] = H
-    return sum_slots(loss_s), sum_slots(grad_s), sum_slots(hess_s), emax_s.max()
+    return sum_slots(loss_s), sum_slots(grad_s), sum_slots(hess_s), eta_max_slots.max()
 
 
 @pjit
@@ -158,7 +158,7 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
     store_p = P_out.shape[0] > 0
     BT = np.ascontiguousarray(coef.T)  # (p, K): row j holds feature j of every class
     loss_s = np.zeros(G)
-    emax_s = np.zeros(G)
+    eta_max_slots = np.zeros(G)
     grad_s = np.zeros((G, p, K))
     for g in prange(G):
         eta = np.empty(K)
@@ -166,15 +166,15 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
         r = np.empty(K)
         gr = np.zeros((p, K))
         ls = 0.0
-        em = 0.0
+        eta_max = 0.0
         for i in range(bounds[g], bounds[g + 1]):
             csr_row_scores(indptr, indices, data, i, BT, d, fit_intercept, eta)
             wi = w[i] if weighted else 1.0
             yi = y[i]
             li, inv, spread = multinomial_row(eta, e, wi, yi)
             ls += li
-            if wi > 0.0 and spread > em:
-                em = spread
+            if wi > 0.0 and spread > eta_max:
+                eta_max = spread
             for k in range(K):
                 pk = e[k] * inv
                 if store_p:
@@ -182,9 +182,9 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
                 r[k] = wi * (pk - 1.0) if k == yi else wi * pk
             csr_add_row(gr, r, indptr, indices, data, i, d, fit_intercept)
         loss_s[g] = ls
-        emax_s[g] = em
+        eta_max_slots[g] = eta_max
         grad_s[g] = gr
-    return sum_slots(loss_s), np.ascontiguousarray(sum_slots(grad_s).T), emax_s.max()
+    return sum_slots(loss_s), np.ascontiguousarray(sum_slots(grad_s).T), eta_max_slots.max()
 
 
 @pjit

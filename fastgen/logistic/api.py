@@ -99,8 +99,8 @@ def prepare_inputs(X, y, sample_weight) -> FitInputs:
                 f"class {label!r} has zero total weight (sample_weight is 0 on all its "
                 f"rows); logistic regression needs every class of y to carry weight"
             )
-    sw = float(w.sum()) if w.shape[0] else float(X.shape[0])
-    return FitInputs(X, classes, codes, w, sw)
+    sum_weights = float(w.sum()) if w.shape[0] else float(X.shape[0])
+    return FitInputs(X, classes, codes, w, sum_weights)
 
 
 def prior_start(counts, d, fit_intercept):
@@ -500,8 +500,8 @@ def logistic_loss_grad_hess(X, codes, beta, *, n_classes, fit_intercept=True,
     if beta.shape != shape:
         raise ValueError(f"beta must have shape {shape}; got {beta.shape}")
     if K == 2:
-        loss, g, H, emax, _ = data.binary(beta, bool(hessian), False)
-        return float(loss), g, H, float(emax)
-    loss, G, emax, P = data.multinomial(beta)
+        loss, g, H, eta_max, _ = data.binary(beta, bool(hessian), False)
+        return float(loss), g, H, float(eta_max)
+    loss, G, eta_max, P = data.multinomial(beta)
     H = data.multinomial_hessian(beta, P) if hessian else None
-    return float(loss), G, H, float(emax)
+    return float(loss), G, H, float(eta_max)

@@ -17,8 +17,7 @@ import numpy as np
 
 from .._runtime import blas_single_thread
 from .._validation import csr_arrays, is_sparse
-from ..kernels import irls as _k
-from ..kernels import irls_sparse as _ks
+from ..kernels import irls, irls_sparse
 
 __all__ = ["LogisticData", "InMemoryData", "column_abs_max"]
 
@@ -146,14 +145,14 @@ class InMemoryData:
         hp = self.p if hessian else 1
         bounds = self.bounds(hp * hp + self.p)
         if self.sparse:
-            loss, g, H, emax = _ks.binary_loss_grad_hess_csr(
+            loss, g, H, eta_max = irls_sparse.binary_loss_grad_hess_csr(
                 *self.csr, self.y, self.w, beta, self.fit_intercept, bounds, hessian, s_out)
         else:
             with blas_single_thread(hessian):
-                loss, g, H, emax = _k.binary_loss_grad_hess(
+                loss, g, H, eta_max = irls.binary_loss_grad_hess(
                     self.X, self.y, self.w, beta, self.fit_intercept, bounds, self.block,
                     hessian, s_out)
-        return loss, g, (H if hessian else None), emax, (s_out if rows else None)
+        return loss, g, (H if hessian else None), eta_max, (s_out if rows else None)
 
     def design_gram(self):
         """X̃ᵀ diag(w) X̃: dense by its own SYRK pass, CSR as 4× the binary Hessian at
@@ -162,21 +161,21 @@ class InMemoryData:
             return 4.0 * self.binary(np.zeros(self.p), True, False)[2]
         bounds = self.bounds(self.p * self.p)
         with blas_single_thread():
-            return _k.weighted_gram(self.X, self.w, self.fit_intercept, bounds, self.block)
+            return irls.weighted_gram(self.X, self.w, self.fit_intercept, bounds, self.block)
 
     def binary_hessp(self, s, v):
         """X̃ᵀ diag(s) X̃ v."""
         bounds = self.bounds(self.p)
         if self.sparse:
-            return _ks.binary_hessp_csr(*self.csr, s, v, self.fit_intercept, bounds)
-        return _k.binary_hessp(self.X, s, v, self.fit_intercept, bounds)
+            return irls_sparse.binary_hessp_csr(*self.csr, s, v, self.fit_intercept, bounds)
+        return irls.binary_hessp(self.X, s, v, self.fit_intercept, bounds)
 
     def weighted_sq_colsum(self, s):
         """Σ_i s_i x̃_ij² per column j: the diagonal of X̃ᵀ diag(s) X̃."""
         bounds = self.bounds(self.p)
         if self.sparse:
-            return _ks.weighted_sq_colsum_csr(*self.csr, s, self.fit_intercept, bounds)
-        return _k.weighted_sq_colsum(self.X, s, self.fit_intercept, bounds)
+            return irls_sparse.weighted_sq_colsum_csr(*self.csr, s, self.fit_intercept, bounds)
+        return irls.weighted_sq_colsum(self.X, s, self.fit_intercept, bounds)
 
     def column_abs_max(self, j):
         """max |x_ij| over the rows of positive weight (see :func:`column_abs_max`)."""
@@ -193,28 +192,28 @@ class InMemoryData:
             self._P = np.empty((self.n, K))
         bounds = self.bounds(B.size)
         if self.sparse:
-            loss, G, emax = _ks.multinomial_loss_grad_csr(
+            loss, G, eta_max = irls_sparse.multinomial_loss_grad_csr(
                 *self.csr, self.y, self.w, B, self.fit_intercept, bounds, self._P)
         else:
-            loss, G, emax = _k.multinomial_loss_grad(
+            loss, G, eta_max = irls.multinomial_loss_grad(
                 self.X, self.y, self.w, B, self.fit_intercept, bounds, self._P)
-        return loss, G, emax, self._P
+        return loss, G, eta_max, self._P
 
     def multinomial_hessp(self, P, V):
         """H V for V (K, p): Σ_i w_i x̃_i ⊗ (P_i ∘ u_i − P_i (P_i·u_i)), u_i = V x̃_i."""
         bounds = self.bounds(V.size)
         if self.sparse:
-            return _ks.multinomial_hessp_csr(*self.csr, self.w, P, V, self.fit_intercept,
-                                             bounds)
-        return _k.multinomial_hessp(self.X, self.w, P, V, self.fit_intercept, bounds)
+            return irls_sparse.multinomial_hessp_csr(*self.csr, self.w, P, V,
+                                                     self.fit_intercept, bounds)
+        return irls.multinomial_hessp(self.X, self.w, P, V, self.fit_intercept, bounds)
 
     def multinomial_hessian(self, B, P):
         """See :meth:`LogisticData.multinomial_hessian` (P is used, B is not needed)."""
         Kp = P.shape[1] * self.p
         bounds = self.bounds(Kp * Kp)
         if self.sparse:
-            return _ks.multinomial_hessian_csr(*self.csr, self.w, P, self.fit_intercept,
-                                               bounds)
+            return irls_sparse.multinomial_hessian_csr(*self.csr, self.w, P,
+                                                       self.fit_intercept, bounds)
         with blas_single_thread():
-            return _k.multinomial_hessian(self.X, self.w, P, self.fit_intercept, bounds,
-                                          self.block)
+            return irls.multinomial_hessian(self.X, self.w, P, self.fit_intercept, bounds,
+                                            self.block)

@@ -214,7 +214,7 @@ class BinaryObjective:
     def evaluate(self, beta, curvature):
         """Loss, objective and gradient at β (and the curvature there if asked)."""
         want = curvature and self.explicit
-        loss, g, H, emax, s = self.data.binary(beta, want, not self.explicit)
+        loss, g, H, eta_max, s = self.data.binary(beta, want, not self.explicit)
         f, g = _penalised(loss, g, self.l2, self.pen, beta)
         self.s = s
         self._diag = None
@@ -225,7 +225,7 @@ class BinaryObjective:
             self.H = H
         elif self.explicit:
             self.H = None
-        ev = Evaluation(loss, f, g, emax)
+        ev = Evaluation(loss, f, g, eta_max)
         if self._start is None:
             self._start = ev
         return ev
@@ -311,12 +311,12 @@ class MultinomialObjective:
 
     def evaluate(self, B, curvature):
         """Loss, objective and centred gradient at B (P kept for the curvature)."""
-        loss, G, emax, P = self.data.multinomial(B)
+        loss, G, eta_max, P = self.data.multinomial(B)
         self.B, self.P = B, P
         self._H = None
         f, G = _penalised(loss, G, self.l2, self.pen, B)
         G -= G.mean(axis=0)
-        ev = Evaluation(loss, f, G, emax)
+        ev = Evaluation(loss, f, G, eta_max)
         if self._start is None:
             self._start = ev
         return ev
