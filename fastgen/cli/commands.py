@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import (
     fit_gda,
+    fit_logistic,
     linear_discriminant,
     load_feature_names,
     load_params,
@@ -225,6 +226,14 @@ def fit(args, out=None):
     summary = getattr(args, "summary", False)
     if summary and args.model != "logistic":
         raise CLIError("--summary goes with --model logistic")
+    firth = getattr(args, "firth", False)
+    correction = getattr(args, "correction", None)
+    if (firth or correction) and args.model != "logistic":
+        raise CLIError("--firth and --correction go with --model logistic")
+    if correction and not firth:
+        raise CLIError("--correction needs --firth (it corrects Firth's estimate)")
+    if firth and getattr(args, "l2", 0.0) != 0.0:
+        raise CLIError("--firth replaces the ridge penalty: leave --l2 at 0")
     if args.output is None and not summary:
         raise CLIError("-o/--output is required (unless --summary is given)")
     X, y, names = load_csv(args.data, args.target, max_bytes=_pipe_limit(args))
@@ -232,7 +241,13 @@ def fit(args, out=None):
     entry = resolve(args.model, kind)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        params = entry.fit_with(X, y, getattr(args, entry.option))
+        try:
+            params = (fit_logistic(X, y, penalty="firth", correction=correction) if firth
+                      else entry.fit_with(X, y, getattr(args, entry.option)))
+        except ValueError as exc:
+            if not firth:
+                raise
+            raise CLIError(str(exc)) from None
     for w in caught:
         print(f"fastgen: warning: {w.message}", file=sys.stderr)
     if entry.name == "bernoulli_nb" and kind != "binary":
@@ -261,7 +276,8 @@ def fit(args, out=None):
             json.dump(meta, f, indent=1)
     except OSError as exc:
         raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}") from None
-    print(f"fitted {entry.name} on {X.shape[0]} rows, {X.shape[1]} features, "
+    how = (f" (Firth{', ' + correction.upper() if correction else ''})" if firth else "")
+    print(f"fitted {entry.name}{how} on {X.shape[0]} rows, {X.shape[1]} features, "
           f"{params.n_classes} classes; wrote {path} and {sidecar(path)}", file=out)
     return 0
 

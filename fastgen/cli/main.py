@@ -205,6 +205,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lda/qda/gda: Σ ← (1 − reg)Σ + reg·I (default: %(default)s)")
     p.add_argument("--l2", type=float, default=fit_option_default("l2"),
                    help="logistic: ridge penalty on the coefficients (default: %(default)s)")
+    p.add_argument("--firth", action="store_true",
+                   help="logistic: Firth's bias-reduced estimate (binary or multinomial), "
+                        "finite under separation, instead of the ridge penalty")
+    p.add_argument("--correction", choices=("flic", "flac"),
+                   help="logistic --firth, binary y: Puhr et al.'s intercept (flic) or "
+                        "added-covariate (flac) correction, whose mean predicted "
+                        "probability equals the event rate")
     p.add_argument("--alpha", type=float, default=fit_option_default("alpha"),
                    help="Bernoulli/multinomial NB smoothing (default: %(default)s)")
     p.add_argument("--var-smoothing", type=float,

@@ -30,7 +30,8 @@ naive_bayes
     ``nb_from_counts``; ``fastgen.class_moments`` for the Gaussian model).
 linear
     LogisticRegression (``fastgen.fit_logistic``; scikit-learn 1.9's parameters), also
-    named LogisticRegressionIRLS.
+    named LogisticRegressionIRLS; FirthLogisticRegression (``penalty="firth"``, with the
+    FLIC/FLAC corrections).
 
 This package is an adapter: it imports scikit-learn and fastgen's public names only,
 never a kernel, a private name of the model layer or anything of the other adapters
@@ -41,7 +42,7 @@ not.
 
 from .base import expected_failed_checks
 from .discriminant import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
-from .linear import LogisticRegression, LogisticRegressionIRLS
+from .linear import FirthLogisticRegression, LogisticRegression, LogisticRegressionIRLS
 from .naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 
 __all__ = [
@@ -54,5 +55,6 @@ __all__ = [
     "CategoricalNB",
     "LogisticRegression",
     "LogisticRegressionIRLS",
+    "FirthLogisticRegression",
     "expected_failed_checks",
 ]

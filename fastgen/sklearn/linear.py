@@ -14,7 +14,7 @@ from .. import fit_logistic, logistic_inference
 from .._warn import warn
 from .base import LinearFastgenClassifier
 
-__all__ = ["LogisticRegression", "LogisticRegressionIRLS"]
+__all__ = ["LogisticRegression", "LogisticRegressionIRLS", "FirthLogisticRegression"]
 
 _SOLVERS = ("lbfgs", "liblinear", "newton-cg", "newton-cholesky", "sag", "saga")
 
@@ -147,6 +147,10 @@ default "lbfgs"
                           "unspecified.", FutureWarning, stacklevel=3)
         return 0.0 if penalty is None or np.isinf(self.C) else 1.0 / float(self.C)
 
+    def _penalty(self):
+        """(l2, further keywords of fit_logistic): the ridge penalty 1/C."""
+        return self._l2(), {}
+
     def fit(self, X, y, sample_weight=None):
         """Fit the model.
 
@@ -160,7 +164,7 @@ default "lbfgs"
         -------
         self
         """
-        l2 = self._l2()
+        l2, penalty = self._penalty()
         X, y = self._validate_fit(X, y)
         if np.unique(y).shape[0] < 2:
             raise ValueError(
@@ -180,7 +184,7 @@ default "lbfgs"
             warnings.simplefilter("always")
             params = fit_logistic(X, y, l2=l2, fit_intercept=self.fit_intercept,
                                   sample_weight=sample_weight, max_iter=self.max_iter,
-                                  tol=self.tol, init=init)
+                                  tol=self.tol, init=init, **penalty)
         for w in caught:
             cat = _SkConvergenceWarning if issubclass(w.category, _FgConvergenceWarning) \
                 else w.category
@@ -222,3 +226,46 @@ default "lbfgs"
 
 #: the name this estimator had before it took scikit-learn's (kept for existing code)
 LogisticRegressionIRLS = LogisticRegression
+
+
+class FirthLogisticRegression(LogisticRegression):
+    """Firth's bias-reduced logistic regression (``fastgen.fit_logistic(X, y,
+    penalty="firth", correction=correction)``): binary, or the multinomial bias
+    reduction (brglm2's ``brmultinom``) for more classes; finite under separation.
+
+    Parameters
+    ----------
+    correction : {None, "flic", "flac"}, default None
+        Binary y only: Puhr et al.'s intercept (FLIC) or added-covariate (FLAC)
+        correction, whose mean predicted probability equals the event rate.
+    fit_intercept : bool, default True
+    tol : float, default 1e-8
+        Converged when max|U*_j| / (r_j Σw) ≤ tol (the modified score in its column's
+        units) and the last step moved no coefficient by more than tol·(1 + max|β|).
+    max_iter : int, default 100
+    class_weight : dict, "balanced" or None, default None
+        Multiplies the sample weights, as in scikit-learn.
+    warm_start : bool, default False
+
+    Attributes
+    ----------
+    params_ : fastgen.LogisticParams
+    inference_ : fastgen.LogisticInference
+        ``fastgen.logistic_inference`` on the training data: Firth's Wald inference, or
+        logistf's for FLIC and FLAC; printed by :meth:`summary`.
+    classes_, coef_, intercept_, n_iter_, n_features_in_, feature_names_in_ :
+        As in scikit-learn; more than two classes: reference-class layout
+        (``coef_[0] = 0``).
+    """
+
+    def __init__(self, *, correction=None, fit_intercept=True, tol=1e-8, max_iter=100,
+                 class_weight=None, warm_start=False):
+        self.correction = correction
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.class_weight = class_weight
+        self.warm_start = warm_start
+
+    def _penalty(self):
+        return 0.0, {"penalty": "firth", "correction": self.correction}

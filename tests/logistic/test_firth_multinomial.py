@@ -272,3 +272,64 @@ def test_corrections_are_binary_only_and_init_is_used():
     m = fastgen.fit_logistic(X, y, penalty="firth", tol=1e-10)
     again = fastgen.fit_logistic(X, y, penalty="firth", init=m, tol=1e-10)
     assert again.n_iter <= 1 and rel(_ours(again), _ours(m)) < 1e-9
+
+
+# --------------------------------------------------------------------------- adapters
+
+
+@pytest.mark.parametrize("K,correction", [(2, None), (2, "flic"), (2, "flac"), (3, None)])
+def test_sklearn_and_cli_expose_firth(tmp_path, K, correction, capsys):
+    """FirthLogisticRegression(correction=...) and ``fastgen fit --model logistic
+    --firth [--correction ...]`` give fit_logistic(penalty="firth", ...)'s model, on
+    iris (setosa separates: no ML estimate)."""
+    from fastgen import cli
+    from fastgen.datasets import load_iris
+    from fastgen.sklearn import FirthLogisticRegression
+
+    X, y, _ = load_iris()
+    y = np.unique(y, return_inverse=True)[1]
+    keep = y < K
+    X, y = X[keep][:, :2], y[keep]
+    ref = fastgen.fit_logistic(X, y, penalty="firth", correction=correction)
+    est = FirthLogisticRegression(correction=correction).fit(X, y)
+    from sklearn.base import clone
+
+    assert clone(est).get_params() == est.get_params()
+    assert np.array_equal(est.coef_, ref.coef) and np.array_equal(est.intercept_,
+                                                                    ref.intercept)
+    assert est.inference_ is not None and est.summary()
+    assert np.allclose(est.predict_proba(X), fastgen.predict_proba(ref, X), rtol=0,
+                       atol=1e-15)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="a,b,t", comments="")
+    out = tmp_path / "m.npz"
+    args = ["fit", "--model", "logistic", str(data), "--target", "t", "-o", str(out),
+            "--firth"] + (["--correction", correction] if correction else [])
+    assert cli.main(args) == 0
+    got = fastgen.load_params(out)
+    assert np.allclose(got.coef, ref.coef, rtol=1e-12, atol=0)
+    assert cli.main(args[:-2 if correction else -1] + ["--summary", "--firth"]
+                    + (["--correction", correction] if correction else [])) == 0
+    assert ("Firth" if correction is None else correction.upper()) in capsys.readouterr().out
+
+
+def test_adapter_errors(tmp_path, capsys):
+    from fastgen import cli
+    from fastgen.sklearn import FirthLogisticRegression
+
+    X, y, _ = _random(0, 3)
+    with pytest.raises(ValueError, match="binary"):
+        FirthLogisticRegression(correction="flic").fit(X, y)
+    with pytest.raises(ValueError, match="correction"):
+        FirthLogisticRegression(correction="lasso").fit(X, y % 2)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",", header="a,b,c,t", comments="")
+    base = ["fit", "--model", "logistic", str(data), "--target", "t", "-o",
+            str(tmp_path / "m")]
+    for extra, message in [(["--correction", "flic"], "needs --firth"),
+                           (["--firth", "--l2", "1"], "ridge"),
+                           (["--firth", "--correction", "flac"], "binary")]:
+        assert cli.main(base + extra) == 2
+        assert message in capsys.readouterr().err
+    assert cli.main(["fit", "--model", "lda", str(data), "--target", "t", "-o",
+                     str(tmp_path / "m"), "--firth"]) == 2
