@@ -10,9 +10,12 @@ untimed warm-up each, so JIT compilation is excluded.
 * W14: multinomial: fit + inference vs ``MNLogit`` fit + ``.bse``.
 * W15: Firth, binary: fit + Wald inference vs firthmodels (numba backend, warm);
   profile intervals reported separately.
+* W16: Firth, multinomial (n = 1e5, d = 32, K = 5): fit + Wald inference against
+  fastgen's own unpenalised multinomial fit + inference on the same data (target ≤ 3×
+  its time; no Python peer fits this model).
 
 Run standalone: ``python benchmarks/compare_inference.py [--repeats 3] [--small]
-[--settle S [--settle-mode busy]] [--only W14,W15]``.
+[--settle S [--settle-mode busy]] [--only W14,W15,W16]``.
 """
 
 from __future__ import annotations
@@ -32,9 +35,11 @@ interleaved_medians = _common.interleaved_medians
 import fastgen  # noqa: E402  (after the _common import fallback above)
 
 DEFAULT_SIZES = {"W13_n": 1_000_000, "W13_d": 64, "W14_n": 200_000, "W14_d": 16,
-                 "W14_K": 5, "W15_n": 100_000, "W15_d": 32}
+                 "W14_K": 5, "W15_n": 100_000, "W15_d": 32, "W16_n": 100_000,
+                 "W16_d": 32, "W16_K": 5}
 SMALL_SIZES = {"W13_n": 100_000, "W13_d": 32, "W14_n": 50_000, "W14_d": 16,
-               "W14_K": 5, "W15_n": 20_000, "W15_d": 16}
+               "W14_K": 5, "W15_n": 20_000, "W15_d": 16, "W16_n": 20_000,
+               "W16_d": 16, "W16_K": 5}
 
 
 def _data(n, d, K, seed):
@@ -53,7 +58,7 @@ def _row(name, fast, peer, peer_s, target, met, note=""):
             "floor_s": None, "target": target, "met": met, "note": note}
 
 
-WORKLOADS = ("W13", "W14", "W15")
+WORKLOADS = ("W13", "W14", "W15", "W16")
 
 
 def run(repeats: int = 3, quick: bool = False, sizes=None, only=WORKLOADS):
@@ -77,6 +82,8 @@ def run(repeats: int = 3, quick: bool = False, sizes=None, only=WORKLOADS):
             print("# W15 skipped: firthmodels is not installed", file=sys.stderr)
         else:
             rows += _w15(s, repeats, judge)
+    if "W16" in only:
+        rows += _w16(s, repeats, judge)
     return rows
 
 
@@ -164,12 +171,33 @@ def _w15(s, repeats, judge):
     return rows
 
 
+def _w16(s, repeats, judge):
+    X, y = _data(s["W16_n"], s["W16_d"], s["W16_K"], 3)
+
+    def firth16():
+        m = fastgen.fit_logistic(X, y, penalty="firth")
+        return fastgen.logistic_inference(m, X, y).bse
+
+    def mle16():
+        m = fastgen.fit_logistic(X, y)
+        return fastgen.logistic_inference(m, X, y).bse
+
+    (t_firth, _), (t_mle, _) = interleaved_medians([firth16, mle16], repeats)
+    ratio = t_firth / t_mle
+    tag = f"n={s['W16_n']:.0e} d={s['W16_d']} K={s['W16_K']}"
+    return [_row(f"W16 multinomial Firth fit+Wald {tag}", t_firth,
+                 "fastgen unpenalised fit+inference", t_mle, "≤3× unpenalised",
+                 (ratio <= 3.0) if judge else None,
+                 f"Firth/unpenalised = {ratio:.2f} (medians of {repeats} interleaved "
+                 f"repeats)")]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--small", action="store_true")
     _common.add_settle_arguments(ap)
-    ap.add_argument("--only", default=",".join(WORKLOADS), metavar="W13,W14,W15",
+    ap.add_argument("--only", default=",".join(WORKLOADS), metavar="W13,W14,W15,W16",
                     help="run only these workloads")
     a = ap.parse_args(argv)
     only = tuple(w.strip().upper() for w in a.only.split(",") if w.strip())

@@ -98,9 +98,7 @@ RIDGE_START_L2 = 1.0
 #: ``_SLOW_RATE`` of the previous max|U*|, the iteration takes l*'s own Hessian
 #: (:meth:`_Penalised.curvature`) and converges quadratically.  Where I is a good
 #: model (rows ≫ coefficients, no separation) the ratios fall fast (W15: 0.05, 0.005,
-#: ...) and the extra pass is never made.  Measured on standardised breast cancer
-#: (569 × 30, separated): Fisher scoring left max|U*|/Σw = 1.8e-7 after 100 steps,
-#: with ratios 0.24, 0.39, 0.41, 0.44, ...; with the switch it converges in 10.
+#: ...) and the extra pass is never made (separated data: benchmarks/NOTES.md).
 _SLOW_RATE = 0.25
 _SLOW_STEPS = 2
 
@@ -272,9 +270,11 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
     once the step is below that size, where l* no longer changes beyond rounding.
 
     ``c0``, if given, stands in for Firth's score correction at beta0 in the first step
-    (the subsample fit's, see :func:`_subsample_start`): that step is then an inexact
-    Newton step, which saves the hat pass at the start.  It never decides convergence;
-    if it finds no ascent, the exact correction is computed and the step solved again.
+    (the subsample fit's, see :func:`_subsample_start`), and, where the objective has
+    ``stale_correction``, in each step after one that moved a coefficient by more than
+    that (column units): such a step is an inexact Newton step, which saves a hat pass.
+    A stand-in never decides convergence; if it finds no ascent, the exact correction
+    is computed and the step solved again.
     Returns (state, U*, converged, n_iter, history, step sizes).
     """
     beta = np.array(beta0, dtype=np.float64)
@@ -358,9 +358,11 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
             break
         n_iter += 1
         g_prev = gmax if exact else None
+        c0 = st.c if exact else c0  # the correction this step was solved with
         st = accepted
-        exact = True
-        U = obj.modified_score(st)
+        # an objective may keep that correction as the stand-in while steps are long
+        exact = not (c0 is not None and t * big > getattr(obj, "stale_correction", np.inf))
+        U = obj.modified_score(st) if exact else st.score + 2.0 * obj.pw * c0
         hist.append(-st.lstar)
         steps.append(t)
     return st, U, converged, n_iter, hist, steps

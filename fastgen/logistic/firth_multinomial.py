@@ -62,6 +62,9 @@ __all__ = ["fit_firth_multinomial", "MultinomialPenalised", "DIFFERENCE_MAX_WORK
 #: (each a pass of n·q² multiply-adds): taken only while n·q³ is below this.
 DIFFERENCE_MAX_WORK = 4e9
 
+#: See :attr:`MultinomialPenalised.stale_correction`.
+STALE_CORRECTION_STEP = 1e-2
+
 #: Rows per chunk of the Q pass (rows × q doubles of products at a time).
 _CHUNK_BYTES = 8 << 20
 
@@ -79,6 +82,10 @@ class MultinomialPenalised:
         self.curved = False
         self.slow = False
         self.scale = np.tile(_column_scales(data, w), self.m)
+        #: the Newton loop keeps the last correction while steps move a coefficient by
+        #: more than this (column units): c changes by O(q·step) where U changes by
+        #: O(n·step), so the step stays a good Newton step and saves a Q pass
+        self.stale_correction = STALE_CORRECTION_STEP
 
     def evaluate(self, beta):
         d = self.data
