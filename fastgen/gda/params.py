@@ -1,0 +1,329 @@
+"""The params of Gaussian discriminant analysis and their scoring tables.
+
+:class:`GDAParams` holds the fitted model; its scoring tables (computed once per params
+object, in float64) serve every scorer: the CPU kernels take them in the params' dtype,
+the device kernels of :mod:`fastgen.cuda` as :meth:`GDAParams.scoring_tables` gives them.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from .._params import FittedParams, kernel_view, register_params
+from .._runtime import blas_single_thread
+from .._validation import check_finite_result
+from ..kernels import gaussian as gaussian_kernels
+from ..kernels.special import MODE_JLL, finish_all_rows
+from ..kernels.tiles import linear_posteriors, serves_linear_posteriors
+
+__all__ = ["GDAParams", "SingularCovarianceError", "COVARIANCE_TYPES", "SCATTER_FOR",
+           "within_sd"]
+
+COVARIANCE_TYPES = ("pooled", "per_class", "diagonal", "pooled_diagonal")
+# The scatter kind (class_moments(kind=...)) each covariance model is computed from.
+SCATTER_FOR = {"pooled": "pooled", "per_class": "per_class", "diagonal": "diagonal",
+               "pooled_diagonal": "diagonal"}
+
+
+class SingularCovarianceError(np.linalg.LinAlgError, ValueError):
+    """A covariance matrix is not positive definite (it is both a LinAlgError and a
+    ValueError, so either ``except`` catches it)."""
+
+
+@register_params
+@dataclass(frozen=True)
+class GDAParams(FittedParams):
+    """Fitted Gaussian discriminant analysis.
+
+    Attributes
+    ----------
+    classes : (K,) the class labels
+    priors : (K,) p(y=k)
+    means : (K, d) μ_k
+    covariance : (d, d) pooled, (K, d, d) per_class, (K, d) diagonal, (d,) pooled_diagonal
+    cholesky : lower Cholesky factors matching ``covariance`` (square roots of the
+        variances for the diagonal models).  For a pooled model of ``rank`` r < d: a
+        lower-triangular (d, d) factor L of rank r with LLᵀ = Σ_r, the covariance
+        restricted to the r retained directions (see ``rank``).
+    log_det : (K,) log|Σ_k| = 2·Σ_j log L_k,jj.  For rank r < d:
+        Σ_{i≤r} log λ_i + 2·Σ_{j: s_j>0} log s_j, the log-determinant of Σ on the retained
+        subspace (λ_i the retained eigenvalues of the within-class correlation matrix,
+        s_j the within-class standard deviations); with r = d both are log|Σ|.
+    n_per_class : (K,) total sample weight of each class
+    covariance_type : one of "pooled", "per_class", "diagonal", "pooled_diagonal"
+    rank : int
+        The number of directions the model classifies in: d unless a pooled covariance
+        is singular.  Then, as scikit-learn's svd solver, the features are scaled by
+        their within-class standard deviations s_j (1 where s_j = 0), and the
+        eigenvectors q_i of the resulting correlation matrix C = D⁻¹ΣD⁻¹ with
+        eigenvalues λ_i > tol² are kept (tol=1e-4 by default: singular values of the
+        standardised within-class data above tol).  Scores use the whitening
+        P = Λ_r^{-1/2} Q_rᵀ D⁻¹ (r, d) in place of L⁻¹::
+
+            jll_k(x) = log p_k − ½‖P(x − μ_k)‖² − ½·log_det − (r/2)·log 2π,
+
+        the log-density of the r retained coordinates, not a density on R^d (none
+        exists): it is defined up to a constant shared by all classes, so posteriors
+        and predictions are those of the rank-r model.
+    feature_names : tuple of str or None
+        The column names of the data frame the model was fitted on (all str), else
+        None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
+    """
+
+    #: scoring detects non-finite X from the scores themselves (see ``_check_rows``)
+    checks_finite_scores = True
+    _feature_table = "means"
+
+    classes: np.ndarray
+    priors: np.ndarray
+    means: np.ndarray
+    covariance: np.ndarray
+    cholesky: np.ndarray
+    log_det: np.ndarray
+    n_per_class: np.ndarray
+    covariance_type: str
+    rank: int | None = None  # None: d (full rank), as in files written without it
+    feature_names: tuple | None = None
+
+    def _check_fields(self, check):
+        """Shapes (K, d) from ``means``, one dtype for every float field, finite
+        values, priors summing to one, positive variances and Cholesky diagonals
+        (zeros allowed outside the retained subspace of a pooled model of rank < d)."""
+        cov_type = check.choice("covariance_type", COVARIANCE_TYPES)
+        dt = check.table("means", "finite").dtype
+        d = check.d
+        if self.rank is None:
+            object.__setattr__(self, "rank", d)
+        rank = self.rank
+        if isinstance(rank, (bool, np.bool_)) or not isinstance(rank, (int, np.integer)) \
+                or not 1 <= rank <= d or (rank < d and cov_type != "pooled"):
+            check.fail("rank", f"must be an integer in [1, {d}] (below {d} only for a "
+                               f"pooled covariance); got {rank!r}")
+        object.__setattr__(self, "rank", int(rank))
+        check.probabilities("priors", dt)
+        shape = {"pooled": ("d", "d"), "per_class": ("K", "d", "d"),
+                 "diagonal": ("K", "d"), "pooled_diagonal": ("d",)}[cov_type]
+        diagonal = cov_type in ("diagonal", "pooled_diagonal")
+        check.array("covariance", shape, dt, "positive" if diagonal else "finite")
+        chol = check.array("cholesky", shape, dt, "positive" if diagonal else "finite")
+        if not diagonal:
+            diag = np.diagonal(chol, axis1=-2, axis2=-1)
+            if not (diag.min() > 0 or (self.rank < d and diag.min() >= 0)):
+                check.fail("cholesky", "must have a positive diagonal (a lower Cholesky "
+                                       "factor of the covariance)")
+        check.array("log_det", ("K",), dt, "finite")
+        check.array("n_per_class", ("K",), dt, "nonneg")
+
+    # ---- derived scoring tables (computed once per params object, in float64) ----
+    @functools.cached_property
+    def _log_prior(self):
+        with np.errstate(divide="ignore"):
+            return np.log(self.priors.astype(np.float64))
+
+    @functools.cached_property
+    def _center(self):
+        w = self.n_per_class.astype(np.float64)
+        return (w @ self.means.astype(np.float64)) / w.sum()
+
+    @functools.cached_property
+    def _whitening(self):
+        """(P, M): the whitening P with Σ⁻¹ = PᵀP on the retained subspace, and a lower
+        triangular (d, d) M with MᵀM = PᵀP for the scoring kernel.
+
+        Full rank: P = M = L⁻¹.  Rank r < d: the r leading singular pairs of
+        B = D⁻¹L (= Q_rΛ_r^{1/2} up to a rotation) give P = S_r⁻¹U_rᵀD⁻¹, which is
+        Λ_r^{-1/2}Q_rᵀD⁻¹ up to the same rotation (scores do not depend on it); M comes
+        from a QR factorisation of P with its columns reversed.
+        """
+        d = self.n_features_in
+        L = self.cholesky.astype(np.float64)
+        if self.covariance_type == "pooled_diagonal":
+            L = np.diag(L)
+        if self.rank == d:
+            Linv = scipy.linalg.solve_triangular(L, np.eye(d), lower=True)
+            return Linv, Linv
+        r = self.rank
+        s = within_sd(self.covariance.astype(np.float64))
+        U, S, _ = np.linalg.svd(L / s[:, None])
+        P = (U[:, :r] / S[:r]).T / s[None, :]
+        R = np.zeros((d, d))
+        R[:r] = np.linalg.qr(P[:, ::-1], mode="r")
+        return P, np.ascontiguousarray(R[::-1, ::-1])
+
+    @functools.cached_property
+    def _pooled_coef_t(self):
+        """coefᵀ (K, d), C-contiguous: the layout of the tiled posteriors."""
+        return np.ascontiguousarray(self._pooled_tables[0].T)
+
+    @functools.cached_property
+    def _pooled_tables64(self):
+        """(c, coef, bc, M, const) in float64: the centre c, coef = Σ⁻¹(μ_k − c) (d, K),
+        bc_k = −½(μ_k − c)ᵀΣ⁻¹(μ_k − c) + log p_k, the lower triangular M with
+        MᵀM = Σ⁻¹ (L⁻¹; on the retained subspace when rank < d, see ``_whitening``) and
+        the constant −½(log_det + rank·log 2π) of the shared term."""
+        P, M = self._whitening
+        c = self._center
+        D = (self.means.astype(np.float64) - c).T  # (d, K)
+        A = P @ D
+        coef = P.T @ A
+        bc = -0.5 * np.einsum("dk,dk->k", A, A) + self._log_prior
+        const = -0.5 * (float(self.log_det[0]) + self.rank * gaussian_kernels.LOG_2PI)
+        return c, np.ascontiguousarray(coef), bc, np.ascontiguousarray(M), const
+
+    @functools.cached_property
+    def _pooled_tables(self):
+        """coef, bc, M, const and c (see ``_pooled_tables64``) in the params' dtype, as
+        the CPU kernels take them."""
+        c, coef, bc, M, const = self._pooled_tables64
+        dt = self.dtype
+        return (np.ascontiguousarray(coef, dtype=dt), bc.astype(dt),
+                np.ascontiguousarray(M, dtype=dt), const, c.astype(dt))
+
+    @functools.cached_property
+    def _per_class_tables64(self):
+        """(L_k⁻¹ (K, d, d), bias (K,)) in float64, bias_k = log p_k − ½(log|Σ_k| +
+        d·log 2π)."""
+        d = self.n_features_in
+        eye = np.eye(d)
+        Linv = np.stack([scipy.linalg.solve_triangular(Lk, eye, lower=True)
+                         for Lk in self.cholesky.astype(np.float64)])
+        bias = self._log_prior - 0.5 * (self.log_det.astype(np.float64)
+                                        + d * gaussian_kernels.LOG_2PI)
+        return Linv, bias
+
+    @functools.cached_property
+    def _per_class_tables(self):
+        Linv, bias = self._per_class_tables64
+        return np.ascontiguousarray(Linv, dtype=self.dtype), bias.astype(self.dtype)
+
+    @functools.cached_property
+    def _stacked_tables(self):
+        """[L_1⁻ᵀ … L_K⁻ᵀ] (d, K·d) and a_k = L_k⁻¹(μ_k − c) for the stacked kernel."""
+        Linv, _ = self._per_class_tables
+        Linv = Linv.astype(np.float64)
+        K, d = self.means.shape
+        c = self._center
+        stacked = np.ascontiguousarray(Linv.transpose(2, 0, 1).reshape(d, K * d))
+        A = np.einsum("kjl,kl->kj", Linv, self.means.astype(np.float64) - c)
+        dt = self.dtype
+        return stacked.astype(dt), np.ascontiguousarray(A), c.astype(dt)
+
+    @functools.cached_property
+    def _diagonal_tables(self):
+        """μ, 1/σ² (K, d) and the constants (K,), float64, as the Gaussian naive Bayes
+        kernels take them (the variances of ``pooled_diagonal`` repeated per class)."""
+        d = self.n_features_in
+        K = self.n_classes
+        var = np.broadcast_to(self.covariance.astype(np.float64), (K, d))
+        bias = self._log_prior - 0.5 * (self.log_det.astype(np.float64)
+                                        + d * gaussian_kernels.LOG_2PI)
+        return kernel_view(np.ascontiguousarray(self.means, dtype=np.float64),
+                           np.ascontiguousarray(1.0 / var),
+                           np.ascontiguousarray(bias, dtype=np.float64))
+
+    def scoring_tables(self):
+        """(kind, tables): the float64 tables of the scoring formula, for scorers outside
+        this package (the device kernels of :mod:`fastgen.cuda`).
+
+        The CPU scoring takes the same tables (in the params' dtype): one
+        implementation, rank handling included.
+
+        * ``"pooled"``: (c, coef, bc, M, const), jll_k(x) = (x − c)ᵀcoef_k + bc_k + const
+          − ½‖M(x − c)‖², M lower triangular (see :class:`GDAParams` for rank < d);
+        * ``"per_class"``: (μ (K, d), L⁻¹ (K, d, d), bias (K,)),
+          jll_k(x) = bias_k − ½‖L_k⁻¹(x − μ_k)‖²;
+        * ``"diagonal"`` (also ``pooled_diagonal``): (μ (K, d), 1/σ² (K, d), const (K,)),
+          jll_k(x) = const_k − ½ Σ_j (x_j − μ_kj)²/σ²_kj.
+        """
+        ct = self.covariance_type
+        if ct == "pooled":
+            return "pooled", self._pooled_tables64
+        if ct == "per_class":
+            Linv, bias = self._per_class_tables64
+            return "per_class", (self.means.astype(np.float64), Linv, bias)
+        return "diagonal", tuple(self._diagonal_tables)
+
+    # ---- scoring on validated X ----
+    def _scores(self, X, mode):
+        """Joint log-likelihoods (``MODE_JLL``), log posteriors or posteriors.
+
+        The kernels write the scores; a second parallel pass normalises the rows (fusing
+        the normalisation into the BLAS-based kernels did not pay: benchmarks/NOTES.md).
+        The pooled model's posteriors on float64 data with d ≤ ``LINEAR_TILE_MAX_D`` go
+        in one pass by transposed tiles instead, without BLAS (``linear_posteriors``).
+        """
+        if (mode != MODE_JLL and self.covariance_type == "pooled"
+                and serves_linear_posteriors(X, self.dtype)):
+            # one pass by transposed tiles, no BLAS (see kernels.tiles.linear_posteriors)
+            _, bc, _, _, c = self._pooled_tables
+            s = np.empty((X.shape[0], self.n_classes))
+            self._check_rows(X, linear_posteriors(X, c, self._pooled_coef_t, bc, mode, s))
+            return s
+        if self.covariance_type in ("diagonal", "pooled_diagonal"):
+            # the Gaussian naive Bayes kernels: the same scores, finished per mode in
+            # the same pass (four classes per sweep from 16 features on)
+            from ..kernels import nb as nb_kernels  # the naive Bayes kernels when needed
+
+            means, inv_var, const = self._diagonal_tables
+            s = np.empty((X.shape[0], self.n_classes), dtype=self.dtype)
+            kernel = nb_kernels.gaussian_nb_kernel_for(X.shape[1], self.n_classes)
+            self._check_rows(X, kernel(X, means, inv_var, const, mode, s))
+            return s
+        s = self._raw_scores(X, mode)
+        self._check_rows(X, finish_all_rows(s, mode))
+        return s
+
+    @staticmethod
+    def _check_rows(X, n_bad):
+        """Scoring skips the up-front scan of X (``checks_finite_scores``): a row of
+        scores with a NaN or a non-finite maximum can only come from a non-finite or
+        overflowing x (every class with a positive prior scores finitely otherwise)."""
+        if n_bad:
+            check_finite_result(X, np.array([np.nan]))
+
+    def _raw_scores(self, X, mode):
+        n = X.shape[0]
+        out = np.empty((n, self.n_classes), dtype=self.dtype)
+        ct = self.covariance_type
+        if ct == "pooled":
+            coef, bc, Linv, const, c = self._pooled_tables
+            if mode != MODE_JLL:
+                # posteriors need only the linear part (X − c)·W + b: the shared
+                # quadratic term cancels
+                Linv = np.empty((0, 0), self.dtype)
+            with blas_single_thread():
+                return gaussian_kernels.pooled_scores(X, c, coef, bc, Linv, const, out)
+        if ct == "per_class":
+            Linv, bias = self._per_class_tables
+            d = X.shape[1]
+            with blas_single_thread(d >= gaussian_kernels.TRMM_MIN_D):
+                if gaussian_kernels.TRMM_MIN_D <= d < gaussian_kernels.STACKED_MAX_D:
+                    stacked, A, c = self._stacked_tables
+                    return gaussian_kernels.per_class_scores_stacked(X, c, stacked, A, bias,
+                                                                     out)
+                return gaussian_kernels.per_class_scores(X, kernel_view(self.means), Linv,
+                                                         bias, out)
+        raise AssertionError(f"no raw scores for covariance_type={ct!r}")
+
+    def _decision_scores(self, X):
+        if self.covariance_type != "pooled":
+            return self._scores(X, MODE_JLL)
+        # any scores with the posteriors' row-wise argmax will do: for the pooled model
+        # the linear part alone
+        coef, bc, _, _, c = self._pooled_tables
+        out = np.empty((X.shape[0], self.n_classes), dtype=self.dtype)
+        with blas_single_thread():
+            gaussian_kernels.pooled_scores(X, c, coef, bc, np.empty((0, 0), self.dtype), 0.0, out)
+        self._check_rows(X, finish_all_rows(out, MODE_JLL))
+        return out
+
+
+def within_sd(cov):
+    """The within-class standard deviations s_j = √Σ_jj, with 1 where Σ_jj = 0."""
+    s = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    s[s == 0] = 1.0
+    return s
