@@ -1,14 +1,18 @@
 """fastgen on the GPU: one-pass numba.cuda kernels for data that already lives there.
 
-``fastgen.fit_gda``, ``fastgen.fit_gaussian_nb`` and the four scoring functions hand a
-CUDA array (anything with ``__cuda_array_interface__`` or a CUDA DLPack device: CuPy
-arrays, PyTorch CUDA tensors, numba device arrays) to the functions of this package;
-they can also be called directly.
+A provider, like :mod:`fastgen.kernels`: arrays in, arrays out; it imports no model,
+no statistics and no adapter.  ``fastgen.class_moments`` (and through it
+``fastgen.fit_gda`` and ``fastgen.fit_gaussian_nb``) and the four scoring functions hand
+a CUDA array (anything with ``__cuda_array_interface__`` or a CUDA DLPack device: CuPy
+arrays, PyTorch CUDA tensors, numba device arrays) to the functions of this package.
 
-* Fits read X once on the device (shifted sums per class, per-block partials merged in
-  a fixed pairwise tree: bitwise identical run to run; float32 X is accumulated in
-  float64) and return the usual params dataclasses of small host arrays; the d × d
-  factorisations run on the host with the CPU path's code.
+* The moments read X once on the device (:func:`device_rows`, :func:`moments_arrays`:
+  shifted sums per class, per-block partials merged in a fixed pairwise tree: bitwise
+  identical run to run; float32 X is accumulated in float64) and come back as small
+  host arrays; the statistics layer and the models build the usual params from them,
+  with the CPU path's code.
+* Scoring takes its tables from the params object (``params.scoring_tables()``: the
+  tables the CPU scoring uses, rank handling included).
 * ``joint_log_likelihood``, ``predict_log_proba`` and ``predict_proba`` return a device
   array of the caller's kind (CuPy in, CuPy out; PyTorch in, PyTorch out; numba in,
   numba out); ``predict`` returns host labels, since classes may be strings.
@@ -32,44 +36,11 @@ __all__ = [
     "device_rows",
     "moments_arrays",
     "zero_codes",
-    "fit_gda",
-    "fit_gaussian_nb",
-    "class_moments",
     "joint_log_likelihood",
     "predict_log_proba",
     "predict_proba",
     "predict",
 ]
-
-
-def fit_gda(X, y, covariance="pooled", *, priors=None, sample_weight=None, reg=0.0,
-            shrinkage=None, unbiased=False, var_smoothing=1e-9, tol=1e-4):
-    """:func:`fastgen.fit_gda` of device X; returns the same host ``GDAParams``.
-
-    One read of X computes W_k = Σ w, μ_k and the scatter Σ w (x − μ_y)(x − μ_y)ᵀ
-    (pooled, per class or diagonal) with shifted sums; ``shrinkage="ledoit-wolf"`` is
-    not available on the device yet.
-    """
-    from ._api import fit_gda as impl
-
-    return impl(X, y, covariance, priors=priors, sample_weight=sample_weight, reg=reg,
-                shrinkage=shrinkage, unbiased=unbiased, var_smoothing=var_smoothing, tol=tol)
-
-
-def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None):
-    """:func:`fastgen.fit_gaussian_nb` of device X; returns the same host
-    ``GaussianNBParams`` (σ²_kj = S_kj/N_k + var_smoothing·max_j Var(x_j))."""
-    from ._api import fit_gaussian_nb as impl
-
-    return impl(X, y, priors=priors, var_smoothing=var_smoothing,
-                sample_weight=sample_weight)
-
-
-def class_moments(X, y, *, kind="pooled", sample_weight=None):
-    """:func:`fastgen.class_moments` of device X (host ``ClassMoments``)."""
-    from ._api import class_moments_device as impl
-
-    return impl(X, y, kind=kind, sample_weight=sample_weight)
 
 
 def device_rows(X, y, sample_weight=None):
@@ -98,6 +69,30 @@ def zero_codes(n):
     from numba import cuda
 
     return cuda.to_device(np.zeros(n, dtype=np.int32))
+
+
+#: deprecated names: the public functions take device arrays themselves
+_DEPRECATED = ("fit_gda", "fit_gaussian_nb", "class_moments")
+
+
+def __getattr__(name):
+    """``fastgen.cuda.fit_gda``, ``fit_gaussian_nb`` and ``class_moments``: deprecated
+    aliases of the public functions (which take device arrays), kept for one release.
+    They return models, so they resolve through the package's public face, never
+    through an import of a model here."""
+    if name in _DEPRECATED:
+        import warnings
+
+        import fastgen
+
+        warnings.warn(
+            f"fastgen.cuda.{name} is deprecated and will be removed in the next release; "
+            f"fastgen.{name} takes device arrays itself",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(fastgen, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def joint_log_likelihood(params, X):

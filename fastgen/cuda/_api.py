@@ -3,11 +3,11 @@
 Validation happens here, on the device, with the messages of :mod:`fastgen._validation`:
 X is scanned for NaN/inf inside the moment and scoring kernels (no extra pass), labels
 are coded by small kernels (integer labels; any other label type is copied to the host,
-which costs n values, not n·d), sample weights are checked by one kernel.  The d × d
-factorisations and every other O(K·d²) step run on the host with the CPU path's own
-functions (:func:`fastgen.gda_from_moments`,
-:func:`fastgen.naive_bayes.gaussian_nb_from_moments`), so a device fit and a host fit
-of the same data give the same kind of params object, checked the same way.
+which costs n values, not n·d), sample weights are checked by one kernel.  Arrays in,
+arrays out: the moments come back as small host arrays, which the statistics layer
+(:mod:`fastgen.stats`) turns into ``ClassMoments`` and the models into params; scoring
+takes its tables from the params object (``params.scoring_tables()``, the tables the
+CPU scoring uses), so no model code is duplicated or imported here.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.linalg
 from numba import cuda
 
-from . import kernels as _k
+from . import kernels as device_kernels
 from ._detect import as_numba, is_device_array, like_caller
 
 __all__ = [
-    "fit_gda",
-    "fit_gaussian_nb",
-    "class_moments_device",
+    "device_X",
+    "device_labels",
+    "device_weights",
+    "moments_arrays_device",
     "joint_log_likelihood",
     "predict_log_proba",
     "predict_proba",
@@ -41,9 +41,8 @@ MAX_BLOCKS = 1024
 MIN_BLOCK_ROWS = 64
 PARTIAL_DOUBLES = 1 << 25
 
-_KINDS = {"pooled": _k.KIND_POOLED, "per_class": _k.KIND_PER_CLASS,
-          "diagonal": _k.KIND_DIAGONAL}
-_LOG_2PI = math.log(2.0 * math.pi)
+_KINDS = {"pooled": device_kernels.KIND_POOLED, "per_class": device_kernels.KIND_PER_CLASS,
+          "diagonal": device_kernels.KIND_DIAGONAL}
 _OVERFLOW = ("{name} has values so large that their squares overflow float64; rescale "
              "the features (e.g. divide by their standard deviation)")
 
@@ -76,7 +75,7 @@ def _raise_nonfinite(A, flat, name):
 def _nonfinite_flat(A):
     n, d = A.shape
     flag = cuda.to_device(np.array([n * d], dtype=np.int64))
-    _launch(_k.nonfinite_index, n * d, A, flag)
+    _launch(device_kernels.nonfinite_index, n * d, A, flag)
     return int(_host(flag)[0])
 
 
@@ -117,7 +116,7 @@ def device_X(X, name="X", dtype=None):
         big = float(np.finfo(target).max)
     out = cuda.device_array((n, d), dtype=target)
     flag = cuda.to_device(np.array([n * d], dtype=np.int64))
-    _launch(_k.to_dtype, n * d, A, out, big, flag)
+    _launch(device_kernels.to_dtype, n * d, A, out, big, flag)
     flat = int(_host(flag)[0])
     if flat < n * d:
         i, j = divmod(flat, d)
@@ -156,20 +155,20 @@ def device_labels(y, n, name="y"):
         return classes, cuda.to_device(np.ascontiguousarray(codes, dtype=np.int32))
     info = np.iinfo(np.int64)
     lohi = cuda.to_device(np.array([info.max, info.min], dtype=np.int64))
-    _launch(_k.label_range, n, Y, lohi)
+    _launch(device_kernels.label_range, n, Y, lohi)
     lo, hi = (int(v) for v in _host(lohi))
     span = hi - lo + 1
     if span > max(2 * n, 1 << 16):  # sparse integer labels: sort them on the host
         classes, codes = check_y(_host(Y), n, name=name)
         return classes, cuda.to_device(np.ascontiguousarray(codes, dtype=np.int32))
     present = cuda.to_device(np.zeros(span, dtype=np.uint8))
-    _launch(_k.label_present, n, Y, lo, present)
+    _launch(device_kernels.label_present, n, Y, lo, present)
     where = np.flatnonzero(_host(present))
     classes = (where + lo).astype(dt) if dt.kind != "b" else where.astype(bool)
     remap = np.full(span, -1, dtype=np.int32)
     remap[where] = np.arange(where.shape[0], dtype=np.int32)
     codes = cuda.device_array(n, dtype=np.int32)
-    _launch(_k.label_codes, n, Y, lo, cuda.to_device(remap), codes)
+    _launch(device_kernels.label_codes, n, Y, lo, cuda.to_device(remap), codes)
     return classes, codes
 
 
@@ -194,11 +193,11 @@ def device_weights(sample_weight, n):
     if dt != np.float64:
         w64 = cuda.device_array((n, 1), dtype=np.float64)
         flag = cuda.to_device(np.array([n], dtype=np.int64))
-        _launch(_k.to_dtype, n, w.reshape(n, 1) if w.is_c_contiguous() else
+        _launch(device_kernels.to_dtype, n, w.reshape(n, 1) if w.is_c_contiguous() else
                 cuda.to_device(_host(w).reshape(n, 1)), w64, math.inf, flag)
         w = w64.reshape(n)
     flags = cuda.to_device(np.array([n, n, 0], dtype=np.int64))
-    _launch(_k.weight_check, n, w, flags)
+    _launch(device_kernels.weight_check, n, w, flags)
     bad, neg, pos = (int(v) for v in _host(flags))
     if bad < n:
         raise ValueError(f"sample_weight contains a non-finite value at index {bad}")
@@ -216,7 +215,7 @@ def device_weights(sample_weight, n):
 
 def _zeros(shape):
     a = cuda.device_array(shape, dtype=np.float64)
-    _launch(_k.fill_float, a.shape[0] * a.shape[1], a, 0.0)
+    _launch(device_kernels.fill_float, a.shape[0] * a.shape[1], a, 0.0)
     return a
 
 
@@ -226,7 +225,7 @@ def _merge_pairwise(part):
     stride = 1
     while stride < B:
         n_pairs = -(-B // (2 * stride))
-        _launch(_k.pairwise_level, n_pairs * E, part, stride)
+        _launch(device_kernels.pairwise_level, n_pairs * E, part, stride)
         stride *= 2
     return _host(part[0:1])[0]
 
@@ -242,12 +241,12 @@ def block_rows(n, K, d, kind):
 def moments_arrays_device(X, codes, w, K, kind, name="X"):
     """(W (K,), means (K, d), scatter) on the host, float64, from device X (float32 or
     float64), int32 device codes and float64 device weights (None: unit weights);
-    the same arrays as :func:`fastgen.moments.moments_arrays` gives for host data."""
+    the same arrays as :func:`fastgen.stats.moments.moments_arrays` gives for host data."""
     n, d = X.shape
-    if kind != "diagonal" and d > _k.SHARED_DOUBLES:
+    if kind != "diagonal" and d > device_kernels.SHARED_DOUBLES:
         raise ValueError(
             f"{name} has {d} features; full covariances on the device support at most "
-            f"{_k.SHARED_DOUBLES} (use covariance='diagonal' or fit on the host)"
+            f"{device_kernels.SHARED_DOUBLES} (use covariance='diagonal' or fit on the host)"
         )
     if kind == "diagonal":
         pj = pl = cuda.to_device(np.zeros(1, dtype=np.int32))
@@ -260,15 +259,15 @@ def moments_arrays_device(X, codes, w, K, kind, name="X"):
     R = block_rows(n, K, d, kind)
     B = -(-n // R)
     first = cuda.to_device(np.full(K, n, dtype=np.int64))
-    _launch(_k.first_rows, n, codes, first)
+    _launch(device_kernels.first_rows, n, codes, first)
     shift = cuda.device_array((K, d), dtype=np.float64)
-    _launch(_k.gather_shift, K * d, X, first, shift)
+    _launch(device_kernels.gather_shift, K * d, X, first, shift)
     Wp, Sp, Mp = _zeros((B, K)), _zeros((B, K * d)), _zeros((B, E))
     bad = cuda.to_device(np.array([n * d], dtype=np.int64))
     weighted = w is not None
     wd = w if weighted else cuda.to_device(np.ones(1))
-    _k.moments_blocks[B, THREADS](X, codes, wd, weighted, shift, R, _KINDS[kind], pj, pl,
-                                  Wp, Sp, Mp, bad)
+    device_kernels.moments_blocks[B, THREADS](X, codes, wd, weighted, shift, R, _KINDS[kind],
+                                              pj, pl, Wp, Sp, Mp, bad)
     flat = int(_host(bad)[0])
     if flat < n * d:
         _raise_nonfinite(X, flat, name)
@@ -302,107 +301,7 @@ def _unpack(v, d, tj, tl):
     return M
 
 
-def class_moments_device(X, y, *, kind="pooled", sample_weight=None):
-    """:func:`fastgen.class_moments` of device X (see :mod:`fastgen.cuda`)."""
-    from ..stats.moments import SCATTER_KINDS, ClassMoments
-
-    if kind not in SCATTER_KINDS:
-        raise ValueError(f"kind must be one of {SCATTER_KINDS}; got {kind!r}")
-    Xd = device_X(X)
-    classes, codes = device_labels(y, Xd.shape[0])
-    w = device_weights(sample_weight, Xd.shape[0])
-    W, means, scatter = moments_arrays_device(Xd, codes, w, classes.shape[0], kind)
-    return ClassMoments(classes, W, means, scatter, kind, str(np.dtype(Xd.dtype)))
-
-
-def fit_gda(X, y, covariance="pooled", *, priors=None, sample_weight=None, reg=0.0,
-            shrinkage=None, unbiased=False, var_smoothing=1e-9, tol=1e-4):
-    """:func:`fastgen.fit_gda` for device X (see :mod:`fastgen.cuda`)."""
-    from ..gda import COVARIANCE_TYPES, SCATTER_FOR, gda_from_moments
-
-    if not isinstance(covariance, str) or covariance not in COVARIANCE_TYPES:
-        raise ValueError(f"covariance must be one of {COVARIANCE_TYPES}; got {covariance!r}")
-    if isinstance(shrinkage, str) and shrinkage == "ledoit-wolf":
-        raise ValueError(
-            "shrinkage='ledoit-wolf' is not available for device arrays yet (it needs a "
-            "second pass for the fourth moments); use shrinkage='oas' or a float, or fit "
-            "on the host"
-        )
-    m = class_moments_device(X, y, kind=SCATTER_FOR[covariance], sample_weight=sample_weight)
-    return gda_from_moments(m, covariance, priors=priors, reg=reg, shrinkage=shrinkage,
-                            unbiased=unbiased, var_smoothing=var_smoothing, tol=tol)
-
-
-def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None):
-    """:func:`fastgen.fit_gaussian_nb` for device X (see :mod:`fastgen.cuda`)."""
-    from .._validation import check_priors, check_scalar
-    from ..stats.moments import ClassMoments
-    from ..naive_bayes import gaussian_nb_from_moments
-
-    Xd = device_X(X)
-    n = Xd.shape[0]
-    classes, codes = device_labels(y, n)
-    w = device_weights(sample_weight, n)
-    var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
-    K = classes.shape[0]
-    check_priors(priors, classes)
-    W, means, scatter = moments_arrays_device(Xd, codes, w, K, "diagonal")
-    fv = None
-    if w is not None:  # scikit-learn's epsilon uses the unweighted variance: one more pass
-        zero = cuda.to_device(np.zeros(n, dtype=np.int32))
-        _, _, m2 = moments_arrays_device(Xd, zero, None, 1, "diagonal")
-        fv = m2[0] / n
-    moments = ClassMoments(classes, W, means, scatter, "diagonal", str(np.dtype(Xd.dtype)))
-    return gaussian_nb_from_moments(moments, priors=priors, var_smoothing=var_smoothing,
-                                    feature_variance=fv)
-
-
 # ----------------------------------------------------------------------- scoring
-
-
-def _log(a):
-    with np.errstate(divide="ignore"):
-        return np.log(np.asarray(a, dtype=np.float64))
-
-
-def scoring_tables(params):
-    """(kernel name, float64 host tables) for scoring ``params`` on the device."""
-    from ..gda import GDAParams
-    from ..naive_bayes import GaussianNBParams
-
-    if isinstance(params, GaussianNBParams):
-        var = params.variances.astype(np.float64)
-        const = params.class_log_prior.astype(np.float64) - 0.5 * np.sum(
-            np.log(2.0 * np.pi * var), axis=1)
-        return "diagonal", (params.means.astype(np.float64), 1.0 / var, const)
-    if not isinstance(params, GDAParams):
-        raise ValueError(
-            f"device arrays can be scored with GDAParams and GaussianNBParams; got "
-            f"{type(params).__name__} (copy X to the host, e.g. cupy.asnumpy(X), to score it)"
-        )
-    K, d = params.means.shape
-    logp = _log(params.priors)
-    means = params.means.astype(np.float64)
-    log_det = params.log_det.astype(np.float64)
-    cov = params.covariance_type
-    if cov == "pooled":
-        w = params.n_per_class.astype(np.float64)
-        c = (w @ means) / w.sum()
-        L = params.cholesky.astype(np.float64)
-        Linv = scipy.linalg.solve_triangular(L, np.eye(d), lower=True)
-        A = Linv @ (means - c).T
-        Wc = Linv.T @ A
-        bc = -0.5 * np.einsum("dk,dk->k", A, A) + logp
-        const = -0.5 * (float(log_det[0]) + d * _LOG_2PI)
-        return "pooled", (c, np.ascontiguousarray(Wc), bc, np.ascontiguousarray(Linv), const)
-    bias = logp - 0.5 * (log_det + d * _LOG_2PI)
-    if cov == "per_class":
-        eye = np.eye(d)
-        Linv = np.stack([scipy.linalg.solve_triangular(Lk, eye, lower=True)
-                         for Lk in params.cholesky.astype(np.float64)])
-        return "per_class", (means, Linv, bias)
-    var = np.broadcast_to(params.covariance.astype(np.float64), (K, d))
-    return "diagonal", (np.ascontiguousarray(means), np.ascontiguousarray(1.0 / var), bias)
 
 
 def _score(params, X, mode):
@@ -414,47 +313,53 @@ def _score(params, X, mode):
             f"params must be a fitted fastgen params object (e.g. the result of fit_gda); "
             f"got {type(params).__name__}"
         )
-    kernel, tables = scoring_tables(params)
+    if not hasattr(params, "scoring_tables"):
+        raise ValueError(
+            f"device arrays can be scored with GDAParams and GaussianNBParams; got "
+            f"{type(params).__name__} (copy X to the host, e.g. cupy.asnumpy(X), to score it)"
+        )
+    # the params' own tables (float64), as the CPU scoring uses them
+    kernel, tables = params.scoring_tables()
     Xd = device_X(X, dtype=params.dtype)
     check_n_features(Xd, params.n_features_in)
     n, d = Xd.shape
     K = params.n_classes
     out = cuda.device_array((n, K), dtype=params.dtype)
-    pred = cuda.device_array(n if mode == _k.MODE_PREDICT else 1, dtype=np.int32)
+    pred = cuda.device_array(n if mode == device_kernels.MODE_PREDICT else 1, dtype=np.int32)
     bad = cuda.to_device(np.array([n * d, n], dtype=np.int64))
     dev = [cuda.to_device(np.ascontiguousarray(t)) if isinstance(t, np.ndarray) else t
            for t in tables]
     if kernel == "diagonal":
-        _launch(_k.scores_diagonal, n, Xd, *dev, mode, out, pred, bad)
+        _launch(device_kernels.scores_diagonal, n, Xd, *dev, mode, out, pred, bad)
     elif kernel == "pooled":
-        _launch(_k.scores_pooled, n, Xd, *dev, mode, out, pred, bad)
+        _launch(device_kernels.scores_pooled, n, Xd, *dev, mode, out, pred, bad)
     else:
-        _launch(_k.scores_per_class, n, Xd, *dev, mode, out, pred, bad)
+        _launch(device_kernels.scores_per_class, n, Xd, *dev, mode, out, pred, bad)
     flat, row = (int(v) for v in _host(bad))
     if flat < n * d:
         _raise_nonfinite(Xd, flat, "X")
     if row < n:  # X is finite, so its scores overflowed (as the CPU path reports it)
         raise ValueError(_OVERFLOW.format(name="X"))
-    if mode == _k.MODE_PREDICT:
+    if mode == device_kernels.MODE_PREDICT:
         return params.classes[_host(pred)]
     return like_caller(out, X)
 
 
 def joint_log_likelihood(params, X):
     """:func:`fastgen.joint_log_likelihood` of device X: a device array of X's kind."""
-    return _score(params, X, _k.MODE_JLL)
+    return _score(params, X, device_kernels.MODE_JLL)
 
 
 def predict_log_proba(params, X):
     """:func:`fastgen.predict_log_proba` of device X: a device array of X's kind."""
-    return _score(params, X, _k.MODE_LOG_PROBA)
+    return _score(params, X, device_kernels.MODE_LOG_PROBA)
 
 
 def predict_proba(params, X):
     """:func:`fastgen.predict_proba` of device X: a device array of X's kind."""
-    return _score(params, X, _k.MODE_PROBA)
+    return _score(params, X, device_kernels.MODE_PROBA)
 
 
 def predict(params, X):
     """:func:`fastgen.predict` of device X: labels on the host (classes may be strings)."""
-    return _score(params, X, _k.MODE_PREDICT)
+    return _score(params, X, device_kernels.MODE_PREDICT)

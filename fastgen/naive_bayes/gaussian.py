@@ -75,6 +75,12 @@ class GaussianNBParams(FittedParams):
         )
         return kernel_view(means, np.ascontiguousarray(1.0 / var), const)
 
+    def scoring_tables(self):
+        """("diagonal", (μ (K, d), 1/σ² (K, d), const (K,))) in float64, const_k =
+        log π_k − ½ Σ_j log 2πσ²_kj: the tables of the CPU scoring, for scorers outside
+        this package (the device kernels of :mod:`fastgen.cuda`)."""
+        return "diagonal", tuple(self._tables)
+
     def _scores(self, X, mode):
         means, inv_var, const = self._tables
         out = np.empty((X.shape[0], const.shape[0]), dtype=self.dtype)

@@ -113,7 +113,7 @@ def test_fit_gaussian_nb_matches_cpu(data, weighted):
 def test_class_moments_match_cpu(data):
     X, y, w = data
     for kind in ("pooled", "per_class", "diagonal"):
-        m = fastgen.cuda.class_moments(cuda.to_device(X), y, kind=kind, sample_weight=w)
+        m = fastgen.class_moments(cuda.to_device(X), y, kind=kind, sample_weight=w)
         c = fastgen.class_moments(X, y, kind=kind, sample_weight=w)
         assert m.kind == c.kind and m.dtype == c.dtype
         for f in ("counts", "means", "scatter"):
