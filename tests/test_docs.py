@@ -82,6 +82,23 @@ def test_every_public_name_is_in_the_api_reference(built_site):
     assert not missing, f"public names missing from the API reference: {missing}"
 
 
+def test_cross_references_to_fastgen_names_resolve(built_site):
+    """Every :func:/:class:/... reference of a page to a ``fastgen`` name points to a
+    documented object (Sphinx leaves an unresolved one as plain text, silently)."""
+    documented = _documented(built_site)
+    broken = []
+    for page in sorted(DOCS.rglob("*.rst")):
+        if "_build" in page.parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        for m in re.finditer(r":(?:py:)?(?:func|class|mod|data|meth|exc|attr):`~?([^`<]+?)`",
+                             text):
+            target = m.group(1).strip()
+            if target.startswith("fastgen") and target not in documented:
+                broken.append(f"{page.relative_to(DOCS)}: {target}")
+    assert not broken, broken
+
+
 def test_every_params_field_is_in_its_table(built_site):
     import dataclasses
 
@@ -213,13 +230,67 @@ def test_guide_python_blocks_run(page, tmp_path):
     assert res.returncode == 0, res.stderr[-5000:]
 
 
-def test_docs_command_reuses_its_build(built_site, docs_cache):
-    """``python -m fastgen docs`` builds once: a second run with unchanged sources
-    prints the same index page without running Sphinx."""
-    res = _fastgen_docs(docs_cache)
-    assert res.returncode == 0, res.stderr
-    assert Path(res.stdout.strip()) == built_site / "index.html"
-    assert "up to date" in res.stderr and "building" not in res.stderr
+def test_docs_command_reuses_its_build(tmp_path, monkeypatch, capsys):
+    """``fastgen docs`` builds once per state of the sources: a second run prints the
+    same index page without building, a change of the sources builds anew and removes
+    the older build (and nothing else in the cache directory)."""
+    import argparse
+
+    from fastgen.cli import docs as docs_cli
+
+    builds = []
+
+    def fake_build(out, *, strict=False):
+        builds.append((out.name, strict))
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "index.html").write_text("<html></html>")
+
+    digest = ["0123456789abcdef"]
+    monkeypatch.setattr(docs_cli, "build_docs", fake_build)
+    monkeypatch.setattr(docs_cli, "source_digest", lambda: digest[0])
+    (tmp_path / "mine").mkdir()  # not a build: left alone
+    args = argparse.Namespace(dir=str(tmp_path), open=False, rebuild=False, strict=True)
+
+    printed = []
+    for state in ["0123456789abcdef", "0123456789abcdef", "fedcba9876543210"]:
+        digest[0] = state
+        assert docs_cli.run(args) == 0
+        printed.append(capsys.readouterr())
+    assert builds == [("0123456789abcdef", True), ("fedcba9876543210", True)]
+    assert [Path(p.out.strip()) for p in printed] == [
+        tmp_path / d / "index.html" for d in ["0123456789abcdef"] * 2 + ["fedcba9876543210"]]
+    assert "up to date" in printed[1].err and "building" in printed[2].err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fedcba9876543210", "mine"]
+
+    args.rebuild = True
+    docs_cli.run(args)
+    assert len(builds) == 3
+
+
+def test_docs_digest_follows_the_sources(tmp_path, monkeypatch):
+    """The cache key changes with any file of docs/ or any .py file of the package, and
+    not with build output or caches."""
+    from fastgen.cli import docs as docs_cli
+
+    root = tmp_path / "checkout"
+    for rel, text in [("docs/conf.py", "x = 1\n"), ("docs/index.rst", "a\n"),
+                      ("fastgen/__init__.py", '"""doc"""\n')]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    monkeypatch.setattr(docs_cli, "_checkout_root", lambda: root)
+    first = docs_cli.source_digest()
+    for rel in ["docs/_build/html/index.html", "fastgen/__pycache__/x.pyc",
+                "fastgen/data/iris.csv"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("ignored")
+        assert docs_cli.source_digest() == first, rel
+    seen = {first}
+    for rel in ["docs/index.rst", "fastgen/__init__.py", "docs/guide/new.rst"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("changed\n")
+        digest = docs_cli.source_digest()
+        assert digest not in seen, rel
+        seen.add(digest)
 
 
 def test_docs_command_names_a_missing_source_tree(tmp_path):
