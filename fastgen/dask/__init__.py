@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from ..logistic.inference import register_adapter
-from .blocks import as_dask_vector, as_dask_X, in_rows, row_blocks, row_starts
+from .blocks import as_dask_vector, as_dask_X, in_rows, row_blocks, row_starts  # noqa: F401
 from .files import from_npy
 from .fits import fit_bernoulli_nb, fit_gaussian_nb, fit_gda, fit_multinomial_nb
 from .inference import logistic_inference
@@ -68,9 +68,4 @@ __all__ = [
     "predict",
     "MULTINOMIAL_MAX_KP",
     "from_npy",
-    "as_dask_X",
-    "as_dask_vector",
-    "row_blocks",
-    "row_starts",
-    "in_rows",
 ]

@@ -44,13 +44,17 @@ Modules, each importing only those above it in this list (plus ``fastgen._params
 * ``data``        the LogisticData protocol and InMemoryData (dense or CSR, the kernels);
 * ``objectives``  BinaryObjective, MultinomialObjective, ``make_objective`` and the
   size thresholds between explicit Hessian and Newton-CG;
-* ``diagnostics`` exact checks of the data: detect_separation (Konis' linear programme)
-  and collinear_columns (in-order Cholesky of the scaled Gram);
+* ``feature_labels`` the names of design columns in messages;
+* ``collinearity`` the rank rule and collinear_columns (in-order Cholesky of the scaled
+  Gram);
+* ``diagnostics`` detect_separation (Konis' linear programme), and the collinearity
+  names again;
 * ``api``         fit_logistic, irls_step, logistic_loss_grad_hess and the public
   assembly steps (options, inputs, starting point, params from a result, the
   collinearity check after an unpenalised fit);
-* ``inference``   logistic_inference and LogisticInference: statsmodels-style Wald,
-  robust (HC0/HC1/cluster) and likelihood-ratio inference at the optimum;
+* ``inference``   (a package) logistic_inference and LogisticInference: statsmodels-style
+  Wald, robust (HC0/HC1/cluster) and likelihood-ratio inference at the optimum, and
+  ``finish_inference``, the finish ``fastgen.dask.logistic_inference`` shares;
 * ``firth``       Firth's bias-reduced binary fit (``fit_logistic(penalty="firth")``)
   and its profile-likelihood intervals (imported by ``api`` and ``inference`` on use).
 

@@ -3,9 +3,10 @@
 :func:`fit_logistic`, :func:`irls_step` and :func:`logistic_loss_grad_hess` validate
 once, then assemble the pieces: :class:`~fastgen.logistic.data.InMemoryData` → an
 objective (``objectives.py``) → :func:`~fastgen.logistic.newton.newton_solve` →
-:func:`params_from_result`.  The assembly steps (:func:`check_fit_options`,
-:func:`prior_start`, :class:`ParamsSpec`, :func:`params_from_result`) are public so that
-other fits of the same model (``fastgen.dask``) reuse them with their own data.
+:func:`params_from_result`, the last three in :func:`fit_from_data`.  The assembly steps
+(:func:`check_fit_options`, :func:`prior_start`, :class:`ParamsSpec`,
+:func:`fit_from_data`) are public so that other fits of the same model
+(``fastgen.dask``) run the same solver and finish on their own data.
 
 Imports: the sibling modules of this package, ``fastgen._validation`` and
 ``fastgen._runtime``.
