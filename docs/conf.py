@@ -1,7 +1,8 @@
 """Sphinx configuration of fastgen's documentation.
 
-Build: ``python -m sphinx -b html docs docs/_build/html`` (add ``-W`` to turn warnings
-into errors, as ``tests/test_docs.py`` does).  Nothing is computed at build time: the
+Build: ``python -m fastgen docs`` (once, into a cache, rebuilt when the sources change;
+``--strict`` turns warnings into errors, as ``tests/test_docs.py`` builds it), or by hand
+``python -m sphinx -b html docs docs/_build/html``.  Nothing is computed at build time: the
 gallery's figures are PNGs made by the scripts beside them (``docs/gallery/*.py``).
 """
 
