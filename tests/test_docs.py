@@ -392,3 +392,16 @@ def test_readme_and_ci_run_the_same_test_command():
 
 def test_readme_is_short():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 260
+
+
+WORKLOADS = ["W1", "W2", "W3", "W3b", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11",
+             "W12", "W13", "W14", "W15"]
+
+
+@pytest.mark.parametrize("page", ["performance.rst", "internals.rst"])
+def test_every_workload_is_defined_and_reported(page):
+    """The internals page defines every benchmark workload, and the performance page
+    reports a current figure for each."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    missing = [w for w in WORKLOADS if not re.search(rf"(?<![\w.]){w}(?![\w.])", text)]
+    assert not missing, missing
