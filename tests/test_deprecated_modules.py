@@ -69,3 +69,17 @@ def test_new_homes_do_not_warn():
                  "merge_counts", "nb_from_counts"):
         assert getattr(fastgen, name).__module__.startswith(
             ("fastgen.stats", "fastgen.naive_bayes.from_counts")), name
+
+
+@pytest.mark.parametrize("old,new", [
+    ("gaussian_nb_scores_by4", "gaussian_nb_scores_four_classes"),
+    ("by4_is_faster", "four_class_sweep_is_faster"),
+    ("BY4_MIN_FEATURES", "FOUR_CLASS_SWEEP_MIN_FEATURES"),
+])
+def test_renamed_kernel_names_warn(old, new):
+    import fastgen.kernels.nb as nb_kernels
+
+    with pytest.warns(DeprecationWarning, match=new):
+        value = getattr(nb_kernels, old)
+    assert value is getattr(nb_kernels, new)
+    assert old not in nb_kernels.__all__ and new in nb_kernels.__all__

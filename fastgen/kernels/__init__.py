@@ -43,7 +43,8 @@ Main entry points
   log-likelihoods;
 * ``nb.gaussian_nb_scores(X, means, inv_var, const, mode, out)``: Gaussian naive Bayes
   (``mode`` one of ``special.MODE_JLL``, ``MODE_LOG_PROBA``, ``MODE_PROBA``;
-  ``nb.gaussian_nb_scores_by4``, the same arguments, is faster for d ≥ 16 and K ≥ 4);
+  ``nb.gaussian_nb_scores_four_classes``, the same arguments, is faster for d ≥ 16
+  and K ≥ 4);
 * ``nb.dense_class_counts``, ``sparse.csr_class_counts``: naive Bayes count tables.
 
 Each kernel's docstring gives its formula and the shapes of its tables.  Kernels that

@@ -25,9 +25,9 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
-from . import gaussian as _gaussian
-from . import moments as _moments
-from . import nb as _nb
+from . import gaussian as gaussian_kernels
+from . import moments as moment_kernels
+from . import nb as nb_kernels
 from ._jit import jit
 from .special import MODE_JLL, MODE_PROBA
 
@@ -174,7 +174,7 @@ def moments_pooled(X, codes, w, K, n_groups):
     """
     _check_fit_args(X, codes, w, K)
     _check_groups("n_groups", n_groups, X.shape[0])
-    return _moments.moments_pooled(X, codes, w, K, n_groups)
+    return moment_kernels.moments_pooled(X, codes, w, K, n_groups)
 
 
 @jit
@@ -185,7 +185,7 @@ def moments_diagonal(X, codes, w, K, n_groups):
     """
     _check_fit_args(X, codes, w, K)
     _check_groups("n_groups", n_groups, X.shape[0])
-    return _moments.moments_diagonal(X, codes, w, K, n_groups)
+    return moment_kernels.moments_diagonal(X, codes, w, K, n_groups)
 
 
 @jit
@@ -199,7 +199,7 @@ def moments_per_class(X, codes, w, K, max_groups):
     if max_groups < 1:
         raise ValueError("fastgen.kernels.checked: max_groups must be at least 1, got "
                          + str(max_groups))
-    return _moments.moments_per_class(X, codes, w, K, max_groups)
+    return moment_kernels.moments_per_class(X, codes, w, K, max_groups)
 
 
 # ------------------------------------------------------------------------ scoring
@@ -237,7 +237,7 @@ def pooled_scores(X, center, Wc, bc, Linv, const, out):
         _check_dim("Linv.shape[0] (features)", Linv.shape[0], d)
         _check_dim("Linv.shape[1] (features)", Linv.shape[1], d)
     _check_out(out, n, K)
-    return _gaussian.pooled_scores(X, center, Wc, bc, Linv, const, out)
+    return gaussian_kernels.pooled_scores(X, center, Wc, bc, Linv, const, out)
 
 
 @jit
@@ -260,7 +260,7 @@ def per_class_scores(X, means, Linv, bias, out):
     _check_dim("Linv.shape[2] (features)", Linv.shape[2], d)
     _check_dim("bias.shape[0] (classes)", bias.shape[0], K)
     _check_out(out, n, K)
-    return _gaussian.per_class_scores(X, means, Linv, bias, out)
+    return gaussian_kernels.per_class_scores(X, means, Linv, bias, out)
 
 
 @jit
@@ -283,14 +283,14 @@ def diagonal_scores(X, means, inv_var, bias, out):
     _check_dim("inv_var.shape[1] (features)", inv_var.shape[1], d)
     _check_dim("bias.shape[0] (classes)", bias.shape[0], K)
     _check_out(out, n, K)
-    return _gaussian.diagonal_scores(X, means, inv_var, bias, out)
+    return gaussian_kernels.diagonal_scores(X, means, inv_var, bias, out)
 
 
 @jit
 def gaussian_nb_scores(X, means, inv_var, const, mode, out):
     """Checked :func:`fastgen.kernels.nb.gaussian_nb_scores`; where
-    :func:`fastgen.kernels.nb.by4_is_faster` it runs
-    :func:`fastgen.kernels.nb.gaussian_nb_scores_by4`, as the params do.
+    :func:`fastgen.kernels.nb.four_class_sweep_is_faster` it runs
+    :func:`fastgen.kernels.nb.gaussian_nb_scores_four_classes`, as the params do.
 
     ``X`` (n, d); ``means``, ``inv_var`` (K, d) float64; ``const`` (K,) float64;
     ``mode`` one of ``MODE_JLL``, ``MODE_LOG_PROBA``, ``MODE_PROBA``
@@ -311,7 +311,7 @@ def gaussian_nb_scores(X, means, inv_var, const, mode, out):
     if mode < MODE_JLL or mode > MODE_PROBA:
         raise ValueError("fastgen.kernels.checked: mode = " + str(mode) + " is not "
                          "MODE_JLL (0), MODE_LOG_PROBA (1) or MODE_PROBA (2)")
-    if _nb.by4_is_faster(d, K):
-        return _nb.gaussian_nb_scores_by4(X, means, inv_var, const, mode, out)
-    return _nb.gaussian_nb_scores(X, means, inv_var, const, mode, out)
+    if nb_kernels.four_class_sweep_is_faster(d, K):
+        return nb_kernels.gaussian_nb_scores_four_classes(X, means, inv_var, const, mode, out)
+    return nb_kernels.gaussian_nb_scores(X, means, inv_var, const, mode, out)
 

@@ -36,10 +36,10 @@ __all__ = [
     "MODE_PROBA",
     "finish_row",
     "gaussian_nb_scores",
-    "gaussian_nb_scores_by4",
+    "gaussian_nb_scores_four_classes",
     "gaussian_nb_kernel_for",
-    "by4_is_faster",
-    "BY4_MIN_FEATURES",
+    "four_class_sweep_is_faster",
+    "FOUR_CLASS_SWEEP_MIN_FEATURES",
     "dense_class_counts",
     "categorical_counts",
     "categorical_scores",
@@ -56,8 +56,8 @@ __all__ = [
 @pjit(fastmath=REASSOC)
 def gaussian_nb_scores(X, means, inv_var, const, mode, out):
     """Gaussian naive Bayes scores with a direct n·K·d loop (one class per pass over a
-    row's features; for d ≥ :data:`BY4_MIN_FEATURES` and K ≥ 4,
-    :func:`gaussian_nb_scores_by4` is faster).
+    row's features; for d ≥ :data:`FOUR_CLASS_SWEEP_MIN_FEATURES` and K ≥ 4,
+    :func:`gaussian_nb_scores_four_classes` is faster).
 
         jll_ik = c_k − ½ Σ_j (x_ij − μ_kj)² / σ²_kj,
         c_k = log π_k − ½ Σ_j log(2π σ²_kj),
@@ -99,19 +99,19 @@ def gaussian_nb_scores(X, means, inv_var, const, mode, out):
     return bad
 
 
-#: From this many features (and four classes) on, :func:`gaussian_nb_scores_by4` is the
+#: From this many features (and four classes) on, :func:`gaussian_nb_scores_four_classes` is the
 #: faster of the two Gaussian naive Bayes kernels.
-BY4_MIN_FEATURES = 16
+FOUR_CLASS_SWEEP_MIN_FEATURES = 16
 
 
 @pjit(fastmath=REASSOC)
-def gaussian_nb_scores_by4(X, means, inv_var, const, mode, out):
+def gaussian_nb_scores_four_classes(X, means, inv_var, const, mode, out):
     """:func:`gaussian_nb_scores` sweeping four classes per pass over a row's features
     (then two, then one for the rest), so that each x_ij loaded serves four classes and
     four sums run side by side.  The same contract and results up to the order of the
     sums (a few ulps).
 
-    Use it for d ≥ :data:`BY4_MIN_FEATURES` and K ≥ 4, as the Gaussian naive Bayes
+    Use it for d ≥ :data:`FOUR_CLASS_SWEEP_MIN_FEATURES` and K ≥ 4, as the Gaussian naive Bayes
     params do.  Measured at n = 1e6 on 2 threads, posteriors: 6-20 % faster than
     :func:`gaussian_nb_scores` for d = 16-128, K = 4-20 (d = 16, K = 10: 30.3 against
     32.9 ms); slower for d < 16, where LLVM vectorises the four sums of a short row
@@ -171,17 +171,19 @@ def gaussian_nb_scores_by4(X, means, inv_var, const, mode, out):
 
 
 @register_jitable
-def by4_is_faster(d, K):
-    """Whether :func:`gaussian_nb_scores_by4` is the faster kernel for d features and
+def four_class_sweep_is_faster(d, K):
+    """Whether :func:`gaussian_nb_scores_four_classes` is the faster kernel for d features and
     K classes (callable from Python and from numba code alike)."""
-    return d >= BY4_MIN_FEATURES and K >= 4
+    return d >= FOUR_CLASS_SWEEP_MIN_FEATURES and K >= 4
 
 
 def gaussian_nb_kernel_for(d, K):
     """The faster Gaussian naive Bayes scoring kernel for d features and K classes:
-    :func:`gaussian_nb_scores_by4` where :func:`by4_is_faster`, else
+    :func:`gaussian_nb_scores_four_classes` where :func:`four_class_sweep_is_faster`, else
     :func:`gaussian_nb_scores`."""
-    return gaussian_nb_scores_by4 if by4_is_faster(d, K) else gaussian_nb_scores
+    if four_class_sweep_is_faster(d, K):
+        return gaussian_nb_scores_four_classes
+    return gaussian_nb_scores
 
 
 @pjit
@@ -394,3 +396,25 @@ def class_log_totals(counts, add):
     for k in prange(K):
         out[k] = log_total(counts[k], add)
     return out
+
+
+#: old names, kept for one release: a DeprecationWarning on use
+_RENAMED = {
+    "gaussian_nb_scores_by4": "gaussian_nb_scores_four_classes",
+    "by4_is_faster": "four_class_sweep_is_faster",
+    "BY4_MIN_FEATURES": "FOUR_CLASS_SWEEP_MIN_FEATURES",
+}
+
+
+def __getattr__(name):
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(
+            f"fastgen.kernels.nb.{name} is deprecated and will be removed in the next "
+            f"release; use {_RENAMED[name]}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[_RENAMED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -130,12 +130,17 @@ def _softmax(s):
 @pytest.mark.parametrize("d,K", [(16, 4), (17, 7), (24, 10), (20, 5), (15, 6), (16, 3)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_gaussian_scores_by_four_classes(d, K, dtype, monkeypatch):
-    """From 16 features and 4 classes the params score by ``gaussian_nb_scores_by4``
+    """From 16 features and 4 classes the params score by
+    ``gaussian_nb_scores_four_classes``
     (four classes per pass, then two, then one): the numpy oracle's and scikit-learn's
     results, the one-class kernel's to a few ulps, any thread count, NaN found."""
     import fastgen.kernels.nb as nbmod
     from fastgen.kernels import checked
-    from fastgen.kernels.nb import BY4_MIN_FEATURES, gaussian_nb_scores, gaussian_nb_scores_by4
+    from fastgen.kernels.nb import (
+        FOUR_CLASS_SWEEP_MIN_FEATURES,
+        gaussian_nb_scores,
+        gaussian_nb_scores_four_classes,
+    )
 
     chosen = []
     choose = nbmod.gaussian_nb_kernel_for
@@ -145,8 +150,8 @@ def test_gaussian_scores_by_four_classes(d, K, dtype, monkeypatch):
         return chosen[-1]
 
     monkeypatch.setattr(nbmod, "gaussian_nb_kernel_for", spy)
-    wide = d >= BY4_MIN_FEATURES and K >= 4
-    expected = gaussian_nb_scores_by4 if wide else gaussian_nb_scores
+    wide = d >= FOUR_CLASS_SWEEP_MIN_FEATURES and K >= 4
+    expected = gaussian_nb_scores_four_classes if wide else gaussian_nb_scores
 
     rng = np.random.default_rng(d * 100 + K)
     n = 1500  # three row blocks
@@ -178,7 +183,7 @@ def test_gaussian_scores_by_four_classes(d, K, dtype, monkeypatch):
         a = np.empty((n, K), dtype)
         b = np.empty((n, K), dtype)
         assert gaussian_nb_scores(X, means, inv_var, const, mode, a) == 0
-        assert gaussian_nb_scores_by4(X, means, inv_var, const, mode, b) == 0
+        assert gaussian_nb_scores_four_classes(X, means, inv_var, const, mode, b) == 0
         np.testing.assert_allclose(b, a, rtol=8 * np.finfo(dtype).eps,
                                    atol=64 * np.finfo(dtype).eps)
         c = np.empty((n, K), dtype)  # the checked kernel picks as the params do
