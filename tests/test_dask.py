@@ -341,6 +341,37 @@ def test_dask_logistic_inference_is_the_in_memory_finish_on_summed_passes(
         np.testing.assert_array_equal(getattr(old, name), getattr(got, name))
 
 
+@pytest.mark.parametrize("K", [2, 3])
+def test_dask_fit_and_inference_run_the_in_memory_solver_and_finish(monkeypatch, K):
+    """fastgen.dask.fit_logistic runs the Newton loop of fastgen.fit_logistic (through
+    logistic.api, on its Dask sample) and fastgen.dask.logistic_inference the finish of
+    fastgen.logistic_inference (through logistic.inference), not copies of them."""
+    import fastgen.logistic.api as fit_api
+    import fastgen.logistic.inference.api as inference_api
+
+    seen = []
+    solve, sandwich = fit_api.newton_solve, inference_api.sandwich
+
+    def spy_solve(objective, *args, **kwargs):
+        seen.append(("solve", type(objective.data).__name__))
+        return solve(objective, *args, **kwargs)
+
+    def spy_sandwich(*args, **kwargs):
+        seen.append(("finish", args[1]))
+        return sandwich(*args, **kwargs)
+
+    monkeypatch.setattr(fit_api, "newton_solve", spy_solve)
+    monkeypatch.setattr(inference_api, "sandwich", spy_sandwich)
+    X, Xd, y, w, groups = _inference_case(K, False)
+    m = fastgen.fit_logistic(X, y)
+    md = fd.fit_logistic(Xd, y)
+    fastgen.logistic_inference(m, X, y, cov_type="HC0")
+    fd.logistic_inference(md, Xd, y, cov_type="HC0")
+    assert seen == [("solve", "InMemoryData"), ("solve", "DaskLogisticData"),
+                    ("finish", "HC0"), ("finish", "HC0")]
+    assert_params_close(md, m, rtol=1e-8)
+
+
 def test_deprecated_route_loads_the_adapter_itself():
     """fastgen.logistic_inference on a Dask array, fastgen.dask never imported: the
     route loads the adapter and answers (with the deprecation warning)."""
