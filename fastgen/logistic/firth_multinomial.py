@@ -28,7 +28,7 @@ where :math:`Q_{i,kk'} = \tilde x_i^\top (I^{-1})_{kk'}\tilde x_i` (blocks of th
 inverse information) and :math:`a_i = Q_i\pi_i`; for m = 1 it is the binary
 :math:`\sum_i h_i(1-2\pi_i)\tilde x_i`.  The fit is :mod:`fastgen.logistic.firth`'s
 Newton loop on this objective: Fisher scoring (the Newton matrix I), switching where it
-converges slowly (separated data) to l*'s Hessian by central differences of the exact
+converges slowly (separated data) to l*'s Hessian by differences of the exact
 modified score, when that is affordable (:data:`DIFFERENCE_MAX_WORK`); the same starts
 (the prior, zero, a ridge estimate) where l* may have several maxima.
 """
@@ -58,9 +58,12 @@ from .params import ConvergenceWarning, LogisticParams
 
 __all__ = ["fit_firth_multinomial", "MultinomialPenalised", "DIFFERENCE_MAX_WORK"]
 
-#: l*'s Hessian by central differences costs 2q evaluations of the modified score
-#: (each a pass of n·q² multiply-adds): taken only while n·q³ is below this.
+#: l*'s Hessian by differences costs q evaluations of the modified score (each a pass
+#: of n·q² multiply-adds): taken only while n·q³ is below this.
 DIFFERENCE_MAX_WORK = 4e9
+
+#: See :meth:`MultinomialPenalised.curvature`.
+CURVATURE_REUSE = 0.1
 
 #: See :attr:`MultinomialPenalised.stale_correction`.
 STALE_CORRECTION_STEP = 1e-2
@@ -86,6 +89,7 @@ class MultinomialPenalised:
         #: more than this (column units): c changes by O(q·step) where U changes by
         #: O(n·step), so the step stays a good Newton step and saves a Q pass
         self.stale_correction = STALE_CORRECTION_STEP
+        self._curvature = None  # (β, −∇²l*) last formed by differences
 
     def evaluate(self, beta):
         d = self.data
@@ -127,20 +131,29 @@ class MultinomialPenalised:
                 and float(self.data.n) * float(self.q) ** 3 <= DIFFERENCE_MAX_WORK)
 
     def curvature(self, st):
-        """−∇²l* at st by central differences of the exact modified score (steps of
-        1e-5·(1 + |β_j r_j|)/r_j in each coefficient's column units), symmetrised."""
+        """−∇²l* at st by forward differences of the exact modified score (steps of
+        1e-6·(1 + |β_j r_j|)/r_j in each coefficient's column units), symmetrised.
+
+        Kept and reused while the iterates stay within ``CURVATURE_REUSE`` of the point
+        it was taken at (column units): the Newton matrix need not be exact (the
+        modified score decides convergence), and the profile's constrained fits run
+        many short Newton iterations near each other."""
+        if self._curvature is not None:
+            at, J = self._curvature
+            if float(np.max(np.abs((st.beta - at) * self.scale))) <= CURVATURE_REUSE:
+                return J
         q = self.q
         J = np.empty((q, q))
+        U0 = st.score + 2.0 * self.pw * st.c
         with threads_for_work(self.data.n * q * q):
             for j in range(q):
-                h = 1e-5 * (1.0 + abs(st.beta[j] * self.scale[j])) / self.scale[j]
-                cols = []
-                for sign in (1.0, -1.0):
-                    b = st.beta.copy()
-                    b[j] += sign * h
-                    cols.append(self.modified_score(self.evaluate(b)))
-                J[:, j] = (cols[0] - cols[1]) / (2.0 * h)
-        return -0.5 * (J + J.T)
+                h = 1e-6 * (1.0 + abs(st.beta[j] * self.scale[j])) / self.scale[j]
+                b = st.beta.copy()
+                b[j] += h
+                J[:, j] = (self.modified_score(self.evaluate(b)) - U0) / h
+        J = -0.5 * (J + J.T)
+        self._curvature = (st.beta.copy(), J)
+        return J
 
 
 def _log_det_gradient(data, w, B, Ainv):

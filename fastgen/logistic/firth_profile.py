@@ -23,6 +23,7 @@ import scipy.stats
 from .._runtime import single_thread_blas_call, threads_for
 from .._warn import warn
 from .firth import _distinct, _newton, _Penalised
+from .firth_multinomial import MultinomialPenalised
 from .params import ConvergenceWarning
 
 __all__ = ["profile_inference", "PROFILE_STAT_TOL"]
@@ -196,8 +197,12 @@ def _profile_bound(obj, st_hat, j, side, se, target, sw, tol, max_iter, notes):
 
 @single_thread_blas_call
 def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
-                      tol=1e-10, max_iter=200, names=None):
-    """Profile-likelihood intervals and likelihood-ratio p-values, binary models.
+                      tol=1e-10, max_iter=200, names=None, n_classes=2):
+    """Profile-likelihood intervals and likelihood-ratio p-values, binary or
+    multinomial (``n_classes > 2``: β flat in the reference layout, the objective
+    :class:`~fastgen.logistic.firth_multinomial.MultinomialPenalised`; each of the q
+    coefficients takes about ten constrained fits per bound, each a few passes over X,
+    so this is affordable for small and moderate data).
 
     Its linear algebra between passes (p × p solves) runs with BLAS on one thread, as
     in the fit: BLAS threads woken by those small calls kept spinning and slowed every
@@ -206,8 +211,8 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
     Parameters
     ----------
     data : InferenceData
-    codes, w : the validated labels (0/1) and weights
-    beta_hat : ndarray (p,), intercept last
+    codes, w : the validated labels (0..K−1) and weights
+    beta_hat : ndarray (p,) or (m·p,), intercept last (per equation)
         The (penalised) maximum-likelihood estimate.
     cov : ndarray (p, p)
         Its covariance (intercept last), for the first step of each search.
@@ -232,19 +237,22 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
     """
     with threads_for(data.X):  # one scope for all the passes (see threads_for_work)
         return _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight,
-                                  tol, max_iter, names)
+                                  tol, max_iter, names, n_classes)
 
 
 def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol,
-                       max_iter, names):
-    obj = _Penalised(data, codes, w, penalty_weight)
+                       max_iter, names, n_classes=2):
+    if n_classes > 2:
+        obj = MultinomialPenalised(data, codes, w, penalty_weight, n_classes)
+    else:
+        obj = _Penalised(data, codes, w, penalty_weight)
     sw = float(w.sum()) if w.shape[0] else float(data.n)
-    free = np.arange(data.p)
+    free = np.arange(beta_hat.shape[0])
     # polish the estimate to the profile tolerance first
     st_hat, _, _, _, _, _ = _newton(obj, beta_hat, free, max_iter, tol, sw)
     crit = scipy.stats.chi2.isf(alpha, 1)
     target = st_hat.lstar - 0.5 * crit
-    p = data.p
+    p = beta_hat.shape[0]
     ci = np.empty((p, 2))
     lrp = np.empty(p)
     se = np.sqrt(np.diag(cov))

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.sparse as sp
+import scipy.stats
 
 import fastgen
 
@@ -257,14 +258,64 @@ def test_null_loglik_is_the_penalised_intercept_only_maximum():
     assert abs(res.llnull - lstar(ref, Z, y, w, 4)) < 1e-9 * abs(res.llnull)
 
 
-def test_profile_intervals_say_what_is_available():
-    """ci='profile' on a multinomial Firth fit: clear about what it gives."""
-    X, y, w = _random(0, 3)
-    m = fastgen.fit_logistic(X, y, penalty="firth")
-    with pytest.raises(ValueError, match="binary"):
-        fastgen.logistic_inference(m, X, y, ci="profile")
+def _constrained_max(f, grad, beta, j, b):
+    """max of f over the coefficients other than j, with β_j = b (scipy BFGS from the
+    estimate, then a root of the free gradient)."""
+    free = np.delete(np.arange(beta.size), j)
+
+    def full(z):
+        v = beta.copy()
+        v[free] = z
+        v[j] = b
+        return v
+
+    r = scipy.optimize.minimize(lambda z: -f(full(z)), beta[free],
+                                jac=lambda z: -grad(full(z))[free], method="BFGS",
+                                options={"gtol": 1e-10})
+    s = scipy.optimize.root(lambda z: grad(full(z))[free], r.x, method="hybr")
+    return max(f(full(s.x)), -r.fun)
 
 
+@pytest.mark.parametrize("kind,seed,K,penalised", [
+    ("random", 0, 3, True), ("quasi", 5, 3, True), ("random", 1, 4, True),
+    ("random", 0, 3, False), ("random", 1, 4, False)])
+def test_profile_bounds_are_where_the_statistic_is_the_quantile(kind, seed, K, penalised):
+    """ci='profile' for multinomial fits (penalised for Firth, ordinary for the MLE):
+    at every returned bound, 2(l*max − max_{β_j=b} l*) equals χ²₁(0.95) to 1e-6, the
+    constrained maximum taken by scipy on the numpy l*; shapes follow ``params``."""
+    X, y, w = _case(kind, seed, K, False)
+    m = fastgen.fit_logistic(X, y, penalty="firth" if penalised else None, tol=1e-10)
+    res = fastgen.logistic_inference(m, X, y, ci="profile")
+    ci = res.conf_int()
+    assert ci.shape == res.params.shape + (2,) and res.lr_pvalues.shape == res.params.shape
+
+    def f(b):
+        if penalised:
+            return lstar(b, X, y, w, K)
+        logP = _probs(b, _design(X), K)
+        return float(np.sum(w * logP[np.arange(len(y)), y]))
+
+    def grad(b):
+        if penalised:
+            return lstar_grad(b, X, y, w, K)
+        Xt = _design(X)
+        P = np.exp(_probs(b, Xt, K))
+        Y = np.eye(K)[y]
+        return ((w[:, None] * (Y - P))[:, 1:].T @ Xt).ravel()
+
+    beta = _ours(m)
+    top = f(beta)
+    crit = scipy.stats.chi2.isf(0.05, 1)
+    p = X.shape[1] + 1
+    rng = np.random.default_rng(seed)
+    for k in range(K - 1):
+        for j in rng.choice(p, 1, replace=False):  # intercept first in res
+            internal = k * p + (p - 1 if j == 0 else j - 1)
+            for side in range(2):
+                b = ci[j, k, side]
+                assert np.isfinite(b)
+                stat = 2.0 * (top - _constrained_max(f, grad, beta, internal, b))
+                assert abs(stat - crit) < 1e-6
 def test_corrections_are_binary_only_and_init_is_used():
     X, y, w = _random(1, 3)
     with pytest.raises(ValueError, match="binary"):

@@ -133,20 +133,26 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
 
 def with_profile(result, model, request, data, sample, names):
     """``result`` with profile-likelihood intervals and likelihood-ratio p-values
-    (binary; penalised for Firth fits), refitting on the in-memory ``data``."""
-    if request.n_classes > 2:
-        raise ValueError("ci='profile' is implemented for binary models only")
+    (penalised for Firth fits), refitting on the in-memory ``data``; multinomial ones
+    in the layout of ``params``, (p, K−1)."""
     from ..firth_profile import profile_inference
 
-    layout = statsmodels_layout(request.n_equations, request.p, model.fit_intercept)
+    m, p = request.n_equations, request.p
+    layout = statsmodels_layout(m, p, model.fit_intercept)
     back = np.argsort(layout.order)
     cov = result.cov_params
+    labels = [names[i] for i in np.argsort(layout.within)]
+    if m > 1:
+        labels = [f"{nm} (y={model.classes[k + 1]})" for k in range(m) for nm in labels]
     profile, lrp = profile_inference(
-        data, sample.codes, sample.w, reference_coef(model)[0], cov[back][:, back],
-        request.alpha, 0.5 if request.method == "Firth" else 0.0,
-        names=[names[i] for i in np.argsort(layout.within)])
-    return dataclasses.replace(result, profile_ci=profile[layout.within],
-                               lr_pvalues=lrp[layout.within])
+        data, sample.codes, sample.w, reference_coef(model).ravel(), cov[back][:, back],
+        request.alpha, 0.5 if request.method == "Firth" else 0.0, names=labels,
+        n_classes=request.n_classes)
+    profile, lrp = profile[layout.order], lrp[layout.order]
+    if m > 1:
+        profile = profile.reshape(m, p, 2).transpose(1, 0, 2).copy()
+        lrp = lrp.reshape(m, p).T.copy()
+    return dataclasses.replace(result, profile_ci=profile, lr_pvalues=lrp)
 
 
 def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
