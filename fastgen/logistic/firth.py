@@ -449,9 +449,8 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
     classes, codes = check_y(y, X.shape[0], min_classes=2)
     if classes.shape[0] != 2:
         raise ValueError(
-            f"penalty='firth' is implemented for binary y; y has {classes.shape[0]} "
-            f"classes (in the symmetric multinomial parametrisation Jeffreys' penalty is "
-            f"undefined); fit one class against the rest, or use l2 > 0"
+            f"fit_firth is the binary fit; y has {classes.shape[0]} classes: call "
+            f"fit_logistic(X, y, penalty='firth'), which fits the multinomial one"
         )
     w = check_sample_weight(sample_weight, X.shape[0])
     sw = float(w.sum()) if w.shape[0] else float(X.shape[0])

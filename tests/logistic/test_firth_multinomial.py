@@ -317,9 +317,13 @@ def test_profile_bounds_are_where_the_statistic_is_the_quantile(kind, seed, K, p
                 stat = 2.0 * (top - _constrained_max(f, grad, beta, internal, b))
                 assert abs(stat - crit) < 1e-6
 def test_corrections_are_binary_only_and_init_is_used():
+    from fastgen.logistic.firth import fit_firth
+
     X, y, w = _random(1, 3)
     with pytest.raises(ValueError, match="binary"):
         fastgen.fit_logistic(X, y, penalty="firth", correction="flac")
+    with pytest.raises(ValueError, match="penalty='firth'"):  # the binary fit points on
+        fit_firth(X, y)
     m = fastgen.fit_logistic(X, y, penalty="firth", tol=1e-10)
     again = fastgen.fit_logistic(X, y, penalty="firth", init=m, tol=1e-10)
     assert again.n_iter <= 1 and rel(_ours(again), _ours(m)) < 1e-9
