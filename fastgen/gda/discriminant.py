@@ -51,9 +51,9 @@ def lda_transform(params: GDAParams, X, n_components: int | None = None):
     With the pooled Σ = LLᵀ and the priors-weighted centre x̄ = Σ_k p_k μ_k, the
     directions are V = L⁻ᵀ·U, where U are the right singular vectors of the
     between-class matrix B with rows √(W·p_k/(K−1))·L⁻¹(μ_k − x̄), W the total weight;
-    they are ordered by decreasing singular value and whiten the within-class covariance (Vᵀ Σ V = I).
-    The result is (X − x̄)·V[:, :n_components], equal to scikit-learn's up to the sign
-    of each column.  For a model of rank r < d, L⁻¹ is replaced by the whitening P of
+    they are ordered by decreasing singular value and whiten the within-class covariance
+    (Vᵀ Σ V = I).  The result is (X − x̄)·V[:, :n_components], equal to scikit-learn's
+    up to the sign of each column.  For a model of rank r < d, L⁻¹ is replaced by the whitening P of
     the retained subspace (see :class:`GDAParams`), and n_components ≤ min(K − 1, r).
 
     Parameters

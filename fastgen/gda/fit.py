@@ -54,7 +54,6 @@ def _check_shrinkage(shrinkage, covariance):
     return check_scalar(shrinkage, "shrinkage", low=0.0, high=1.0)
 
 
-
 def check_gda_options(covariance, priors, reg, shrinkage, unbiased, K, var_smoothing=1e-9,
                       tol=1e-4):
     """Validate the options of a GDA fit for K classes (``K``: the class labels, or their
@@ -72,7 +71,6 @@ def check_gda_options(covariance, priors, reg, shrinkage, unbiased, K, var_smoot
         raise ValueError(f"unbiased must be True or False; got {unbiased!r}")
     priors = check_priors(priors, K)
     return priors, reg, shrinkage
-
 
 
 @serial_for_small_inputs(0)
