@@ -94,8 +94,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
-import sys
 import threading
 
 from .kernels._cache import (
