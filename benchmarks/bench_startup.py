@@ -9,7 +9,8 @@ time a new installation pays once.
 As a script, the cold-start table of every public model family::
 
     python -m benchmarks.bench_startup [--families gda_pooled,logistic] [--repeats 3]
-                                       [--baseline /tmp/base] [--json out.json]
+                                       [--baseline /tmp/base] [--tree TREE]
+                                       [--json out.json]
 
 Each row runs the family's public calls on tiny data (500 × 5, CSR 500 × 50 for the
 count models) in a fresh process: first with an empty cache (cold: what a new
@@ -394,6 +395,8 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--baseline", metavar="TREE",
                         help="a checkout holding fastgen/ to run alternately")
+    parser.add_argument("--tree", metavar="TREE",
+                        help="the checkout to measure (default: the one holding this file)")
     parser.add_argument("--json", metavar="PATH", help="write the raw runs here")
     parser.add_argument("--after-compile", action="store_true",
                         help="instead: run 'fastgen compile' into an empty cache, then "
@@ -401,7 +404,7 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, help="--after-compile: fastgen compile --jobs")
     args = parser.parse_args(argv)
     if args.after_compile:
-        out = after_compile(jobs=args.jobs,
+        out = after_compile(tree=args.tree, jobs=args.jobs,
                             log=lambda s: print(s, file=sys.stderr, flush=True))
         if args.json:
             Path(args.json).write_text(json.dumps(out))
@@ -415,7 +418,7 @@ def main(argv=None):
         parser.error(f"unknown families {sorted(unknown)}")
     t0 = time.perf_counter()
     load0 = os.getloadavg()
-    raw = run_table(families, args.repeats, args.baseline,
+    raw = run_table(families, args.repeats, args.baseline, tree=args.tree,
                     log=lambda s: print(s, file=sys.stderr, flush=True), dump=args.json)
     rows = summarise(raw)
     print(format_table(rows))
