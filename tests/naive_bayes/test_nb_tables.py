@@ -22,11 +22,11 @@ from fastgen.kernels.sparse import (
     LOGS_BERNOULLI,
     LOGS_MULTINOMIAL,
     LOGS_NONE,
-    _top_two,
     count_plan,
     csr_class_tables,
     values_count_as_one,
 )
+from fastgen.kernels.sparse_scores import _top_two
 from fastgen.naive_bayes import bernoulli_nb_from_counts, multinomial_nb_from_counts
 
 SETTINGS = settings()  # the profile's (tests/conftest.py): derandomized by default
