@@ -46,7 +46,10 @@ def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: in
         span = hi - lo + 1
         # labels past int64 (uint64 near 2**64) go through np.unique, which keeps them
         if span <= max(2 * ai.shape[0], 1 << 16) and hi <= np.iinfo(np.int64).max:
-            present, codes = int_label_codes(_kernel_view(np.ascontiguousarray(ai)), lo, span)
+            # one integer dtype for the kernel (every label dtype would compile its own
+            # specialisation); the values are the same
+            present, codes = int_label_codes(
+                _kernel_view(np.ascontiguousarray(ai, dtype=np.int64)), lo, span)
             classes = (np.flatnonzero(present) + lo).astype(ai.dtype)
             if a.dtype.kind == "b":
                 classes = classes.astype(bool)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fastgen
@@ -261,3 +262,52 @@ def test_announce_logs_once_and_calls_each_context_once(_log, monkeypatch, caplo
     assert [r.getMessage() for r in caplog.records if r.name == "fastgen"] == [
         _log.compile_message("fit_gda")]
     assert seen == [_log.compile_message("fit_gda"), _log.compile_message("fit_logistic")]
+
+
+# ------------------------------------------------------------ fewer specialisations
+# Each numba specialisation of a kernel costs its own compile on first use: these tests
+# pin what a call compiles (or dispatches to), not only what it returns.
+
+_LABEL_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                 "bool"]
+
+
+@pytest.mark.parametrize("dtype", _LABEL_DTYPES)
+@pytest.mark.parametrize("read_only", [False, True])
+def test_integer_labels_of_every_dtype_share_one_label_kernel(dtype, read_only):
+    from fastgen._validation import check_y
+    from fastgen.kernels.labels import int_label_codes
+
+    rng = np.random.default_rng(len(dtype))
+    hi = 2 if dtype == "bool" else 9
+    y = rng.integers(0, hi, size=300).astype(dtype)
+    y.flags.writeable = not read_only
+    classes, codes = check_y(y)
+    ref_classes, ref_codes = np.unique(y, return_inverse=True)
+    assert classes.dtype == y.dtype
+    np.testing.assert_array_equal(classes, ref_classes)
+    np.testing.assert_array_equal(codes, ref_codes.astype(np.int32))
+    # one specialisation (int64, C-contiguous, writeable) serves every label dtype
+    assert {str(sig[0]) for sig in int_label_codes.signatures} == {"array(int64, 1d, C)"}
+
+
+@pytest.mark.parametrize("K, d", [(2, 3), (2, 30), (3, 30), (4, 40)])
+def test_inference_pass_compiles_only_the_kernel_of_its_class_count(monkeypatch, K, d):
+    # the dense pass (not tiles) of a binary call runs the binary kernel only, a
+    # multinomial call the multinomial one: neither compiles the other's per-group code
+    import fastgen.kernels.inference as inference_kernels
+
+    calls = []
+    for name in ("inference_pass_binary", "inference_pass_multinomial", "inference_pass"):
+        kernel = getattr(inference_kernels, name)
+        monkeypatch.setattr(inference_kernels, name,
+                            lambda *a, _k=kernel, _n=name: calls.append(_n) or _k(*a))
+    rng = np.random.default_rng(d)
+    n = 400
+    y = np.arange(n) % K
+    X = rng.standard_normal((n, d)) + 0.3 * y[:, None]
+    params = fastgen.fit_logistic(X, y)
+    res = fastgen.logistic_inference(params, X, y)
+    assert np.all(np.isfinite(res.bse))
+    want = "inference_pass_binary" if K == 2 else "inference_pass_multinomial"
+    assert calls and set(calls) == {want}, calls
