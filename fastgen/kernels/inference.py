@@ -37,6 +37,8 @@ __all__ = [
     "firth_packed_products",
     "reference_probabilities",
     "inference_pass",
+    "inference_pass_binary",
+    "inference_pass_multinomial",
     "inference_pass_csr",
     "inference_pass_tiles",
     "INFERENCE_TILE_ROWS",
@@ -190,7 +192,79 @@ def _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat,
     return ll, eta_max
 
 
+@jit(fastmath=REASSOC)
+def _finish_pass(ll_s, eta_max_slots, g_s, h_s, m_s, m, p, want_meat):
+    """The slots of a dense pass summed in group order: ``(llf, g, H, M, max|η|)``,
+    H assembled from its upper SYRK blocks (off-diagonal class pairs negated)."""
+    mp = m * p
+    Hp = sum_slots(h_s)
+    M = sum_slots(m_s)
+    H = np.zeros((mp, mp))
+    idx = 0
+    for k in range(m):
+        for l in range(k, m):
+            sign = 1.0 if k == l else -1.0
+            for a in range(p):
+                for b in range(p):
+                    v = sign * (Hp[idx, a, b] if a <= b else Hp[idx, b, a])
+                    H[k * p + a, l * p + b] = v
+                    H[l * p + b, k * p + a] = v
+            idx += 1
+    if want_meat:
+        symmetrize_from_upper(M)
+    return sum_slots(ll_s), sum_slots(g_s), H, M, eta_max_slots.max()
+
+
+# One parallel kernel per case, each calling its serial per-group helper (not inlined: a
+# small parallel body compiles far faster, and a call compiles only the helper it needs).
+
+
 @pjit(fastmath=REASSOC)
+def inference_pass_binary(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out,
+                          want_info=True):
+    """:func:`inference_pass` for m = 1 (``B`` of one row)."""
+    d = X.shape[1]
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
+    store_r = R_out.shape[0] > 0
+    mm = p if want_meat else 1
+    ll_s = np.zeros(G)
+    eta_max_slots = np.zeros(G)
+    g_s = np.zeros((G, p))
+    h_s = np.zeros((G, 1, p, p))
+    m_s = np.zeros((G, mm, mm))
+    for gi in prange(G):
+        ll, eta_max = _binary_group(X, y, w, B, fit_intercept, weighted, store_r,
+                                    want_meat, want_info, bounds[gi], bounds[gi + 1],
+                                    block, R_out, g_s[gi], h_s[gi], m_s[gi])
+        ll_s[gi] = ll
+        eta_max_slots[gi] = eta_max
+    return _finish_pass(ll_s, eta_max_slots, g_s, h_s, m_s, 1, p, want_meat)
+
+
+@pjit(fastmath=REASSOC)
+def inference_pass_multinomial(X, y, w, B, fit_intercept, bounds, block, want_meat,
+                               R_out, want_info=True):
+    """:func:`inference_pass` for m ≥ 2 (``B`` of m rows)."""
+    d = X.shape[1]
+    m = B.shape[0]
+    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
+    store_r = R_out.shape[0] > 0
+    mm = m * p if want_meat else 1
+    ll_s = np.zeros(G)
+    eta_max_slots = np.zeros(G)
+    g_s = np.zeros((G, m * p))
+    h_s = np.zeros((G, m * (m + 1) // 2, p, p))
+    m_s = np.zeros((G, mm, mm))
+    for gi in prange(G):
+        ll, eta_max = _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r,
+                                         want_meat, want_info, bounds[gi], bounds[gi + 1],
+                                         block, R_out, g_s[gi], h_s[gi], m_s[gi])
+        ll_s[gi] = ll
+        eta_max_slots[gi] = eta_max
+    return _finish_pass(ll_s, eta_max_slots, g_s, h_s, m_s, m, p, want_meat)
+
+
+@jit
 def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out,
                    want_info=True):
     """Log-likelihood, score, Hessian and (optionally) sandwich meat in one pass over X.
@@ -214,49 +288,15 @@ def inference_pass(X, y, w, B, fit_intercept, bounds, block, want_meat, R_out,
     for bit, as with it (the check that data are those of an earlier pass, see
     :mod:`fastgen.logistic.inference`).
 
-    Returns ``(llf, g (m·p,), H (m·p, m·p), M, max_ik |η_ik|)``.
+    Returns ``(llf, g (m·p,), H (m·p, m·p), M, max_ik |η_ik|)``.  Runs
+    :func:`inference_pass_binary` or :func:`inference_pass_multinomial` (a caller that
+    knows m calls that one directly, which compiles only it).
     """
-    n, d = X.shape
-    m = B.shape[0]
-    p, G, weighted = pass_layout(d, fit_intercept, bounds, w)
-    mp = m * p
-    store_r = R_out.shape[0] > 0
-    npair = m * (m + 1) // 2
-    mm = mp if want_meat else 1
-    ll_s = np.zeros(G)
-    eta_max_slots = np.zeros(G)
-    g_s = np.zeros((G, mp))
-    h_s = np.zeros((G, npair, p, p))
-    m_s = np.zeros((G, mm, mm))
-    # the per-group work lives in serial helpers, not inlined: a small parallel body
-    # compiles far faster, and each helper is compiled (and cached) once
-    for gi in prange(G):
-        if m == 1:
-            ll, eta_max = _binary_group(X, y, w, B, fit_intercept, weighted, store_r,
-                                        want_meat, want_info, bounds[gi], bounds[gi + 1],
-                                        block, R_out, g_s[gi], h_s[gi], m_s[gi])
-        else:
-            ll, eta_max = _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r,
-                                             want_meat, want_info, bounds[gi], bounds[gi + 1],
-                                             block, R_out, g_s[gi], h_s[gi], m_s[gi])
-        ll_s[gi] = ll
-        eta_max_slots[gi] = eta_max
-    Hp = sum_slots(h_s)
-    M = sum_slots(m_s)
-    H = np.zeros((mp, mp))
-    idx = 0
-    for k in range(m):
-        for l in range(k, m):
-            sign = 1.0 if k == l else -1.0
-            for a in range(p):
-                for b in range(p):
-                    v = sign * (Hp[idx, a, b] if a <= b else Hp[idx, b, a])
-                    H[k * p + a, l * p + b] = v
-                    H[l * p + b, k * p + a] = v
-            idx += 1
-    if want_meat:
-        symmetrize_from_upper(M)
-    return sum_slots(ll_s), sum_slots(g_s), H, M, eta_max_slots.max()
+    if B.shape[0] == 1:
+        return inference_pass_binary(X, y, w, B, fit_intercept, bounds, block, want_meat,
+                                     R_out, want_info)
+    return inference_pass_multinomial(X, y, w, B, fit_intercept, bounds, block, want_meat,
+                                      R_out, want_info)
 
 
 def use_tiles(m, p):

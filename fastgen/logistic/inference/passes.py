@@ -110,9 +110,11 @@ class InferenceData:
                             self.X, codes, w, B, fit_intercept, bounds,
                             inference_kernels.INFERENCE_TILE_ROWS, want_meat, R)
                     else:
-                        out = inference_kernels.inference_pass(
-                            self.X, codes, w, B, fit_intercept, bounds, self.block,
-                            want_meat, R, want_info)
+                        # the kernel of this m only: the other is not compiled
+                        kernel = (inference_kernels.inference_pass_binary if m == 1
+                                  else inference_kernels.inference_pass_multinomial)
+                        out = kernel(self.X, codes, w, B, fit_intercept, bounds,
+                                     self.block, want_meat, R, want_info)
         return (*out, R)
 
     def cluster_scores(self, R, groups, n_groups):
