@@ -119,6 +119,57 @@ def row_scores(X, i, C, fit_intercept, out):
         out[k] = s
 
 
+@jit(fastmath=REASSOC)
+def _loss_grad_hess_group(X, y, w, coef, fit_intercept, weighted, b0, lo, hi, block, zb,
+                          hp, want_hess, store_s, s_out, grad_out, hess_out):
+    """Rows ``lo:hi`` of :func:`binary_loss_grad_hess`: the gradient and (``want_hess``)
+    the Hessian's upper triangle into one group's zeroed slots.  Returns
+    ``(loss, max |η|)``."""
+    d = X.shape[1]
+    p = grad_out.shape[0]
+    Z = np.zeros((zb, hp))
+    gr = np.zeros(p)
+    H = np.zeros((hp, hp))
+    ls = 0.0
+    eta_max = 0.0
+    for start in range(lo, hi, block):
+        stop = min(hi, start + block)
+        for i in range(start, stop):
+            eta = b0
+            for j in range(d):
+                eta += X[i, j] * coef[j]
+            wi = w[i] if weighted else 1.0
+            if wi > 0.0 and abs(eta) > eta_max:
+                eta_max = abs(eta)
+            li, r = binary_row(eta, y[i], wi)
+            ls += li
+            for j in range(d):
+                gr[j] += r * X[i, j]
+            if fit_intercept:
+                gr[d] += r
+            if want_hess or store_s:
+                s = wi * expit(eta) * expit(-eta)
+                if store_s:
+                    s_out[i] = s
+                if want_hess:
+                    q = np.sqrt(s)
+                    row = i - start
+                    for j in range(d):
+                        Z[row, j] = q * X[i, j]
+                    if fit_intercept:
+                        Z[row, d] = q
+        if want_hess:
+            # upper triangle by SYRK: half the flops of the GEMM Z.T @ Z
+            syrk_upper(Z, stop - start, H)
+    for j in range(p):
+        grad_out[j] = gr[j]
+    if want_hess:
+        for a in range(hp):
+            for b in range(hp):
+                hess_out[a, b] = H[a, b]
+    return ls, eta_max
+
+
 @pjit(fastmath=REASSOC)
 def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess, s_out):
     """Loss, gradient and Hessian of binary logistic regression in one pass over X.
@@ -146,48 +197,15 @@ def binary_loss_grad_hess(X, y, w, coef, fit_intercept, bounds, block, want_hess
     eta_max_slots = np.zeros(G)
     grad_s = np.zeros((G, p))
     hess_s = np.zeros((G, hp, hp))
+    # the per-group work lives in a serial helper, not inlined: a small parallel body
+    # compiles far faster
     for g in prange(G):
-        lo = bounds[g]
-        hi = bounds[g + 1]
-        Z = np.zeros((zb, hp))
-        gr = np.zeros(p)
-        H = np.zeros((hp, hp))
-        ls = 0.0
-        eta_max = 0.0
-        for start in range(lo, hi, block):
-            stop = min(hi, start + block)
-            for i in range(start, stop):
-                eta = b0
-                for j in range(d):
-                    eta += X[i, j] * coef[j]
-                wi = w[i] if weighted else 1.0
-                if wi > 0.0 and abs(eta) > eta_max:
-                    eta_max = abs(eta)
-                li, r = binary_row(eta, y[i], wi)
-                ls += li
-                for j in range(d):
-                    gr[j] += r * X[i, j]
-                if fit_intercept:
-                    gr[d] += r
-                if want_hess or store_s:
-                    s = wi * expit(eta) * expit(-eta)
-                    if store_s:
-                        s_out[i] = s
-                    if want_hess:
-                        q = np.sqrt(s)
-                        row = i - start
-                        for j in range(d):
-                            Z[row, j] = q * X[i, j]
-                        if fit_intercept:
-                            Z[row, d] = q
-            if want_hess:
-                # upper triangle by SYRK: half the flops of the GEMM Z.T @ Z
-                syrk_upper(Z, stop - start, H)
+        ls, eta_max = _loss_grad_hess_group(X, y, w, coef, fit_intercept, weighted, b0,
+                                            bounds[g], bounds[g + 1], block, zb, hp,
+                                            want_hess, store_s, s_out, grad_s[g],
+                                            hess_s[g])
         loss_s[g] = ls
         eta_max_slots[g] = eta_max
-        grad_s[g, :] = gr
-        if want_hess:
-            hess_s[g, :, :] = H
     grad = sum_slots(grad_s)
     hess = sum_slots(hess_s)
     if want_hess:
