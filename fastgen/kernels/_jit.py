@@ -21,14 +21,25 @@ from ._setup import configure_numba
 configure_numba()
 
 from numba import njit  # noqa: E402 - numba is used only once it is configured
+from numba.core.cpu import ParallelOptions  # noqa: E402
 
-__all__ = ["jit", "pjit", "REASSOC"]
+__all__ = ["jit", "pjit", "REASSOC", "PRANGE_ONLY"]
 
 #: ``fastmath`` flags for kernels with float reductions: reassociation and contraction
 #: (FMA) only, so dot products and running sums vectorise while NaN/inf semantics stay
 #: intact.  The order is fixed at compile time: results still do not depend on the
 #: thread count.
 REASSOC = {"reassoc", "contract"}
+
+#: ``parallel`` option of :func:`pjit`: only explicit ``prange`` loops run in parallel.
+#: numba's other conversions (array expressions, ``np.zeros``, ``.sum()``, slice
+#: assignment, loop fusion) would each become a parallel region of its own, compiled
+#: separately, for work that is O(slots), never O(n·d), in these kernels.  An options
+#: object, not a dict: numba empties a dict it reads, so a second specialisation would
+#: get every conversion back.
+PRANGE_ONLY = ParallelOptions({"prange": True, "comprehension": False, "reduction": False,
+                               "inplace_binop": False, "setitem": False, "numpy": False,
+                               "stencil": False, "fusion": False})
 
 
 def jit(func=None, **overrides):
@@ -41,11 +52,11 @@ def jit(func=None, **overrides):
 
 
 def pjit(func=None, **overrides):
-    """Parallel kernel preset: :func:`jit` plus ``parallel=True``.
+    """Parallel kernel preset: :func:`jit` plus ``parallel`` (:data:`PRANGE_ONLY`).
 
     Only for kernels of O(n·d) work or more.  A parallel kernel must not call
     ``numba.get_num_threads()`` (that silently disables its cache); its work split is
     fixed by the problem size alone, so results do not depend on the thread count.
     """
-    overrides.setdefault("parallel", True)
+    overrides.setdefault("parallel", PRANGE_ONLY)
     return jit(func, **overrides)
