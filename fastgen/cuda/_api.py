@@ -13,6 +13,7 @@ CPU scoring uses), so no model code is duplicated or imported here.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from numba import cuda
@@ -47,9 +48,20 @@ _OVERFLOW = ("{name} has values so large that their squares overflow float64; re
              "the features (e.g. divide by their standard deviation)")
 
 
+# numba warns when a launch has few blocks ("Grid size N will likely result in GPU
+# under-utilization"): fastgen picks the grid from the data, so on small inputs that is
+# expected, and a caller's warnings-as-errors must not turn it into a failure.
+_LOW_OCCUPANCY = r".*Grid size \d+ will likely result in GPU under-utilization"
+
+
+def _quiet_launch(kernel, grid, *args):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_LOW_OCCUPANCY)
+        kernel[grid, THREADS](*args)
+
+
 def _launch(kernel, n_threads, *args):
-    blocks = max(1, -(-int(n_threads) // THREADS))
-    kernel[blocks, THREADS](*args)
+    _quiet_launch(kernel, max(1, -(-int(n_threads) // THREADS)), *args)
 
 
 def _host(a):
@@ -266,8 +278,8 @@ def moments_arrays_device(X, codes, w, K, kind, name="X"):
     bad = cuda.to_device(np.array([n * d], dtype=np.int64))
     weighted = w is not None
     wd = w if weighted else cuda.to_device(np.ones(1))
-    device_kernels.moments_blocks[B, THREADS](X, codes, wd, weighted, shift, R, _KINDS[kind],
-                                              pj, pl, Wp, Sp, Mp, bad)
+    _quiet_launch(device_kernels.moments_blocks, B, X, codes, wd, weighted, shift, R,
+                  _KINDS[kind], pj, pl, Wp, Sp, Mp, bad)
     flat = int(_host(bad)[0])
     if flat < n * d:
         _raise_nonfinite(X, flat, name)

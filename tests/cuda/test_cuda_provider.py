@@ -103,3 +103,28 @@ def test_model_functions_of_fastgen_cuda_are_deprecated_aliases(name):
     with pytest.warns(DeprecationWarning, match=f"fastgen.cuda.{name}"):
         func = getattr(fastgen.cuda, name)
     assert func is getattr(fastgen, name)
+
+
+def test_launches_keep_numba_low_occupancy_warning_to_themselves():
+    """fastgen picks the grid; numba's low-occupancy warning on small data must not reach
+    a caller whose warnings are errors, while any other warning still does."""
+    import warnings
+
+    from fastgen.cuda import _api
+
+    class Kernel:
+        def __init__(self, message):
+            self.message = message
+
+        def __getitem__(self, grid):
+            def launch(*args):
+                warnings.warn(self.message, RuntimeWarning)
+            return launch
+
+    grid_warning = ("\x1b[1mGrid size 1 will likely result in GPU under-utilization due "
+                    "to low occupancy.\x1b[0m")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _api._launch(Kernel(grid_warning), 10)
+        with pytest.raises(RuntimeWarning, match="something else"):
+            _api._launch(Kernel("something else"), 10)
