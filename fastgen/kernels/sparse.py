@@ -17,7 +17,7 @@ from numba import prange
 from ._jit import jit, pjit
 from .labels import class_order
 from .memory import prefetch, prefetch_csr_row
-from .nb import log_smoothed_row, log_total
+from .nb import LOG_MEMO_SIZE, _log_entry, log_smoothed_row, log_total
 from .sparse_scores import (  # noqa: F401 - the scoring kernels, importable from here too
     SCORE_PREFETCH,
     argmax_f32_bound,
@@ -36,6 +36,7 @@ __all__ = [
     "values_count_as_one",
     "nnz_balanced_bounds",
     "csr_class_tables",
+    "bernoulli_log_rows",
     "csr_class_counts",
     "csr_linear_scores",
     "csr_linear_argmax",
@@ -268,6 +269,30 @@ def values_count_as_one(data, nnz, binarize, threshold):
     return ok.all()
 
 
+@jit
+def bernoulli_log_rows(counts_row, n_k, alpha, shift, table, out_a, out_b, j0, j1):
+    """Both Bernoulli log rows of one class in one pass over its counts, for j in
+    ``j0:j1``: out_a_j = log(F_j + α) − shift and out_b_j = log(n_k − F_j + α) − shift.
+
+    The same entries, bit for bit, as :func:`~fastgen.kernels.nb.log_smoothed_row`
+    called twice (base 0, sign 1; base n_k, sign −1): the same expressions, the same
+    memo of the counts 0 .. LOG_MEMO_SIZE − 1; the counts are read once."""
+    memo_a = np.empty(LOG_MEMO_SIZE)
+    memo_b = np.empty(LOG_MEMO_SIZE)
+    for c in range(LOG_MEMO_SIZE):
+        memo_a[c] = _log_entry(0.0 + 1.0 * np.float64(c), alpha, table) - shift
+        memo_b[c] = _log_entry(n_k + -1.0 * np.float64(c), alpha, table) - shift
+    for j in range(j0, j1):
+        c = counts_row[j]
+        if c >= 0.0 and c < LOG_MEMO_SIZE and np.int64(c) == c:
+            m = np.int64(c)
+            out_a[j] = memo_a[m]
+            out_b[j] = memo_b[m]
+        else:
+            out_a[j] = _log_entry(0.0 + 1.0 * c, alpha, table) - shift
+            out_b[j] = _log_entry(n_k + -1.0 * c, alpha, table) - shift
+
+
 @pjit
 def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split, logs,
                      out, log_a, log_b):
@@ -349,9 +374,8 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
             log_smoothed_row(row, 0.0, 1.0, alpha, log_total(row, add), table, log_a[k],
                              0, d)
         elif kind == LOGS_BERNOULLI:
-            log_smoothed_row(row, 0.0, 1.0, alpha, shift[0, k], table, log_a[k], j0, j1)
-            log_smoothed_row(row, shift[1, k], -1.0, alpha, shift[0, k], table, log_b[k],
-                             j0, j1)
+            bernoulli_log_rows(row, shift[1, k], alpha, shift[0, k], table, log_a[k],
+                               log_b[k], j0, j1)
     if not whole and kind == LOGS_MULTINOMIAL:
         totals = np.empty(K)
         for k in prange(K):

@@ -205,10 +205,25 @@ def check_binarize(binarize, X):
     return binarize
 
 
+#: Entries of the (K, d) counts per block of :func:`check_binary_counts`.
+_CHECK_BLOCK = 1 << 16
+
+
 def check_binary_counts(cc, fc, alpha):
-    """Raise unless N_k − F_kj + α > 0 for all k, j (binarize=None needs binary X)."""
-    if np.any(cc[:, None] - fc + alpha <= 0):
-        raise ValueError(
-            "binarize=None needs binary features (0 or 1), but the feature counts of X "
-            "exceed the class counts; pass a binarize threshold"
-        )
+    """Raise unless N_k − F_kj + α > 0 for all k, j (binarize=None needs binary X).
+
+    Tests (N_k − F_kj) + α block by block of whole class rows, reusing one buffer:
+    no (K, d) temporaries, the same floating-point test for every entry."""
+    K, d = fc.shape
+    rows = max(1, _CHECK_BLOCK // max(1, d))
+    buf = np.empty((min(rows, K), d))
+    for k0 in range(0, K, rows):
+        k1 = min(K, k0 + rows)
+        t = buf[:k1 - k0]
+        np.subtract(cc[k0:k1, None], fc[k0:k1], out=t)
+        t += alpha
+        if (t <= 0).any():
+            raise ValueError(
+                "binarize=None needs binary features (0 or 1), but the feature counts of "
+                "X exceed the class counts; pass a binarize threshold"
+            )
