@@ -331,9 +331,10 @@ def env_lines(env):
                       f"{p['architecture']}, {os.path.basename(p['filepath'] or '')})"
                       for p in env["threadpools"])
     out.append(f"Thread pools: {pools}")
-    la = env.get("loadavg_start"), env["loadavg_end"]
-    out.append(f"Load average (1 min) at start {la[0][0]:.2f}, at end {la[1][0]:.2f} "
-               f"(above 0 means other processes shared the cores during the run)")
+    start, end = env.get("loadavg_start"), env["loadavg_end"]
+    out.append((f"Load average (1 min) at start {start[0]:.2f}, " if start else
+                "Load average (1 min) ") + f"at end {end[0]:.2f} "
+               "(above 0 means other processes shared the cores during the run)")
     if env["env"]:
         out.append("Environment: " + " ".join(f"{k}={v}" for k, v in env["env"].items()))
     if common.SETTLE_S > 0:
@@ -422,8 +423,10 @@ def _main_cuda(args):
         from . import compare_cuda
     except ImportError:
         import compare_cuda
+    load_start = os.getloadavg()
     rows = compare_cuda.run(args.repeats, args.quick)
     env = environment()
+    env["loadavg_start"] = load_start
     print(markdown(rows, env))
     if args.json:
         with open(args.json, "w") as f:
