@@ -173,40 +173,27 @@ def _csr_linear_rows(indptr, indices, data, weights, bias, binarize, threshold, 
     otherwise only the row's argmax goes to ``labels`` (a branch per row, not per stored
     value, and no (n, K) table).  Returns the number of rows holding a NaN/inf or a
     column index outside ``0..d-1``."""
+    K = bias.shape[0]
     G = bounds.shape[0] - 1
     nnz = indptr[indptr.shape[0] - 1]
     wflat = weights.reshape(-1)
-    bad = np.zeros(G, dtype=np.int64)
-    # the row loop lives in a serial helper, not inlined: a small parallel body compiles
-    # far faster
-    for g in prange(G):
-        bad[g] = _linear_rows_group(indptr, indices, data, weights, wflat, nnz, bias,
-                                    binarize, threshold, mode, bounds[g], bounds[g + 1],
-                                    out, labels)
-    return bad.sum()
-
-
-@jit
-def _linear_rows_group(indptr, indices, data, weights, wflat, nnz, bias, binarize,
-                       threshold, mode, lo, hi, out, labels):
-    """Rows ``lo:hi`` of :func:`_csr_linear_rows`; returns how many of them are bad."""
-    K = bias.shape[0]
     argmax = labels.shape[0] > 0
-    acc = np.empty(K)
-    acc2 = np.empty(K)
-    bad = 0
-    for i in range(lo, hi):
-        if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize,
-                           threshold, i, acc, acc2):
-            bad += 1
-        if argmax:
-            labels[i] = _first_max(acc)
-        else:
-            for k in range(K):
-                out[i, k] = acc[k]
-    if not argmax:
-        finish_rows(out, lo, hi, mode)
-    return bad
+    bad = np.zeros(G, dtype=np.int64)
+    for g in prange(G):
+        acc = np.empty(K)
+        acc2 = np.empty(K)
+        for i in range(bounds[g], bounds[g + 1]):
+            if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize,
+                               threshold, i, acc, acc2):
+                bad[g] += 1
+            if argmax:
+                labels[i] = _first_max(acc)
+            else:
+                for k in range(K):
+                    out[i, k] = acc[k]
+        if not argmax:
+            finish_rows(out, bounds[g], bounds[g + 1], mode)
+    return bad.sum()
 
 
 
