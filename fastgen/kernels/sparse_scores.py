@@ -44,7 +44,7 @@ def _linear_row_sum(indptr, indices, data, weights, wflat, nnz, bias, binarize, 
     The stored values go in pairs, the first of each pair summed into ``acc`` and the
     second into ``acc2`` (K scratch), added at the end: each running sum is a K-vector
     in memory, and one sum alone made every stored value wait for the previous one's
-    store (W7 predict 79-81 → 72-74 ms, alternated processes).  Any summation tree of
+    store (benchmarks/NOTES.md).  Any summation tree of
     the m + 1 terms keeps the float64 error within γₘ₊₁·Σ|terms| (the bound of
     :func:`csr_linear_argmax_f32`).
     """
