@@ -333,7 +333,7 @@ _NUMBA_REBUILD = None  # numba's own CompileResult._rebuild, once patched
 
 def _calls_parallel_scheduler(libdata) -> bool:
     """True if a serialized numba library's object code calls the parfor scheduler
-    (one scan of the object code, about 0.3 ms per MB)."""
+    (one scan of the object code)."""
     try:
         _, kind, data = libdata
         blob = data[0] if kind == "object" else data
