@@ -14,8 +14,8 @@ from .tiles import load_tile, tile_scores
 
 __all__ = ["INFERENCE_TILE_ROWS", "inference_pass_tiles"]
 
-#: Rows per tile of :func:`inference_pass_tiles` (measured best of 32-1024 at
-#: p = 17 and 33, K = 5 and 10).
+#: Rows per tile of :func:`inference_pass_tiles`: the best of 32-1024 rows
+#: (benchmarks/NOTES.md).
 INFERENCE_TILE_ROWS = 256
 
 
