@@ -2,8 +2,7 @@
 
 numba's ``np.dot`` always runs a full GEMM, so ``Z.T @ Z`` costs twice the flops of the
 symmetric rank-k update (numpy itself calls SYRK there), and a product with a triangular
-factor costs twice those of TRMM.  Measured on one core, (512 × 128) blocks: SYRK and
-TRMM took 0.18 ms where the GEMM took 0.28 ms.
+factor costs twice those of TRMM (benchmarks/NOTES.md).
 
 How: scipy exports its BLAS as ``scipy.linalg.cython_blas``.  At import this module
 registers those addresses with LLVM under fixed symbol names (``fastgen_dsyrk`` …), and
