@@ -22,8 +22,8 @@ __all__ = [
 LOG_2PI = np.log(2.0 * np.pi)
 
 # From this dimension the per-class Mahalanobis product goes through BLAS TRMM on a
-# block of rows; below it, hand loops on the triangular factor are faster (measured, one
-# thread, n=2e5, K=10: d=4 loops 14 ms / TRMM 11 ms, d=16 79 / 32 ms; d=2 7 / 9 ms).
+# block of rows; below it, hand loops on the triangular factor are faster
+# (benchmarks/NOTES.md).
 TRMM_MIN_D = 4
 
 
