@@ -106,10 +106,9 @@ def row_scores(X, i, C, fit_intercept, out):
     coefficient table (intercept last, if fitted).
 
     One contiguous dot product per class: under the kernels' reassociation flag each
-    vectorises (measured 11.3 → 7.2 ms for the multinomial Hessian-vector product at
-    n = 2e5, d = 16, K = 5 on 2 cores, against a class-inner loop over Cᵀ).  Transposed
-    tiles of rows (scores as axpys over the rows) were faster only for p below ~30 and
-    up to 2.7× slower at p = 129, so the kernels keep these row-wise dot products.
+    vectorises, where a class-inner loop over Cᵀ does not.  Transposed tiles of rows
+    are faster only for small p (:func:`hessp_by_tiles`), so the row-wise kernels keep
+    these dot products (benchmarks/NOTES.md).
     """
     d = X.shape[1]
     for k in range(out.shape[0]):
@@ -248,9 +247,8 @@ LOSS_TILE_MAX_P = 65
 @jit(inline="always")
 def hessp_by_tiles(p, K):
     """Whether :func:`multinomial_hessp` goes by transposed tiles for K classes and p
-    coefficients per class: the crossover measured on 2 cores at n = 2e5 (tiles 1.4-1.7×
-    faster at p = 17-25, K = 5-10; 1.3-1.6× at p = 33-41, K = 5-10 and at p = 49-57,
-    K = 10; even at p = 33, K = 3 and p = 49, K = 5; 1.1× slower at p = 49, K = 3)."""
+    coefficients per class: tiles win for small p, up to larger p the more classes
+    share each tile (the crossover is in benchmarks/NOTES.md)."""
     return p <= 24 or (K >= 5 and p <= 44) or (K >= 8 and p <= 60)
 
 
@@ -318,13 +316,11 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     If ``P_out`` is (n, K) it receives the probabilities.  Returns
     ``(loss, G (K, p), max_i (max_k η_ik − min_k η_ik))``.
 
-    For p ≤ ``LOSS_TILE_MAX_P`` rows go in transposed tiles (:func:`_loss_grad_tile`):
-    1.4-1.5× faster than the row-wise tiles below at n = 2e5, p = 9-25, K = 3-10 on 2
-    cores, 1.1-1.4× at p = 33-57, K = 3-10, 1.13× at p = 65, K = 10.  Otherwise rows
-    go in tiles of ``TILE_ROWS``: the scores of a tile are row-wise dot products, then
-    the tile's T·K exponentials run as one flat loop, which vectorises (a loop over one
-    row's K classes barely does), then each row adds into the gradient.  Measured
-    1.03-1.6× faster than row by row at n = 1e5 from d = 16 to d = 128, K = 3-10.
+    For p ≤ ``LOSS_TILE_MAX_P`` rows go in transposed tiles (:func:`_loss_grad_tile`),
+    faster there than the row-wise tiles below.  Otherwise rows go in tiles of
+    ``TILE_ROWS``: the scores of a tile are row-wise dot products, then the tile's T·K
+    exponentials run as one flat loop, which vectorises (a loop over one row's K classes
+    barely does), then each row adds into the gradient (benchmarks/NOTES.md).
     """
     n, d = X.shape
     K = coef.shape[0]
