@@ -303,11 +303,9 @@ def use_tiles(m, p):
     """Whether :func:`inference_pass_tiles` beats :func:`inference_pass` for m
     non-reference classes and p coefficients per class.
 
-    Measured on 2 cores (n = 1e5-2e5): tiles 2.2× faster at p = 17, m = 4 and 2.0× at
-    p = 33, m = 9; 1.8× at p = 41, m = 9; even at p = 41-49, m = 4; slower at p = 33,
-    m = 2 (1.4×), p = 65, m = 4 (1.3×) and p = 129, m = 2 (3×): forming the p(p+1)/2
-    products of each row costs more than the SYRKs save once p is large, the sooner the
-    fewer class pairs share them.
+    Tiles win for small p with several class pairs: forming the p(p+1)/2 products of
+    each row costs more than the SYRKs save once p is large, the sooner the fewer class
+    pairs share them (the crossover is in benchmarks/NOTES.md).
     """
     return m >= 2 and (p <= 24 or (m >= 4 and p <= 44))
 
