@@ -142,8 +142,8 @@ def firth_packed_products(ZT, AX, G):
     packed rows per pair), each pair building its own block of P and multiplying it
     by BLAS: every row of G is written by one task, in the same order for any thread
     count.  The caller holds BLAS at one thread (numba's ``np.dot`` calls it from
-    each task).  Measured on 2 cores, p = 31, 939 rows: 0.82 ms against 1.29 ms for
-    building P with numpy and one BLAS product.
+    each task).  Faster than building P with numpy and one BLAS product
+    (benchmarks/NOTES.md).
     """
     p, rows = ZT.shape
     q = AX.shape[1]
