@@ -2,17 +2,16 @@
 
 The CSR class counts visit the rows of X grouped by class, so every row starts a new
 stream somewhere else in ``data`` and ``indices``; the hardware prefetcher only picks
-a stream up after a few misses.  Asking for the row two ahead while summing the
-current one measured 2.5× faster on the W6 matrix (n=200k, d=100k, 20M stored values:
-54 ms → 21 ms on two threads; reading the same rows in storage order took 15 ms).
+a stream up after a few misses, so the counts ask for the row two ahead while summing
+the current one (benchmarks/NOTES.md).
 
 ``prefetch`` lowers to LLVM's ``llvm.prefetch`` intrinsic: no call and no address in
 the compiled code, so kernels using it still cache.  A prefetch never faults, but the
 index is still kept in bounds by the callers.
 
 The CSR scoring kernels read one row of the (d, K) weight table per stored value; the
-rows of rare columns come from L3 or memory.  Prefetching the row needed 48 stored
-values ahead measured 20–25 % faster on the W7 matrix (K = 20).
+rows of rare columns come from L3 or memory, so they prefetch the row needed 48
+stored values ahead.
 """
 
 from llvmlite import ir
@@ -61,9 +60,7 @@ def prefetch_csr_row(indptr, indices, data, i):
 def prefetch_span(a, start, length):
     """Prefetch the cache lines of ``a[start:start + length]`` (1-D ``a``), one prefetch
     every 8 items: a line's worth for float64.  For float32 rows that is two per line,
-    and still the faster choice: stepping by the item size (3 prefetches per 20-float
-    row instead of 4) made W7's float32 argmax kernel slower, 90-93 against 79-82 ms
-    (alternating processes, medians of 11)."""
+    and still the faster choice than stepping by the item size (benchmarks/NOTES.md)."""
     for q in range(start, start + length, 8):
         prefetch(a, q)
     prefetch(a, start + length - 1)
