@@ -82,8 +82,8 @@ def exp_normal(x):
     underflow case.  Any other argument (below the range, −inf, NaN) gives a
     meaningless value: block loops test the range of the whole block first (each row's
     minimum against its maximum, see :func:`finish_rows`) and take :func:`exp_nonpos`
-    otherwise.  Measured in a vectorised loop on one core: 1.36 ns per exponential
-    against 1.71 ns."""
+    otherwise.  Cheaper per exponential than :func:`exp_nonpos`
+    (benchmarks/NOTES.md)."""
     p, n = _exp_reduced(x)
     return _scale_pow2(p, n)
 
@@ -98,9 +98,8 @@ def exp_nonpos(x):
     The scaling by 2ⁿ (n ≥ −1076 after the clamp) goes in two exact steps: p·2ⁿ⁺⁶⁴ is
     a normal number, built in the exponent field as :func:`exp_normal` does, and the
     multiplication by 2⁻⁶⁴ is exact for a normal result and rounds a subnormal one once,
-    as libm does.  An earlier form multiplied by two powers of two built separately:
-    the same bits, 9 % slower (1.47 against 1.37 ns per exponential in a vectorised
-    loop on one core).
+    as libm does (one multiplication fewer than two separately built powers of two,
+    with the same bits).
     """
     xc = max(x, -746.0)  # also maps -inf to a finite value; exp(-746) rounds to 0
     p, n = _exp_reduced(xc)
@@ -116,9 +115,9 @@ def _exp_reduced(x):
     r = (x - n * _LN2_HI) - n * _LN2_LO
     # exp(r) = 1 + r(1 + r(½ + r·q(r))), q the degree-10 tail of the Taylor series by
     # Estrin's scheme (a dependency chain of 4 multiply-adds instead of Horner's 11; the
-    # last three Horner steps keep the rounding of the leading terms): 1.35× faster per
-    # exponential at the same accuracy (relative error against numpy's exp on 1e6
-    # arguments at most 1.0ε, mean 0.04ε, as with Horner throughout)
+    # last three Horner steps keep the rounding of the leading terms): faster than
+    # Horner throughout at the same accuracy (relative error against numpy's exp at
+    # most 1.0ε; benchmarks/NOTES.md)
     r2 = r * r
     r4 = r2 * r2
     s0 = (1.0 / 6.0 + r * (1.0 / 24.0)) + (1.0 / 120.0 + r * (1.0 / 720.0)) * r2
@@ -220,9 +219,8 @@ def finish_rows(out, r0, r1, mode):
     finiteness scan of X.
 
     Compiled with the kernels' reassociation and contraction flags: the exponential's
-    polynomial then runs on fused multiply-adds (one rounding each instead of two).
-    Measured at n = 1e6, K = 10 (alternated fresh processes, 2 threads): posteriors 34 ms
-    against 37-47 ms, log posteriors 40 ms against 43-54 ms.
+    polynomial then runs on fused multiply-adds (one rounding each instead of two),
+    which is also faster (benchmarks/NOTES.md).
     """
     K = out.shape[1]
     m = r1 - r0
