@@ -91,8 +91,8 @@ def _gram_t(R, Zt, m):
     transposed chunk Zt (d, C) of small d.
 
     Reassociation is allowed here (and in :func:`_gram_rows`) so the inner dot products
-    vectorise: measured on one core, n=2e5, d=16, 3.0 ms against 12.7 ms without it
-    (numpy's X.T @ X: 3.0 ms).  It changes rounding, never NaN/inf handling, and the
+    vectorise, to numpy's ``X.T @ X`` speed (benchmarks/NOTES.md).  It changes
+    rounding, never NaN/inf handling, and the
     result is still the same for any thread count.
     """
     d = Zt.shape[0]
