@@ -112,12 +112,10 @@ def gaussian_nb_scores_four_classes(X, means, inv_var, const, mode, out):
     sums (a few ulps).
 
     Use it for d ≥ :data:`FOUR_CLASS_SWEEP_MIN_FEATURES` and K ≥ 4, as the Gaussian naive Bayes
-    params do.  Measured at n = 1e6 on 2 threads, posteriors: 6-20 % faster than
-    :func:`gaussian_nb_scores` for d = 16-128, K = 4-20 (d = 16, K = 10: 30.3 against
-    32.9 ms); slower for d < 16, where LLVM vectorises the four sums of a short row
-    poorly.  A separate kernel because one kernel holding both loops, chosen by d,
-    measured slower on both paths (LLVM vectorised them differently: d = 8 1.8×,
-    d = 16 1.2× slower).
+    params do: faster than :func:`gaussian_nb_scores` there, slower for d < 16, where
+    LLVM vectorises the four sums of a short row poorly.  A separate kernel because one
+    kernel holding both loops, chosen by d, was slower on both paths
+    (benchmarks/NOTES.md).
     """
     n, d = X.shape
     K = const.shape[0]
