@@ -7,9 +7,8 @@ which vectorises.  Used by the multinomial loss/gradient pass and Hessian-vector
 (:mod:`fastgen.kernels.irls`), the tiled information pass
 (:mod:`fastgen.kernels.inference`) and the posteriors of linear scores
 (:func:`linear_posteriors`: the pooled Gaussian model, multinomial logistic regression).
-Gaussian naive Bayes scoring by the same tiles measured no faster than its row-wise
-kernel, whose d-term sums already vectorise (n = 1e6, d = 16, K = 10: joint
-log-likelihoods 24.2 against 22.1 ms, posteriors 34.7 against 35.2 ms).
+Gaussian naive Bayes scoring by the same tiles is no faster than its row-wise kernel,
+whose d-term sums already vectorise (benchmarks/NOTES.md).
 """
 
 import numpy as np
@@ -23,7 +22,7 @@ __all__ = ["XT_TILE_ROWS", "SCORE_TILE_BLOCK", "LINEAR_TILE_MAX_D", "xt_tile_row
            "serves_linear_posteriors"]
 
 #: Rows per transposed tile for p ≤ 24; half as many above, so that a tile of X̃ stays
-#: within L1 (measured best of 32, 64 and 128 rows at p = 17-65).
+#: within L1 (the best of 32, 64 and 128 rows: benchmarks/NOTES.md).
 XT_TILE_ROWS = 128
 
 #: Rows per work item of the scoring kernels that go by tiles (each work item takes its
@@ -68,8 +67,8 @@ def tile_scores(C, Xt, rows, out):
     axpys over the rows (the intercept is the tile's row of ones).
 
     Four coefficients per sweep over the rows: one load and one store of ``out[k]``
-    serve four multiply-adds, where one axpy at a time is bound by its loads and stores
-    (1.4× faster Hessian-vector products at p = 17, K = 5, with :func:`tile_dots`)."""
+    serve four multiply-adds, where one axpy at a time is bound by its loads and
+    stores."""
     K, p = C.shape
     for k in range(K):
         for r in range(rows):
@@ -169,10 +168,8 @@ def finish_tile(E, rows, mode, i0, sh, s, out):
 
 
 #: Largest d for which :func:`linear_posteriors` is used instead of a BLAS product and a
-#: second normalising pass.  Measured on 2 cores, pooled GDA posteriors: n = 1e6, d = 16,
-#: K = 10 38.5 → 32.7 ms (log posteriors 43 → 35 ms); d = 32, K = 10 24.9 → 22.5 ms and
-#: d = 64, K = 10 27.4 → 20.0 ms (n = 16e6/d); d = 16, K = 3 22.2 → 16-18 ms; but
-#: d = 128, K = 5 16-20 → 29 ms.
+#: second normalising pass: faster up to d = 64, slower at d = 128
+#: (benchmarks/NOTES.md).
 LINEAR_TILE_MAX_D = 64
 
 
