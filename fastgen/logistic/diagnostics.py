@@ -291,9 +291,8 @@ def detect_separation(X, y, *, fit_intercept=True, sample_weight=None,
 
     Notes
     -----
-    The LP has n·(K − 1) rows and (K − 1)·(d + 1) columns.  Measured (2 shared cores,
-    HiGHS): n = 200, d = 2 in milliseconds; n = 10⁵, d = 20 took 7 s when not separated
-    and 30 s when separated (the second LP included) — far more than a fit, which is why
+    The LP has n·(K − 1) rows and (K − 1)·(d + 1) columns.  On large data it costs far
+    more than a fit (benchmarks/NOTES.md), which is why
     :func:`fastgen.fit_logistic` runs it only when its iterations show the signs of
     separation.  With collinear columns the non-zero pattern of d is determined only up
     to the collinear combination (see :func:`collinear_columns`).  A separation whose
