@@ -144,9 +144,9 @@ class LogisticParams(FittedParams):
     def _scores(self, X, mode):
         """Multinomial posteriors of dense float64 X with at most ``LINEAR_TILE_MAX_D``
         features in one pass by transposed tiles (scores, exponentials and normalisation
-        in L1, the output written once: 3-3.5× faster than the BLAS product, the
-        intercept's addition and the normalising pass at n = 16e6/d, d = 16-64,
-        K = 3-10); everything else as :class:`~fastgen._params.FittedParams` does."""
+        in L1, the output written once, where the BLAS product, the intercept's
+        addition and a normalising pass each read and write the scores); everything
+        else as :class:`~fastgen._params.FittedParams` does."""
         from ..kernels.special import MODE_JLL, MODE_PROBA
         from ..kernels.tiles import linear_posteriors, serves_linear_posteriors
 
