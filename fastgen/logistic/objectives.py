@@ -49,14 +49,10 @@ BINARY_EXPLICIT_MAX_P = 2048
 #: ones Böhning-preconditioned Newton-CG.  Cost model: the explicit Hessian takes about
 #: n·(K·p)² flops per iteration at the GEMM rate, Newton-CG about 10–25 Hessian-vector
 #: products of 4·n·K·p flops each at the loop rate, so the explicit form only wins for
-#: small K·p.  Measured crossover (n = 200 000, l2 = 1, 2 cores, whole fit, explicit vs
-#: CG): K·p = 33: 0.19 vs 0.21 s; 64: 0.30 vs 0.30 s; 105: 0.51 vs 0.43 s; 160: 0.74 vs
-#: 0.47 s; 320: 2.62 vs 0.83 s.  (W9, K·p = 650, uses CG.)  Since the Hessian-vector
-#: products go by transposed tiles, CG wins on well-conditioned synthetic data at every
-#: K·p from 6 up (n = 2e5: 55 vs 151 ms at K·p = 33, 76 vs 283 ms at 64); but on real
-#: data the explicit Hessian keeps the lead where CG needs many products per step
-#: (unscaled wine, K·p = 42: 5.3 vs 11.3 ms at l2 = 1 with 113 products, 8.8 vs 27.8 ms
-#: at l2 = 1e-4; iris 3.6 vs 5.4 ms), so the threshold stays.
+#: small K·p.  On well-conditioned synthetic data CG wins at almost every K·p, but on
+#: real data with few coefficients the explicit Hessian keeps the lead where CG needs
+#: many products per step, so the threshold stays (the crossover is in
+#: benchmarks/NOTES.md).
 MULTINOMIAL_EXPLICIT_MAX = 64
 
 #: Above this many parameters per class the Böhning preconditioner keeps only its
