@@ -66,15 +66,14 @@ _FLAT_ULPS = 64
 #: ``WARM_START_STRIDE``-th row when that subsample has at least
 #: ``WARM_START_ROWS_PER_COEF`` rows per coefficient: Newton converges quadratically
 #: from there, so the full-data fit takes about three steps instead of five or six, for
-#: about one full pass on the subsample (benchmarks/NOTES.md, W15).  Every k-th row rather
+#: about one full pass on the subsample (benchmarks/NOTES.md).  Every k-th row rather
 #: than a random draw: deterministic, and spread over the whole data whatever its order.
 WARM_START_STRIDE = 20
 WARM_START_ROWS_PER_COEF = 100
 
 #: Tolerance of the subsample fit: its estimate is off the full-data one by sampling
-#: error (~1e-2 at these sizes) anyway.  1e-3 takes one Newton step fewer on the
-#: subsample than 1e-4 and the same three full-data steps (W15's data, seeds 2, 5, 7;
-#: 1e-2 saved nothing more).
+#: error (~1e-2 at these sizes) anyway; 1e-3 takes one Newton step fewer on the
+#: subsample than 1e-4 and the same full-data steps (benchmarks/NOTES.md).
 _WARM_START_TOL = 1e-3
 
 
@@ -84,7 +83,7 @@ _WARM_START_TOL = 1e-3
 #: fixed set of starts of :func:`_best_of_starts` and returns the highest maximum when
 #: its first run shows that evidence: Fisher scoring converged slowly (``_SLOW_RATE``),
 #: or some fitted |η| exceeds this (probabilities within 3e-7 of 0 or 1).  Ordinary
-#: fits (W15: max|η| ≈ 5, fast Fisher scoring) make one run only.
+#: fits (max|η| of a few units, fast Fisher scoring) make one run only.
 MULTI_START_ETA = 15.0
 
 #: The ridge start: l2 on the columns scaled to unit standard deviation (a N(0, 1)
@@ -97,8 +96,8 @@ RIDGE_START_L2 = 1.0
 #: leaves out.  After ``_SLOW_STEPS`` accepted steps in a row that each left more than
 #: ``_SLOW_RATE`` of the previous max|U*|, the iteration takes l*'s own Hessian
 #: (:meth:`_Penalised.curvature`) and converges quadratically.  Where I is a good
-#: model (rows ≫ coefficients, no separation) the ratios fall fast (W15: 0.05, 0.005,
-#: ...) and the extra pass is never made (separated data: benchmarks/NOTES.md).
+#: model (rows ≫ coefficients, no separation) the ratios fall fast and the extra pass
+#: is never made (benchmarks/NOTES.md).
 _SLOW_RATE = 0.25
 _SLOW_STEPS = 2
 
