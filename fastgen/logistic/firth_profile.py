@@ -206,7 +206,7 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
 
     Its linear algebra between passes (p × p solves) runs with BLAS on one thread, as
     in the fit: BLAS threads woken by those small calls kept spinning and slowed every
-    pass over X about 2× (W15's profile: 11.0 → 6.0 s).
+    pass over X (benchmarks/NOTES.md).
 
     Parameters
     ----------
