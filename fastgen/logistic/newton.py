@@ -13,8 +13,8 @@ per fit, and only when the iterations show its signature; a fit that converges t
 usual way never pays for it.  Along a separating direction the loss decays like e^{−t}
 and Newton's step on it has a constant length, so the coefficients grow linearly:
 ‖β_k‖ ≈ c·k and the step stays about ‖β‖/k long.  An ordinary fit converges
-quadratically and its last step is ≤ 1e-6·‖β‖ (measured: 1e-7 … 1e-14 on spector,
-breast-cancer subsets and simulated strong effects; separated data: 0.05 … 0.15).  The
+quadratically and its last step is ≤ 1e-6·‖β‖ (1e-7 … 1e-14 on the tests' data, where
+separated data end at 0.05 … 0.15).  The
 rule (:func:`separation_suspected`):
 
 * during the loop, after ``_SUSPECT_MIN_ITER`` (15) steps of which the last 5 pointed
@@ -77,9 +77,8 @@ _CHECK_MARGIN = 1e-2
 #: End-game accuracy of a Newton-CG step: CG may stop once its residual r = −g − HΔ
 #: (the gradient the quadratic model predicts at β + Δ) has max|r| ≤ this fraction of
 #: tol·Σw, whatever its relative size: a more accurate solve cannot make the next
-#: iterate pass the test sooner.  Without it the last step of W14's fit (n = 2e5,
-#: d = 16, K = 5) solved to relative residual 2.8e-4 in 8 products and drove max|g|/Σw
-#: from 7.9e-8 to 4.7e-12 against tol = 1e-8; with it the solve stops at max|r| ≤ 1e-9·Σw.
+#: iterate pass the test sooner; without it the last solve takes about twice the
+#: Hessian-vector products (benchmarks/NOTES.md).
 _END_MARGIN = 0.1
 
 
@@ -295,8 +294,7 @@ def converged_on_loose_check(objective, state, tol):
     margin covers κ up to a few hundred.  At a converged point the gradient is orders
     below tol and the decrement, quadratic in it, far below the margin: the test costs
     one to three Hessian-vector products instead of the ten or more that the step's
-    usual accuracy √(max|g|/Σw) would take (measured: 11 of 30 products of a
-    multinomial fit at n = 2e5, K = 5 went into this last solve).  If the loose test
+    usual accuracy √(max|g|/Σw) would take (benchmarks/NOTES.md).  If the loose test
     fails, the loop solves again at the usual accuracy.
     """
     if not getattr(objective, "inexact", False) or state.grad_scaled > tol:
