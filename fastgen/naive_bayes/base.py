@@ -179,7 +179,8 @@ class LinearNB(FittedParams):
             bad = csr_linear_argmax(indptr, indices, data, W, b, binarize, threshold,
                                     bounds, labels)
         else:
-            # same labels, proved row by row (see the kernel); 10-15 % faster on W7
+            # same labels, proved row by row (see the kernel); faster
+            # (benchmarks/NOTES.md)
             bad, _ = csr_linear_argmax_f32(indptr, indices, data, f32[0], W, b, binarize,
                                            threshold, f32[1], f32[2], bounds, labels)
         if bad:
