@@ -58,8 +58,8 @@ def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_na
     The log-probability table is stored in the input's float dtype (``flp`` is a fresh
     float64 array, so the cast copies only when the dtype changes).  The tables made
     here are handed over read-only, so the params keep them without the defensive copy
-    of :meth:`~fastgen._params.FittedParams._check_arrays` (two K×d copies per fit, ~10 %
-    of W6's fit); ``cc`` and ``fc`` are copied there unless the fit made them.
+    of :meth:`~fastgen._params.FittedParams._check_arrays` (two K×d copies per fit);
+    ``cc`` and ``fc`` are copied there unless the fit made them.
     """
     fields = {name: _handed_over(v) for name, v in fields.items()}
     with derived_from_checked_input():  # counts checked by the caller: no value scans
