@@ -83,8 +83,8 @@ def single_thread():
     """Run numba and BLAS on one thread; return a callable that restores them.
 
     Curve fits are small (at most a few thousand rows): launching a parallel region costs
-    more than the work, and on a busy machine far more (measured: 0.1 ms per fit on one
-    thread against ~100 ms with two threads at a load of 9 on 2 cores).  Parallelism comes
+    more than the work, and on a busy machine far more (benchmarks/NOTES.md).
+    Parallelism comes
     from ``jobs`` instead, across splits.
     """
     import numba
