@@ -16,9 +16,8 @@ import:
 
 1. ``OMP_WAIT_POLICY=PASSIVE``, only if unset (``os.environ.setdefault``).  numba's
    default OpenMP workers spin after every parallel region, taking the cores from the
-   BLAS call or the Python code that follows; fastgen alternates both.  Measured (2
-   cores): 20 × (fit_gda + predict_proba + a 300×300 GEMM) took 1.1 s with spinning
-   workers and 0.37 s with passive ones.  It must be set before numba starts its pool; a
+   BLAS call or the Python code that follows; fastgen alternates both
+   (benchmarks/NOTES.md).  It must be set before numba starts its pool; a
    value the user chose (or an OpenMP runtime already started by another library, or by
    the user's own parallel numba code before fastgen's first call) wins.
 2. ``NUMBA_CACHE_DIR``, only when numba would find no writable cache location
@@ -83,7 +82,7 @@ of a call (:func:`threads_for`, :func:`blas_single_thread`), always restored.
 Thread-pool policy.  Keep BLAS at one thread around kernels that call BLAS from inside
 ``prange``: numba's ``np.dot`` calls the OpenBLAS bundled with scipy, and left at its
 default thread count inside a parallel numba region each numba worker would start BLAS
-threads of its own, so the two pools oversubscribe the cores (see README, "Threads").
+threads of its own, so the two pools oversubscribe the cores (docs/guide/processes.rst).
 Small inputs run on one numba thread (:data:`SMALL_WORK`).
 
 This module imports numba lazily (inside functions): importing it must not start
@@ -160,8 +159,8 @@ def blas_single_thread(active: bool = True):
 
     Re-entrant at no cost: inside another ``blas_single_thread`` of the same thread
     (a pass of a fit that already holds BLAS at one thread) it does nothing, where
-    asking threadpoolctl again took ~20 µs per pass (0.3 s of a profile-likelihood
-    run of ~9500 passes).
+    asking threadpoolctl again costs a call per pass, which adds up over the thousands
+    of passes of a profile-likelihood run.
     """
     if not active or getattr(_held, "blas", False):
         yield
@@ -176,8 +175,8 @@ def blas_single_thread(active: bool = True):
 
 # Below this many stored values (n·d dense, nnz sparse) kernels run on one numba
 # thread: waking the thread pool costs more than the work, and on a busy machine a
-# parallel region waits for a core (measured with the cores shared: a 30×3 fit took
-# ~100 ms on two threads, 0.1 ms on one).  The work split does not depend on the thread
+# parallel region waits for a core (benchmarks/NOTES.md).  The work split does not
+# depend on the thread
 # count, so results are the same either way.
 SMALL_WORK = 1 << 15
 
@@ -206,9 +205,9 @@ def threads_for_work(work):
     of ``SMALL_WORK`` (stored values).
 
     Nested scopes are cheap and go both ways: inside a scope that already runs on one
-    thread, a small pass does nothing (numba's ``set_num_threads`` costs ~8 µs a call,
-    twice per pass: 0.2 s of wine's 0.86 s profile run before the profile took one
-    scope for all its passes), and a large one (the Firth curvature pass of a small X)
+    thread, a small pass does nothing (numba's ``set_num_threads`` costs a call twice
+    per pass, which adds up over a profile run's passes), and a large one (the Firth
+    curvature pass of a small X)
     gets back the thread count the enclosing scope lowered, for its duration.
     """
     outer = getattr(_held, "numba_outer", None)  # the count an enclosing scope lowered
