@@ -1,7 +1,7 @@
 """The one place where inputs are checked and converted.
 
 Every public function passes its arguments through these helpers exactly once; kernels
-never validate.  The rules (see README, "What fastgen promises about input"):
+never validate.  The rules (docs/guide/inputs.rst):
 
 * X is 2-D and finite.  float32 stays float32, float64 stays float64, every other real
   dtype (integers, bool, float16) becomes float64.  Complex and object arrays are
