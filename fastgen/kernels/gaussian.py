@@ -132,8 +132,7 @@ def per_class_scores(X, means, Linv, bias, out):
 
 # Below this dimension per-class scoring multiplies all classes at once (one GEMM of a
 # centred block by the stacked factors) instead of one TRMM per class: twice the flops,
-# but far better BLAS efficiency on thin matrices (n=1e6, d=16, K=10, 2 threads:
-# 0.16 s per class by TRMM).
+# but far better BLAS efficiency on thin matrices (benchmarks/NOTES.md).
 STACKED_MAX_D = 64
 
 
