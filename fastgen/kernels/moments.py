@@ -53,8 +53,7 @@ GROUP_ROWS = 8192
 MAX_GROUPS = 64
 # Rows per block of one class in the per-class kernel: a block's float64 buffer holds
 # about 1 MB, between 256 and 4096 rows; depends on d only.  Larger blocks keep SYRK
-# efficient (n=2e5, d=128, K=10, 2 threads: 256-row blocks 0.108 s, 1024-row 0.075 s;
-# numpy's X.T @ X 0.070 s).
+# near numpy's ``X.T @ X`` speed (benchmarks/NOTES.md).
 CLASS_BLOCK_DOUBLES = 131072
 
 
