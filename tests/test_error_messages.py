@@ -219,7 +219,7 @@ _WIDE_AND_NARROW = [np.float16, np.longdouble, np.int8, np.uint64, np.bool_]
 @pytest.mark.parametrize("dtype", _WIDE_AND_NARROW)
 @pytest.mark.parametrize("fit", list(_fits()))
 def test_other_real_dtypes_fit_as_float64(dtype, fit):
-    """Every real dtype other than float32 becomes float64 (the README's contract): the
+    """Every real dtype other than float32 becomes float64 (docs/guide/inputs.rst): the
     same model as from the float64 copy, and predictions on that dtype too."""
     X = _X * 4 if dtype in (np.int8, np.uint64) else _X
     X = X > 1 if dtype is np.bool_ else X

@@ -211,7 +211,7 @@ def test_logistic_inference_and_irls_step_check_the_names(fitted):
         fastgen.logistic_inference(p, df[df.columns[::-1]], y)
     with pytest.warns(UserWarning, match="X does not have valid feature names"):
         fastgen.logistic_inference(p, df.to_numpy(), y)
-    # a frame after an array fit only labels the table (as the README shows it)
+    # a frame after an array fit only labels the table (docs/guide/inputs.rst)
     assert fastgen.logistic_inference(fitted["logistic-binary"][1], df, y).feature_names \
         == ("const", *COLS)
     q = fastgen.irls_step(p, df, y)

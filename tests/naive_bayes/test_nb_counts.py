@@ -103,7 +103,7 @@ def test_float32_chunks_give_float32_params(data):
 @pytest.mark.parametrize("m", [1, 2, 100])
 @pytest.mark.parametrize("kind", ["pooled", "per_class"])
 def test_gda_moments_stream(data, kind, m):
-    """The README recipe: class_moments per chunk, merge_moments, gda_from_moments."""
+    """The streaming guide's recipe: class_moments per chunk, merge_moments, gda_from_moments."""
     X, _, y, _ = data
     rng = np.random.default_rng(m)
     mom = None
