@@ -27,6 +27,10 @@ sys.path.remove(str(DOCS / "_ext"))
 
 def _env():
     env = dict(os.environ)
+    # tests/cuda/conftest.py switches numba's CUDA simulator on for the whole process when
+    # that directory is collected; a reader's script runs without it (the GPU blocks would
+    # otherwise run full size in the simulator)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     return env
 
@@ -206,8 +210,8 @@ def test_guide_python_blocks_run(page, tmp_path):
         "gpu = False",
         "if any(g for _, g in blocks):",
         "    try:",
-        "        from numba import cuda",
-        "        gpu = cuda.is_available()",
+        "        from numba import config, cuda",
+        "        gpu = cuda.is_available() and not config.ENABLE_CUDASIM",
         "    except Exception:",
         "        gpu = False",
         "ns = {'__name__': '__main__'}",
