@@ -51,8 +51,8 @@ GROUPS = {
     ]),
     "dask": ("fastgen.dask", [
         "from_npy", "fit_gda", "fit_gaussian_nb", "fit_multinomial_nb", "fit_bernoulli_nb",
-        "fit_logistic", "joint_log_likelihood", "predict_log_proba", "predict_proba",
-        "predict", "MULTINOMIAL_MAX_KP",
+        "fit_logistic", "logistic_inference", "joint_log_likelihood", "predict_log_proba",
+        "predict_proba", "predict", "MULTINOMIAL_MAX_KP",
     ]),
 }
 
