@@ -202,6 +202,13 @@ def _read(path, *, values):
         raise ParamsFileError(f"params file {os.fspath(path)!r} does not exist")
     try:
         with open(path, "rb") as fh:  # closed even when np.load fails half-way
+            # a params file is a zip archive (.npz); anything else would reach np.load's
+            # pickle branch, whose refusal talks of allow_pickle, not of the file
+            magic = fh.read(6)
+            fh.seek(0)
+            if not (magic.startswith(b"PK\x03\x04") or magic == b"\x93NUMPY"):
+                raise ParamsFileError(f"{os.fspath(path)!r} is not a fastgen params file "
+                                      f"(not an .npz archive)")
             loaded = np.load(fh, allow_pickle=False)
             if not isinstance(loaded, np.lib.npyio.NpzFile):
                 raise ParamsFileError(f"{os.fspath(path)!r} is not a fastgen params file "

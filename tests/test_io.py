@@ -91,11 +91,18 @@ def test_missing_path(tmp_path):
         fastgen.load_params(tmp_path / "nope.npz")
 
 
-def test_text_file(tmp_path):
+@pytest.mark.parametrize("content", [
+    b"these are not the parameters you are looking for\n", b"hello", b"", b"\x80\x04K\x01.",
+    b"PK", b"\x00" * 64,
+])
+def test_file_that_is_no_archive(tmp_path, content):
+    """Text, a pickle, an empty or short file: the error says what the file is not, not
+    numpy's advice about allow_pickle."""
     path = tmp_path / "notes.npz"
-    path.write_text("these are not the parameters you are looking for\n")
-    with pytest.raises(ValueError):
+    path.write_bytes(content)
+    with pytest.raises(fastgen.ParamsFileError, match="not a fastgen params file") as err:
         fastgen.load_params(path)
+    assert "pickle" not in str(err.value)
 
 
 def test_npy_file(tmp_path):
