@@ -10,31 +10,13 @@ filters and ``__warningregistry__`` of that frame's module.
 
 from __future__ import annotations
 
-import os
-import sys
-import warnings
+from .kernels._notice import warn_at_caller
 
 __all__ = ["warn"]
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _internal(filename: str) -> bool:
-    return (os.path.abspath(filename).startswith(_PACKAGE_DIR)
-            or ("importlib" in filename and "_bootstrap" in filename))
-
 
 def warn(message, category=UserWarning) -> None:
-    """``warnings.warn(message, category)`` at the first caller outside fastgen."""
-    frame = sys._getframe(1)
-    while frame is not None and _internal(frame.f_code.co_filename):
-        frame = frame.f_back
-    if frame is None:  # called from fastgen with no outside caller (e.g. a thread)
-        warnings.warn(message, category, stacklevel=2)
-        return
-    g = frame.f_globals
-    # no module_globals: for code run by ``python -c`` its loader (BuiltinImporter)
-    # raises ImportError when the warning machinery asks it for the source line
-    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
-                           module=g.get("__name__", "<string>"),
-                           registry=g.setdefault("__warningregistry__", {}))
+    """``warnings.warn(message, category)`` at the first caller outside fastgen (the
+    kernel package's :func:`~fastgen.kernels._notice.warn_at_caller`, which the kernels'
+    own set-up warnings use too)."""
+    warn_at_caller(message, category)
