@@ -207,8 +207,8 @@ def _read(path, *, values):
             magic = fh.read(6)
             fh.seek(0)
             if not (magic.startswith(b"PK\x03\x04") or magic == b"\x93NUMPY"):
-                raise ParamsFileError(f"{os.fspath(path)!r} is not a fastgen params file "
-                                      f"(not an .npz archive)")
+                raise ParamsFileError(f"{os.fspath(path)!r} could not be read as a fastgen "
+                                      f"params file: it is not an .npz archive")
             loaded = np.load(fh, allow_pickle=False)
             if not isinstance(loaded, np.lib.npyio.NpzFile):
                 raise ParamsFileError(f"{os.fspath(path)!r} is not a fastgen params file "

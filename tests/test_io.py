@@ -100,7 +100,7 @@ def test_file_that_is_no_archive(tmp_path, content):
     numpy's advice about allow_pickle."""
     path = tmp_path / "notes.npz"
     path.write_bytes(content)
-    with pytest.raises(fastgen.ParamsFileError, match="not a fastgen params file") as err:
+    with pytest.raises(fastgen.ParamsFileError, match="not an .npz archive") as err:
         fastgen.load_params(path)
     assert "pickle" not in str(err.value)
 
