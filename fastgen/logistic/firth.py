@@ -136,6 +136,24 @@ class _State:
     __slots__ = ("beta", "llf", "lstar", "score", "H", "L", "Linv", "emax", "c")
 
 
+def _penalised_state(beta, llf, score, H, emax, pw, singular_reason):
+    """The state at β: l, score, information I; with pw > 0, I's Cholesky factor and
+    l* = l + pw·log det I (the error names ``singular_reason``)."""
+    st = _State()
+    st.beta, st.llf, st.score, st.H, st.emax = beta, float(llf), score, H, float(emax)
+    st.L = st.Linv = st.c = None
+    st.lstar = st.llf
+    if pw > 0.0:
+        try:
+            L = np.linalg.cholesky(H)
+        except np.linalg.LinAlgError:
+            raise np.linalg.LinAlgError(f"the Fisher information is singular: {singular_reason} "
+                                        "(Firth's penalty log det I is undefined); drop them"
+                                        ) from None
+        st.L, st.lstar = L, st.llf + pw * 2.0 * float(np.sum(np.log(np.diag(L))))
+    return st
+
+
 class _Penalised:
     """l*(β) = l(β) + pw·log det I(β) on (X, y, w): evaluations and modified scores."""
 
@@ -155,23 +173,8 @@ class _Penalised:
         llf, score, H, _, emax, _ = self.data.inference_pass(
             self.codes, self.w, beta.reshape(1, -1), False, False)
         check_curvature_diagonal(np.diag(H), self.data, None, self.w)
-        st = _State()
-        st.beta, st.llf, st.score, st.H, st.emax = beta, float(llf), score, H, float(emax)
-        st.L = None
-        st.Linv = None
-        st.c = None
-        st.lstar = st.llf
-        if self.pw > 0.0:
-            try:
-                L = np.linalg.cholesky(H)
-            except np.linalg.LinAlgError:
-                raise np.linalg.LinAlgError(
-                    "the Fisher information is singular: the features are collinear or "
-                    "constant (Firth's penalty log det I is undefined); drop them"
-                ) from None
-            st.L = L
-            st.lstar = st.llf + self.pw * 2.0 * float(np.sum(np.log(np.diag(L))))
-        return st
+        return _penalised_state(beta, llf, score, H, emax, self.pw,
+                                "the features are collinear or constant")
 
     def modified_score(self, st):
         if self.pw == 0.0:

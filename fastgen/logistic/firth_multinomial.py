@@ -50,7 +50,7 @@ from .firth import (
     _best_of_starts,
     _column_scales,
     _newton,
-    _State,
+    _penalised_state,
 )
 from .inference.passes import InferenceData
 from .objectives import check_curvature_diagonal
@@ -97,23 +97,8 @@ class MultinomialPenalised:
         llf, score, H, _, emax, _ = d.inference_pass(self.codes, self.w, B, False, False)
         check_curvature_diagonal(np.diag(H).reshape(self.m, d.p).sum(axis=0), d, None,
                                  self.w)
-        st = _State()
-        st.beta, st.llf, st.score, st.H, st.emax = beta, float(llf), np.ravel(score), H, \
-            float(emax)
-        st.L = st.Linv = st.c = None
-        st.lstar = st.llf
-        if self.pw > 0.0:
-            try:
-                L = np.linalg.cholesky(H)
-            except np.linalg.LinAlgError:
-                raise np.linalg.LinAlgError(
-                    "the Fisher information is singular: the features are collinear or "
-                    "constant, or a class is absent (Firth's penalty log det I is "
-                    "undefined); drop them"
-                ) from None
-            st.L = L
-            st.lstar = st.llf + self.pw * 2.0 * float(np.sum(np.log(np.diag(L))))
-        return st
+        return _penalised_state(beta, llf, np.ravel(score), H, emax, self.pw,
+                                "the features are collinear or constant, or a class is absent")
 
     def modified_score(self, st):
         """U* = U + 2·pw·c, c = ½∇log det I (:func:`_log_det_gradient`)."""
