@@ -6,7 +6,9 @@ a fresh installation, container or CI runner pays the compilation on its first c
 (spawn) runs the family's public functions on tiny synthetic data shaped to take every
 kernel path real calls take (small and wide X, two and several classes, with and
 without weights, dense and CSR with int32 and int64 indices, every scoring function),
-so that later processes load every kernel from the cache.
+each call twice, as a small input and as a large one (the serial twins and the parallel
+kernels, see :func:`fastgen.kernels._jit.serial_twin`), so that later processes load
+every kernel from the cache.
 
 Where the cache lives (numba's order): ``$NUMBA_CACHE_DIR`` when set; else the
 ``__pycache__`` directory beside fastgen's kernel sources; else numba's user cache
@@ -282,6 +284,7 @@ def run_family(family: str, dtype: str) -> dict:
 
     import fastgen
 
+    from . import _runtime
     from ._log import on_compile
 
     compiled = []
@@ -296,10 +299,18 @@ def run_family(family: str, dtype: str) -> dict:
             pass
 
     t0 = time.perf_counter()
-    with warnings.catch_warnings(), on_compile(lambda message: None, log=False), \
-            event.install_listener("numba:compile", _Count()):
-        warnings.simplefilter("ignore")
-        _WARM[family](fastgen, np.dtype(dtype).type)
+    threshold = _runtime.SMALL_WORK
+    try:
+        with warnings.catch_warnings(), on_compile(lambda message: None, log=False), \
+                event.install_listener("numba:compile", _Count()):
+            warnings.simplefilter("ignore")
+            # Every call twice: as a small input (the serial twins) and as a large one
+            # (the parallel kernels), whatever the warm-up data's size.
+            for small_work in (1 << 62, 0):
+                _runtime.SMALL_WORK = small_work
+                _WARM[family](fastgen, np.dtype(dtype).type)
+    finally:
+        _runtime.SMALL_WORK = threshold
     return {"family": family, "dtype": dtype, "seconds": time.perf_counter() - t0,
             "compiled": len(compiled)}
 

@@ -148,8 +148,7 @@ def _controller():
     return ThreadpoolController()
 
 
-# .blas: this thread is inside blas_single_thread; .numba_outer: numba's thread count
-# before an enclosing threads_for lowered it to one
+# .blas: this thread is inside blas_single_thread
 _held = threading.local()
 
 
@@ -173,10 +172,10 @@ def blas_single_thread(active: bool = True):
             _held.blas = False
 
 
-# Below this many stored values (n·d dense, nnz sparse) kernels run on one numba
-# thread: waking the thread pool costs more than the work, and on a busy machine a
-# parallel region waits for a core (benchmarks/NOTES.md).  The work split does not
-# depend on the thread
+# Below this many stored values (n·d dense, nnz sparse) kernels run serially: waking
+# the thread pool costs more than the work, on a busy machine a parallel region waits
+# for a core, and the serial twins of the parallel kernels compile in a fraction of
+# their time (benchmarks/NOTES.md).  The work split does not depend on the thread
 # count, so results are the same either way.
 SMALL_WORK = 1 << 15
 
@@ -195,7 +194,7 @@ def _work_of(X) -> int:
 
 
 def threads_for(X):
-    """Run numba kernels inside on one thread when X is small (see ``SMALL_WORK``)."""
+    """Run the kernels inside serially when X is small (see ``SMALL_WORK``)."""
     return threads_for_work(_work_of(X))
 
 
@@ -204,33 +203,56 @@ def threads_for_work(work):
     """:func:`threads_for` for a pass whose work is not X's size: ``work`` in the units
     of ``SMALL_WORK`` (stored values).
 
-    Nested scopes are cheap and go both ways: inside a scope that already runs on one
-    thread, a small pass does nothing (numba's ``set_num_threads`` costs a call twice
-    per pass, which adds up over a profile run's passes), and a large one (the Firth
-    curvature pass of a small X)
-    gets back the thread count the enclosing scope lowered, for its duration.
+    Below ``SMALL_WORK`` the kernels called inside run their serial twins
+    (:func:`fastgen.kernels._jit.serial_code`): no parallel region, so numba's thread
+    pool is neither started nor woken.  Nested scopes go both ways: a large pass inside
+    a small scope (the Firth curvature pass of a small X) runs the parallel kernels.
+    In a forked child whose parent had started GNU OpenMP, a large pass runs the
+    parallel kernels on one thread (the child has no OpenMP worker threads).
     """
-    outer = getattr(_held, "numba_outer", None)  # the count an enclosing scope lowered
-    if in_forked_openmp_child():
-        work = 0  # one thread only: the child has no OpenMP worker threads
-    if work >= SMALL_WORK and outer is None:
-        yield
+    from .kernels._jit import in_serial_code, serial_code
+
+    small = work < SMALL_WORK
+    if small or in_serial_code():
+        with serial_code(small):
+            if small or not in_forked_openmp_child():
+                yield
+                return
+            with _one_numba_thread():
+                yield
         return
+    if in_forked_openmp_child():
+        with _one_numba_thread():
+            yield
+        return
+    yield
+
+
+def kernel_threads() -> int:
+    """The threads a kernel call made here runs on: 1 inside a small scope (serial
+    twins), else numba's thread count (which starts numba's pool)."""
+    from .kernels._jit import in_serial_code
+
+    if in_serial_code():
+        return 1
+    import numba
+
+    return numba.get_num_threads()
+
+
+@contextlib.contextmanager
+def _one_numba_thread():
     import numba
 
     prev = numba.get_num_threads()
-    want = outer if work >= SMALL_WORK else 1
-    if want == prev:
+    if prev == 1:
         yield
         return
-    numba.set_num_threads(want)
-    if outer is None:
-        _held.numba_outer = prev
+    numba.set_num_threads(1)
     try:
         yield
     finally:
         numba.set_num_threads(prev)
-        _held.numba_outer = outer
 
 
 def serial_for_small_inputs(x_index=0):

@@ -184,14 +184,15 @@ def test_bitwise_identical_across_numba_thread_counts():
 
 
 def test_thread_scopes_nest():
-    """``threads_for_work``: a small pass runs on one numba thread; inside such a scope
-    a large pass gets back the count the scope lowered, and every count is restored on
-    the way out.  ``blas_single_thread`` nested in itself keeps BLAS on one thread
-    until the outer scope ends."""
+    """``threads_for_work``: a small pass runs the kernels' serial twins (one thread,
+    numba's thread count untouched); inside such a scope a large pass runs the parallel
+    kernels, and every scope is restored on the way out.  ``blas_single_thread`` nested
+    in itself keeps BLAS on one thread until the outer scope ends."""
     import numba
     from threadpoolctl import threadpool_info
 
-    from fastgen._runtime import SMALL_WORK, blas_single_thread, threads_for_work
+    from fastgen._runtime import SMALL_WORK, blas_single_thread, kernel_threads, threads_for_work
+    from fastgen.kernels._jit import in_serial_code
 
     def blas_threads():
         return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
@@ -201,19 +202,22 @@ def test_thread_scopes_nest():
     before = numba.get_num_threads()
     numba.set_num_threads(2)
     try:
+        assert not in_serial_code() and kernel_threads() == 2
         with threads_for_work(SMALL_WORK - 1):
-            assert numba.get_num_threads() == 1
+            assert in_serial_code() and kernel_threads() == 1
             with threads_for_work(SMALL_WORK - 1):
-                assert numba.get_num_threads() == 1
+                assert in_serial_code()
+            assert in_serial_code()
             with threads_for_work(SMALL_WORK):
-                assert numba.get_num_threads() == 2
+                assert not in_serial_code() and kernel_threads() == 2
                 with threads_for_work(1):
-                    assert numba.get_num_threads() == 1
-                assert numba.get_num_threads() == 2
-            assert numba.get_num_threads() == 1
-        assert numba.get_num_threads() == 2
-        with threads_for_work(SMALL_WORK):
+                    assert in_serial_code()
+                assert not in_serial_code()
+            assert in_serial_code()
             assert numba.get_num_threads() == 2
+        assert not in_serial_code()
+        with threads_for_work(SMALL_WORK):
+            assert not in_serial_code() and kernel_threads() == 2
     finally:
         numba.set_num_threads(before)
 

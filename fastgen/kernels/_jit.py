@@ -20,10 +20,16 @@ from ._setup import configure_numba
 
 configure_numba()
 
+import contextlib  # noqa: E402
+import threading  # noqa: E402
+import types  # noqa: E402
+
 from numba import njit  # noqa: E402 - numba is used only once it is configured
 from numba.core.cpu import ParallelOptions  # noqa: E402
+from numba.core.registry import CPUDispatcher  # noqa: E402
 
-__all__ = ["jit", "pjit", "REASSOC", "PRANGE_ONLY"]
+__all__ = ["jit", "pjit", "REASSOC", "PRANGE_ONLY", "serial_code", "in_serial_code", "serial_twin",
+           "KernelDispatcher"]
 
 #: ``fastmath`` flags for kernels with float reductions: reassociation and contraction
 #: (FMA) only, so dot products and running sums vectorise while NaN/inf semantics stay
@@ -47,8 +53,8 @@ def jit(func=None, **overrides):
     options = {"cache": True, "nogil": True, "error_model": "numpy"}
     options.update(overrides)
     if func is None:
-        return njit(**options)
-    return njit(**options)(func)
+        return lambda f: _kernel(f, options)
+    return _kernel(func, options)
 
 
 def pjit(func=None, **overrides):
@@ -57,6 +63,104 @@ def pjit(func=None, **overrides):
     Only for kernels of O(n·d) work or more.  A parallel kernel must not call
     ``numba.get_num_threads()`` (that silently disables its cache); its work split is
     fixed by the problem size alone, so results do not depend on the thread count.
+    Its serial twin (:func:`serial_twin`) runs the same source with ``prange`` as
+    ``range``.
     """
     overrides.setdefault("parallel", PRANGE_ONLY)
     return jit(func, **overrides)
+
+
+# ------------------------------------------------------------------ serial twins
+#
+# Why.  numba's parfor lowering costs seconds of compilation per parallel kernel, on
+# every first use with an empty cache, while inputs below ``SMALL_WORK`` run on one
+# thread anyway (fastgen._runtime.threads_for).  Each parallel kernel therefore has a
+# serial twin: the same Python source compiled without ``parallel``, its calls to
+# parallel kernels bound to their twins.  Inside :func:`serial_code` a call of a
+# kernel from Python runs the twin, so a small input compiles (and loads) only serial
+# code.  Same source, same fixed work split, same order: the twin computes what the
+# parallel kernel computes on one thread (tests/test_serial_twins.py compares them).
+
+_mode = threading.local()
+
+
+@contextlib.contextmanager
+def serial_code(active: bool = True):
+    """Inside: kernels called from Python run their serial twins (``active=False``: run
+    the parallel kernels, for a large pass inside a small scope).  Per thread,
+    re-entrant."""
+    before = getattr(_mode, "serial", False)
+    _mode.serial = bool(active)
+    try:
+        yield
+    finally:
+        _mode.serial = before
+
+
+def in_serial_code() -> bool:
+    """Whether this thread is inside :func:`serial_code` (active)."""
+    return getattr(_mode, "serial", False)
+
+
+class KernelDispatcher(CPUDispatcher):
+    """numba's CPU dispatcher, with one addition: called from Python inside
+    :func:`serial_code`, it runs its serial twin.  Typing, compiling, caching and calls
+    from numba code are numba's own."""
+
+    def __call__(self, *args, **kwargs):
+        if getattr(_mode, "serial", False):
+            twin = self.__dict__.get("_serial_twin") or serial_twin(self)
+            if twin is not self:
+                return twin(*args, **kwargs)
+        return CPUDispatcher.__call__(self, *args, **kwargs)
+
+
+def _kernel(func, options):
+    dispatcher = njit(**options)(func)
+    dispatcher.__class__ = KernelDispatcher
+    dispatcher._fastgen_options = dict(options)
+    return dispatcher
+
+
+def _callees(code):
+    """Global names a code object (and the code objects nested in it) reads."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _callees(const)
+    return names
+
+
+def serial_twin(dispatcher):
+    """The serial twin of a fastgen kernel: itself for a serial kernel that calls no
+    parallel kernel; else the same source compiled without ``parallel`` (cached under
+    its own name, ``<name>_serial``), with every fastgen kernel it calls replaced by
+    that kernel's twin.  Made on first request, once."""
+    twin = dispatcher.__dict__.get("_serial_twin")
+    if twin is not None:
+        return twin
+    func = dispatcher.py_func
+    options = dict(dispatcher._fastgen_options)
+    parallel = bool(options.pop("parallel", False))
+    swapped = {}
+    for name in _callees(func.__code__):
+        value = func.__globals__.get(name)
+        if isinstance(value, KernelDispatcher) and value is not dispatcher:
+            other = serial_twin(value)
+            if other is not value:
+                swapped[name] = other
+    if not parallel and not swapped:
+        twin = dispatcher
+    else:
+        # A copy of the module's namespace, taken now (the module is loaded), with the
+        # callees' twins in place of the callees.
+        namespace = dict(func.__globals__)
+        namespace.update(swapped)
+        twin_func = types.FunctionType(func.__code__, namespace, func.__name__,
+                                       func.__defaults__, func.__closure__)
+        twin_func.__qualname__ = func.__qualname__ + "_serial"
+        twin_func.__doc__ = func.__doc__
+        twin_func.__kwdefaults__ = func.__kwdefaults__
+        twin = njit(**options)(twin_func)
+    dispatcher._serial_twin = twin
+    return twin

@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from .._runtime import threads_for_work
+from .._runtime import kernel_threads, threads_for_work
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from .firth import (
     _WARM_START_TOL,
@@ -146,8 +146,6 @@ def _log_det_gradient(data, w, B, Ainv):
     module docstring, in fixed row chunks (one BLAS product X̃_c A_k per equation k),
     spread over numba's thread count in Python threads (BLAS on one thread each) and
     summed in chunk order, so the result does not depend on the thread count."""
-    import numba
-
     m, p = B.shape
     n = data.n
     step = max(64, _CHUNK_BYTES // (8 * m * p))
@@ -157,7 +155,7 @@ def _log_det_gradient(data, w, B, Ainv):
         return _log_det_gradient_rows(data, w, B, Ainv, r0, min(n, r0 + step))
 
     with threads_for_work(n * m * p * p):
-        workers = min(numba.get_num_threads(), len(starts))
+        workers = min(kernel_threads(), len(starts))
         if workers > 1:
             from concurrent.futures import ThreadPoolExecutor
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._runtime import kernel_threads
 from .._validation import (
     check_sample_weight,
     check_scalar,
@@ -121,9 +122,7 @@ def csr_count_split(X, K):
     :func:`~fastgen.kernels.sparse.count_plan`): at least one work item per numba
     thread, prefetches sized to X's rows.  None of it changes the counts, so this may
     follow the thread count."""
-    import numba
-
-    col_blocks = max(1, min(X.shape[1], -(-numba.get_num_threads() // K)))
+    col_blocks = max(1, min(X.shape[1], -(-kernel_threads() // K)))
     return count_plan(X.nnz, X.shape[0], col_blocks)
 
 
