@@ -12,7 +12,7 @@ about two ulps of libm's.
 import numpy as np
 from llvmlite import ir
 from numba import prange, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from ._jit import REASSOC, jit, pjit
 
@@ -161,19 +161,42 @@ def softmax_row(v, e):
 
 
 @jit
+def _sum_rows(S):
+    """Σ_g S[g] of (G, L) slots, in slot order: a new (L,) array."""
+    out = S[0] + 0.0  # 0 + s_0, as a loop started from 0
+    for g in range(1, S.shape[0]):
+        out += S[g]
+    return out
+
+
+def _slot_shaped(total, slots):
+    """``total`` (L,) in the shape of one slot of ``slots``: a float for (G,) slots."""
+    if slots.ndim == 1:
+        return float(total[0])
+    return total.reshape(slots.shape[1:])
+
+
+@overload(_slot_shaped, jit_options={"cache": True})
+def _slot_shaped_numba(total, slots):
+    if slots.ndim == 1:
+        return lambda total, slots: total[0]
+    return lambda total, slots: total.reshape(slots.shape[1:])
+
+
+@jit
 def sum_slots(slots):
     """Σ_g slots[g] over the first axis, in slot order: the epilogue of every
     deterministic parallel reduction (each work item fills its own slot; summing them
     serially in a fixed order makes the result independent of the thread count).
 
-    ``slots`` is (G, …), G ≥ 1; returns a float for (G,) slots, else a new (…) array.
-    A serial function on purpose: inside a ``parallel=True`` kernel numba turns
-    ``slots.sum()`` into a parallel reduction whose order follows the thread count.
+    ``slots`` is C-contiguous (G, …), G ≥ 1; returns a float for (G,) slots, else a new
+    (…) array.  A serial function on purpose: inside a ``parallel=True`` kernel numba
+    turns ``slots.sum()`` into a parallel reduction whose order follows the thread
+    count.  The sum itself runs on the slots flattened to (G, L), so that one compiled
+    loop serves slots of every rank.
     """
-    out = slots[0] + 0.0  # a new array (or a float); 0 + s_0 as the loop started from 0
-    for g in range(1, slots.shape[0]):
-        out += slots[g]
-    return out
+    G = slots.shape[0]
+    return _slot_shaped(_sum_rows(slots.reshape((G, slots.size // G))), slots)
 
 
 @jit(inline="always")
