@@ -284,7 +284,7 @@ def run_family(family: str, dtype: str) -> dict:
 
     import fastgen
 
-    from . import _runtime
+    from . import _runtime, _validation_sparse
     from ._log import on_compile
 
     compiled = []
@@ -299,18 +299,20 @@ def run_family(family: str, dtype: str) -> dict:
             pass
 
     t0 = time.perf_counter()
-    threshold = _runtime.SMALL_WORK
+    thresholds = (_runtime.SMALL_WORK, _validation_sparse._STRUCTURE_KERNEL_NNZ)
     try:
         with warnings.catch_warnings(), on_compile(lambda message: None, log=False), \
                 event.install_listener("numba:compile", _Count()):
             warnings.simplefilter("ignore")
-            # Every call twice: as a small input (the serial twins) and as a large one
-            # (the parallel kernels), whatever the warm-up data's size.
-            for small_work in (1 << 62, 0):
+            # Every call twice, whatever the warm-up data's size: as a small input (the
+            # serial twins, numpy's CSR structure check) and as a large one (the
+            # parallel kernels, the CSR structure kernel).
+            for small_work, structure_nnz in ((1 << 62, 1 << 62), (0, 0)):
                 _runtime.SMALL_WORK = small_work
+                _validation_sparse._STRUCTURE_KERNEL_NNZ = structure_nnz
                 _WARM[family](fastgen, np.dtype(dtype).type)
     finally:
-        _runtime.SMALL_WORK = threshold
+        _runtime.SMALL_WORK, _validation_sparse._STRUCTURE_KERNEL_NNZ = thresholds
     return {"family": family, "dtype": dtype, "seconds": time.perf_counter() - t0,
             "compiled": len(compiled)}
 

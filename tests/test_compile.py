@@ -23,8 +23,9 @@ import fastgen
 ROOT = str(Path(fastgen.__file__).resolve().parent.parent)
 LINE = "fastgen: compiling kernels for "
 
-# Gaussian naive Bayes on typical data (other shapes than the warm-up's), recording the
-# fastgen kernels numba compiles.  argv[1] picks how the program sets up logging.
+# Gaussian naive Bayes on typical data (other shapes than the warm-up's; small inputs,
+# which run the serial twins, and one large enough for the parallel kernels), recording
+# the fastgen kernels numba compiles.  argv[1] picks how the program sets up logging.
 _SCRIPT = r"""
 import json, logging, sys
 import numpy as np
@@ -50,7 +51,8 @@ class Recorder(event.Listener):
 
 event.register("numba:compile", Recorder())
 rng = np.random.default_rng(0)
-for n, d, K, weighted in ((300, 4, 3, False), (2000, 7, 2, True), (500, 24, 6, False)):
+for n, d, K, weighted in ((300, 4, 3, False), (2000, 7, 2, True), (500, 24, 6, False),
+                          (9000, 5, 3, False)):
     y = np.arange(n) % K
     X = rng.standard_normal((n, d)) + y[:, None]
     w = rng.uniform(0.5, 2.0, n) if weighted else None
