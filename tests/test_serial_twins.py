@@ -171,6 +171,16 @@ p = fg.fit_gaussian_nb(X, y3); fg.predict_proba(p, X)
 for fit in (fg.fit_bernoulli_nb, fg.fit_multinomial_nb, fg.fit_complement_nb):
     p = fit(C, y3); fg.predict_proba(p, C); fg.predict(p, C)
 p = fg.fit_categorical_nb(Q, y3); fg.predict_proba(p, Q)
+Cd = C.toarray()
+for fit in (fg.fit_bernoulli_nb, fg.fit_multinomial_nb, fg.fit_complement_nb):
+    p = fit(Cd, y3); fg.predict_proba(p, Cd)
+for model in ("multinomial", "bernoulli", "gaussian"):
+    fg.nb_counts(Cd if model == "gaussian" else C, y3, model)
+parts = [fg.class_moments(X[:250], y3[:250]), fg.class_moments(X[250:], y3[250:])]
+p = fg.gda_from_moments(fg.merge_moments(*parts)); fg.lda_transform(p, X)
+p = fg.fit_gda(X, y3, shrinkage="ledoit-wolf", sample_weight=np.ones(n)); fg.predict(p, X)
+p = fg.fit_logistic(C, y3, l2=1.0); fg.predict_proba(p, C)
+p = fg.fit_logistic(X, y3); fg.logistic_inference(p, X, y3, cov_type="HC1")
 p = fg.fit_logistic(X, y2); fg.logistic_inference(p, X, y2)
 p = fg.fit_logistic(X, y3); fg.predict_proba(p, X)
 p = fg.fit_logistic(X[:, :2], y2, penalty="firth"); fg.logistic_inference(p, X[:, :2], y2)

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._runtime import serial_for_small_inputs
 from .._validation import check_merge_operands, feature_names_of, merged_feature_names
 from .feature_counts import check_binarize, check_binary_counts, discrete_counts, fit_inputs
 from .moments import ClassMoments, class_moments, merge_moments
@@ -155,6 +156,7 @@ def _pad_rows(a, pos, K):
     return out
 
 
+@serial_for_small_inputs(0)
 def nb_counts(X, y, model: str = "multinomial", *, sample_weight=None, binarize=0.0,
               classes=None) -> NBCounts:
     """Mergeable statistics of a naive Bayes model over the rows of one chunk.
