@@ -200,3 +200,36 @@ def test_a_small_first_use_loads_no_parallel_kernel():
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out == {"parallel_loaded": [], "pool_started": False}
+
+
+_UNPICKLED = r"""
+import pickle, sys
+import numpy as np
+from fastgen.kernels._jit import serial_code, serial_twin
+kernel = pickle.loads(sys.stdin.buffer.read())
+X = np.random.default_rng(0).random((50, 3))
+codes = (np.arange(50) % 2).astype(np.int32)
+with serial_code():
+    got = kernel(X, codes, np.empty(0), 2, 1)
+twin = serial_twin(kernel)
+assert twin.py_func.__qualname__ == "moments_pooled_serial", twin
+assert "parallel" not in twin.targetoptions
+print(repr(got[1].tolist()))
+"""
+
+
+def test_a_kernel_unpickled_in_another_process_has_a_twin():
+    # numba rebuilds a pickled dispatcher from its function in the other process
+    # (dask sends kernels that way): the rebuilt one runs serially inside serial_code
+    import pickle
+
+    from fastgen.kernels import moments
+
+    res = subprocess.run([sys.executable, "-W", "error", "-c", _UNPICKLED],
+                         input=pickle.dumps(moments.moments_pooled), cwd=ROOT,
+                         capture_output=True, timeout=600)
+    assert res.returncode == 0, res.stderr.decode()[-3000:]
+    X = np.random.default_rng(0).random((50, 3))
+    codes = (np.arange(50) % 2).astype(np.int32)
+    want = moments.moments_pooled(X, codes, np.empty(0), 2, 1)[1]
+    assert res.stdout.decode().strip() == repr(want.tolist())

@@ -122,6 +122,17 @@ def _kernel(func, options):
     return dispatcher
 
 
+def _options_of(dispatcher):
+    """The decorator options of a fastgen kernel: as given to :func:`jit`, or, for a
+    dispatcher numba rebuilt from a pickle in another process, from its target
+    options."""
+    options = getattr(dispatcher, "_fastgen_options", None)
+    if options is None:
+        options = {k: v for k, v in dispatcher.targetoptions.items() if k != "nopython"}
+        options["cache"] = True
+    return dict(options)
+
+
 def _callees(code):
     """Global names a code object (and the code objects nested in it) reads."""
     names = set(code.co_names)
@@ -140,7 +151,7 @@ def serial_twin(dispatcher):
     if twin is not None:
         return twin
     func = dispatcher.py_func
-    options = dict(dispatcher._fastgen_options)
+    options = _options_of(dispatcher)
     parallel = bool(options.pop("parallel", False))
     swapped = {}
     for name in _callees(func.__code__):
