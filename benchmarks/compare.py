@@ -22,9 +22,9 @@ Usage::
     python benchmarks/plot_scaling.py results/scaling.csv   # -> results/scaling.png
 
 Without ``--threads`` the report is the default table below (the main table of
-``docs/performance.rst``); with it, ``scaling.py`` measures each workload at each thread count (numba's
-``set_num_threads`` and threadpoolctl's ``threadpool_limits`` for every BLAS/OpenMP pool,
-fastgen and scikit-learn alike) with a memory floor (a parallel read of X) for the
+``docs/performance.rst``); with it, ``scaling.py`` measures each workload at each thread
+count (numba's ``set_num_threads`` and threadpoolctl's ``threadpool_limits`` for every
+BLAS/OpenMP pool, fastgen and scikit-learn alike) with a memory floor (a parallel read of X) for the
 memory-bound ones, and writes a markdown table and a CSV (workload,threads,impl,seconds).
 
 Row format

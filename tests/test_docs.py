@@ -301,8 +301,8 @@ def test_docs_digest_follows_the_sources(tmp_path, monkeypatch):
 def test_docs_command_names_a_missing_source_tree(tmp_path):
     """Outside a source checkout (no docs/conf.py beside the package) the command fails
     in one line that says where the sources come from."""
-    from fastgen.cli.errors import CLIError
     from fastgen.cli import docs as docs_cli
+    from fastgen.cli.errors import CLIError
 
     fake = tmp_path / "site-packages" / "fastgen"
     fake.mkdir(parents=True)

@@ -48,7 +48,7 @@ def device_rows(X, y, sample_weight=None):
     device array (float32 stays float32, other real dtypes become float64), the sorted
     labels on the host, int32 class codes on the device and float64 device weights (None
     for unit weights).  X is never copied to the host."""
-    from ._api import device_X, device_labels, device_weights
+    from ._api import device_labels, device_weights, device_X
 
     Xd = device_X(X)
     classes, codes = device_labels(y, Xd.shape[0])

@@ -6,7 +6,8 @@ them concurrently), ``error_model="numpy"`` (division by zero gives inf/nan like
 instead of raising, and keeps loops vectorisable).  No ``fastmath``: it assumes no NaN
 or inf, which breaks ``-inf`` log-probabilities.
 
-Changing the policy for every kernel is a one-line edit here.
+Changing the policy for every kernel is a one-line edit here.  Every parallel kernel
+also gets a serial twin here (:func:`serial_twin`), which fastgen runs for small inputs.
 
 Every kernel module takes its decorator from here, so this module is where numba gets
 configured for the kernels (:func:`fastgen.kernels._setup.configure_numba`: a writable

@@ -160,7 +160,6 @@ def inference_pass_tiles(X, y, w, B, fit_intercept, bounds, tile, want_meat, R_o
     nc = 2 * npair if want_meat else npair
     nq = p * (p + 1) // 2
     store_r = R_out.shape[0] > 0
-    T = tile
     ll_s = np.zeros(G)
     eta_max_slots = np.zeros(G)
     g_s = np.zeros((G, m, p))

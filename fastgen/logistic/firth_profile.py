@@ -172,7 +172,7 @@ def _profile_bound(obj, st_hat, j, side, se, target, sw, tol, max_iter, notes):
             if f > inner.f + floor:
                 notes.append(f"{where} bound: the profile is not monotone: it rises again "
                              f"at {bn:.6g}" + (" above its value at the estimate (l* has "
-                             f"a higher maximum)" if f > st_hat.lstar - target + floor
+                             "a higher maximum)" if f > st_hat.lstar - target + floor
                              else " (several constrained maxima)"))
             inner = pt
         else:

@@ -50,6 +50,7 @@ from .from_counts import (
     nb_from_counts,
 )
 from .gaussian import GaussianNBParams, fit_gaussian_nb
+
 from ..stats.counts import NB_MODELS, NBCounts, merge_counts, nb_counts  # isort: skip
 
 __all__ = [

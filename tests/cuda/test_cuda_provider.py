@@ -118,7 +118,7 @@ def test_launches_keep_numba_low_occupancy_warning_to_themselves():
 
         def __getitem__(self, grid):
             def launch(*args):
-                warnings.warn(self.message, RuntimeWarning)
+                warnings.warn(self.message, RuntimeWarning, stacklevel=2)
             return launch
 
     grid_warning = ("\x1b[1mGrid size 1 will likely result in GPU under-utilization due "

@@ -248,7 +248,7 @@ def test_extreme_weights_are_named(weights, match):
     n = len(y)
     w = {"two 1e308": np.r_[1e308, 1e308, np.ones(n - 2)], "all 1e308": np.full(n, 1e308),
          "all 1e-320": np.full(n, 1e-320), "all 1e-300": np.full(n, 1e-300)}[weights]
-    for name, fit in _fits(X, y, w).items():
+    for fit in _fits(X, y, w).values():
         with pytest.raises(ValueError, match=match):
             fit()
 
