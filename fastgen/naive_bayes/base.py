@@ -41,6 +41,7 @@ from ..stats.feature_counts import (  # the counting pass, shared with fastgen.n
 
 __all__ = [
     "ALPHA_MIN",
+    "handed_over",
     "AlphaClippedWarning",
     "LinearNB",
     "check_alpha",
@@ -54,6 +55,16 @@ __all__ = [
     "score_bounds",
     "weighted_class_count",
 ]
+
+
+def handed_over(a):
+    """A fresh array no one else holds, made read-only, so that the params object keeps
+    it without the defensive copy of
+    :meth:`~fastgen._params.FittedParams._check_arrays`."""
+    if isinstance(a, np.ndarray):
+        a.flags.writeable = False
+    return a
+
 
 ALPHA_MIN = 1e-10
 

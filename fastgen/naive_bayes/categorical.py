@@ -24,6 +24,7 @@ from ..kernels.sparse import csr_categorical_counts, csr_categorical_scores
 from .base import (
     check_alpha,
     fit_inputs,
+    handed_over,
     locate_flat,
     log_priors,
     score_bounds,
@@ -277,7 +278,9 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
         counts = csr_categorical_counts(indptr, indices, data, codes, w, K, offsets, cc)
     else:
         counts = categorical_counts(X, codes, w, K, offsets)
-    return categorical_params(classes, cc, counts, n_cat, offsets, alpha, True, None,
+    # every table here is fresh: the params keep them without copies
+    return categorical_params(classes, handed_over(cc), handed_over(counts),
+                              handed_over(n_cat), handed_over(offsets), alpha, True, None,
                               X.dtype, names)
 
 
@@ -292,8 +295,8 @@ def categorical_params(classes, cc, counts, n_cat, offsets, alpha, fit_prior,
             classes=classes,
             class_count=cc,
             category_count=counts,
-            class_log_prior=log_priors(cc, fit_prior, class_prior, classes),
-            feature_log_prob=flp.astype(dtype),
+            class_log_prior=handed_over(log_priors(cc, fit_prior, class_prior, classes)),
+            feature_log_prob=handed_over(flp.astype(dtype, copy=False)),
             n_categories=n_cat,
             offsets=offsets,
             alpha=alpha,

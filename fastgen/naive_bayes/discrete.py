@@ -34,7 +34,14 @@ from ..stats.feature_counts import (  # the counting pass, shared with fastgen.n
     reject_flagged_value,
     weighted_class_count,
 )
-from .base import LinearNB, check_alpha, check_bool, log_allow_zero, log_priors
+from .base import (
+    LinearNB,
+    check_alpha,
+    check_bool,
+    handed_over,
+    log_allow_zero,
+    log_priors,
+)
 
 __all__ = [
     "BernoulliNBParams",
@@ -61,19 +68,12 @@ def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_na
     of :meth:`~fastgen._params.FittedParams._check_arrays` (two K×d copies per fit);
     ``cc`` and ``fc`` are copied there unless the fit made them.
     """
-    fields = {name: _handed_over(v) for name, v in fields.items()}
+    fields = {name: handed_over(v) for name, v in fields.items()}
     with derived_from_checked_input():  # counts checked by the caller: no value scans
         return cls(classes=classes, class_count=cc, feature_count=fc,
-                   class_log_prior=_handed_over(clp),
-                   feature_log_prob=_handed_over(flp.astype(dtype, copy=False)),
+                   class_log_prior=handed_over(clp),
+                   feature_log_prob=handed_over(flp.astype(dtype, copy=False)),
                    alpha=alpha, feature_names=feature_names, **fields)
-
-
-def _handed_over(a):
-    """A fresh array no one else holds, made read-only (see :func:`_params_from_counts`)."""
-    if isinstance(a, np.ndarray):
-        a.flags.writeable = False
-    return a
 
 
 def _log_table(alpha, n_entries):
@@ -144,7 +144,7 @@ def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):
         reject_flagged_value(X, bad, model)
         tables = (log_a,) if model == "multinomial" else (log_a, log_b)
     # the counts are this fit's own: the params keep them without a copy
-    return classes, _handed_over(cc), _handed_over(fc), binarize, X.dtype, names, tables
+    return classes, handed_over(cc), handed_over(fc), binarize, X.dtype, names, tables
 
 
 @register_params
