@@ -233,3 +233,37 @@ def test_a_kernel_unpickled_in_another_process_has_a_twin():
     codes = (np.arange(50) % 2).astype(np.int32)
     want = moments.moments_pooled(X, codes, np.empty(0), 2, 1)[1]
     assert res.stdout.decode().strip() == repr(want.tolist())
+
+
+_MODULE = '''
+import numpy as np
+from numba import prange
+from fastgen.kernels._jit import pjit
+
+SCALE = 2.0
+
+
+@pjit
+def scaled(x):
+    out = np.empty_like(x)
+    for i in prange(x.shape[0]):
+        out[i] = SCALE * x[i]
+    return out
+'''
+
+
+def test_a_twin_reads_its_module_globals_when_it_compiles(tmp_path, monkeypatch):
+    # like any numba function: a twin made while a global was patched (a test's
+    # monkeypatch) does not keep the patched value for its later compilations
+    import importlib
+
+    (tmp_path / "twin_globals_mod.py").write_text(_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("twin_globals_mod")
+    with monkeypatch.context() as patch:
+        patch.setattr(mod, "SCALE", 3.0)
+        twin = serial_twin(mod.scaled)
+    x = np.arange(4.0)
+    assert np.array_equal(twin(x), 2.0 * x)
+    with serial_code():
+        assert np.array_equal(mod.scaled(x), 2.0 * x)

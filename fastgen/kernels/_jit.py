@@ -164,8 +164,8 @@ def serial_twin(dispatcher):
     if not parallel and not swapped:
         twin = dispatcher
     else:
-        # A copy of the module's namespace, taken now (the module is loaded), with the
-        # callees' twins in place of the callees.
+        # The twin's own namespace: the module's, with the callees' twins in place of
+        # the callees; refreshed from the module whenever the twin compiles.
         namespace = dict(func.__globals__)
         namespace.update(swapped)
         twin_func = types.FunctionType(func.__code__, namespace, func.__name__,
@@ -174,5 +174,21 @@ def serial_twin(dispatcher):
         twin_func.__doc__ = func.__doc__
         twin_func.__kwdefaults__ = func.__kwdefaults__
         twin = njit(**options)(twin_func)
+        twin.__class__ = _TwinDispatcher
+        twin._twin_of = (func.__globals__, frozenset(swapped))
     dispatcher._serial_twin = twin
     return twin
+
+
+class _TwinDispatcher(CPUDispatcher):
+    """A serial twin.  Like any numba function it reads its module's globals when it
+    compiles a signature (not when the twin was made), except the callees it has twins
+    for."""
+
+    def compile(self, sig):
+        module_globals, swapped = self._twin_of
+        namespace = self.py_func.__globals__
+        for name, value in module_globals.items():
+            if name not in swapped:
+                namespace[name] = value
+        return CPUDispatcher.compile(self, sig)
