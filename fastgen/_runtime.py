@@ -213,19 +213,12 @@ def threads_for_work(work):
     from .kernels._jit import in_serial_code, serial_code
 
     small = work < SMALL_WORK
-    if small or in_serial_code():
-        with serial_code(small):
-            if small or not in_forked_openmp_child():
-                yield
-                return
-            with _one_numba_thread():
-                yield
+    forked = not small and in_forked_openmp_child()
+    if not (small or forked or in_serial_code()):
+        yield
         return
-    if in_forked_openmp_child():
-        with _one_numba_thread():
-            yield
-        return
-    yield
+    with serial_code(small), (_one_numba_thread() if forked else contextlib.nullcontext()):
+        yield
 
 
 def kernel_threads() -> int:

@@ -110,7 +110,7 @@ class KernelDispatcher(CPUDispatcher):
 
     def __call__(self, *args, **kwargs):
         if getattr(_mode, "serial", False):
-            twin = self.__dict__.get("_serial_twin") or serial_twin(self)
+            twin = serial_twin(self)
             if twin is not self:
                 return twin(*args, **kwargs)
         return CPUDispatcher.__call__(self, *args, **kwargs)

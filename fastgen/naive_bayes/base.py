@@ -41,13 +41,13 @@ from ..stats.feature_counts import (  # the counting pass, shared with fastgen.n
 
 __all__ = [
     "ALPHA_MIN",
-    "handed_over",
     "AlphaClippedWarning",
     "LinearNB",
     "check_alpha",
     "check_bool",
     "class_feature_counts",
     "fit_inputs",
+    "handed_over",
     "locate_flat",
     "log_allow_zero",
     "log_priors",
