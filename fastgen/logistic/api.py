@@ -32,6 +32,7 @@ from .._validation import (
     feature_names_of,
 )
 from .._warn import warn
+from .centring import centre, column_shift, to_centred, to_user
 from .data import InMemoryData
 from .diagnostics import collinearity_from_gram, separation_of
 from .newton import NewtonResult, newton_solve
@@ -144,6 +145,8 @@ def initial_coefficients(init, classes, d, fit_intercept, codes, w):
         )
     coef = np.asarray(coef, dtype=np.float64)
     icpt = np.asarray(icpt, dtype=np.float64).reshape(-1)
+    if kk == 1 and coef.shape == (d,):
+        coef = coef.reshape(1, d)
     if coef.shape != (kk, d) or icpt.shape != (kk,):
         raise ValueError(
             f"init must have coef of shape ({kk}, {d}) and intercept of shape ({kk},); "
@@ -195,24 +198,26 @@ def params_from_result(result: NewtonResult, objective, spec: ParamsSpec) -> Log
     )
 
 
-def check_collinearity(objective, data, l2, feature_names=None, what="fit_logistic",
+def check_collinearity(gram, data, l2, feature_names=None, what="fit_logistic",
                        confirm=True):
     """After an unpenalised fit: warn with :class:`CollinearityWarning` naming the
     collinear design columns, and return the
     :class:`~fastgen.logistic.diagnostics.Collinearity` (None when full rank or not
     checked).
 
-    Free when the design has full rank: the in-order Cholesky runs on the p × p
-    curvature the solver already holds (the Hessian at the solution, or the Böhning
-    Gram).  A Hessian that looks rank-deficient is confirmed on the design's own Gram
-    X̃ᵀdiag(w/4)X̃ (one more pass over X), since saturated probabilities can drop rows
-    from the Hessian (``confirm=False`` trusts the Hessian).  Skipped for penalised
-    fits (unique anyway) and for binary fits wider than ``BINARY_EXPLICIT_MAX_P`` (no
+    ``gram`` is the objective's ``curvature_gram()`` at the certified point (the
+    :class:`~fastgen.logistic.newton.NewtonResult`'s ``gram``): free when the design has
+    full rank, since the in-order Cholesky runs on the p × p curvature the solver
+    already holds (the Hessian at the solution, or the Böhning Gram).  A Hessian that
+    looks rank-deficient is confirmed on the design's own Gram X̃ᵀdiag(w/4)X̃ (one more
+    pass over X), since saturated probabilities can drop rows from the Hessian
+    (``confirm=False`` trusts the Hessian).  Skipped for penalised fits (unique anyway),
+    for unconverged ones, and for binary fits wider than ``BINARY_EXPLICIT_MAX_P`` (no
     p × p matrix is formed there).
     """
-    if l2 != 0.0:
+    if l2 != 0.0 or gram is None:
         return None
-    G, is_design = objective.curvature_gram()
+    G, is_design = gram
     if G is None:
         return None
     col = collinearity_from_gram(G, data.d, data.fit_intercept, feature_names=feature_names)
@@ -251,7 +256,7 @@ def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights
                           tol=opt.tol, sum_weights=sum_weights, l2=opt.l2,
                           separation=separation, what=what)
     if result.cause != "separation":
-        check_collinearity(obj, data, opt.l2, feature_names, what=what,
+        check_collinearity(result.gram, data, opt.l2, feature_names, what=what,
                            confirm=confirm_collinearity)
     return params_from_result(result, obj, spec)
 
@@ -288,16 +293,20 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     (binary), computed in one fused pass over X, followed by step halving until the
     Armijo condition holds.
 
-    Units.  The unpenalised fit (``l2 = 0``, and Firth's) does not depend on the units
-    of X: multiplying column j by c divides its coefficient by c and leaves the fitted
-    probabilities, the iterations and ``converged`` as they were, for any c for which
-    float64 holds the fit's sums.  Every solve and tolerance is taken in each column's
-    own units (its root-mean-square); where float64 cannot hold the sums of x² in the
-    Hessian (values near 1e154 or beyond, or a column whose root-mean-square is below
-    about 4e-152) the fit raises a ``ValueError`` naming the column.  A ridge penalty
-    ``l2 > 0`` is not unit-free: it shrinks every coefficient alike, so a feature in
-    small units (a large coefficient) is shrunk more than the same feature in large
-    units; standardise the features first for a penalty that treats them alike.
+    Units and offsets.  The fit works in centred coordinates
+    (:mod:`fastgen.logistic.centring`): with an intercept, a column whose mean exceeds
+    its spread (a calendar year, a price) is centred on its weighted mean and the
+    intercept mapped back exactly at the end, and every solve is taken on the Hessian
+    scaled to a unit diagonal.  So the fitted probabilities, ``converged`` and the
+    warnings do not depend on the columns' units or offsets, for any column whose
+    spread float64 still resolves: multiplying column j by c divides its coefficient
+    by c, adding c to it moves only the intercept (by −c·β_j).  Where float64 cannot
+    hold the sums of x² in the Hessian (values near 1e154 or beyond, or a column whose
+    root-mean-square is below about 4e-152) the fit raises a ``ValueError`` naming the
+    column.  A ridge penalty ``l2 > 0`` is applied in the user's units (offsets do not
+    change it, units do): it shrinks every coefficient alike, so a feature in small
+    units (a large coefficient) is shrunk more than the same feature in large units;
+    standardise the features first for a penalty that treats them alike.
 
     Parameters
     ----------
@@ -316,10 +325,13 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     max_iter : int, default 100
         Maximum Newton steps.
     tol : float, default 1e-8
-        Converged when ``max_j |∂f/∂β_j| / (r_j·Σw) ≤ tol`` and the Newton decrement
-        ``½ΔᵀHΔ / Σw ≤ tol``: scikit-learn's newton-cholesky criterion, with each
-        gradient entry in units of its column's root-mean-square r_j (1 for the
-        intercept and for standardised features, where the two criteria agree).
+        Converged when an accurate solve shows the Newton decrement ½gᵀH⁻¹g ≤ tol, in
+        nats of (penalised) log-likelihood: the objective is then within about tol of
+        its minimum, and the coefficients within about √(2·tol) standard errors of the
+        optimum before the certifying step, which is then taken (Newton's quadratic
+        convergence makes the returned point far closer).  Not divided by Σw, so a
+        rare outcome counts as much as a common one; unchanged by the columns' units
+        and offsets (see ``fastgen.logistic.newton``).
     init : LogisticParams or (coef, intercept), optional
         Starting point (default: zero coefficients, intercepts at the log prior odds).
     penalty : None or "firth", default None
@@ -363,31 +375,68 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         If the Hessian, scaled to a unit diagonal, is singular even after jitter
         (collinear features with l2 = 0).
     """
-    if penalty is not None or correction is not None:
-        if penalty != "firth" or l2 != 0:
-            raise ValueError(f"penalty must be None or 'firth' (with l2=0), and correction "
-                             f"needs penalty='firth'; got penalty={penalty!r}, l2={l2!r}, "
-                             f"correction={correction!r}")
-        from .bias_reduction import fit_bias_reduced
-
-        return attach_feature_names(
-            fit_bias_reduced(X, y, correction=correction, fit_intercept=fit_intercept,
-                             sample_weight=sample_weight, max_iter=max_iter, tol=tol,
-                             init=init), feature_names_of(X))
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
+    check_penalty(penalty, correction, opt.l2)
     feature_names = feature_names_of(X)
     names = _feature_names_of(X)
     inp = prepare_inputs(X, y, sample_weight)
-    data = InMemoryData(inp.X, inp.codes, inp.w, opt.fit_intercept)
-    B0 = initial_coefficients(init, inp.classes, data.d, opt.fit_intercept, inp.codes, inp.w)
+    d = inp.X.shape[1]
+    B0 = initial_coefficients(init, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)
+    shift = column_shift(inp.X, inp.w, opt.fit_intercept)
+    Xc = inp.X if shift is None else centre(inp.X, shift)
+    if penalty == "firth":
+        from .bias_reduction import fit_bias_reduced
 
-    def separation():
-        return separation_of(inp.X, inp.codes, inp.w, inp.classes, opt.fit_intercept, names)
+        params = fit_bias_reduced(
+            Xc, inp.classes[inp.codes], correction=correction,
+            fit_intercept=opt.fit_intercept, sample_weight=inp.w if inp.w.shape[0] else None,
+            max_iter=opt.max_iter, tol=opt.tol,
+            init=None if init is None else _centred_init(B0, d, shift))
+    else:
+        if shift is not None:
+            B0 = B0.copy()
+            B0[:, d] = to_centred(B0[:, :d], B0[:, d], shift)
+        data = InMemoryData(Xc, inp.codes, inp.w, opt.fit_intercept)
 
-    params = fit_from_data(
-        data, ParamsSpec(inp.classes, data.d, opt.fit_intercept, opt.l2, inp.X.dtype), B0,
-        opt, sum_weights=inp.sum_weights, separation=separation, feature_names=names)
-    return attach_feature_names(params, feature_names)
+        def separation():
+            return separation_of(Xc, inp.codes, inp.w, inp.classes, opt.fit_intercept,
+                                 names)
+
+        params = fit_from_data(
+            data, ParamsSpec(inp.classes, d, opt.fit_intercept, opt.l2, np.float64), B0,
+            opt, sum_weights=inp.sum_weights, separation=separation, feature_names=names)
+    return attach_feature_names(to_user_params(params, shift, inp.X.dtype), feature_names)
+
+
+def check_penalty(penalty, correction, l2):
+    """``penalty`` None or "firth" (with l2 = 0), ``correction`` only with Firth; a
+    ``ValueError`` naming the arguments otherwise."""
+    if penalty is None and correction is None:
+        return
+    if not (isinstance(penalty, str) and penalty == "firth") or l2 != 0:
+        raise ValueError(f"penalty must be None or 'firth' (with l2=0), and correction "
+                         f"needs penalty='firth'; got penalty={penalty!r}, l2={l2!r}, "
+                         f"correction={correction!r}")
+
+
+def _centred_init(B0, d, shift):
+    """A checked start (K', p) as the (coef, intercept) start of a Firth fit in the
+    centred frame."""
+    coef = B0[:, :d].copy()
+    icpt = B0[:, d].copy() if B0.shape[1] > d else np.zeros(B0.shape[0])
+    return coef, to_centred(coef, icpt, shift)
+
+
+def to_user_params(params, shift, dtype):
+    """``params`` fitted in the centred frame with the intercepts of the user's
+    coordinates (:func:`~fastgen.logistic.centring.to_user`), coefficients in ``dtype``."""
+    coef = np.asarray(params.coef, dtype=np.float64)
+    icpt = to_user(coef, params.intercept, shift) if params.fit_intercept \
+        else np.asarray(params.intercept, dtype=np.float64)
+    if shift is None and params.coef.dtype == dtype:
+        return params
+    return dataclasses.replace(params, coef=np.ascontiguousarray(coef, dtype=dtype),
+                               intercept=np.asarray(icpt, dtype=dtype))
 
 
 @serial_for_small_inputs(1)
@@ -412,9 +461,10 @@ def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
     -------
     LogisticParams
         ``n_iter`` is one more than that of ``params`` (unchanged if the line search
-        found no decrease); ``converged`` tells whether max_j |∂f/∂β_j|/(r_j·Σw) ≤ 1e-8
-        at the new point (``tol`` of :func:`fit_logistic`).  Histories describe this
-        step only.
+        found no decrease); ``converged`` tells whether the step's Newton decrement
+        ½gᵀH⁻¹g was ≤ 1e-8 (the default ``tol`` of :func:`fit_logistic`): the point
+        it started from was certified, and the step only brought it closer.
+        Histories describe this step only.
     """
     if not isinstance(params, LogisticParams):
         raise ValueError(
@@ -431,19 +481,24 @@ def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
             f"y has classes {inp.classes.tolist()} but params were fitted with "
             f"{params.classes.tolist()}; they must match"
         )
-    data = InMemoryData(inp.X, inp.codes, inp.w, opt.fit_intercept)
-    B0 = initial_coefficients(params, inp.classes, data.d, opt.fit_intercept, inp.codes,
-                              inp.w)
+    d = inp.X.shape[1]
+    B0 = initial_coefficients(params, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)
+    shift = column_shift(inp.X, inp.w, opt.fit_intercept)
+    if shift is not None:
+        B0[:, d] = to_centred(B0[:, :d], B0[:, d], shift)
+    data = InMemoryData(inp.X if shift is None else centre(inp.X, shift), inp.codes,
+                        inp.w, opt.fit_intercept)
     obj = make_objective(data, opt.l2, K, explicit=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=1, tol=-1.0,
                               sum_weights=inp.sum_weights, l2=opt.l2, what="irls_step")
     result = dataclasses.replace(result, n_iter=params.n_iter + result.n_iter,
-                                 converged=result.grad_norm_history[-1] <= 1e-8)
+                                 converged=result.decrement <= 1e-8)
     new = params_from_result(
-        result, obj, ParamsSpec(inp.classes, data.d, opt.fit_intercept, opt.l2, inp.X.dtype))
-    return attach_feature_names(new, params.feature_names)
+        result, obj, ParamsSpec(inp.classes, d, opt.fit_intercept, opt.l2, np.float64))
+    return attach_feature_names(to_user_params(new, shift, inp.X.dtype),
+                                params.feature_names)
 
 
 def logistic_loss_grad_hess(X, codes, beta, *, n_classes, fit_intercept=True,

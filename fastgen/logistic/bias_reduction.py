@@ -44,6 +44,7 @@ import scipy.special
 import scipy.stats
 
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
+from .centring import centre, column_shift, to_user
 from .firth import fit_firth
 from .firth_multinomial import fit_firth_multinomial
 from .params import LogisticParams
@@ -237,9 +238,28 @@ def fit_flac(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol=
         log_likelihood=llf)
 
 
-def _firth_of(model, X, y, sample_weight):
-    """The Firth fit a FLIC or FLAC model was corrected from (refitted: deterministic)."""
-    return fit_firth(X, y, fit_intercept=True, sample_weight=sample_weight)
+def _firth_of(Xc, y, sample_weight, shift):
+    """The Firth fit a FLIC or FLAC model was corrected from (refitted: deterministic),
+    on the centred ``Xc``, with the intercept of the user's coordinates."""
+    firth = fit_firth(Xc, y, fit_intercept=True, sample_weight=sample_weight)
+    return dataclasses.replace(
+        firth, intercept=np.asarray(to_user(firth.coef, firth.intercept, shift),
+                                    dtype=firth.intercept.dtype))
+
+
+def _centred_frame(X, w):
+    """``(Xc, shift)``: X in the centred frame of :mod:`fastgen.logistic.centring`
+    (``shift`` None and X itself where no column needs it)."""
+    shift = column_shift(X, w, True)
+    return (X, None) if shift is None else (centre(X, shift), shift)
+
+
+def _centred_beta(model, shift):
+    """(p,) binary coefficients of the centred frame, intercept last."""
+    beta = _beta(model)
+    if shift is not None:
+        beta[-1] += float(beta[:-1] @ shift)
+    return beta
 
 
 def corrected_inference(model, X, y, *, infer, sample_weight=None, cov_type="nonrobust",
@@ -253,14 +273,17 @@ def corrected_inference(model, X, y, *, infer, sample_weight=None, cov_type="non
     names = feature_names
     if names is None and model.feature_names is not None:
         names = model.feature_names
-    firth = _firth_of(model, X, y, sample_weight)
+    Xv, classes, codes, w = _binary_inputs(X, y, sample_weight)
+    Xc, shift = _centred_frame(Xv, w)
+    firth = _firth_of(Xc, y, sample_weight, shift)
     base = infer(firth, X, y, sample_weight=sample_weight, ci=ci, alpha=alpha,
                  feature_names=names)
-    Xv, classes, codes, w = _binary_inputs(X, y, sample_weight)
     if model.solver == "flic":
-        beta = _beta(model)
-        info, pi = _information(Xv, w, beta, True)
-        var0 = float(np.linalg.inv(info)[-1, -1])  # intercept last internally
+        # the information in the centred frame, its inverse mapped to the user's
+        # intercept b = b_c − Σ m_j β_j: var(b) = uᵀ I_c⁻¹ u, u = (−m, 1)
+        info, pi = _information(Xc, w, _centred_beta(model, shift), True)
+        u = np.r_[-shift, 1.0] if shift is not None else np.eye(info.shape[0])[-1]
+        var0 = float(u @ np.linalg.solve(info, u))
         wv = w if w.shape[0] else np.ones(pi.shape[0])
         se_offset = 1.0 / np.sqrt(float(wv @ (pi * (1.0 - pi))))
         b = float(model.intercept[0])
@@ -284,11 +307,15 @@ def corrected_inference(model, X, y, *, infer, sample_weight=None, cov_type="non
             base, params=params, bse=bse, tvalues=tvalues, pvalues=pvalues,
             cov_params=cov, profile_ci=profile, lr_pvalues=lrp, method="FLIC",
             converged=bool(model.converged))
-    # FLAC: the ML fit on the augmented data
-    Xa, ya, wa = _augmented(Xv, codes, w, _hat(Xv, w, _beta(firth), True))
+    # FLAC: the ML fit on the augmented data (fitted in the centred frame)
+    h = _hat(Xc, w, _centred_beta(firth, shift), True)
     d = Xv.shape[1]
-    aug_names = None if names is None else [*names, "flac_indicator"]
+    Xa, ya, wa = _augmented(Xc, codes, w, h)
     beta = ridge_fit(Xa, ya, wa, True, 0.0, _AUGMENTED_TOL).reshape(-1)
+    if shift is not None:
+        beta[-1] -= float(beta[:d] @ shift)
+        Xa = _augmented(Xv, codes, w, h)[0]
+    aug_names = None if names is None else [*names, "flac_indicator"]
     aug = dataclasses.replace(
         firth, coef=beta[:d + 1].reshape(1, -1), intercept=beta[d + 1:d + 2],
         solver="newton-cholesky", feature_names=None)

@@ -197,7 +197,7 @@ def _profile_bound(obj, st_hat, j, side, se, target, sw, tol, max_iter, notes):
 
 @single_thread_blas_call
 def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
-                      tol=1e-10, max_iter=200, names=None, n_classes=2):
+                      tol=1e-10, max_iter=200, names=None, n_classes=2, which=None):
     """Profile-likelihood intervals and likelihood-ratio p-values, binary or
     multinomial (``n_classes > 2``: β flat in the reference layout, the objective
     :class:`~fastgen.logistic.firth_multinomial.MultinomialPenalised`; each of the q
@@ -221,6 +221,8 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
         0.5 for Firth (Jeffreys prior), 0 for the ordinary likelihood.
     names : sequence of str, optional
         The coefficients' names (intercept last), for the warning.
+    which : sequence of int, optional
+        The coefficients to profile (default: all); the others get NaN.
 
     Returns
     -------
@@ -237,11 +239,11 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
     """
     with threads_for(data.X):  # one scope for all the passes (see threads_for_work)
         return _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight,
-                                  tol, max_iter, names, n_classes)
+                                  tol, max_iter, names, n_classes, which)
 
 
 def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol,
-                       max_iter, names, n_classes=2):
+                       max_iter, names, n_classes=2, which=None):
     if n_classes > 2:
         obj = MultinomialPenalised(data, codes, w, penalty_weight, n_classes)
     else:
@@ -253,11 +255,11 @@ def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol
     crit = scipy.stats.chi2.isf(alpha, 1)
     target = st_hat.lstar - 0.5 * crit
     p = beta_hat.shape[0]
-    ci = np.empty((p, 2))
-    lrp = np.empty(p)
+    ci = np.full((p, 2), np.nan)
+    lrp = np.full(p, np.nan)
     se = np.sqrt(np.diag(cov))
     notes = {}
-    for j in range(p):
+    for j in (range(p) if which is None else which):
         nj = notes.setdefault(j, [])
         ci[j, 0] = _profile_bound(obj, st_hat, j, -1, se[j], target, sw, tol, max_iter, nj)
         ci[j, 1] = _profile_bound(obj, st_hat, j, +1, se[j], target, sw, tol, max_iter, nj)

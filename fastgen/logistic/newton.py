@@ -23,16 +23,26 @@ rule (:func:`separation_suspected`):
   longer than ``_FINAL_REL_STEP`` (1e-3) × ‖β‖ (the gradient of a separated fit becomes
   small while its coefficients still march).
 
-Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised objective,
-in the units of the data): converged when ``max_j |∂f/∂β_j| / (r_j·Σw) ≤ tol`` and the
-Newton decrement ``½ΔᵀHΔ / Σw ≤ tol``.  ``r_j`` is column j's root-mean-square, taken
-from the curvature at the start (:meth:`Objective.gradient_scale`; 1 for the intercept
-and for standardised features, where the rule is scikit-learn's).  Both tests are then
-unit-free: rescaling a column by c rescales its gradient and its r_j by c, and leaves
-the decrement unchanged, so a fit stops at the same iterate whatever the units of X.
-The linear solves are unit-free too: :func:`cholesky_solve` factorises the Hessian
-scaled to a unit diagonal, and :func:`pcg` measures residuals in the same units as the
-gradient test.
+Stopping rule: a certificate at return.  The fit is ``converged`` only when an
+accurate solve of the Newton system at the returned point's predecessor shows the
+Newton decrement
+
+    λ²/2 = ½ gᵀH⁻¹g ≤ tol,
+
+in units of the objective (nats of log-likelihood), not divided by Σw.  For a convex
+objective that is close to quadratic there, λ²/2 is the objective's excess over its
+minimum, and the coefficients' distance from the optimum in standard-error units is
+about λ (H⁻¹ is their covariance).  The decrement does not change under any invertible
+linear change of coordinates (units, offsets, the reference class), so neither does the
+stop; and it is a sum, not a mean, so rare events count as much as common ones.  The
+step that certifies is then taken (one evaluation without curvature): Newton's
+quadratic convergence makes the returned point's distance from the optimum about λ²
+instead of λ.  The explicit solvers are exact; a Newton-CG fit first solves loosely, and
+since CG's decrement estimate only grows towards ½gᵀH⁻¹g, an estimate above tol proves
+the point unconverged, and one below it is confirmed by a solve to relative residual
+``_CERT_RTOL``.  The gradient's column scales r_j (:meth:`Objective.gradient_scale`,
+each column's root-mean-square) only measure CG's residuals and the separation signals
+in the columns' own units.
 
 The solver sees the problem only through an :class:`Objective`; it never touches X, so
 the in-memory, CSR and Dask fits share it.  The linear solvers the objectives use for
@@ -54,8 +64,8 @@ from .diagnostics import separation_advice
 from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
-           "direction", "converged_on_loose_check", "is_converged", "separation_suspected",
-           "line_search", "update", "cholesky_solve", "pcg"]
+           "direction", "certified_direction", "is_converged", "separation_suspected",
+           "line_search", "final_step", "update", "cholesky_solve", "pcg"]
 
 #: In-loop trigger of the exact separation test (see the module docstring): this many
 #: steps, the last ``_SUSPECT_ALIGNED`` along β, and some |η| above ``_SUSPECT_ETA``.
@@ -69,17 +79,9 @@ _FINAL_REL_STEP = 1e-3
 _MAX_HALVINGS = 40
 _ARMIJO = 1e-4
 
-#: The convergence check of a Newton-CG fit (:func:`converged_on_loose_check`): CG's
-#: relative residual, and the margin below tol its decrement estimate must reach.
-_CHECK_RTOL = 0.5
-_CHECK_MARGIN = 1e-2
-
-#: End-game accuracy of a Newton-CG step: CG may stop once its residual r = −g − HΔ
-#: (the gradient the quadratic model predicts at β + Δ) has max|r| ≤ this fraction of
-#: tol·Σw, whatever its relative size: a more accurate solve cannot make the next
-#: iterate pass the test sooner; without it the last solve takes about twice the
-#: Hessian-vector products (benchmarks/NOTES.md).
-_END_MARGIN = 0.1
+#: CG's relative residual in the solve that certifies convergence: the decrement it
+#: gives is short of ½gᵀH⁻¹g by about rtol²·κ of it.
+_CERT_RTOL = 1e-6
 
 
 class Objective(Protocol):
@@ -175,6 +177,11 @@ class NewtonResult:
     objective_history, grad_norm_history, step_size_history : ndarray
     separation : SeparationResult or None
         The exact test's answer when it ran (see the module docstring), else None.
+    decrement : float
+        ½gᵀH⁻¹g of the last solve (at the certified point when converged).
+    gram : (ndarray, bool) or None
+        The objective's ``curvature_gram()`` at the certified point (None when not
+        converged), for the rank checks after the fit.
     """
 
     beta: np.ndarray
@@ -186,6 +193,8 @@ class NewtonResult:
     grad_norm_history: np.ndarray
     step_size_history: np.ndarray
     separation: object = None
+    decrement: float = float("nan")
+    gram: object = None
 
     def histories(self) -> dict:
         """The three histories by their LogisticParams field names."""
@@ -267,45 +276,32 @@ def pcg(hessp, precond, g, rtol, maxiter, atol=0.0, scale=1.0):
 # --------------------------------------------------------------------------- the steps
 
 
-def direction(objective, state, rtol=None, tol=None):
+def direction(objective, state, rtol=None):
     """The Newton step Δ and decrement ½ΔᵀHΔ at the current iterate (re-evaluating the
-    curvature there first if the latest evaluation did not keep it); ``rtol`` for CG.
-
-    With ``tol`` (the stopping tolerance) and a gradient that fails the test, CG also
-    stops once its residual predicts max|g/r|/Σw ≤ ``_END_MARGIN``·tol at β + Δ.  Not at
-    a point that passes the gradient test: there the decrement of an accurate solve
-    decides (:func:`is_converged`), and an early stop would underestimate it.
-    """
-    gscaled = state.grad_scaled
+    curvature there first if the latest evaluation did not keep it); ``rtol`` for CG
+    (default: the objective's forcing term)."""
     if not objective.has_curvature():
         state.current = objective.evaluate(state.beta, True)
-    atol = 0.0
-    if rtol is None and tol is not None and gscaled > tol:
-        atol = _END_MARGIN * tol * state.sum_weights
-    return objective.step(state.current.grad, gscaled, rtol, atol)
+    return objective.step(state.current.grad, state.grad_scaled, rtol)
 
 
-def converged_on_loose_check(objective, state, tol):
-    """At a point whose gradient passes the test, whether a loose CG solve (relative
-    residual ``_CHECK_RTOL``) already shows the decrement below ``_CHECK_MARGIN·tol``.
+def certified_direction(objective, state, step, dec, tol):
+    """``(step, dec, certified)``: whether ½gᵀH⁻¹g ≤ ``tol`` at the current iterate,
+    with the step of the solve that decides it.
 
-    CG's decrement estimate only grows towards the exact ½gᵀH⁻¹g, by a factor of at
-    least about 4/κ after one product (κ the preconditioned condition number), so the
-    margin covers κ up to a few hundred.  At a converged point the gradient is orders
-    below tol and the decrement, quadratic in it, far below the margin: the test costs
-    one to three Hessian-vector products instead of the ten or more that the step's
-    usual accuracy √(max|g|/Σw) would take (benchmarks/NOTES.md).  If the loose test
-    fails, the loop solves again at the usual accuracy.
-    """
-    if not getattr(objective, "inexact", False) or state.grad_scaled > tol:
-        return False, None
-    step, dec = direction(objective, state, _CHECK_RTOL)
-    return dec / state.sum_weights <= _CHECK_MARGIN * tol, step
+    An exact solver's decrement decides at once.  A CG decrement estimate is a lower
+    bound of ½gᵀH⁻¹g, so an estimate above tol decides "no"; one at or below tol is
+    confirmed by a solve to relative residual :data:`_CERT_RTOL`."""
+    if dec > tol:
+        return step, dec, False
+    if getattr(objective, "inexact", False):
+        step, dec = direction(objective, state, _CERT_RTOL)
+    return step, dec, dec <= tol
 
 
-def is_converged(state, decrement, tol):
-    """max|∇f| / Σw ≤ tol and ½ΔᵀHΔ / Σw ≤ tol."""
-    return state.grad_scaled <= tol and decrement / state.sum_weights <= tol
+def is_converged(decrement, tol):
+    """The stopping rule: the Newton decrement ½gᵀH⁻¹g of an accurate solve ≤ tol."""
+    return decrement <= tol
 
 
 def separation_suspected(state, l2, step, stopping=False, converged=False):
@@ -348,6 +344,23 @@ def line_search(objective, state, step):
     return None
 
 
+def final_step(objective, state, step):
+    """Take the step that certified convergence: move to β + Δ when the objective there
+    is no larger than at β up to rounding (one evaluation, without curvature); else stay.
+
+    The certified point is within ½gᵀH⁻¹g ≤ tol of the minimum; one more Newton step
+    from it squares its distance from the optimum."""
+    bt = state.beta + step
+    ev = objective.evaluate(bt, False)
+    f = state.current.objective
+    eps = np.finfo(np.float64).eps
+    if np.isfinite(ev.objective) and ev.objective <= f + 64 * eps * abs(f):
+        update(state, step, LineSearchStep(bt, ev, 1.0))
+        return True
+    objective.evaluate(state.beta, False)  # the objective's last point is the iterate
+    return False
+
+
 def update(state, step, accepted):
     """Move to the accepted point, count the step and record it."""
     # Alignment of the step with the iterate: along a separating direction the
@@ -380,7 +393,8 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     max_iter : int
         Maximum steps.
     tol : float
-        Stopping tolerance (see the module docstring); negative never converges.
+        Stopping tolerance on the Newton decrement ½gᵀH⁻¹g, in the objective's units
+        (see the module docstring); negative never converges.
     sum_weights : float
         Σw.
     l2 : float
@@ -408,14 +422,16 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     state.record()
     converged, cause, sep = False, None, None
     checked = separation is None or l2 != 0.0
+    dec = np.inf
+    gram = None
     while True:
-        done, step = converged_on_loose_check(objective, state, tol)
-        if done:
-            converged = True
-            break
-        step, dec = direction(objective, state, tol=tol)
-        if is_converged(state, dec, tol):
-            converged = True
+        step, dec = direction(objective, state)
+        step, dec, converged = certified_direction(objective, state, step, dec, tol)
+        if converged:
+            # the curvature at the certified point, for the rank checks after the fit
+            gram = objective.curvature_gram() if hasattr(objective, "curvature_gram") \
+                else None
+            final_step(objective, state, step)
             break
         if not checked and separation_suspected(state, l2, step):
             checked, sep = True, separation()
@@ -436,19 +452,19 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     if not converged:
         if cause is None:
             cause = "max_iter"
-        _warn_stopped(cause, state, max_iter, tol, sep, what)
+        _warn_stopped(cause, state, max_iter, tol, sep, what, dec)
     return NewtonResult(
         beta=state.beta, loss=state.current.loss, converged=converged, n_iter=state.n_iter,
         cause=None if converged else cause,
         objective_history=np.asarray(state.objective_history, dtype=np.float64),
         grad_norm_history=np.asarray(state.grad_norm_history, dtype=np.float64),
         step_size_history=np.asarray(state.step_size_history, dtype=np.float64),
-        separation=sep,
+        separation=sep, decrement=float(dec), gram=gram,
     )
 
 
-def _warn_stopped(cause, state, max_iter, tol, sep, what):
-    n_iter, gscaled = state.n_iter, state.grad_scaled
+def _warn_stopped(cause, state, max_iter, tol, sep, what, dec):
+    n_iter = state.n_iter
     if cause == "separation":
         inf = sep.infinite_coefficients()
         shown = ", ".join(inf[:10]) + (f", … ({len(inf)} in all)" if len(inf) > 10 else "")
@@ -464,13 +480,12 @@ def _warn_stopped(cause, state, max_iter, tol, sep, what):
     elif cause == "line search":
         msg = (
             f"{what} stopped after {n_iter} iterations: the line search could not "
-            f"decrease the objective (max|gradient|/sum(w) = {gscaled:.3g} > tol = "
-            f"{tol:.3g}, each column's gradient in units of its root-mean-square); tol "
-            f"may be below the attainable precision."
+            f"decrease the objective (Newton decrement ½gᵀH⁻¹g = {dec:.3g} > tol = "
+            f"{tol:.3g}); tol may be below the attainable precision."
         )
     else:
         msg = (
             f"{what} did not converge in max_iter={max_iter} iterations "
-            f"(max|gradient|/sum(w) = {gscaled:.3g}, tol = {tol:.3g}); increase max_iter."
+            f"(Newton decrement ½gᵀH⁻¹g = {dec:.3g}, tol = {tol:.3g}); increase max_iter."
         )
     warn(msg, ConvergenceWarning)

@@ -39,6 +39,7 @@ from .covariance import (
     statsmodels_layout,
     warn_ill_conditioned,
 )
+from ..centring import centre, column_shift, covariance_to_user, to_centred
 from .passes import InferenceData, PassSums, reference_coef
 from .results import LogisticInference
 
@@ -131,10 +132,15 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     )
 
 
-def with_profile(result, model, request, data, sample, names):
+def with_profile(result, model, request, data, sample, names, frames=None):
     """``result`` with profile-likelihood intervals and likelihood-ratio p-values
     (penalised for Firth fits), refitting on the in-memory ``data``; multinomial ones
-    in the layout of ``params``, (p, K−1)."""
+    in the layout of ``params``, (p, K−1).
+
+    ``frames``: ``(model_c, data_c)`` in the centred frame (:mod:`..centring`) when X
+    was centred: the slopes' profiles are taken there (a slope's profile does not
+    depend on the frame), the intercepts' on ``data`` in the user's coordinates, where
+    the intercept is the user's."""
     from ..firth_profile import profile_inference
 
     m, p = request.n_equations, request.p
@@ -144,10 +150,21 @@ def with_profile(result, model, request, data, sample, names):
     labels = [names[i] for i in np.argsort(layout.within)]
     if m > 1:
         labels = [f"{nm} (y={model.classes[k + 1]})" for k in range(m) for nm in labels]
-    profile, lrp = profile_inference(
-        data, sample.codes, sample.w, reference_coef(model).ravel(), cov[back][:, back],
-        request.alpha, 0.5 if request.method == "Firth" else 0.0, names=labels,
-        n_classes=request.n_classes)
+    pw = 0.5 if request.method == "Firth" else 0.0
+
+    def profile_of(mod, dat, which=None):
+        return profile_inference(
+            dat, sample.codes, sample.w, reference_coef(mod).ravel(), cov[back][:, back],
+            request.alpha, pw, names=labels, n_classes=request.n_classes, which=which)
+
+    if frames is None:
+        profile, lrp = profile_of(model, data)
+    else:
+        icpt = [k * p + p - 1 for k in range(m)]  # the intercepts, reference layout
+        slopes = [j for j in range(m * p) if j not in icpt]
+        profile, lrp = profile_of(*frames, slopes)
+        profile_u, lrp_u = profile_of(model, data, icpt)
+        profile[icpt], lrp[icpt] = profile_u[icpt], lrp_u[icpt]
     profile, lrp = profile[layout.order], lrp[layout.order]
     if m > 1:
         profile = profile.reshape(m, p, 2).transpose(1, 0, 2).copy()
@@ -239,23 +256,62 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     names = table_row_names(X, request.n_features, model.fit_intercept,
                         model.feature_names if feature_names is None else feature_names)
     sample = check_sample(model, X, y, sample_weight)
-    data = InferenceData(sample.X, model.fit_intercept)
     groups, n_groups = (group_codes(groups, sample.X.shape[0]) if request.cluster
                         else (None, 0))
-    sums = data.sums(sample.codes, sample.w, reference_coef(model), request.n_classes,
+    # the pass, the rank checks and the covariance in the centred frame, mapped back
+    shift = column_shift(sample.X, sample.w, model.fit_intercept)
+    model_c = model
+    Xc = sample.X
+    if shift is not None:
+        Xc = centre(sample.X, shift)
+        model_c = dataclasses.replace(
+            model, intercept=to_centred(model.coef, model.intercept, shift))
+    data = InferenceData(Xc, model.fit_intercept)
+    sums = data.sums(sample.codes, sample.w, reference_coef(model_c), request.n_classes,
                      request.want_meat, groups, n_groups)
     feats = tuple(names[1:] if model.fit_intercept else names)
 
     def confirm_separation():
         from ..diagnostics import detect_separation
 
-        return detect_separation(sample.X, y, fit_intercept=model.fit_intercept,
+        return detect_separation(Xc, y, fit_intercept=model.fit_intercept,
                                  sample_weight=sample_weight, feature_names=feats)
 
-    result = finish_inference(model, request, sums, names, confirm_separation)
+    result = finish_inference(model_c, request, sums, names, confirm_separation)
+    if shift is not None:
+        result = _to_user(result, model, request, shift)
     if ci == "profile":
-        result = with_profile(result, model, request, data, sample, names)
+        if shift is None:
+            result = with_profile(result, model, request, data, sample, names)
+        else:
+            result = with_profile(result, model, request,
+                                  InferenceData(sample.X, model.fit_intercept), sample,
+                                  names, frames=(model_c, data))
     return result
+
+
+def _to_user(result, model, request, shift):
+    """``result`` of the centred frame with the intercepts of the user's coordinates:
+    covariance T·cov·Tᵀ (:func:`~fastgen.logistic.centring.covariance_to_user`), the
+    intercepts' estimates, errors and tests, and the score (g_j + m_j·g_const)."""
+    K, m, p = request.n_classes, request.n_equations, request.p
+    layout = statsmodels_layout(m, p, model.fit_intercept)
+    cov = covariance_to_user(result.cov_params, shift, m, p)
+    beta = reference_coef(model).ravel()[layout.order]
+    bse = np.sqrt(np.diag(cov))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = beta / bse
+    pv = 2.0 * scipy.stats.norm.sf(np.abs(z))
+
+    def shape(a):
+        return a.reshape(m, p).T.copy() if K > 2 else a
+
+    score = np.asarray(result.extra["score"], dtype=np.float64).reshape(m, p).copy()
+    score[:, :p - 1] += score[:, p - 1:p] * shift  # reference layout: intercept last
+    extra = dict(result.extra, score=score.reshape(result.extra["score"].shape))
+    return dataclasses.replace(result, params=shape(beta), bse=shape(bse),
+                               tvalues=shape(z), pvalues=shape(pv), cov_params=cov,
+                               extra=extra)
 
 
 # --------------------------------------------------------------------------- adapters

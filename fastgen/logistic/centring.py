@@ -1,0 +1,141 @@
+r"""Centred coordinates: the frame every logistic fit and inference works in.
+
+With an intercept, the model η = Σ_j β_j x_j + b is the same model as
+η = Σ_j β_j (x_j − m_j) + b_c with b_c = b + Σ_j m_j β_j, for any shift m.  The slopes
+are the same numbers; only the intercept moves.  In the user's coordinates a column
+whose values sit far from zero compared with their spread (a calendar year, a price, a
+postcode) is nearly parallel to the intercept's column of ones: the Hessian's
+condition number grows like (m_j / s_j)², its entries lose that many digits to
+cancellation, and a stopping test or a rank test taken there answers for the offset,
+not for the data.  In centred coordinates the same problem is as well conditioned as
+the columns' spreads allow, so the answer, the stopping test and every warning no
+longer depend on the offsets.
+
+The rule (:func:`column_shift`): a column is centred on its weighted mean m_j when
+|m_j| exceeds its weighted standard deviation s_j (a constant column included: it
+becomes zero, so a ridge penalty alone pins its coefficient, at 0, exactly where the
+penalised optimum in the user's coordinates puts it).  A column with |m_j| ≤ s_j is
+left as it is: centring could change the conditioning by at most a factor of two
+there, and its results keep their bits.  Without an intercept nothing is centred
+(the shift would change the model).
+
+The fit runs on the centred sample; :func:`to_user` maps the coefficients back exactly
+(b = b_c − Σ_j m_j β_j, the one sum whose rounding is inherent in the user's
+parametrisation), :func:`to_centred` maps a start into the frame, and
+:func:`covariance_to_user` maps a covariance of (const, β) to the user's intercept.
+
+A dense X is centred on a float64 copy (only when some column needs it), a CSR X on a
+CSR copy whose centred columns are stored densely (a sparse column is centred only
+when most of its rows are non-zero: |m| > s needs that).
+
+Imports: ``fastgen._validation`` only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import is_sparse
+
+__all__ = ["column_shift", "centre", "to_user", "to_centred", "covariance_to_user"]
+
+#: Rows per chunk of the dense moment pass (bounds its float64 temporaries).
+_CHUNK_ROWS = 8192
+
+
+def _moments(X, w):
+    """Weighted column means and mean squares (float64, (d,) each) of the rows of
+    positive weight (``w`` empty: unit weights)."""
+    n, d = X.shape
+    wv = w if w.shape[0] else None
+    sw = float(wv.sum()) if wv is not None else float(n)
+    if is_sparse(X):
+        Xc = X.tocsc() if wv is None else sp.csr_matrix(X).multiply(wv[:, None]).tocsc()
+        s1 = np.asarray(Xc.sum(axis=0), dtype=np.float64).ravel()
+        Xsq = sp.csr_matrix(X, copy=True).astype(np.float64)
+        Xsq.data **= 2
+        if wv is not None:
+            Xsq = Xsq.multiply(wv[:, None])
+        s2 = np.asarray(Xsq.sum(axis=0), dtype=np.float64).ravel()
+        return s1 / sw, s2 / sw
+    s1 = np.zeros(d)
+    s2 = np.zeros(d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for r0 in range(0, n, _CHUNK_ROWS):
+            B = np.asarray(X[r0:r0 + _CHUNK_ROWS], dtype=np.float64)
+            if wv is None:
+                s1 += B.sum(axis=0)
+                s2 += np.einsum("ij,ij->j", B, B)
+            else:
+                wc = wv[r0:r0 + _CHUNK_ROWS]
+                s1 += wc @ B
+                s2 += wc @ (B * B)
+    return s1 / sw, s2 / sw
+
+
+def column_shift(X, w, fit_intercept):
+    """The shift m (d,) of the centred frame, or None when no column needs one.
+
+    Column j gets its weighted mean m_j when m_j² > s_j², i.e. 2·m_j² > E_w[x_j²]
+    (its mean exceeds its standard deviation); the others get 0.  None without an
+    intercept, for an empty X, and where no column qualifies.
+    """
+    if not fit_intercept or X.shape[0] == 0 or X.shape[1] == 0:
+        return None
+    mean, msq = _moments(X, w)
+    with np.errstate(over="ignore", invalid="ignore"):
+        need = np.isfinite(mean) & np.isfinite(msq) & (2.0 * mean * mean > msq)
+    if not np.any(need):
+        return None
+    return np.where(need, mean, 0.0)
+
+
+def centre(X, shift):
+    """X − shift as a new array (dense: float64 C order; CSR: the shifted columns stored
+    densely, the others as they were).  X itself is never modified."""
+    if not is_sparse(X):
+        out = np.array(X, dtype=np.float64, order="C")
+        out -= shift
+        return out
+    X = sp.csr_matrix(X)
+    n, d = X.shape
+    cols = np.flatnonzero(shift != 0.0)
+    dense = np.asarray(X[:, cols].toarray(), dtype=np.float64) - shift[cols]
+    keep = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    mask = np.isin(keep.indices, cols)
+    keep.data[mask] = 0.0
+    keep.eliminate_zeros()
+    rows = np.repeat(np.arange(n), cols.shape[0])
+    block = sp.csr_matrix((dense.ravel(), (rows, np.tile(cols, n))), shape=(n, d))
+    out = (keep + block).tocsr()
+    out.sort_indices()
+    return out
+
+
+def to_user(coef, intercept, shift):
+    """Intercepts of the user's coordinates from the centred ones: b = b_c − coef·m,
+    for coef (K', d) and intercept (K',)."""
+    if shift is None:
+        return intercept
+    coef = np.asarray(coef, dtype=np.float64)
+    return np.asarray(intercept, dtype=np.float64) - coef @ shift
+
+
+def to_centred(coef, intercept, shift):
+    """Intercepts of the centred frame from the user's: b_c = b + coef·m."""
+    if shift is None:
+        return intercept
+    coef = np.asarray(coef, dtype=np.float64)
+    return np.asarray(intercept, dtype=np.float64) + coef @ shift
+
+
+def covariance_to_user(cov, shift, m, p):
+    """The covariance (q, q), q = m·p, of statsmodels' layout (per equation: the
+    constant first, then the d slopes) mapped from the centred frame to the user's:
+    T·cov·Tᵀ with b = b_c − Σ_j m_j β_j in every equation."""
+    q = m * p
+    T = np.eye(q)
+    for k in range(m):
+        T[k * p, k * p + 1:(k + 1) * p] = -shift
+    return T @ cov @ T.T
