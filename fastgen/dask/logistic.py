@@ -7,8 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_X
 from ..logistic import LogisticParams, logistic_loss_grad_hess
-from ..logistic.api import ParamsSpec, check_fit_options, fit_from_data, prior_start
+from ..logistic.api import (
+    ParamsSpec,
+    check_fit_options,
+    fit_from_data,
+    prior_start,
+    to_user_params,
+)
+from ..logistic.centring import centre, column_sums, shift_from_sums
 from ..logistic.objectives import BINARY_EXPLICIT_MAX_P
 from .blocks import (
     SPLIT_EVERY,
@@ -28,14 +36,32 @@ __all__ = ["fit_logistic", "DaskLogisticData", "MULTINOMIAL_MAX_KP"]
 MULTINOMIAL_MAX_KP = 4096
 
 
-def block_loss_grad_hess(X, y, w, classes, beta, fit_intercept, hessian):
-    """One block's (loss, gradient, Hessian or None, max |η|); None for an empty block."""
+def block_loss_grad_hess(X, y, w, classes, beta, fit_intercept, hessian, shift=None):
+    """One block's (loss, gradient, Hessian or None, max |η|) in the centred frame of
+    ``shift`` (:mod:`fastgen.logistic.centring`; the block is centred on a copy);
+    None for an empty block."""
     if X.shape[0] == 0:
         return None
+    if shift is not None:
+        X = centre(check_X(X, allow_sparse=True), shift)
     codes = np.searchsorted(classes, np.asarray(y))
     return logistic_loss_grad_hess(X, codes, beta, n_classes=classes.shape[0],
                                    fit_intercept=fit_intercept, sample_weight=w,
                                    hessian=hessian)
+
+
+def block_column_sums(X, y, w):
+    """One block's :func:`fastgen.logistic.centring.column_sums`."""
+    X = check_X(X, allow_sparse=True)
+    w = np.empty(0) if w is None else np.asarray(w, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return column_sums(X, w)
+
+
+def add_column_sums(a, b):
+    """The sums of two blocks' column sums."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return a[0] + b[0], a[1] + b[1], a[2] + b[2]
 
 
 def add_loss_grad_hess(a, b):
@@ -54,11 +80,12 @@ class DaskLogisticData:
 
     supports_hessp = False
 
-    def __init__(self, X, y, w, classes, fit_intercept, split_every):
+    def __init__(self, X, y, w, classes, fit_intercept, split_every, shift=None):
         self.X = X
+        self.shift = shift
         self.blocks = row_blocks(X, y, w)
         self.classes = classes
-        self.d = X.shape[1]
+        self.n, self.d = X.shape
         self.fit_intercept = fit_intercept
         self.p = self.d + (1 if fit_intercept else 0)
         self.split_every = split_every
@@ -66,7 +93,7 @@ class DaskLogisticData:
     def _reduce(self, beta, hessian):
         beta = np.array(beta, dtype=np.float64)
         parts = map_rows(block_loss_grad_hess, self.X, self.blocks, self.classes, beta,
-                         self.fit_intercept, hessian)
+                         self.fit_intercept, hessian, self.shift)
         return tree_reduce(parts, add_loss_grad_hess, self.split_every).compute()
 
     def binary(self, beta, hessian, rows):
@@ -125,7 +152,13 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     K = classes.shape[0]
     if K < 2:
         raise ValueError(f"y has {K} class; logistic regression needs at least 2")
-    data = DaskLogisticData(X, y, w, classes, opt.fit_intercept, split_every)
+    shift = None
+    if opt.fit_intercept:  # one more pass: the centred frame of fastgen.fit_logistic
+        blocks = row_blocks(X, y, w)
+        sums = tree_reduce(map_rows(block_column_sums, X, blocks), add_column_sums,
+                           split_every).compute()
+        shift = shift_from_sums(*sums)
+    data = DaskLogisticData(X, y, w, classes, opt.fit_intercept, split_every, shift)
     p = data.p
     if K == 2 and p > BINARY_EXPLICIT_MAX_P:
         raise ValueError(f"fastgen.dask.fit_logistic forms the explicit Hessian: at most "
@@ -140,7 +173,8 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         return separation_over_blocks(X, y, w, classes, opt.fit_intercept)
 
     dtype = np.float32 if X.dtype == np.float32 else np.float64
-    return fit_from_data(
-        data, ParamsSpec(classes, data.d, opt.fit_intercept, opt.l2, dtype), B0, opt,
+    params = fit_from_data(
+        data, ParamsSpec(classes, data.d, opt.fit_intercept, opt.l2, np.float64), B0, opt,
         sum_weights=float(counts.sum()), separation=separation, explicit=True,
         what="fastgen.dask.fit_logistic", confirm_collinearity=False)
+    return to_user_params(params, shift, dtype)

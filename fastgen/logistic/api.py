@@ -42,7 +42,7 @@ from .params import CollinearityWarning, ConvergenceWarning, LogisticParams
 __all__ = ["fit_logistic", "irls_step", "logistic_loss_grad_hess", "FitOptions",
            "check_fit_options", "FitInputs", "prepare_inputs", "prior_start",
            "initial_coefficients", "ParamsSpec", "params_from_result",
-           "check_collinearity", "fit_from_data"]
+           "check_collinearity", "fit_from_data", "check_penalty", "to_user_params"]
 
 
 # --------------------------------------------------------------------------- assembly
@@ -252,9 +252,11 @@ def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights
     """
     K = spec.classes.shape[0]
     obj = make_objective(data, opt.l2, K, explicit=explicit)
+    n = getattr(data, "n", 0)
     result = newton_solve(obj, beta0[0] if K == 2 else beta0, max_iter=opt.max_iter,
                           tol=opt.tol, sum_weights=sum_weights, l2=opt.l2,
-                          separation=separation, what=what)
+                          separation=separation, what=what,
+                          mean_weight=sum_weights / n if n else 1.0)
     if result.cause != "separation":
         check_collinearity(result.gram, data, opt.l2, feature_names, what=what,
                            confirm=confirm_collinearity)

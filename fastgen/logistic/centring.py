@@ -38,57 +38,64 @@ import scipy.sparse as sp
 
 from .._validation import is_sparse
 
-__all__ = ["column_shift", "centre", "to_user", "to_centred", "covariance_to_user"]
+__all__ = ["column_sums", "shift_from_sums", "column_shift", "centre", "to_user", "to_centred",
+           "covariance_to_user"]
 
 #: Rows per chunk of the dense moment pass (bounds its float64 temporaries).
 _CHUNK_ROWS = 8192
 
 
-def _moments(X, w):
-    """Weighted column means and mean squares (float64, (d,) each) of the rows of
-    positive weight (``w`` empty: unit weights)."""
+def column_sums(X, w):
+    """``(Σw, Σ_i w_i x_i, Σ_i w_i x_i²)`` over the rows of X (dense or CSR; ``w``
+    empty or None: unit weights), float64: the sums :func:`shift_from_sums` decides
+    from, which add up over blocks of rows.  Overflow gives inf (callers hold the
+    floating-point warnings)."""
     n, d = X.shape
-    wv = w if w.shape[0] else None
+    wv = w if w is not None and w.shape[0] else None
     sw = float(wv.sum()) if wv is not None else float(n)
     if is_sparse(X):
-        Xc = X.tocsc() if wv is None else sp.csr_matrix(X).multiply(wv[:, None]).tocsc()
-        s1 = np.asarray(Xc.sum(axis=0), dtype=np.float64).ravel()
-        Xsq = sp.csr_matrix(X, copy=True).astype(np.float64)
-        Xsq.data **= 2
+        X = sp.csr_matrix(X, dtype=np.float64)
+        Xw = X if wv is None else X.multiply(wv[:, None]).tocsr()
+        s1 = np.asarray(Xw.sum(axis=0), dtype=np.float64).ravel()
+        sq = X.copy()
+        sq.data **= 2
         if wv is not None:
-            Xsq = Xsq.multiply(wv[:, None])
-        s2 = np.asarray(Xsq.sum(axis=0), dtype=np.float64).ravel()
-        return s1 / sw, s2 / sw
+            sq = sq.multiply(wv[:, None])
+        s2 = np.asarray(sq.sum(axis=0), dtype=np.float64).ravel()
+        return sw, s1, s2
     s1 = np.zeros(d)
     s2 = np.zeros(d)
-    with np.errstate(over="ignore", invalid="ignore"):
-        for r0 in range(0, n, _CHUNK_ROWS):
-            B = np.asarray(X[r0:r0 + _CHUNK_ROWS], dtype=np.float64)
-            if wv is None:
-                s1 += B.sum(axis=0)
-                s2 += np.einsum("ij,ij->j", B, B)
-            else:
-                wc = wv[r0:r0 + _CHUNK_ROWS]
-                s1 += wc @ B
-                s2 += wc @ (B * B)
-    return s1 / sw, s2 / sw
+    for r0 in range(0, n, _CHUNK_ROWS):
+        B = np.asarray(X[r0:r0 + _CHUNK_ROWS], dtype=np.float64)
+        if wv is None:
+            s1 += B.sum(axis=0)
+            s2 += np.einsum("ij,ij->j", B, B)
+        else:
+            wc = wv[r0:r0 + _CHUNK_ROWS]
+            s1 += wc @ B
+            s2 += wc @ (B * B)
+    return sw, s1, s2
 
 
-def column_shift(X, w, fit_intercept):
-    """The shift m (d,) of the centred frame, or None when no column needs one.
-
-    Column j gets its weighted mean m_j when m_j² > s_j², i.e. 2·m_j² > E_w[x_j²]
-    (its mean exceeds its standard deviation); the others get 0.  None without an
-    intercept, for an empty X, and where no column qualifies.
-    """
-    if not fit_intercept or X.shape[0] == 0 or X.shape[1] == 0:
-        return None
-    mean, msq = _moments(X, w)
-    with np.errstate(over="ignore", invalid="ignore"):
+def shift_from_sums(sw, s1, s2):
+    """The shift of :func:`column_shift` from the sums of :func:`column_sums`: the
+    weighted mean m_j of every column with m_j² > s_j², i.e. 2·m_j² > E_w[x_j²] (its mean
+    exceeds its standard deviation), 0 for the others; None when no column qualifies."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        mean, msq = s1 / sw, s2 / sw
         need = np.isfinite(mean) & np.isfinite(msq) & (2.0 * mean * mean > msq)
     if not np.any(need):
         return None
     return np.where(need, mean, 0.0)
+
+
+def column_shift(X, w, fit_intercept):
+    """The shift m (d,) of the centred frame, or None when no column needs one (see
+    :func:`shift_from_sums`); None without an intercept and for an empty X."""
+    if not fit_intercept or X.shape[0] == 0 or X.shape[1] == 0:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        return shift_from_sums(*column_sums(X, w))
 
 
 def centre(X, shift):

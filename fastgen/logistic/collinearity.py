@@ -125,7 +125,9 @@ def _in_order(G, tol):
 
     p = G.shape[0]
     dg = np.diag(G).copy()
-    live = dg > np.finfo(np.float64).tiny * max(float(dg.max(initial=0.0)), 1.0)
+    # a column is zero only when its own diagonal is: unit-free (each column is scaled
+    # by its own diagonal), so a column in units of 1e-150 is as alive as one in 1e150
+    live = dg >= np.finfo(np.float64).tiny
     s = np.where(live, np.sqrt(np.where(live, dg, 1.0)), 1.0)
     C = G / s[:, None] / s[None, :]
     tol2 = float(tol) ** 2

@@ -382,7 +382,7 @@ def update(state, step, accepted):
 
 
 def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
-                 separation=None, what="fit_logistic") -> NewtonResult:
+                 separation=None, what="fit_logistic", mean_weight=1.0) -> NewtonResult:
     """Minimise ``objective`` from ``beta0`` by damped Newton steps.
 
     Parameters
@@ -405,6 +405,11 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
         most once, when :func:`separation_suspected`.  None: no separation check.
     what : str
         The public function named in warnings.
+    mean_weight : float, default 1
+        Σw / n: the decrement is compared with ``tol·min(1, mean_weight)``, nats per
+        unit-weight row: weights that are scaled down (relative weights, 1e-280 or
+        1/n) certify no sooner than unit weights; frequency weights (≥ 1) count in
+        nats, as their repeated rows would.
 
     Returns
     -------
@@ -424,9 +429,10 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     checked = separation is None or l2 != 0.0
     dec = np.inf
     gram = None
+    dec_tol = tol * min(1.0, float(mean_weight))
     while True:
         step, dec = direction(objective, state)
-        step, dec, converged = certified_direction(objective, state, step, dec, tol)
+        step, dec, converged = certified_direction(objective, state, step, dec, dec_tol)
         if converged:
             # the curvature at the certified point, for the rank checks after the fit
             gram = objective.curvature_gram() if hasattr(objective, "curvature_gram") \

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from .collinearity import collinearity_from_gram
 from .newton import cholesky_solve, pcg
 
 __all__ = ["BINARY_EXPLICIT_MAX_P", "MULTINOMIAL_EXPLICIT_MAX", "BOHNING_FULL_MAX_P",
            "Evaluation", "BinaryObjective", "MultinomialObjective", "make_objective",
-           "column_scales", "scale_error"]
+           "column_scales", "scale_error", "identified_columns"]
 
 _TINY = np.finfo(np.float64).tiny
 
@@ -159,6 +160,22 @@ def column_scales(C, c0, data, start, abs_max=None, w=None, sum_weights=None):
     return np.where(C > 0.0, r, 1.0)
 
 
+def identified_columns(G, data, l2):
+    """The design columns the solves use: None (all of them) when ``l2 > 0`` or the
+    design Gram ``G`` (p × p, X̃ᵀWX̃ up to a factor) has full rank by the rank rule of
+    :data:`~fastgen.logistic.collinearity.COLLINEAR_TOL`; else the indices of the
+    columns kept when they are taken in the order intercept, x_0, x_1, … (the order of
+    the collinearity warning).  A dependent column's coefficient keeps its start: the
+    estimate is not unique along it, and a solve there would chase rounding."""
+    if l2 != 0.0 or G is None:
+        return None
+    d = data.d
+    col = collinearity_from_gram(G, d, data.fit_intercept)
+    if col.full_rank:
+        return None
+    return np.setdiff1d(np.arange(G.shape[0]), np.asarray(col.dependent, dtype=np.int64))
+
+
 def _penalised(loss, g, l2, pen, beta):
     """The objective loss + (l2/2)·Σ pen·β² and its gradient (the loss's alone when
     l2 = 0: β² may overflow where the features are tiny)."""
@@ -204,8 +221,10 @@ class BinaryObjective:
         self.nprod = 0
         self.solver = "newton-cholesky" if explicit else "newton-cg"
         self.scale = None
+        self.keep = None  # the identified columns (identified_columns), None: all
         self._diag = None  # unpenalised diagonal of the curvature at the latest evaluation
         self._start = None
+        self._start_beta = None
 
     def evaluate(self, beta, curvature):
         """Loss, objective and gradient at β (and the curvature there if asked)."""
@@ -223,7 +242,7 @@ class BinaryObjective:
             self.H = None
         ev = Evaluation(loss, f, g, eta_max)
         if self._start is None:
-            self._start = ev
+            self._start, self._start_beta = ev, beta.copy()
         return ev
 
     def _curvature_diagonal(self):
@@ -242,6 +261,15 @@ class BinaryObjective:
             c0 = C[-1] if self.data.fit_intercept else 0.25 * sum_weights
             self.scale = column_scales(C, c0, self.data, self._start,
                                        sum_weights=sum_weights)
+            if self.explicit and self.l2 == 0.0:
+                # the design's rank: the start's curvature is the design Gram up to a
+                # factor where the start has no slopes (the default); else one pass
+                d = self.data.d
+                if not np.any(self._start_beta[:d]) and self.H is not None:
+                    G = self.H
+                else:
+                    G = self.data.binary(np.zeros(self.data.p), True, False)[2]
+                self.keep = identified_columns(G, self.data, self.l2)
         return self.scale
 
     def has_curvature(self):
@@ -266,7 +294,12 @@ class BinaryObjective:
         by default min(½, √gscaled), or max|residual| ≤ ``atol``) and the decrement
         ½xᵀHx."""
         if self.explicit:
-            x = cholesky_solve(self.H, -g, "Hessian")
+            if self.keep is None:
+                x = cholesky_solve(self.H, -g, "Hessian")
+            else:
+                k = self.keep
+                x = np.zeros_like(g)
+                x[k] = cholesky_solve(self.H[np.ix_(k, k)], -g[k], "Hessian")
             return x, 0.5 * float(-g @ x)
         data, s = self.data, self.s
         diag = self._curvature_diagonal() + self.l2 * self.pen
@@ -303,7 +336,9 @@ class MultinomialObjective:
         self._blocks = None
         self._gram = None
         self._H = None  # the unpenalised Hessian at B (explicit), until the next evaluation
+        self.keep = None  # the identified columns (identified_columns), None: all
         self._start = None
+        self._start_B = None
 
     def evaluate(self, B, curvature):
         """Loss, objective and centred gradient at B (P kept for the curvature)."""
@@ -314,7 +349,7 @@ class MultinomialObjective:
         G -= G.mean(axis=0)
         ev = Evaluation(loss, f, G, eta_max)
         if self._start is None:
-            self._start = ev
+            self._start, self._start_B = ev, B.copy()
         return ev
 
     def has_curvature(self):
@@ -328,8 +363,16 @@ class MultinomialObjective:
         ½Σw)."""
         if self.scale is None:
             if self.explicit:
-                C = np.diag(self._unpenalised_hessian_blocks()).copy()
+                blocks = self._unpenalised_hessian_blocks()
+                C = np.diag(blocks).copy()
                 c0 = C[-1] if self.data.fit_intercept else sum_weights * (1 - 1 / self.K)
+                if self.l2 == 0.0:
+                    # Σ_k H_kk is the design Gram up to a factor at a start without
+                    # slopes (the default); else one pass for the Gram
+                    d = self.data.d
+                    G = blocks if not np.any(self._start_B[:, :d]) \
+                        else self.data.binary(np.zeros(self.data.p), True, False)[2]
+                    self.keep = identified_columns(G, self.data, self.l2)
             elif self.data.p <= BOHNING_FULL_MAX_P:
                 self._bohning()
                 C = np.diag(self._gram).copy()
@@ -428,7 +471,14 @@ class MultinomialObjective:
         K, p = self.K, self.data.p
         if self.explicit:
             Hs, D = self.hessian()
-            x = (cholesky_solve(Hs, -G.reshape(-1) / D, "Hessian") / D).reshape(K, p)
+            if self.keep is None:
+                x = (cholesky_solve(Hs, -G.reshape(-1) / D, "Hessian") / D).reshape(K, p)
+            else:  # the identified columns of every class
+                k = (np.arange(K)[:, None] * p + self.keep[None, :]).ravel()
+                x = np.zeros(K * p)
+                x[k] = cholesky_solve(Hs[np.ix_(k, k)], -G.reshape(-1)[k] / D[k],
+                                      "Hessian") / D[k]
+                x = x.reshape(K, p)
             x -= x.mean(axis=0)
             return x, 0.5 * float(-np.vdot(G, x))
         data, P = self.data, self.P

@@ -35,7 +35,7 @@ def ridge_fit(X, codes, w, fit_intercept, l2, tol=1e-8):
     obj = make_objective(data, l2, K)
     sw = float(w.sum()) if w.shape[0] else float(X.shape[0])
     res = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=100, tol=tol,
-                       sum_weights=sw, l2=l2)
+                       sum_weights=sw, l2=l2, mean_weight=sw / max(X.shape[0], 1))
     B = np.array(res.beta, dtype=np.float64)
     if K > 2:
         B -= B.mean(axis=0)

@@ -130,7 +130,7 @@ def test_line_search_rejects_an_ascent_direction_and_takes_a_descent_one():
     assert acc is not None and acc.evaluation.objective < state.current.objective
     f, _, _ = binary_objective(X, y, acc.beta, l2=0.1, w=w)
     assert acc.evaluation.objective == pytest.approx(f, rel=1e-12)
-    assert not is_converged(state, 1.0, 1e-8)
+    assert not is_converged(1.0, 1e-8)
 
 
 def test_separation_stops_unpenalised_fit_on_protocol_data():
@@ -155,31 +155,6 @@ def test_separation_stops_unpenalised_fit_on_protocol_data():
     assert np.all(np.isfinite(res.beta))
 
 
-@pytest.mark.parametrize("K", [2, 4])
-def test_loose_convergence_check_changes_nothing_but_the_cost(monkeypatch, K):
-    """Newton-CG fits test convergence with a loose CG solve first; the iterates and the
-    result are those of the full-accuracy check (whose last solve took most of the
-    products), in fewer Hessian-vector products."""
-    from fastgen.logistic import newton, objectives
-
-    monkeypatch.setattr(objectives, "BINARY_EXPLICIT_MAX_P", 0)  # Newton-CG for both
-    monkeypatch.setattr(objectives, "MULTINOMIAL_EXPLICIT_MAX", 0)
-    rng = np.random.default_rng(K)
-    X = rng.normal(size=(3000, 6))
-    W = rng.normal(size=(6, K))
-    y = np.argmax(X @ W + rng.gumbel(size=(3000, K)), axis=1)
-    kw = dict(l2=1e-3) if K == 2 else {}
-    loose = fastgen.fit_logistic(X, y, **kw)
-    assert loose.solver == "newton-cg"
-    monkeypatch.setattr(newton, "_CHECK_MARGIN", 0.0)  # the loose test never passes
-    full = fastgen.fit_logistic(X, y, **kw)
-    assert loose.converged and full.converged
-    assert loose.n_iter == full.n_iter
-    np.testing.assert_array_equal(loose.coef, full.coef)
-    np.testing.assert_array_equal(loose.intercept, full.intercept)
-    assert loose.n_hessp < full.n_hessp
-
-
 def test_pcg_stops_at_the_absolute_residual():
     """``atol`` bounds max|r| with r = −g − Hx, the residual CG tracks; the stop comes
     after fewer products than a tight relative one."""
@@ -197,25 +172,3 @@ def test_pcg_stops_at_the_absolute_residual():
     assert dec == pytest.approx(0.5 * x @ H @ x, rel=1e-10)
 
 
-@pytest.mark.parametrize("K", [2, 5])
-def test_end_game_solve_passes_the_test_in_fewer_products(monkeypatch, K):
-    """A Newton-CG step whose gradient fails the test stops CG once the model gradient at
-    β + Δ is below ``_END_MARGIN``·tol: the fit converges in the same steps, to the same
-    estimate within tol, with fewer products than solving every step to √(max|g|/Σw)."""
-    from fastgen.logistic import newton, objectives
-
-    monkeypatch.setattr(objectives, "BINARY_EXPLICIT_MAX_P", 0)
-    monkeypatch.setattr(objectives, "MULTINOMIAL_EXPLICIT_MAX", 0)
-    rng = np.random.default_rng({2: 3, 5: 2}[K])  # data whose last solve gains
-    X = rng.normal(size=(20000, 16))
-    W = rng.normal(size=(16, K)) / 4
-    y = np.argmax(X @ W + rng.gumbel(size=(20000, K)), axis=1)
-    end = fastgen.fit_logistic(X, y)
-    monkeypatch.setattr(newton, "_END_MARGIN", 0.0)  # relative residual only
-    full = fastgen.fit_logistic(X, y)
-    assert end.converged and full.converged
-    assert end.grad_norm_history[-1] <= 1e-8 and full.grad_norm_history[-1] <= 1e-8
-    assert end.n_iter == full.n_iter
-    assert end.n_hessp < full.n_hessp
-    scale = float(np.max(np.abs(full.coef)))
-    np.testing.assert_allclose(end.coef, full.coef, rtol=0, atol=1e-6 * scale)
