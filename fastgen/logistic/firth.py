@@ -48,6 +48,7 @@ from .._warn import warn
 from ..kernels import inference as inference_kernels
 from .data import column_abs_max
 from .inference.passes import InferenceData
+from .newton import newton_solve
 from .objectives import Evaluation, check_curvature_diagonal, column_scales
 from .params import ConvergenceWarning, LogisticParams
 from .ridge import ridge_fit
@@ -258,57 +259,150 @@ class _Penalised:
         inference_kernels.firth_packed_products(ZT, a[:, None] * Xt, G)
 
 
-def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
-    """Maximise l* over the coordinates ``free`` (others fixed) from beta0.
+class _LazyEvaluation:
+    """l* at one point as the Newton loop sees it (it minimises f = −l*): ``loss`` = −l,
+    ``objective`` = −l*, ``eta_max``, and ``grad`` = −U* on the free coordinates (0 on
+    the fixed ones), whose score correction (a pass over X) is computed on first use:
+    a trial point the line search rejects costs one pass, not two."""
 
-    Converged when ``max|U*_free| / Σw ≤ tol`` and the Newton step from there would move
-    no coefficient by more than ``tol · (1 + max|β|)``, each coefficient β_j measured
-    in units of 1/r_j and its score in units of r_j (``obj.scale``, the column's
-    root-mean-square), so that neither test nor ``MAX_STEP`` depends on the units of X
-    (on standardised features r_j ≈ 1, logistf's rules): the step is solved before the
-    test, so a converged fit stops without evaluating one more point (two passes over
-    X saved), and a start that is already at the optimum (the polish before profiling,
-    a constrained refit at a nearby bound) costs one evaluation.  Step halving stops
-    once the step is below that size, where l* no longer changes beyond rounding.
+    __slots__ = ("owner", "st", "stand_in", "_grad")
 
-    ``c0``, if given, stands in for Firth's score correction at beta0 in the first step
-    (the subsample fit's, see :func:`_subsample_start`), and, where the objective has
-    ``stale_correction``, in each step after one that moved a coefficient by more than
-    that (column units): such a step is an inexact Newton step, which saves a hat pass.
-    A stand-in never decides convergence; if it finds no ascent, the exact correction
-    is computed and the step solved again.
-    Returns (state, U*, converged, n_iter, history, step sizes).
+    def __init__(self, owner, st, stand_in):
+        self.owner, self.st, self.stand_in, self._grad = owner, st, stand_in, None
+
+    @property
+    def loss(self):
+        return -self.st.llf
+
+    @property
+    def objective(self):
+        return -self.st.lstar
+
+    @property
+    def eta_max(self):
+        return self.st.emax
+
+    @property
+    def approximate(self):
+        """Whether ``grad`` uses a stand-in score correction."""
+        return self.stand_in is not None
+
+    @property
+    def grad(self):
+        if self._grad is None:
+            self._grad = self.owner.gradient_of(self)
+        return self._grad
+
+
+class PenalisedObjective:
+    """A penalised likelihood l* (binary :class:`_Penalised` or
+    :class:`~fastgen.logistic.firth_multinomial.MultinomialPenalised`) as an objective
+    of :func:`~fastgen.logistic.newton.newton_solve`, over the coordinates ``free``
+    (the others stay at their start: the profile's constrained fits, FLIC's intercept).
+
+    Firth's needs are this objective's policies, the loop is the solver's:
+
+    * the Newton matrix is the Fisher information I (Fisher scoring) until the steps
+      show it converging slowly (``_SLOW_RATE``), then l*'s own Hessian (``curved``);
+    * :meth:`limit_step` caps a step at ``MAX_STEP`` in the columns' units (logistf's
+      ``maxstep``);
+    * a stand-in score correction (``c0``: the subsample's at the start, and the last
+      exact one while steps are longer than the objective's ``stale_correction``) saves
+      a hat pass per step; it never certifies convergence nor ends a line search
+      (:meth:`make_exact`).
     """
-    beta = np.array(beta0, dtype=np.float64)
-    st = obj.evaluate(beta)
-    exact = c0 is None or obj.pw == 0.0
-    U = obj.modified_score(st) if exact else st.score + 2.0 * obj.pw * c0
-    hist = [-st.lstar]
-    steps = []
-    converged = False
-    n_iter = 0
-    flat_steps = 0
-    g_prev = None  # max|U*_free|/Σw at the previous iterate (exact correction only)
-    slow = 0
-    for _ in range(max_iter + 1):
-        Uf = U[free]
-        rf = obj.scale[free]
-        gmax = float(np.max(np.abs(Uf / rf))) / sw if Uf.size else 0.0
-        if gmax == 0.0:
-            converged = True
-            break
-        if exact and g_prev is not None and not obj.curved:
-            slow = slow + 1 if gmax > _SLOW_RATE * g_prev else 0
-            obj.slow = obj.slow or slow >= _SLOW_STEPS
-            obj.curved = slow >= _SLOW_STEPS and obj.can_curve()
+
+    inexact = False
+
+    def __init__(self, obj, free, c0=None, tol=0.0):
+        self.obj = obj
+        self.tol = float(tol)
+        self._dec_prev = None  # the Fisher decrement at the previous exact step
+        self.free = np.asarray(free, dtype=np.int64)
+        self.solver = "firth"
+        self.nprod = 0
+        self._stand_in = c0  # the correction to use at the next evaluation, if any
+        self._anchor = None  # (β, c) of the latest exact correction
+        self._last_at = None  # β of the latest evaluation whose gradient was taken
+        self._latest = None
+        self._g_prev = None  # max|U*_free / r|/Σw at the previous exact step
+        self._prev_at = None
+        self._slow = 0
+        self.sw = float(obj.w.sum()) if obj.w.shape[0] else float(obj.data.n)
+
+    # -- the solver's protocol
+    def evaluate(self, beta, curvature=False):
+        st = self.obj.evaluate(np.array(beta, dtype=np.float64))
+        stand_in = self._stand_in
+        self._stand_in = None
+        stale = getattr(self.obj, "stale_correction", None)
+        if (stand_in is None and stale is not None and self._anchor is not None
+                and self._last_at is not None):
+            # a long step from the last iterate: keep the last exact correction
+            if float(np.max(np.abs((st.beta - self._last_at) * self.obj.scale))) > stale:
+                stand_in = self._anchor[1]
+        ev = _LazyEvaluation(self, st, stand_in)
+        self._latest = ev
+        return ev
+
+    def gradient_of(self, ev):
+        """−U* of an evaluation (exact, or with its stand-in correction), 0 on the
+        fixed coordinates."""
+        obj, st = self.obj, ev.st
+        self._last_at = st.beta  # gradients are taken at the iterates
+        if ev.stand_in is None or obj.pw == 0.0:
+            U = obj.modified_score(st)
+            if obj.pw > 0.0:
+                self._anchor = (st.beta.copy(), st.c)
+        else:
+            U = st.score + 2.0 * obj.pw * ev.stand_in
+        g = np.zeros_like(U)
+        g[self.free] = -U[self.free]
+        return g
+
+    def has_curvature(self):
+        return True
+
+    def gradient_scale(self, sum_weights):
+        return self.obj.scale
+
+    def make_exact(self):
+        """Whether the latest evaluation used a stand-in correction; if so it gets the
+        exact one (its gradient is recomputed on next use)."""
+        ev = self._latest
+        if ev is None or ev.stand_in is None:
+            return False
+        ev.stand_in, ev._grad = None, None
+        return True
+
+    def step(self, g, gscaled, rtol=None, atol=0.0):
+        """Δ on the free coordinates from I Δ = U* (or l*'s Hessian once Fisher scoring
+        proved slow), and ½U*ᵀΔ."""
+        obj, free, ev = self.obj, self.free, self._latest
+        st = ev.st
+        x = np.zeros_like(g)
+        if free.size == 0:
+            return x, 0.0
+        Uf = -g[free]
+        exact = ev.stand_in is None
+        new_point = exact and self._prev_at is not st
+        if new_point:
+            gmax = float(np.max(np.abs(Uf / obj.scale[free]))) / self.sw
+            if self._g_prev is not None and not obj.curved:
+                self._slow = self._slow + 1 if gmax > _SLOW_RATE * self._g_prev else 0
+                obj.slow = obj.slow or self._slow >= _SLOW_STEPS
+                obj.curved = self._slow >= _SLOW_STEPS and obj.can_curve()
+            self._g_prev, self._prev_at = gmax, st
         delta = None
         if obj.curved and exact:
             J = obj.curvature(st)[np.ix_(free, free)]
             try:
                 delta = scipy.linalg.cho_solve(scipy.linalg.cho_factor(J, lower=True),
                                                Uf, check_finite=False)
+                x[free] = delta
+                return x, max(0.5 * float(Uf @ delta), 0.0)
             except np.linalg.LinAlgError:
-                pass  # l* not concave here: Fisher scoring's step, as before
+                pass  # l* not concave here: Fisher scoring's step
         if delta is None:
             Hff = st.H[np.ix_(free, free)]
             try:
@@ -316,58 +410,61 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
                                                Uf, check_finite=False)
             except np.linalg.LinAlgError:
                 delta = np.linalg.lstsq(Hff, Uf, rcond=None)[0]
-        big = float(np.max(np.abs(delta * rf)))
-        small = tol * (1.0 + float(np.max(np.abs(st.beta * obj.scale))))
-        # l* gains about ½U*ᵀΔ along a full Newton step; below l*'s rounding level the
-        # comparison is noise, so the full step is taken if l* is flat to rounding (at
-        # most twice in a row: then the optimum is reached to rounding, where a nearly
-        # flat direction can keep the step itself above ``small``).
-        flat = _FLAT_ULPS * np.finfo(np.float64).eps * abs(st.lstar)
-        at_rounding = exact and 0.5 * float(Uf @ delta) <= flat
-        if exact and gmax <= tol and (big <= small or (at_rounding and flat_steps >= 2)):
-            converged = True
-            break
-        if n_iter == max_iter:
-            break
-        if big > MAX_STEP:
-            delta *= MAX_STEP / big
-            big = MAX_STEP
-        tiny = at_rounding and flat_steps < 2
-        t = 1.0
-        accepted = None
-        for _ in range(_MAX_HALVINGS):
-            bt = st.beta.copy()
-            bt[free] += t * delta
-            stt = obj.evaluate(bt)
-            if np.isfinite(stt.lstar) and stt.lstar >= st.lstar:
-                accepted = stt
-                flat_steps = flat_steps + 1 if at_rounding else 0
-                break
-            if tiny and np.isfinite(stt.lstar) and stt.lstar >= st.lstar - flat:
-                accepted = stt
-                flat_steps += 1
-                break
-            t *= 0.5
-            if t * big <= small or tiny:
-                break
-        if accepted is None:
-            if not exact:  # the stand-in correction misled: solve again with the exact one
-                U = obj.modified_score(st)
-                exact = True
-                continue
-            # no ascent along the Newton direction: at the optimum to rounding
-            converged = gmax <= np.sqrt(tol)
-            break
-        n_iter += 1
-        g_prev = gmax if exact else None
-        c0 = st.c if exact else c0  # the correction this step was solved with
-        st = accepted
-        # an objective may keep that correction as the stand-in while steps are long
-        exact = not (c0 is not None and t * big > getattr(obj, "stale_correction", np.inf))
-        U = obj.modified_score(st) if exact else st.score + 2.0 * obj.pw * c0
-        hist.append(-st.lstar)
-        steps.append(t)
-    return st, U, converged, n_iter, hist, steps
+        x[free] = delta
+        return x, self._fisher_decrement(max(0.5 * float(Uf @ delta), 0.0), new_point)
+
+    def _fisher_decrement(self, dec, new_point):
+        """The decrement a Fisher-scoring step certifies with.
+
+        Fisher scoring converges linearly, at the rate ρ of I − I⁻¹J (J = −∇²l*), which
+        the ratio of successive Fisher decrements estimates (ρ² ≈ δ_k/δ_{k−1}).  Its
+        decrement δ_F = ½U*ᵀI⁻¹U* is about (1 − ρ) times l*'s own ½U*ᵀJ⁻¹U*, and the
+        step it takes leaves ρ² of that.  So the step certifies with δ_F/(1 − ρ), made
+        large enough that the certified point, after its step, is within tol² as a
+        Newton step would leave it: ``δ_F/(1 − ρ)·max(1, ρ²/tol)``."""
+        if not new_point:
+            return dec
+        prev, self._dec_prev = self._dec_prev, dec
+        if not prev or not np.isfinite(prev) or prev <= 0.0:
+            return dec
+        rho2 = min(dec / prev, 0.98)
+        est = dec / (1.0 - np.sqrt(rho2))
+        return est * max(1.0, rho2 / self.tol) if self.tol > 0 else est
+
+    def limit_step(self, step):
+        """The step scaled so that no coefficient moves by more than ``MAX_STEP`` in
+        its column's units."""
+        big = float(np.max(np.abs(step * self.obj.scale), initial=0.0))
+        return step * (MAX_STEP / big) if big > MAX_STEP else step
+
+    # -- the state at the end
+    def state(self):
+        """The latest evaluation's state and its exact modified score U* (every
+        coordinate, the fixed ones too: the profile's slope)."""
+        ev, obj = self._latest, self.obj
+        st = ev.st
+        if obj.pw == 0.0:
+            return st, st.score
+        if ev.stand_in is None and ev._grad is not None and st.c is not None:
+            return st, st.score + 2.0 * obj.pw * st.c
+        return st, obj.modified_score(st)
+
+
+def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
+    """Maximise l* over the coordinates ``free`` (others fixed) from beta0, by
+    :func:`~fastgen.logistic.newton.newton_solve` on :class:`PenalisedObjective`:
+    converged when the Newton decrement ½U*ᵀΔ ≤ tol (per unit of mean weight below 1),
+    the certifying step then taken.  ``c0`` stands in for Firth's score correction at
+    beta0 (the subsample fit's, see :func:`_subsample_start`).
+    Returns (state, U*, converged, n_iter, history of −l*, step sizes)."""
+    target = PenalisedObjective(obj, free, c0, tol)
+    n = obj.data.n
+    res = newton_solve(target, np.array(beta0, dtype=np.float64), max_iter=max_iter,
+                       tol=tol, sum_weights=sw, l2=1.0, quiet=True,
+                       mean_weight=sw / n if n else 1.0)
+    st, U = target.state()
+    return (st, U, res.converged, res.n_iter, list(res.objective_history),
+            list(res.step_size_history))
 
 
 def firth_null_loglik(counts, penalty_weight=0.5):

@@ -382,7 +382,8 @@ def update(state, step, accepted):
 
 
 def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
-                 separation=None, what="fit_logistic", mean_weight=1.0) -> NewtonResult:
+                 separation=None, what="fit_logistic", mean_weight=1.0,
+                 quiet=False) -> NewtonResult:
     """Minimise ``objective`` from ``beta0`` by damped Newton steps.
 
     Parameters
@@ -410,6 +411,15 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
         unit-weight row: weights that are scaled down (relative weights, 1e-280 or
         1/n) certify no sooner than unit weights; frequency weights (≥ 1) count in
         nats, as their repeated rows would.
+    quiet : bool, default False
+        No warning when it stops unconverged (for fits inside other fits, whose caller
+        reads ``converged``).
+
+    Objective policies, each optional (``PenalisedObjective`` of Firth's fits has
+    them): ``limit_step(step)`` caps a step before its line search; ``make_exact()``
+    says whether the latest evaluation's gradient was an approximation (an evaluation
+    marks one with ``approximate``) and replaces it by the exact one, which alone may
+    certify convergence or end a failed line search.
 
     Returns
     -------
@@ -430,9 +440,13 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     dec = np.inf
     gram = None
     dec_tol = tol * min(1.0, float(mean_weight))
+    make_exact = getattr(objective, "make_exact", None)
+    limit_step = getattr(objective, "limit_step", None)
     while True:
         step, dec = direction(objective, state)
         step, dec, converged = certified_direction(objective, state, step, dec, dec_tol)
+        if converged and make_exact is not None and make_exact():
+            continue  # an approximate gradient never certifies: solve again, exactly
         if converged:
             # the curvature at the certified point, for the rank checks after the fit
             gram = objective.curvature_gram() if hasattr(objective, "curvature_gram") \
@@ -445,9 +459,15 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
                 break
         if state.n_iter >= max_iter:
             break
-        accepted = line_search(objective, state, step)
+        accepted = line_search(objective, state,
+                               step if limit_step is None else limit_step(step))
         if accepted is None:
-            objective.evaluate(state.beta, True)  # restore the curvature at the iterate
+            approximate = getattr(state.current, "approximate", False)
+            current = objective.evaluate(state.beta, True)  # the curvature at the iterate
+            if approximate and make_exact is not None:
+                make_exact()
+                state.current = current
+                continue  # the approximate gradient misled: solve again, exactly
             cause = "line search"
             break
         update(state, step, accepted)
@@ -458,7 +478,8 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     if not converged:
         if cause is None:
             cause = "max_iter"
-        _warn_stopped(cause, state, max_iter, tol, sep, what, dec)
+        if not quiet:
+            _warn_stopped(cause, state, max_iter, tol, sep, what, dec)
     return NewtonResult(
         beta=state.beta, loss=state.current.loss, converged=converged, n_iter=state.n_iter,
         cause=None if converged else cause,
