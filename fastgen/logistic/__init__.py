@@ -28,11 +28,12 @@ convergence check → record the iteration.
   with the forcing term ``min(0.5, √(max|g|/Σw))`` (inexact Newton).  The crossover
   between the two is discussed at ``MULTINOMIAL_EXPLICIT_MAX``.
 
-Stopping rule (scikit-learn's newton-cholesky rule on the weight-normalised objective,
-in each column's units): converged when ``max_j |∂f/∂β_j| / (r_j·Σw) ≤ tol``, r_j the
-root-mean-square of column j (1 for the intercept), and the Newton decrement
-``½ΔᵀHΔ / Σw ≤ tol``.  Every solve and tolerance is in these units, so an unpenalised
-fit does not depend on the units of X (see ``newton`` and ``objectives``).
+Stopping rule: a certificate.  Converged only when an accurate solve shows the Newton
+decrement ½gᵀH⁻¹g ≤ tol (nats; per unit of mean weight where that is below 1), after
+which the certifying step is taken (see ``newton``).  Fits and inference run in the
+centred frame of ``centring`` (columns whose mean exceeds their spread are centred,
+the intercept mapped back), and every solve on the Hessian scaled to a unit diagonal,
+so neither the answer nor the stop depends on the units or offsets of X.
 
 Modules, each importing only those above it in this list (plus ``fastgen._params``,
 ``fastgen._validation``, ``fastgen._runtime`` and the kernels):

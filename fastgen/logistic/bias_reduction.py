@@ -45,8 +45,9 @@ import scipy.stats
 
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from .centring import centre, column_shift, to_user
-from .firth import fit_firth
+from .firth import _newton, _Penalised, fit_firth
 from .firth_multinomial import fit_firth_multinomial
+from .inference.passes import InferenceData
 from .params import LogisticParams
 from .ridge import ridge_fit
 
@@ -54,6 +55,10 @@ __all__ = ["fit_bias_reduced", "fit_flic", "fit_flac", "corrected_inference",
            "CORRECTIONS"]
 
 CORRECTIONS = (None, "flic", "flac")
+
+#: Tolerance (Newton decrement) of FLIC's intercept refit: its score equation, the
+#: mean predicted probability equal to the event rate, holds to rounding.
+_OFFSET_INTERCEPT_TOL = 1e-20
 
 #: Tolerance of FLAC's fit on the augmented data: its mean predicted probability equals
 #: the event rate only at the optimum (the intercept's and g's score equations).
@@ -139,38 +144,6 @@ def _hat(X, w, beta, fit_intercept):
     return h
 
 
-def _offset_intercept(offset, y, w):
-    """The ML intercept b of the model with ``offset``: Σ w (y − σ(b + offset)) = 0,
-    by Newton's method on this concave one-dimensional problem, bracketed."""
-    wv = w if w.shape[0] else np.ones(y.shape[0])
-    events = float(wv @ y)
-    total = float(wv.sum())
-
-    def score(b):
-        pi = scipy.special.expit(b + offset)
-        return events - float(wv @ pi), float(wv @ (pi * scipy.special.expit(-b - offset)))
-
-    rate = events / total
-    b = float(np.log(rate) - np.log1p(-rate) - np.average(offset, weights=wv))
-    lo, hi = -np.inf, np.inf
-    for _ in range(200):
-        s, curv = score(b)
-        if s > 0:
-            lo = b
-        else:
-            hi = b
-        if abs(s) <= 1e-14 * total:
-            break
-        step = s / curv if curv > 0 else np.sign(s)
-        nb = b + step
-        if not lo < nb < hi:
-            nb = 0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else b + np.sign(s)
-        if nb == b:
-            break
-        b = nb
-    return b
-
-
 def _binary_inputs(X, y, sample_weight):
     X = check_X(X, allow_sparse=True)
     classes, codes = check_y(y, X.shape[0], min_classes=2)
@@ -186,16 +159,14 @@ def fit_flic(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol=
     firth = fit_firth(X, y, fit_intercept=fit_intercept, sample_weight=sample_weight,
                       max_iter=max_iter, tol=tol, init=init)
     X, classes, codes, w = _binary_inputs(X, y, sample_weight)
-    coef = np.asarray(firth.coef[0], dtype=np.float64)
-    offset = np.asarray(X @ coef, dtype=np.float64).ravel()
-    yv = codes.astype(np.float64)
-    b = _offset_intercept(offset, yv, w)
-    eta = offset + b
-    wv = w if w.shape[0] else np.ones(yv.shape[0])
-    llf = float(wv @ (yv * eta - np.logaddexp(0.0, eta)))
+    # the ordinary likelihood over the intercept alone, the slopes fixed at Firth's
+    data = InferenceData(X, True)
+    sw = float(w.sum()) if w.shape[0] else float(X.shape[0])
+    st = _newton(_Penalised(data, np.ascontiguousarray(codes, dtype=np.int32), w, 0.0),
+                 _beta(firth), [data.p - 1], 200, _OFFSET_INTERCEPT_TOL, sw)[0]
     return dataclasses.replace(
-        firth, intercept=np.array([b], dtype=firth.intercept.dtype), solver="flic",
-        log_likelihood=llf)
+        firth, intercept=np.array([st.beta[-1]], dtype=firth.intercept.dtype),
+        solver="flic", log_likelihood=float(st.llf))
 
 
 def _augmented(X, codes, w, h):

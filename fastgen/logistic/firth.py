@@ -557,7 +557,8 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
     beta0 = _initial(init, classes, data.d, fit_intercept, codes, w)
     c0 = None
     if init is None:
-        beta0, c0 = _subsample_start(X, codes, w, fit_intercept, beta0, max_iter)
+        beta0, c0 = subsample_start(X, codes, w, fit_intercept, beta0, max_iter,
+                                    lambda *a: _Penalised(*a, 0.5), 2)
     obj = _Penalised(data, codes, w, 0.5)
     free = np.arange(data.p)
     run = _newton(obj, beta0, free, max_iter, tol, sw, c0)
@@ -664,11 +665,12 @@ def _distinct(lstar):
     return 1e-8 * max(1.0, abs(lstar))
 
 
-def _subsample_start(X, codes, w, fit_intercept, beta0, max_iter):
+def subsample_start(X, codes, w, fit_intercept, beta0, max_iter, penalised, n_classes):
     """The Firth estimate on every ``WARM_START_STRIDE``-th row, as a starting point,
     and the subsample's score correction there (``(beta0, None)`` when the data are too
     small, the subsample lacks a class, or its fit fails, e.g. a column constant on the
-    subsample).
+    subsample); ``penalised(data, codes, w)`` builds the objective (binary or
+    multinomial) on the subsample.
 
     The correction ``c = Σ_i h_i (½ − π_i) x̃_i`` is of order p whatever the number of
     rows (the leverages h_i sum to p), and the subsample's estimates the full data's at
@@ -676,20 +678,21 @@ def _subsample_start(X, codes, w, fit_intercept, beta0, max_iter):
     step, whose error is dominated by the start's distance from the optimum anyway
     (see :func:`_newton`'s ``c0``)."""
     n = X.shape[0]
-    p = beta0.shape[0]
+    p = X.shape[1] + (1 if fit_intercept else 0)  # rows per coefficient of one equation
     k = WARM_START_STRIDE
     if n // k < WARM_START_ROWS_PER_COEF * p:
         return beta0, None
     rows = slice(0, n, k)
     cs = np.ascontiguousarray(codes[rows])
-    if np.unique(cs).shape[0] < 2:
+    if np.unique(cs).shape[0] < n_classes:
         return beta0, None
     Xs = X[rows] if is_sparse(X) else np.ascontiguousarray(X[rows])
     ws = np.ascontiguousarray(w[rows]) if w.shape[0] else w
     sws = float(ws.sum()) if ws.shape[0] else float(cs.shape[0])
-    obj = _Penalised(InferenceData(Xs, fit_intercept), cs, ws, 0.5)
+    obj = penalised(InferenceData(Xs, fit_intercept), cs, ws)
     try:
-        st, _, _, _, _, _ = _newton(obj, beta0, np.arange(p), max_iter, _WARM_START_TOL, sws)
+        st, _, _, _, _, _ = _newton(obj, beta0, np.arange(beta0.shape[0]), max_iter,
+                                    _WARM_START_TOL, sws)
     except np.linalg.LinAlgError:
         return beta0, None
     if not (np.all(np.isfinite(st.beta)) and st.c is not None and np.all(np.isfinite(st.c))):

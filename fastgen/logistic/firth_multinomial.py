@@ -41,16 +41,14 @@ import numpy as np
 import scipy.linalg
 
 from .._runtime import kernel_threads, threads_for_work
-from .._validation import check_sample_weight, check_X, check_y, is_sparse
+from .._validation import check_sample_weight, check_X, check_y
 from .firth import (
-    _WARM_START_TOL,
     MULTI_START_ETA,
-    WARM_START_ROWS_PER_COEF,
-    WARM_START_STRIDE,
     _best_of_starts,
     _column_scales,
     _newton,
     _penalised_state,
+    subsample_start,
 )
 from .inference.passes import InferenceData
 from .objectives import check_curvature_diagonal
@@ -206,34 +204,6 @@ def _prior_start(codes, w, K, d, fit_intercept):
     return B.ravel()
 
 
-def _subsample_start(X, codes, w, K, fit_intercept, beta0, max_iter):
-    """The fit on every ``WARM_START_STRIDE``-th row and its score correction there, as
-    the binary fit's :func:`fastgen.logistic.firth._subsample_start` (rows per
-    coefficient counted per equation); ``(beta0, None)`` when the data are too small,
-    the subsample lacks a class, or its fit fails."""
-    n = X.shape[0]
-    k = WARM_START_STRIDE
-    p = X.shape[1] + (1 if fit_intercept else 0)
-    if n // k < WARM_START_ROWS_PER_COEF * p:
-        return beta0, None
-    rows = slice(0, n, k)
-    cs = np.ascontiguousarray(codes[rows])
-    if np.unique(cs).shape[0] < K:
-        return beta0, None
-    Xs = X[rows] if is_sparse(X) else np.ascontiguousarray(X[rows])
-    ws = np.ascontiguousarray(w[rows]) if w.shape[0] else w
-    sws = float(ws.sum()) if ws.shape[0] else float(cs.shape[0])
-    obj = MultinomialPenalised(InferenceData(Xs, fit_intercept), cs, ws, 0.5, K)
-    try:
-        st, _, _, _, _, _ = _newton(obj, beta0, np.arange(obj.q), max_iter,
-                                    _WARM_START_TOL, sws)
-    except np.linalg.LinAlgError:
-        return beta0, None
-    if not (np.all(np.isfinite(st.beta)) and st.c is not None and np.all(np.isfinite(st.c))):
-        return beta0, None
-    return st.beta, st.c
-
-
 def _reference_init(init, classes, d, fit_intercept):
     """``init`` (LogisticParams or (coef, intercept), K rows) in the flat reference
     layout."""
@@ -283,7 +253,8 @@ def fit_firth_multinomial(X, y, *, fit_intercept=True, sample_weight=None, max_i
         beta0 = _reference_init(init, classes, data.d, fit_intercept)
     c0 = None
     if init is None:
-        beta0, c0 = _subsample_start(X, codes, w, K, fit_intercept, beta0, max_iter)
+        beta0, c0 = subsample_start(X, codes, w, fit_intercept, beta0, max_iter,
+                                    lambda *a: MultinomialPenalised(*a, 0.5, K), K)
     obj = MultinomialPenalised(data, codes, w, 0.5, K)
     run = _newton(obj, beta0, np.arange(obj.q), max_iter, tol, sw, c0)
     if obj.slow or run[0].emax > MULTI_START_ETA:

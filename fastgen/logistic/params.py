@@ -73,7 +73,9 @@ class LogisticParams(FittedParams):
         Σ_i w_i log p(y_i | x_i) at the solution (no penalty).
     objective_history, grad_norm_history : ndarray (n_iter + 1,)
         Penalised objective and ``max_j |∂f/∂β_j| / (r_j·Σw)`` (r_j: column j's
-        root-mean-square, 1 for the intercept) at the start and after each step.
+        root-mean-square in the centred frame, 1 for the intercept) at the start and
+        after each step: a diagnostic; convergence is the Newton decrement's
+        certificate (see ``fastgen.logistic.newton``).
     step_size_history : ndarray (n_iter,)
         Accepted line-search step of each iteration (1 = full Newton step).
     solver : str

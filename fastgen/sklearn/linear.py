@@ -40,9 +40,11 @@ class LogisticRegression(LinearFastgenClassifier):
     dual : bool, default False
         Only the primal problem is solved (``dual=True`` raises).
     tol : float, default 1e-4
-        Stop when max|∇f| / Σw ≤ tol and the Newton decrement / Σw ≤ tol
-        (scikit-learn's newton-cholesky criterion, with each gradient entry in units
-        of its column's root-mean-square, see :func:`fastgen.fit_logistic`).
+        Passed to :func:`fastgen.fit_logistic` as it is: converged when the Newton
+        decrement ½gᵀH⁻¹g ≤ tol in nats (per unit of mean sample weight below 1), and
+        the certifying step is then taken, so the returned coefficients lie far
+        closer to the optimum than scikit-learn's newton-cholesky tol of the same
+        value gives (its rule divides the gradient by Σw).
     fit_intercept : bool, default True
     intercept_scaling : float, default 1
         Accepted for compatibility (scikit-learn uses it with liblinear only); unused.

@@ -25,6 +25,7 @@ from ..._validation import (
     feature_names_of,
 )
 from ..._warn import warn
+from ..centring import centre, column_shift, covariance_to_user, to_centred
 from .checks import (
     InferenceRequest,
     check_not_separated,
@@ -39,7 +40,6 @@ from .covariance import (
     statsmodels_layout,
     warn_ill_conditioned,
 )
-from ..centring import centre, column_shift, covariance_to_user, to_centred
 from .passes import InferenceData, PassSums, reference_coef
 from .results import LogisticInference
 
