@@ -40,7 +40,7 @@ from .covariance import (
     warn_ill_conditioned,
 )
 from .passes import InferenceData, PassSums, reference_coef
-from .results import LogisticInference
+from .results import FitData, LogisticInference, labelled
 
 __all__ = ["logistic_inference", "finish_inference", "InferenceSample", "check_sample",
            "register_adapter", "is_dask_array"]
@@ -211,6 +211,12 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     Returns
     -------
     LogisticInference
+        With a DataFrame X, ``params``, ``bse``, ``tvalues``, ``pvalues`` and
+        ``conf_int()`` are pandas objects indexed by the column names (statsmodels'
+        convention); with arrays they are arrays.  The summary names y by a Series'
+        name.  The result keeps a reference to the checked X, y's codes and the
+        weights (not a copy), for :meth:`~LogisticInference.get_prediction` and
+        :meth:`~LogisticInference.get_margeff`.
 
     Raises
     ------
@@ -225,13 +231,37 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         return _deprecated_adapter_route(
             model, X, y, sample_weight=sample_weight, cov_type=cov_type, groups=groups,
             ci=ci, alpha=alpha, feature_names=feature_names)
+    result, sample = _inference_arrays(model, X, y, sample_weight=sample_weight,
+                                       cov_type=cov_type, groups=groups, ci=ci,
+                                       alpha=alpha, feature_names=feature_names,
+                                       want_sample=True)
+    result = dataclasses.replace(result, dep_name=dependent_name(y),
+                                 fit_data=FitData(model, sample.X, sample.codes, sample.w))
+    return labelled(result) if feature_names_of(X) is not None else result
+
+
+def dependent_name(y) -> str:
+    """The name of y for the summary: a pandas Series' (or polars') ``name`` when it is
+    a non-empty str, else ``"y"``."""
+    name = getattr(y, "name", None)
+    return name if isinstance(name, str) and name else "y"
+
+
+def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
+                      groups=None, ci="wald", alpha=0.05, feature_names=None,
+                      want_sample=False):
+    """:func:`logistic_inference` with array fields and no data attached; with
+    ``want_sample`` also the checked :class:`InferenceSample`."""
     if getattr(model, "solver", None) in ("flic", "flac"):
         from ..bias_reduction import corrected_inference  # logistf's conventions
 
-        return corrected_inference(model, X, y, infer=logistic_inference,
-                                   sample_weight=sample_weight, cov_type=cov_type,
-                                   groups=groups, ci=ci, alpha=alpha,
-                                   feature_names=feature_names)
+        result = corrected_inference(model, X, y, infer=_inference_arrays,
+                                     sample_weight=sample_weight, cov_type=cov_type,
+                                     groups=groups, ci=ci, alpha=alpha,
+                                     feature_names=feature_names)
+        if want_sample:
+            return result, check_sample(model, X, y, sample_weight)
+        return result
     request = check_request(model, cov_type, ci, alpha)
     if model.feature_names is not None:
         # a frame scored after an array fit only labels the table: no warning
@@ -255,7 +285,7 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     result = finish_inference(model, request, sums, names, confirm_separation)
     if ci == "profile":
         result = with_profile(result, model, request, data, sample, names)
-    return result
+    return (result, sample) if want_sample else result
 
 
 # --------------------------------------------------------------------------- adapters
