@@ -198,8 +198,8 @@ class LogisticInference:
         if not self.multinomial:
             return pd.DataFrame(ci, index=pd.Index(names), columns=[0, 1])
         m = ci.shape[1]
-        idx = pd.MultiIndex.from_product([[str(c) for c in self.classes[1:]], names],
-                                         names=[self.dep_name, None])
+        idx = pd.MultiIndex.from_product([[class_label(c) for c in self.classes[1:]],
+                                          names], names=[self.dep_name, None])
         data = np.concatenate([ci[:, k, :] for k in range(m)], axis=0)
         return pd.DataFrame(data, index=idx, columns=["lower", "upper"])
 
@@ -374,6 +374,13 @@ class LogisticInference:
 
         return get_margeff(self, at=at, method=method, atexog=atexog, dummy=dummy,
                            count=count)
+
+
+def class_label(c) -> str:
+    """A class as statsmodels labels its equations: integral floats without ``.0``."""
+    if isinstance(c, (float, np.floating)) and float(c).is_integer():
+        return str(int(c))
+    return str(c)
 
 
 def labelled(res: LogisticInference) -> LogisticInference:
