@@ -246,6 +246,18 @@ def test_t_and_wald_tests_match_statsmodels(fair, cov_type):
     assert rel(res.wald_test(R).statistic, ref.wald_test(R, scalar=True).statistic) < TOL
 
 
+def test_multinomial_hypotheses_match_statsmodels(anes_fits):
+    res, ref = anes_fits
+    names = res.param_names
+    assert names[:2] == ["Intercept[1]", "C(vote)[T.1.0][1]"]
+    R = np.zeros((2, len(names)))
+    R[0, names.index("age[2]")], R[0, names.index("age[3]")] = 1.0, -1.0
+    R[1, names.index("TVnews[6]")] = 1.0
+    t, u = res.t_test("age[2] = age[3], TVnews[6] = 0"), ref.t_test(R)
+    assert rel(t.summary_frame(), u.summary_frame()) < TOL
+    assert rel(res.wald_test(R).statistic, ref.wald_test(R, scalar=True).statistic) < TOL
+
+
 def test_constraint_errors_name_the_coefficients(fair_fits):
     res, _ = fair_fits
     with pytest.raises(ValueError, match="coefficients' names"):

@@ -45,20 +45,17 @@ from .checks import (
     table_row_names,
 )
 from .passes import InferenceData, PassSums, reference_coef
+from .hypotheses import ContrastResults, LRTestResults, lr_test
+from .margins import MarginalEffects
+from .prediction import PredictionResults
 from .results import FitData, LogisticInference, labelled
 from .summary import Summary, SummaryTable
 
 __all__ = ["LogisticInference", "logistic_inference", "FitData", "labelled", "Summary",
-           "SummaryTable", "dependent_name", "lr_test", "MAX_INFERENCE_PARAMS",
+           "SummaryTable", "dependent_name", "lr_test", "ContrastResults", "LRTestResults",
+           "PredictionResults", "MarginalEffects", "MAX_INFERENCE_PARAMS",
            "SEPARATION_ETA", "InferenceData", "PassSums", "reference_coef",
            "InferenceRequest", "check_request", "InferenceSample", "check_sample",
            "group_codes", "table_row_names", "finish_inference", "register_adapter",
            "is_dask_array"]
 
-
-def lr_test(restricted, full):
-    """The likelihood-ratio test of a model against a larger one that nests it
-    (:func:`fastgen.logistic.inference.hypotheses.lr_test`)."""
-    from .hypotheses import lr_test as _lr_test
-
-    return _lr_test(restricted, full)

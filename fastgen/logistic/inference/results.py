@@ -150,10 +150,12 @@ class LogisticInference:
     @property
     def param_names(self) -> list:
         """One name per coefficient, in the order of ``cov_params``: the feature names
-        (binary), or ``name[class]`` equation by equation (multinomial)."""
+        (binary), or ``name[class]`` equation by equation (multinomial; integral float
+        classes without ``.0``)."""
         if not self.multinomial:
             return list(self.feature_names)
-        return [f"{nm}[{c}]" for c in self.classes[1:] for nm in self.feature_names]
+        return [f"{nm}[{class_label(c)}]" for c in self.classes[1:]
+                for nm in self.feature_names]
 
     @property
     def params_vector(self) -> np.ndarray:
@@ -271,7 +273,8 @@ class LogisticInference:
         ----------
         r_matrix : str, ndarray or (ndarray, ndarray)
             A constraint string in the coefficients' names (``"age = yrs_married"``,
-            ``"x1 + x3 = 0, x2 = 1"``; multinomial names ``name[class]``), a matrix R of
+            ``"x1 + x3 = 0, x2 = 1"``; multinomial names ``name[class]``, e.g.
+            ``age[2]`` for class 2.0), a matrix R of
             shape (r, q) (then q = 0), or a pair (R, q).
         alpha : float, default 0.05
 

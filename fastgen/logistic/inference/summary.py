@@ -63,7 +63,7 @@ class SummaryTable:
                 lines.append(r[0][:nw - 1].ljust(nw) + "".join(
                     _cell(v, w, kind) for v, w, kind in zip(r[1:], self._widths(),
                                                             self._kinds())))
-        lines.append("=" * WIDTH)
+        lines.append("=" * max(WIDTH, len(head)))
         return "\n".join(lines)
 
     def _widths(self):
