@@ -179,10 +179,8 @@ def lr_test(restricted, full):
     LRTestResults
         ``statistic``, ``pvalue``, ``df_diff`` (also unpacked in that order).
     """
-    from .results import LogisticInference
-
     for nm, r in (("restricted", restricted), ("full", full)):
-        if not isinstance(r, LogisticInference):
+        if not (hasattr(r, "param_names") and hasattr(r, "llf")):  # a LogisticInference
             raise ValueError(f"{nm} must be a LogisticInference; got {type(r).__name__}")
     if restricted.method != full.method:
         raise ValueError(f"restricted and full were fitted by different methods "

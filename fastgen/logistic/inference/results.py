@@ -22,10 +22,20 @@ __all__ = ["LogisticInference", "FitData", "labelled"]
 
 @dataclass(frozen=True)
 class FitData:
-    """What predictions and marginal effects need of a fit: the model (a
-    :class:`~fastgen.LogisticParams`), the checked X it was fitted on (without the
-    intercept column), the class ``codes`` of y and the weights ``w`` (empty for unit
-    weights).  Held by reference, not copied."""
+    """What predictions and marginal effects need of a fit, held by reference (not
+    copied).
+
+    Attributes
+    ----------
+    model : LogisticParams
+        The fitted model.
+    X : ndarray or scipy sparse matrix
+        The checked X the inference was computed on, without the intercept column.
+    codes : ndarray (n,)
+        y as indices into ``model.classes``.
+    w : ndarray
+        The frequency weights (empty for unit weights).
+    """
 
     model: object
     X: object
