@@ -482,3 +482,12 @@ def test_sklearn_adapter_names_columns_in_warnings_and_errors():
     assert list(est.inference_.params.index) == ["const", "mean texture", "mean smoothness"]
     ref = sm.Logit(y, sm.add_constant(X2)).fit(disp=0, tol=1e-12)
     assert rel(est.inference_.params, ref.params) < TOL
+
+
+def test_flic_refuses_what_needs_the_full_covariance():
+    d = sm.datasets.spector.load_pandas().data
+    flic = ff.logit("GRADE ~ GPA + TUCE + PSI", d, penalty="firth", correction="flic")
+    for call in (lambda: flic.get_prediction(d.iloc[:2]), flic.get_margeff):
+        with pytest.raises(ValueError, match="FLIC"):
+            call()
+    assert "FLIC" in str(flic.summary())

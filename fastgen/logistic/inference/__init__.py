@@ -44,9 +44,9 @@ from .checks import (
     group_codes,
     table_row_names,
 )
-from .passes import InferenceData, PassSums, reference_coef
 from .hypotheses import ContrastResults, LRTestResults, lr_test
 from .margins import MarginalEffects
+from .passes import InferenceData, PassSums, reference_coef
 from .prediction import PredictionResults
 from .results import FitData, LogisticInference, labelled
 from .summary import Summary, SummaryTable

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.stats
 
-from .prediction import design_rows, probabilities
+from .prediction import check_covariance, design_rows, probabilities
 
 __all__ = ["MarginalEffects", "get_margeff"]
 
@@ -178,6 +178,7 @@ def get_margeff(res, at="overall", method="dydx", atexog=None, dummy=False, coun
     if res.fit_data is None:
         raise ValueError("marginal effects need the fitted data; this result holds none "
                          "(a Dask fit)")
+    check_covariance(res, "marginal effects' standard errors")
     at, method = str(at).lower(), str(method).lower()
     if at not in ("overall", "mean", "median", "zero"):
         raise ValueError(f"at must be 'overall', 'mean', 'median' or 'zero'; got {at!r}")

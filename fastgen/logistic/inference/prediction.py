@@ -76,6 +76,16 @@ class PredictionResults:
         return pd.DataFrame(data, index=idx, columns=cols)
 
 
+def check_covariance(res, what):
+    """Refuse a ``cov_params`` with undefined entries (FLIC's: logistf gives its
+    intercept no covariance with the slopes)."""
+    if not np.all(np.isfinite(np.asarray(res.cov_params))):
+        raise ValueError(
+            f"{what} need the full covariance of the coefficients, and this {res.method} "
+            f"fit has none between the intercept and the slopes (logistf's FLIC "
+            f"inference); use the Firth fit (fit_logistic(..., penalty='firth')) or FLAC")
+
+
 def design_rows(res, exog):
     """(the rows with their intercept column, as float64 (n, p); row labels) of new
     data ``exog`` (through the formula's design when there is one), or of the fitted
@@ -142,6 +152,7 @@ def predicted_probabilities(res, exog):
 
 
 def get_prediction(res, exog):
+    check_covariance(res, "predictions' standard errors")
     X, labels = design_rows(res, exog)
     params = np.asarray(res.params, dtype=np.float64)
     cov = np.asarray(res.cov_params)
