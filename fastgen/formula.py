@@ -85,17 +85,28 @@ class FormulaDesign:
 
 
 def _object_strings(data):
-    """``data`` with pandas string columns as object columns (what statsmodels does
-    before materialising, so categories come out alike); the caller's frame is not
-    modified."""
+    """``data`` as patsy (and so statsmodels) reads it: pandas string columns as object
+    columns (what statsmodels does before materialising, so categories come out
+    alike) and boolean columns as categories ``[False, True]`` (patsy's
+    ``flag[T.True]``, where formulaic would take them as numbers); the caller's frame
+    is not modified."""
     import pandas as pd
 
-    if not any(isinstance(dt, pd.StringDtype) for dt in data.dtypes):
+    def convert(col):
+        dt = col.dtype
+        if isinstance(dt, pd.StringDtype):
+            return col.astype(object)
+        if pd.api.types.is_bool_dtype(dt):
+            return pd.Categorical(col, categories=[False, True])
+        return None
+
+    changed = {c: convert(data[c]) for c in data.columns}
+    changed = {c: v for c, v in changed.items() if v is not None}
+    if not changed:
         return data
     data = data.copy(deep=False)
-    for col in data.columns:
-        if isinstance(data[col].dtype, pd.StringDtype):
-            data[col] = data[col].astype(object)
+    for c, v in changed.items():
+        data[c] = v
     return data
 
 
@@ -139,6 +150,21 @@ def statsmodels_order(formula, data):
         return rhs_ordered
     return formulaic.Formula(lhs=formulaic.Formula(lhs_formula, _ordering="none"),
                              rhs=rhs_ordered, _ordering="none")
+
+
+def _patsy_names(columns, formula):
+    """formulaic's column names as patsy spells them: patsy keeps the formula's
+    double-quoted string literals as written (``Treatment("none")``), formulaic
+    writes them single-quoted."""
+    import re
+
+    literals = re.findall(r'"([^"\\]*)"', formula)
+    out = []
+    for c in columns:
+        for lit in literals:
+            c = c.replace(f"'{lit}'", f'"{lit}"')
+        out.append(c)
+    return out
 
 
 def _per_row(value, name, data, kept):
@@ -207,8 +233,8 @@ def _fit(formula, data, kw, multinomial):
     model = fastgen.fit_logistic(X, y, fit_intercept=fit_intercept, sample_weight=w,
                                  **fit_kw)
     res = fastgen.logistic_inference(model, X, y, sample_weight=w, **inf_kw)
-    names = tuple(columns)
-    design = FormulaDesign(formula, rhs.model_spec, names, fit_intercept)
+    names = tuple(_patsy_names(columns, formula))
+    design = FormulaDesign(formula, rhs.model_spec, tuple(columns), fit_intercept)
     from .logistic.inference import labelled
 
     res = dataclasses.replace(res, feature_names=names, dep_name=dep_name, design=design,

@@ -39,6 +39,8 @@ def digest(df):
 def fair():
     d = sm.datasets.fair.load_pandas().data.copy()
     d["affair"] = (d["affairs"] > 0).astype(float)
+    d["faith"] = d["religious"].map({1.0: "none", 2.0: "low", 3.0: "mid", 4.0: "high"})
+    d["kids"] = d["children"] > 1
     return d
 
 
@@ -67,6 +69,9 @@ def anes_fits(anes):
     "affair ~ np.log(age) + C(educ) + yrs_married:age - 1",
     "affair ~ C(rate_marriage, Treatment(reference=5)) + age * yrs_married"
     " + C(occupation):children",
+    # a string column, a boolean one (patsy's kids[T.True]), a quoted level
+    "affair ~ faith * yrs_married + kids",
+    'affair ~ C(faith, Treatment("none")) + np.log(yrs_married + 1) + I(age ** 2)',
 ])
 def test_formula_terms_and_estimates_match_statsmodels(fair, formula):
     res = ff.logit(formula, fair)
