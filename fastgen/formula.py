@@ -214,7 +214,9 @@ def _fit(formula, data, kw, multinomial):
     if fit_intercept and columns[0] != "Intercept":  # pragma: no cover - the order puts it first
         raise ValueError("the formula's intercept is not its first column")
     dep_name = str(formula.split("~", 1)[0].strip())
-    if lhs.shape[1] == 1:
+    if dep_name in frame.columns:  # a plain column: its own labels (str, float, ...)
+        y = frame[dep_name].to_numpy()[kept]
+    elif lhs.shape[1] == 1:
         y = lhs.iloc[:, 0].to_numpy()
     else:  # a categorical left side: one indicator column per level
         labels = np.array([str(c) for c in lhs.columns], dtype=object)

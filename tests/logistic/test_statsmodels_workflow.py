@@ -103,6 +103,13 @@ def test_formula_drops_missing_rows_as_statsmodels_and_leaves_data_alone(fair):
     assert rel(res.params, ff.logit(FAIR, rep).params) < TOL
 
 
+def test_formula_left_side_keeps_its_labels(fair, fair_fits):
+    d = fair.assign(had=np.where(fair["affair"] > 0, "yes", "no"))
+    res = ff.logit(FAIR.replace("affair ~", "had ~"), d)
+    assert list(res.classes) == ["no", "yes"] and res.dep_name == "had"
+    assert rel(res.params, fair_fits[1].params) < TOL
+
+
 def test_formula_keywords_reach_the_fit_and_the_inference(fair):
     firth = ff.logit(FAIR, fair, penalty="firth")
     ref = smf.logit(FAIR, fair)  # statsmodels' design (patsy), fitted by Firth here
