@@ -503,3 +503,17 @@ def test_flic_refuses_what_needs_the_full_covariance():
         with pytest.raises(ValueError, match="FLIC"):
             call()
     assert "FLIC" in str(flic.summary())
+
+
+def test_predictions_and_margins_without_an_intercept():
+    d = sm.datasets.spector.load_pandas().data
+    X, y = d[["GPA", "TUCE", "PSI"]].to_numpy(), d["GRADE"].to_numpy()
+    res = fastgen.logistic_inference(fastgen.fit_logistic(X, y, fit_intercept=False), X, y)
+    ref = sm.Logit(y, X).fit(disp=0, tol=1e-12)
+    assert not res.fit_intercept
+    assert rel(res.get_prediction(X[:5]).summary_frame(),
+               ref.get_prediction(X[:5]).summary_frame()) < TOL
+    m, s = res.get_margeff(at="mean", method="eyex"), ref.get_margeff(at="mean", method="eyex")
+    assert rel(m.margeff, s.margeff) < TOL and rel(m.margeff_se, s.margeff_se) < TOL
+    with pytest.raises(ValueError, match="3 columns"):
+        res.get_prediction(X[:5, :2])

@@ -126,6 +126,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
         nobs=nobs, df_model=df_model, df_resid=nobs - q, feature_names=tuple(names),
         classes=model.classes, cov_type=request.cov_type, method=request.method,
         converged=bool(model.converged), ci=request.ci, ci_alpha=float(request.alpha),
+        fit_intercept=bool(model.fit_intercept),
         n_groups=sums.n_groups if request.cluster else None,
         extra={"score": sums.score, "max_abs_eta": float(sums.max_abs_eta)},
     )

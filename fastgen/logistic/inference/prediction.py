@@ -90,8 +90,7 @@ def design_rows(res, exog):
     """(the rows with their intercept column, as float64 (n, p); row labels) of new
     data ``exog`` (through the formula's design when there is one), or of the fitted
     data when ``exog`` is None."""
-    fit_intercept = res.fit_data.model.fit_intercept if res.fit_data is not None else (
-        res.design.fit_intercept if res.design is not None else None)
+    fit_intercept = res.fit_intercept
     labels = None
     if exog is None:
         if res.fit_data is None:

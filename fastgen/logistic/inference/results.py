@@ -105,6 +105,8 @@ class LogisticInference:
     dep_name : str
         The name of y in the summary (``Dep. Variable:``): a Series' name, a formula's
         left side, else ``"y"``.
+    fit_intercept : bool
+        Whether the model has an intercept (the first row of ``params``).
     fit_data : FitData or None
         The model and the data the inference was computed on (in memory), for
         predictions and marginal effects; None for Dask arrays.
@@ -140,6 +142,7 @@ class LogisticInference:
     n_groups: int | None = None
     extra: dict = field(default_factory=dict, repr=False)
     dep_name: str = "y"
+    fit_intercept: bool = True
     fit_data: FitData | None = field(default=None, repr=False, compare=False)
     design: object = field(default=None, repr=False, compare=False)
 
