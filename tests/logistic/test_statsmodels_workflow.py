@@ -400,6 +400,10 @@ def test_margeff_matches_statsmodels(fair_fits, at):
     got, want = res.get_margeff(at=at).summary_frame(), ref.get_margeff(at=at).summary_frame()
     assert list(got.columns) == list(want.columns) and list(got.index) == list(want.index)
     assert rel(got, want) < TOL
+    text = str(res.get_margeff(at=at).summary())
+    line = next(ln for ln in text.splitlines() if ln.startswith("yrs_married "))
+    assert f"{want.loc['yrs_married', 'dy/dx']:.4f}" in line
+    assert text.split("At:")[1].split()[0] == at
 
 
 def test_multinomial_margeff_matches_statsmodels(anes_fits):

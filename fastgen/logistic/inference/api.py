@@ -214,9 +214,10 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     LogisticInference
         With a DataFrame X, ``params``, ``bse``, ``tvalues``, ``pvalues`` and
         ``conf_int()`` are pandas objects indexed by the column names (statsmodels'
-        convention); with arrays they are arrays.  The summary names y by a Series'
-        name.  The result keeps a reference to the checked X, y's codes and the
-        weights (not a copy), for :meth:`~LogisticInference.get_prediction` and
+        convention; when pandas is installed); with arrays they are arrays.  The
+        summary names y by a Series' name.  The result keeps a reference to the
+        checked X, y's codes and the weights (not a copy), for
+        :meth:`~LogisticInference.get_prediction` and
         :meth:`~LogisticInference.get_margeff`.
 
     Raises
@@ -238,7 +239,16 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                                        want_sample=True)
     result = dataclasses.replace(result, dep_name=dependent_name(y),
                                  fit_data=FitData(model, sample.X, sample.codes, sample.w))
-    return labelled(result) if feature_names_of(X) is not None else result
+    return labelled(result) if feature_names_of(X) is not None and _has_pandas() else result
+
+
+def _has_pandas() -> bool:
+    """Whether pandas can be imported (a polars frame names columns without it)."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError:  # pragma: no cover - pandas is a test dependency
+        return False
+    return True
 
 
 def dependent_name(y) -> str:

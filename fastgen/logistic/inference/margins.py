@@ -87,6 +87,38 @@ class MarginalEffects:
             index = list(self.names)
         return pd.DataFrame(table, index=index, columns=cols)
 
+    def summary(self, alpha=0.05):
+        """statsmodels' marginal-effects table as a
+        :class:`~fastgen.logistic.inference.Summary` (``str()`` is the text)."""
+        from .summary import Summary, SummaryTable
+
+        a = alpha
+        info = SummaryTable("info", "Logit Marginal Effects" if self.margeff.ndim == 1
+                            else "MNLogit Marginal Effects",
+                            data=[["Dep. Variable:", str(self.dep_name), "Method:",
+                                   self.margeff_options["method"]],
+                                  ["At:", self.margeff_options["at"], "", ""]])
+        header = ["", _METHOD_NAMES[self.margeff_options["method"]], "std err", "z",
+                  "P>|z|", f"[{a / 2:.3f}", f"{1 - a / 2:.3f}]"]
+        ci = self.conf_int(alpha)
+
+        def rows(k):
+            at = (slice(None),) if k is None else (slice(None), k)
+            me, se = self.margeff[at], self.margeff_se[at]
+            z, p = self.tvalues[at], self.pvalues[at]
+            lo, hi = (ci[:, 0], ci[:, 1]) if k is None else (ci[:, 0, k], ci[:, 1, k])
+            return [[nm, me[j], se[j], z[j], p[j], lo[j], hi[j]]
+                    for j, nm in enumerate(self.names)]
+
+        if self.margeff.ndim == 1:
+            blocks = [(None, rows(None))]
+        else:
+            blocks = [(f"{self.dep_name}={_label(c)}", rows(k))
+                      for k, c in enumerate(self.classes)]
+        table = SummaryTable("params", header=header, blocks=blocks,
+                             data=[r for _, b in blocks for r in b])
+        return Summary([info, table])
+
     def __repr__(self):
         return (f"<MarginalEffects at={self.margeff_options['at']!r} "
                 f"method={self.margeff_options['method']!r}: "
