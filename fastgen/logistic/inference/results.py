@@ -53,6 +53,15 @@ class LogisticInference:
     ``classes[0]`` (statsmodels' MNLogit); ``cov_params`` is ((K−1)p, (K−1)p), equation
     by equation (index ``k·p + j``).
 
+    Methods: ``conf_int(alpha)``, ``summary(alpha, yname=, odds_ratios=)`` (a
+    :class:`~fastgen.logistic.inference.Summary`), ``to_frame(alpha, odds_ratios=)``,
+    ``t_test(r_matrix)`` and ``wald_test(r_matrix)`` (constraint strings or matrices;
+    :class:`~fastgen.logistic.inference.ContrastResults`), ``predict(exog)``,
+    ``get_prediction(exog)`` (:class:`~fastgen.logistic.inference.PredictionResults`)
+    and ``get_margeff(at, method, atexog, dummy, count)``
+    (:class:`~fastgen.logistic.inference.MarginalEffects`), as statsmodels names them;
+    :func:`fastgen.logistic.inference.lr_test` compares nested fits.
+
     With named columns (a DataFrame X, or a formula: :mod:`fastgen.formula`) the
     coefficient fields are pandas objects indexed by term name, as statsmodels returns
     them: a Series for a binary model, a DataFrame (terms × equations ``0 … K−2``) for
