@@ -198,6 +198,9 @@ def _fit(formula, data, kw, multinomial):
     if not isinstance(data, pd.DataFrame):
         raise ValueError(f"data must be a pandas DataFrame (or a dict of columns); got "
                          f"{type(data).__name__}")
+    if "fit_intercept" in kw:
+        raise ValueError("fit_intercept: the formula says whether there is an intercept "
+                         "(add '- 1' or '0 +' to drop it)")
     unknown = set(kw) - set(FIT_KEYWORDS) - set(INFERENCE_KEYWORDS) - {"sample_weight"}
     if unknown:
         raise ValueError(f"unknown keyword(s) {sorted(unknown)}: the formula functions "

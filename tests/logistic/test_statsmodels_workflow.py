@@ -111,6 +111,8 @@ def test_formula_left_side_keeps_its_labels(fair, fair_fits):
 
 
 def test_formula_keywords_reach_the_fit_and_the_inference(fair):
+    with pytest.raises(ValueError, match="'- 1'"):
+        ff.logit(FAIR, fair, fit_intercept=False)
     firth = ff.logit(FAIR, fair, penalty="firth")
     ref = smf.logit(FAIR, fair)  # statsmodels' design (patsy), fitted by Firth here
     X = pd.DataFrame(ref.exog[:, 1:], columns=ref.exog_names[1:])
@@ -256,6 +258,11 @@ def test_t_and_wald_tests_match_statsmodels(fair, cov_type):
     t, u = res.t_test((R, q)), ref.t_test((R, q))
     assert rel(t.tvalue, u.tvalue) < TOL and rel(t.conf_int(), u.conf_int()) < TOL
     assert rel(res.wald_test(R).statistic, ref.wald_test(R, scalar=True).statistic) < TOL
+    # predictions and margins use the same covariance
+    new = fair.iloc[:20]
+    assert rel(res.get_prediction(new).summary_frame(),
+               ref.get_prediction(new).summary_frame()) < TOL
+    assert rel(res.get_margeff(at="mean").margeff_se, ref.get_margeff(at="mean").margeff_se) < TOL
 
 
 def test_multinomial_hypotheses_match_statsmodels(anes_fits):
