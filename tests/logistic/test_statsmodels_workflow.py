@@ -514,6 +514,13 @@ def test_flic_refuses_what_needs_the_full_covariance():
         with pytest.raises(ValueError, match="FLIC"):
             call()
     assert "FLIC" in str(flic.summary())
+    # tests that leave out the intercept, or test it alone, are defined
+    firth = ff.logit("GRADE ~ GPA + TUCE + PSI", d, penalty="firth")
+    t, u = flic.t_test("GPA = PSI"), firth.t_test("GPA = PSI")  # FLIC keeps Firth's slopes
+    assert rel(t.tvalue, u.tvalue) < 1e-10
+    assert rel(flic.t_test("Intercept = 0").tvalue, flic.tvalues["Intercept"]) < 1e-12
+    with pytest.raises(ValueError, match="FLIC"):
+        flic.wald_test("Intercept = GPA")
 
 
 def test_predictions_and_margins_without_an_intercept():

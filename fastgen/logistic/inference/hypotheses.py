@@ -110,8 +110,15 @@ def constraint_matrix(res, r_matrix):
 def _contrast(res, r_matrix):
     R, q = constraint_matrix(res, r_matrix)
     beta = res.params_vector
-    cov = np.asarray(res.cov_params)
-    return R, q, R @ beta, R @ cov @ R.T
+    used = np.any(R != 0, axis=0)  # FLIC's covariance is undefined off the intercept
+    Ru = R[:, used]
+    V = Ru @ np.asarray(res.cov_params)[np.ix_(used, used)] @ Ru.T
+    if not np.all(np.isfinite(V)):
+        raise ValueError(
+            f"the constraints combine coefficients whose covariance this {res.method} fit "
+            f"does not define (logistf's FLIC inference gives the intercept no covariance "
+            f"with the slopes); test the intercept alone, or the slopes without it")
+    return R, q, R[:, used] @ beta[used], V
 
 
 def t_test(res, r_matrix, alpha=0.05):
