@@ -249,6 +249,7 @@ def test_t_and_wald_tests_match_statsmodels(fair, cov_type):
         t, u = res.t_test(c), ref.t_test(c)
         assert rel(t.summary_frame(), u.summary_frame()) < TOL, c
         assert list(t.summary_frame().columns) == list(u.summary_frame().columns)
+        assert f"{u.effect[0]:.4f}" in str(t.summary()).splitlines()[2]
         w, v = res.wald_test(c), ref.wald_test(c, scalar=True)
         assert rel(w.statistic, v.statistic) < TOL and rel(w.pvalue, v.pvalue) < TOL
         assert w.df_denom == v.df_denom
@@ -535,3 +536,7 @@ def test_predictions_and_margins_without_an_intercept():
     assert rel(m.margeff, s.margeff) < TOL and rel(m.margeff_se, s.margeff_se) < TOL
     with pytest.raises(ValueError, match="3 columns"):
         res.get_prediction(X[:5, :2])
+    X0 = X.copy()  # atexog fixes a column of a copy, not of the caller's X
+    m, s = res.get_margeff(at="mean", atexog={2: 1.0}), ref.get_margeff(at="mean", atexog={2: 1.0})
+    assert rel(m.margeff, s.margeff) < TOL and rel(m.margeff_se, s.margeff_se) < TOL
+    assert np.array_equal(X, X0)

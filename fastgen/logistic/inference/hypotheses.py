@@ -61,6 +61,21 @@ class ContrastResults:
             index=[f"c{i}" for i in range(len(self.effect))],
             columns=["coef", "std err", "z", "P>|z|", "Conf. Int. Low", "Conf. Int. Upp."])
 
+    def summary(self, alpha=0.05):
+        """The table of a t test (statsmodels' "Test for Constraints") as a
+        :class:`~fastgen.logistic.inference.Summary`, or the line of a Wald test."""
+        if self.effect is None:
+            return repr(self)
+        from .summary import Summary, SummaryTable
+
+        ci = self.conf_int(alpha)
+        header = ["", "coef", "std err", "z", "P>|z|", f"[{alpha / 2:.3f}",
+                  f"{1 - alpha / 2:.3f}]"]
+        rows = [[f"c{i}", self.effect[i], self.sd[i], self.tvalue[i], self.pvalue[i],
+                 ci[i, 0], ci[i, 1]] for i in range(len(self.effect))]
+        return Summary([SummaryTable("params", header=header, blocks=[(None, rows)],
+                                     data=rows)])
+
     def __repr__(self):
         if self.effect is None:
             return (f"<Wald test (chi2): statistic={self.statistic:.6g}, "
