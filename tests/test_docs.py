@@ -164,8 +164,8 @@ RUN_GUIDE_PAGES = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.rst")
                          p.read_text(encoding="utf-8"))
 
 # every page of the guide (docs/guide/), one per task; each has runnable code
-GUIDE_PAGES = ["start", "discriminant", "naive_bayes", "logistic", "inference", "streaming",
-               "gpu", "cli", "inputs", "kernels", "processes"]
+GUIDE_PAGES = ["start", "discriminant", "naive_bayes", "logistic", "inference", "statsmodels",
+               "streaming", "gpu", "cli", "inputs", "kernels", "processes"]
 
 
 def rst_python_blocks(text):

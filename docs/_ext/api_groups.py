@@ -28,6 +28,12 @@ GROUPS = {
         "fit_logistic", "irls_step", "LogisticParams", "ConvergenceWarning",
     ]),
     "logistic_inference": ("fastgen", ["logistic_inference", "LogisticInference"]),
+    "logistic_inference_results": ("fastgen.logistic.inference", [
+        "lr_test", "Summary", "SummaryTable", "ContrastResults", "LRTestResults",
+        "PredictionResults", "MarginalEffects", "FitData",
+    ]),
+    "formula": ("fastgen.formula", ["logit", "mnlogit", "FormulaDesign",
+                                    "statsmodels_order"]),
     "logistic_diagnostics": ("fastgen", [
         "detect_separation", "SeparationResult", "PerfectSeparationWarning",
         "CollinearityWarning",

@@ -260,7 +260,7 @@ def fit(args, out=None):
             res = logistic_inference(params, X, y, feature_names=names)
         except ValueError as exc:
             raise CLIError(str(exc)) from None
-        print(res.summary(), file=out)
+        print(res.summary(yname=args.target), file=out)
         if args.output is None:
             return 0
     path = os.fspath(args.output)

@@ -5,6 +5,8 @@ the separation check runs the exact test by passes over the blocks."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import dask
 import numpy as np
 
@@ -14,6 +16,7 @@ from ..logistic.inference import (
     LogisticInference,
     PassSums,
     check_request,
+    dependent_name,
     finish_inference,
     group_codes,
     is_dask_array,
@@ -107,4 +110,5 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         return separation_over_blocks(X, y, sample_weight, model.classes,
                                       model.fit_intercept, feats)
 
-    return finish_inference(model, request, sums, names, confirm_separation)
+    result = finish_inference(model, request, sums, names, confirm_separation)
+    return dataclasses.replace(result, dep_name=dependent_name(y))

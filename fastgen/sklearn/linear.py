@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -71,6 +72,7 @@ default "lbfgs"
     params_ : fastgen.LogisticParams
     inference_ : fastgen.LogisticInference or None
         With no penalty (``C=np.inf``): statsmodels-style inference of the fit
+        (labelled by column, pandas, when fitted on a DataFrame)
         (``fastgen.logistic_inference`` on the training data, sample weights as frequency
         weights), also printed by :meth:`summary`.  None for a penalised fit, or when
         inference is undefined (separated classes, collinear columns): :meth:`summary`
@@ -182,15 +184,23 @@ default "lbfgs"
                 and np.array_equal(old.classes, np.unique(y)) \
                 and bool(old.fit_intercept) == bool(self.fit_intercept):
             init = old
+        names = getattr(self, "feature_names_in_", None)
+        # the fit and the inference see the columns by name, so that the separation
+        # warning, the collinearity warning and the errors name them alike
+        Xn = _named(X, names)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            params = fit_logistic(X, y, l2=l2, fit_intercept=self.fit_intercept,
+            params = fit_logistic(Xn, y, l2=l2, fit_intercept=self.fit_intercept,
                                   sample_weight=sample_weight, max_iter=self.max_iter,
                                   tol=self.tol, init=init, **penalty)
         for w in caught:
             cat = _SkConvergenceWarning if issubclass(w.category, _FgConvergenceWarning) \
                 else w.category
             warn(str(w.message), cat)
+        if params.feature_names is not None:
+            # the estimator checks the names itself (feature_names_in_) and scores the
+            # validated arrays
+            params = dataclasses.replace(params, feature_names=None)
         self.params_ = params
         self.classes_ = params.classes
         self.coef_ = params.coef
@@ -198,10 +208,7 @@ default "lbfgs"
         self.n_iter_ = np.array([params.n_iter], dtype=np.int32)
         self.inference_, self._inference_error = None, None
         try:
-            names = getattr(self, "feature_names_in_", None)
-            self.inference_ = logistic_inference(
-                params, X, y, sample_weight=sample_weight,
-                feature_names=None if names is None else [str(c) for c in names])
+            self.inference_ = logistic_inference(params, Xn, y, sample_weight=sample_weight)
         except ValueError as exc:  # penalised, separated or collinear: no inference
             self._inference_error = str(exc)
         return self
@@ -211,7 +218,8 @@ default "lbfgs"
 
         Returns
         -------
-        str
+        fastgen.logistic.inference.Summary
+            ``str()`` of it is the text table.
 
         Raises
         ------
@@ -224,6 +232,18 @@ default "lbfgs"
         if self.inference_ is None:
             raise ValueError(self._inference_error)
         return self.inference_.summary()
+
+
+def _named(X, names):
+    """X as a DataFrame of the columns ``names`` (no copy), for dense X with names;
+    else X."""
+    if names is None or hasattr(X, "tocsr"):
+        return X
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - names from another frame library
+        return X
+    return pd.DataFrame(X, columns=[str(c) for c in names], copy=False)
 
 
 #: the name this estimator had before it took scikit-learn's (kept for existing code)

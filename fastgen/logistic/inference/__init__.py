@@ -16,7 +16,11 @@ per-row scores.  Cluster sums take one more (serial, memory-bound) pass.
 Modules, each importing only those above it:
 
 * ``passes``      InferenceData (one pass over in-memory X) and PassSums (its sums);
-* ``results``     LogisticInference, its intervals, summary and DataFrame;
+* ``summary``     Summary: the tables as text, LaTeX and HTML;
+* ``results``     LogisticInference, its intervals, summary and DataFrame, and its
+  doors to the modules below, imported on use:
+  ``hypotheses`` (t_test, wald_test, lr_test), ``prediction`` (get_prediction),
+  ``margins`` (get_margeff);
 * ``checks``      the request, cluster labels, row names, the separation check;
 * ``covariance``  statsmodels' layout, the rank check, Wald, HC0/HC1 and cluster;
 * ``api``         logistic_inference in steps and ``finish_inference``, the finish it
@@ -26,6 +30,7 @@ Modules, each importing only those above it:
 from .api import (
     InferenceSample,
     check_sample,
+    dependent_name,
     finish_inference,
     is_dask_array,
     logistic_inference,
@@ -39,11 +44,18 @@ from .checks import (
     group_codes,
     table_row_names,
 )
+from .hypotheses import ContrastResults, LRTestResults, lr_test
+from .margins import MarginalEffects
 from .passes import InferenceData, PassSums, reference_coef
-from .results import LogisticInference
+from .prediction import PredictionResults
+from .results import FitData, LogisticInference, labelled
+from .summary import Summary, SummaryTable
 
-__all__ = ["LogisticInference", "logistic_inference", "MAX_INFERENCE_PARAMS",
+__all__ = ["LogisticInference", "logistic_inference", "FitData", "labelled", "Summary",
+           "SummaryTable", "dependent_name", "lr_test", "ContrastResults", "LRTestResults",
+           "PredictionResults", "MarginalEffects", "MAX_INFERENCE_PARAMS",
            "SEPARATION_ETA", "InferenceData", "PassSums", "reference_coef",
            "InferenceRequest", "check_request", "InferenceSample", "check_sample",
            "group_codes", "table_row_names", "finish_inference", "register_adapter",
            "is_dask_array"]
+

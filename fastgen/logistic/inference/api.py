@@ -41,7 +41,7 @@ from .covariance import (
     warn_ill_conditioned,
 )
 from .passes import InferenceData, PassSums, reference_coef
-from .results import LogisticInference
+from .results import FitData, LogisticInference, labelled
 
 __all__ = ["logistic_inference", "finish_inference", "InferenceSample", "check_sample",
            "register_adapter", "is_dask_array"]
@@ -127,6 +127,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
         nobs=nobs, df_model=df_model, df_resid=nobs - q, feature_names=tuple(names),
         classes=model.classes, cov_type=request.cov_type, method=request.method,
         converged=bool(model.converged), ci=request.ci, ci_alpha=float(request.alpha),
+        fit_intercept=bool(model.fit_intercept),
         n_groups=sums.n_groups if request.cluster else None,
         extra={"score": sums.score, "max_abs_eta": float(sums.max_abs_eta)},
     )
@@ -228,6 +229,13 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     Returns
     -------
     LogisticInference
+        With a DataFrame X, ``params``, ``bse``, ``tvalues``, ``pvalues`` and
+        ``conf_int()`` are pandas objects indexed by the column names (statsmodels'
+        convention; when pandas is installed); with arrays they are arrays.  The
+        summary names y by a Series' name.  The result keeps a reference to the
+        checked X, y's codes and the weights (not a copy), for
+        :meth:`~LogisticInference.get_prediction` and
+        :meth:`~LogisticInference.get_margeff`.
 
     Raises
     ------
@@ -242,13 +250,46 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         return _deprecated_adapter_route(
             model, X, y, sample_weight=sample_weight, cov_type=cov_type, groups=groups,
             ci=ci, alpha=alpha, feature_names=feature_names)
+    result, sample = _inference_arrays(model, X, y, sample_weight=sample_weight,
+                                       cov_type=cov_type, groups=groups, ci=ci,
+                                       alpha=alpha, feature_names=feature_names,
+                                       want_sample=True)
+    result = dataclasses.replace(result, dep_name=dependent_name(y),
+                                 fit_data=FitData(model, sample.X, sample.codes, sample.w))
+    return labelled(result) if feature_names_of(X) is not None and _has_pandas() else result
+
+
+def _has_pandas() -> bool:
+    """Whether pandas can be imported (a polars frame names columns without it)."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError:  # pragma: no cover - pandas is a test dependency
+        return False
+    return True
+
+
+def dependent_name(y) -> str:
+    """The name of y for the summary: a pandas Series' (or polars') ``name`` when it is
+    a non-empty str, else ``"y"``."""
+    name = getattr(y, "name", None)
+    return name if isinstance(name, str) and name else "y"
+
+
+def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
+                      groups=None, ci="wald", alpha=0.05, feature_names=None,
+                      want_sample=False):
+    """:func:`logistic_inference` with array fields and no data attached; with
+    ``want_sample`` also the checked :class:`InferenceSample`."""
     if getattr(model, "solver", None) in ("flic", "flac"):
         from ..bias_reduction import corrected_inference  # logistf's conventions
 
-        return corrected_inference(model, X, y, infer=logistic_inference,
-                                   sample_weight=sample_weight, cov_type=cov_type,
-                                   groups=groups, ci=ci, alpha=alpha,
-                                   feature_names=feature_names)
+        result = corrected_inference(model, X, y, infer=_inference_arrays,
+                                     sample_weight=sample_weight, cov_type=cov_type,
+                                     groups=groups, ci=ci, alpha=alpha,
+                                     feature_names=feature_names)
+        if want_sample:
+            return result, check_sample(model, X, y, sample_weight)
+        return result
     request = check_request(model, cov_type, ci, alpha)
     if model.feature_names is not None:
         # a frame scored after an array fit only labels the table: no warning
@@ -287,7 +328,7 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
             result = with_profile(result, model, request,
                                   InferenceData(sample.X, model.fit_intercept), sample,
                                   names, frames=(model_c, data))
-    return result
+    return (result, sample) if want_sample else result
 
 
 def _to_user(result, model, request, shift):
