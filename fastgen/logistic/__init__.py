@@ -43,6 +43,8 @@ Modules, each importing only those above it in this list (plus ``fastgen._params
   ``newton_solve`` and its steps (direction, line search, update, convergence check),
   and the linear solvers (Cholesky with jitter, preconditioned CG);
 * ``data``        the LogisticData protocol and InMemoryData (dense or CSR, the kernels);
+* ``centring``    the centred frame: which columns are centred, the centred copy of X,
+  and the exact maps of intercepts and covariances back to the user's coordinates;
 * ``objectives``  BinaryObjective, MultinomialObjective, ``make_objective`` and the
   size thresholds between explicit Hessian and Newton-CG;
 * ``feature_labels`` the names of design columns in messages;
@@ -56,6 +58,8 @@ Modules, each importing only those above it in this list (plus ``fastgen._params
 * ``inference``   (a package) logistic_inference and LogisticInference: statsmodels-style
   Wald, robust (HC0/HC1/cluster) and likelihood-ratio inference at the optimum, and
   ``finish_inference``, the finish ``fastgen.dask.logistic_inference`` shares;
+* ``penalised``   l* as an objective of the one loop (PenalisedObjective: Firth's step
+  policies), run by every Firth-type fit, FLIC's intercept and the profile;
 * ``firth``       Firth's bias-reduced binary fit (``fit_logistic(penalty="firth")``)
   and its profile-likelihood intervals (imported by ``api`` and ``inference`` on use).
 

@@ -45,10 +45,11 @@ import scipy.stats
 
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from .centring import centre, column_shift, to_user
-from .firth import _newton, _Penalised, fit_firth
+from .firth import _Penalised, fit_firth
 from .firth_multinomial import fit_firth_multinomial
 from .inference.passes import InferenceData
 from .params import LogisticParams
+from .penalised import _newton
 from .ridge import ridge_fit
 
 __all__ = ["fit_bias_reduced", "fit_flic", "fit_flac", "corrected_inference",

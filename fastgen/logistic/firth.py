@@ -48,20 +48,12 @@ from .._warn import warn
 from ..kernels import inference as inference_kernels
 from .data import column_abs_max
 from .inference.passes import InferenceData
-from .newton import newton_solve
 from .objectives import Evaluation, check_curvature_diagonal, column_scales
 from .params import ConvergenceWarning, LogisticParams
+from .penalised import _newton
 from .ridge import ridge_fit
 
-__all__ = ["fit_firth", "firth_null_loglik", "MAX_STEP"]
-
-#: Largest change of any coefficient in one Newton step (logistf's ``maxstep``).
-MAX_STEP = 5.0
-
-_MAX_HALVINGS = 40
-
-#: l* differences within this many ulps of |l*| are rounding (see :func:`_newton`).
-_FLAT_ULPS = 64
+__all__ = ["fit_firth", "firth_null_loglik", "subsample_start"]
 
 #: A Firth fit without ``init`` on n rows starts from a fit on every
 #: ``WARM_START_STRIDE``-th row when that subsample has at least
@@ -82,7 +74,7 @@ _WARM_START_TOL = 1e-3
 #: it, and Newton from different starts can stop at different local maxima (standardised
 #: breast cancer: l* = -27.40 from zero, -24.92 from the ridge start).  A fit tries the
 #: fixed set of starts of :func:`_best_of_starts` and returns the highest maximum when
-#: its first run shows that evidence: Fisher scoring converged slowly (``_SLOW_RATE``),
+#: its first run shows that evidence: Fisher scoring converged slowly (``penalised._SLOW_RATE``),
 #: or some fitted |η| exceeds this (probabilities within 3e-7 of 0 or 1).  Ordinary
 #: fits (max|η| of a few units, fast Fisher scoring) make one run only.
 MULTI_START_ETA = 15.0
@@ -91,16 +83,6 @@ MULTI_START_ETA = 15.0
 #: prior on each standardised coefficient).
 RIDGE_START_L2 = 1.0
 
-
-#: Fisher scoring (the Newton matrix I) converges linearly where the penalty carries
-#: the optimum, as on separated data: its rate is the share of l*'s curvature that I
-#: leaves out.  After ``_SLOW_STEPS`` accepted steps in a row that each left more than
-#: ``_SLOW_RATE`` of the previous max|U*|, the iteration takes l*'s own Hessian
-#: (:meth:`_Penalised.curvature`) and converges quadratically.  Where I is a good
-#: model (rows ≫ coefficients, no separation) the ratios fall fast and the extra pass
-#: is never made (benchmarks/NOTES.md).
-_SLOW_RATE = 0.25
-_SLOW_STEPS = 2
 
 #: l*'s Hessian is formed only up to this many coefficients: its pass costs
 #: n·p²(p+1)/2 multiply-adds, (p+1)/2 times the information's, and holds a
@@ -259,214 +241,6 @@ class _Penalised:
         inference_kernels.firth_packed_products(ZT, a[:, None] * Xt, G)
 
 
-class _LazyEvaluation:
-    """l* at one point as the Newton loop sees it (it minimises f = −l*): ``loss`` = −l,
-    ``objective`` = −l*, ``eta_max``, and ``grad`` = −U* on the free coordinates (0 on
-    the fixed ones), whose score correction (a pass over X) is computed on first use:
-    a trial point the line search rejects costs one pass, not two."""
-
-    __slots__ = ("owner", "st", "stand_in", "_grad")
-
-    def __init__(self, owner, st, stand_in):
-        self.owner, self.st, self.stand_in, self._grad = owner, st, stand_in, None
-
-    @property
-    def loss(self):
-        return -self.st.llf
-
-    @property
-    def objective(self):
-        return -self.st.lstar
-
-    @property
-    def eta_max(self):
-        return self.st.emax
-
-    @property
-    def approximate(self):
-        """Whether ``grad`` uses a stand-in score correction."""
-        return self.stand_in is not None
-
-    @property
-    def grad(self):
-        if self._grad is None:
-            self._grad = self.owner.gradient_of(self)
-        return self._grad
-
-
-class PenalisedObjective:
-    """A penalised likelihood l* (binary :class:`_Penalised` or
-    :class:`~fastgen.logistic.firth_multinomial.MultinomialPenalised`) as an objective
-    of :func:`~fastgen.logistic.newton.newton_solve`, over the coordinates ``free``
-    (the others stay at their start: the profile's constrained fits, FLIC's intercept).
-
-    Firth's needs are this objective's policies, the loop is the solver's:
-
-    * the Newton matrix is the Fisher information I (Fisher scoring) until the steps
-      show it converging slowly (``_SLOW_RATE``), then l*'s own Hessian (``curved``);
-    * :meth:`limit_step` caps a step at ``MAX_STEP`` in the columns' units (logistf's
-      ``maxstep``);
-    * a stand-in score correction (``c0``: the subsample's at the start, and the last
-      exact one while steps are longer than the objective's ``stale_correction``) saves
-      a hat pass per step; it never certifies convergence nor ends a line search
-      (:meth:`make_exact`).
-    """
-
-    inexact = False
-
-    def __init__(self, obj, free, c0=None, tol=0.0):
-        self.obj = obj
-        self.tol = float(tol)
-        self._dec_prev = None  # the Fisher decrement at the previous exact step
-        self.free = np.asarray(free, dtype=np.int64)
-        self.solver = "firth"
-        self.nprod = 0
-        self._stand_in = c0  # the correction to use at the next evaluation, if any
-        self._anchor = None  # (β, c) of the latest exact correction
-        self._last_at = None  # β of the latest evaluation whose gradient was taken
-        self._latest = None
-        self._g_prev = None  # max|U*_free / r|/Σw at the previous exact step
-        self._prev_at = None
-        self._slow = 0
-        self.sw = float(obj.w.sum()) if obj.w.shape[0] else float(obj.data.n)
-
-    # -- the solver's protocol
-    def evaluate(self, beta, curvature=False):
-        st = self.obj.evaluate(np.array(beta, dtype=np.float64))
-        stand_in = self._stand_in
-        self._stand_in = None
-        stale = getattr(self.obj, "stale_correction", None)
-        if (stand_in is None and stale is not None and self._anchor is not None
-                and self._last_at is not None):
-            # a long step from the last iterate: keep the last exact correction
-            if float(np.max(np.abs((st.beta - self._last_at) * self.obj.scale))) > stale:
-                stand_in = self._anchor[1]
-        ev = _LazyEvaluation(self, st, stand_in)
-        self._latest = ev
-        return ev
-
-    def gradient_of(self, ev):
-        """−U* of an evaluation (exact, or with its stand-in correction), 0 on the
-        fixed coordinates."""
-        obj, st = self.obj, ev.st
-        self._last_at = st.beta  # gradients are taken at the iterates
-        if ev.stand_in is None or obj.pw == 0.0:
-            U = obj.modified_score(st)
-            if obj.pw > 0.0:
-                self._anchor = (st.beta.copy(), st.c)
-        else:
-            U = st.score + 2.0 * obj.pw * ev.stand_in
-        g = np.zeros_like(U)
-        g[self.free] = -U[self.free]
-        return g
-
-    def has_curvature(self):
-        return True
-
-    def gradient_scale(self, sum_weights):
-        return self.obj.scale
-
-    def make_exact(self):
-        """Whether the latest evaluation used a stand-in correction; if so it gets the
-        exact one (its gradient is recomputed on next use)."""
-        ev = self._latest
-        if ev is None or ev.stand_in is None:
-            return False
-        ev.stand_in, ev._grad = None, None
-        return True
-
-    def step(self, g, gscaled, rtol=None, atol=0.0):
-        """Δ on the free coordinates from I Δ = U* (or l*'s Hessian once Fisher scoring
-        proved slow), and ½U*ᵀΔ."""
-        obj, free, ev = self.obj, self.free, self._latest
-        st = ev.st
-        x = np.zeros_like(g)
-        if free.size == 0:
-            return x, 0.0
-        Uf = -g[free]
-        exact = ev.stand_in is None
-        new_point = exact and self._prev_at is not st
-        if new_point:
-            gmax = float(np.max(np.abs(Uf / obj.scale[free]))) / self.sw
-            if self._g_prev is not None and not obj.curved:
-                self._slow = self._slow + 1 if gmax > _SLOW_RATE * self._g_prev else 0
-                obj.slow = obj.slow or self._slow >= _SLOW_STEPS
-                obj.curved = self._slow >= _SLOW_STEPS and obj.can_curve()
-            self._g_prev, self._prev_at = gmax, st
-        delta = None
-        if obj.curved and exact:
-            J = obj.curvature(st)[np.ix_(free, free)]
-            try:
-                delta = scipy.linalg.cho_solve(scipy.linalg.cho_factor(J, lower=True),
-                                               Uf, check_finite=False)
-                x[free] = delta
-                return x, max(0.5 * float(Uf @ delta), 0.0)
-            except np.linalg.LinAlgError:
-                pass  # l* not concave here: Fisher scoring's step
-        if delta is None:
-            Hff = st.H[np.ix_(free, free)]
-            try:
-                delta = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Hff, lower=True),
-                                               Uf, check_finite=False)
-            except np.linalg.LinAlgError:
-                delta = np.linalg.lstsq(Hff, Uf, rcond=None)[0]
-        x[free] = delta
-        return x, self._fisher_decrement(max(0.5 * float(Uf @ delta), 0.0), new_point)
-
-    def _fisher_decrement(self, dec, new_point):
-        """The decrement a Fisher-scoring step certifies with.
-
-        Fisher scoring converges linearly, at the rate ρ of I − I⁻¹J (J = −∇²l*), which
-        the ratio of successive Fisher decrements estimates (ρ² ≈ δ_k/δ_{k−1}).  Its
-        decrement δ_F = ½U*ᵀI⁻¹U* is about (1 − ρ) times l*'s own ½U*ᵀJ⁻¹U*, and the
-        step it takes leaves ρ² of that.  So the step certifies with δ_F/(1 − ρ), made
-        large enough that the certified point, after its step, is within tol² as a
-        Newton step would leave it: ``δ_F/(1 − ρ)·max(1, ρ²/tol)``."""
-        if not new_point:
-            return dec
-        prev, self._dec_prev = self._dec_prev, dec
-        if not prev or not np.isfinite(prev) or prev <= 0.0:
-            return dec
-        rho2 = min(dec / prev, 0.98)
-        est = dec / (1.0 - np.sqrt(rho2))
-        return est * max(1.0, rho2 / self.tol) if self.tol > 0 else est
-
-    def limit_step(self, step):
-        """The step scaled so that no coefficient moves by more than ``MAX_STEP`` in
-        its column's units."""
-        big = float(np.max(np.abs(step * self.obj.scale), initial=0.0))
-        return step * (MAX_STEP / big) if big > MAX_STEP else step
-
-    # -- the state at the end
-    def state(self):
-        """The latest evaluation's state and its exact modified score U* (every
-        coordinate, the fixed ones too: the profile's slope)."""
-        ev, obj = self._latest, self.obj
-        st = ev.st
-        if obj.pw == 0.0:
-            return st, st.score
-        if ev.stand_in is None and ev._grad is not None and st.c is not None:
-            return st, st.score + 2.0 * obj.pw * st.c
-        return st, obj.modified_score(st)
-
-
-def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
-    """Maximise l* over the coordinates ``free`` (others fixed) from beta0, by
-    :func:`~fastgen.logistic.newton.newton_solve` on :class:`PenalisedObjective`:
-    converged when the Newton decrement ½U*ᵀΔ ≤ tol (per unit of mean weight below 1),
-    the certifying step then taken.  ``c0`` stands in for Firth's score correction at
-    beta0 (the subsample fit's, see :func:`_subsample_start`).
-    Returns (state, U*, converged, n_iter, history of −l*, step sizes)."""
-    target = PenalisedObjective(obj, free, c0, tol)
-    n = obj.data.n
-    res = newton_solve(target, np.array(beta0, dtype=np.float64), max_iter=max_iter,
-                       tol=tol, sum_weights=sw, l2=1.0, quiet=True,
-                       mean_weight=sw / n if n else 1.0)
-    st, U = target.state()
-    return (st, U, res.converged, res.n_iter, list(res.objective_history),
-            list(res.step_size_history))
-
-
 def firth_null_loglik(counts, penalty_weight=0.5):
     r"""Penalised log-likelihood of the intercept-only model, in closed form.
 
@@ -521,7 +295,7 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
     Maximises :math:`l(\beta) + \tfrac12\log\det I(\beta)` by Newton steps
     :math:`I^{-1}U^*` with step halving; two passes over X per iteration (three, with
     l*'s exact Hessian in place of I, once these steps shrink slowly: see
-    ``_SLOW_RATE``).  Without
+    ``penalised._SLOW_RATE``).  Without
     ``init``, a fit on n ≥ ``WARM_START_STRIDE · WARM_START_ROWS_PER_COEF · p`` rows
     starts from the fit on every ``WARM_START_STRIDE``-th row (two full-data
     iterations saved; ``n_iter`` counts the full-data ones).  Reached through

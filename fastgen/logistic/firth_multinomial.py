@@ -46,13 +46,13 @@ from .firth import (
     MULTI_START_ETA,
     _best_of_starts,
     _column_scales,
-    _newton,
     _penalised_state,
     subsample_start,
 )
 from .inference.passes import InferenceData
 from .objectives import check_curvature_diagonal
 from .params import ConvergenceWarning, LogisticParams
+from .penalised import _newton
 
 __all__ = ["fit_firth_multinomial", "MultinomialPenalised", "DIFFERENCE_MAX_WORK"]
 

@@ -22,9 +22,10 @@ import scipy.stats
 
 from .._runtime import single_thread_blas_call, threads_for
 from .._warn import warn
-from .firth import _distinct, _newton, _Penalised
+from .firth import _distinct, _Penalised
 from .firth_multinomial import MultinomialPenalised
 from .params import ConvergenceWarning
+from .penalised import _newton
 
 __all__ = ["profile_inference", "PROFILE_STAT_TOL"]
 
