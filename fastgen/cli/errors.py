@@ -1,12 +1,9 @@
-"""The command line's exceptions and exit statuses."""
+"""The command line's exceptions and exit status."""
 
-__all__ = ["CLIError", "OutputError", "EXIT_USAGE", "EXIT_IO"]
+__all__ = ["CLIError", "OutputError", "EXIT_USAGE"]
 
-#: exit status of a user mistake (as argparse's own)
+#: exit status of a user mistake or a failed write (as argparse's own)
 EXIT_USAGE = 2
-
-#: exit status of a write that failed (a full disk, standard output on /dev/full)
-EXIT_IO = 1
 
 
 class CLIError(Exception):
@@ -14,4 +11,5 @@ class CLIError(Exception):
 
 
 class OutputError(CLIError):
-    """A write that failed: one ``fastgen: error:`` line with exit status 1."""
+    """A write that failed (a missing directory, a full disk, standard output on
+    ``/dev/full``): reported as a :class:`CLIError` is."""

@@ -33,7 +33,7 @@ import textwrap
 
 from . import commands
 from .csvio import DATASETS, MAX_PIPE_BYTES_ENV
-from .errors import EXIT_IO, EXIT_USAGE, CLIError, OutputError
+from .errors import EXIT_USAGE, CLIError, OutputError
 from .models import CURVE_MODELS, FIT_MODELS, MODELS, fit_option_default
 from .text import printable, say
 
@@ -311,8 +311,8 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        The exit status: 0 on success, 2 for a user mistake, 1 for a write that failed
-        (each reported on stderr as one ``fastgen: error: ...`` line, escaped by
+        The exit status: 0 on success, 2 for a user mistake or a write that failed
+        (reported on stderr as one ``fastgen: error: ...`` line, escaped by
         :func:`~fastgen.cli.text.printable`).
     """
     parser = build_parser()
@@ -323,12 +323,9 @@ def main(argv=None) -> int:
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe or a full disk shows up here
         return status
-    except OutputError as exc:
+    except (CLIError, ValueError) as exc:
         if isinstance(exc, _StdoutError):
             _discard_stdout(stdout)
-        say(f"fastgen: error: {exc}", sys.stderr)
-        return EXIT_IO
-    except (CLIError, ValueError) as exc:
         # fastgen reports every invalid input as a ValueError naming the problem.
         say(f"fastgen: error: {exc}", sys.stderr)
         return EXIT_USAGE
