@@ -12,8 +12,8 @@ import math
 import os
 import shutil
 import subprocess
-import unicodedata
 import sys
+import unicodedata
 
 import numpy as np
 import pytest
