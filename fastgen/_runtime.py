@@ -101,11 +101,12 @@ from .kernels._cache import (
     keep_parallel_init_on_cache_load,
     tolerate_corrupt_cache,
 )
-from .kernels._notice import RuntimeSetupWarning, use_logger
+from .kernels._notice import JITDisabledError, RuntimeSetupWarning, use_logger
 from .kernels._setup import configure_numba, in_forked_openmp_child, run_serially_after_fork
 
 __all__ = [
     "RuntimeSetupWarning",
+    "JITDisabledError",
     "TESTED_NUMBA",
     "keep_parallel_init_on_cache_load",
     "run_serially_after_fork",

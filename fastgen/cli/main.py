@@ -31,6 +31,7 @@ import os
 import sys
 import textwrap
 
+from ..kernels._notice import JITDisabledError
 from . import commands
 from .csvio import DATASETS, MAX_PIPE_BYTES_ENV
 from .errors import EXIT_USAGE, CLIError, OutputError
@@ -323,7 +324,7 @@ def main(argv=None) -> int:
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe or a full disk shows up here
         return status
-    except (CLIError, ValueError) as exc:
+    except (CLIError, ValueError, JITDisabledError) as exc:
         if isinstance(exc, _StdoutError):
             _discard_stdout(stdout)
         # fastgen reports every invalid input as a ValueError naming the problem.
