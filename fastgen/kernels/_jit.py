@@ -38,6 +38,7 @@ from numba.core import config as numba_config  # noqa: E402
 from numba.core.cpu import ParallelOptions  # noqa: E402
 from numba.core.registry import CPUDispatcher  # noqa: E402
 
+from ._cache import cache_enabled  # noqa: E402
 from ._notice import JIT_DISABLED_MESSAGE, JITDisabledError  # noqa: E402
 
 __all__ = ["jit", "pjit", "REASSOC", "PRANGE_ONLY", "serial_code", "in_serial_code", "serial_twin",
@@ -61,8 +62,10 @@ PRANGE_ONLY = ParallelOptions({"prange": True, "comprehension": False, "reductio
 
 
 def jit(func=None, **overrides):
-    """Serial kernel preset: ``njit(cache=True, nogil=True, error_model="numpy")``."""
-    options = {"cache": True, "nogil": True, "error_model": "numpy"}
+    """Serial kernel preset: ``njit(cache=True, nogil=True, error_model="numpy")``
+    (``cache=False`` on a numba whose cache loading fastgen cannot check:
+    :func:`~fastgen.kernels._cache.cache_enabled`)."""
+    options = {"cache": cache_enabled(), "nogil": True, "error_model": "numpy"}
     options.update(overrides)
     if func is None:
         return lambda f: _kernel(f, options)
@@ -155,7 +158,7 @@ def _options_of(dispatcher):
     options = getattr(dispatcher, "_fastgen_options", None)
     if options is None:
         options = {k: v for k, v in dispatcher.targetoptions.items() if k != "nopython"}
-        options["cache"] = True
+        options["cache"] = cache_enabled()
     return dict(options)
 
 
