@@ -337,23 +337,30 @@ def _damage(path, rng, how):
         fh.write(bytes(data))
 
 
-def _check_recompiled_once(parent, pkg, env, prefix, private):
+def _check_recompiled_once(parent, pkg, env, prefix, private, caught_by):
     env = dict(env, NUMBA_CACHE_DIR=private)
     got, err = _run(parent, pkg, env, prefix, with_stderr=True)
     _check_result(got)
     messages = [line for line in err.splitlines() if "unreadable numba cache entry" in line]
     assert len(messages) == 1, err  # once per process
+    assert re.search(caught_by, messages[0]), messages  # found before numba or LLVM read it
     got, err = _run(parent, pkg, env, prefix, with_stderr=True)  # rewritten: sound again
     _check_result(got)
     assert "unreadable" not in err, err
 
 
-@pytest.mark.parametrize("how", ["issue 43", "random offsets and lengths"])
-def test_damaged_entries_never_reach_llvm(tmp_path, read_only_setup, how):
-    """Bytes overwritten inside the index and data files of the kernels a fit loads, and
-    a byte appended (which hid the old trailing checksum: SIGSEGV, or SIGABRT from an
-    LLVM assertion): the fit succeeds with the right answer, one message is logged, the
-    entries are rewritten."""
+_ENVELOPE = r"envelope"
+
+
+@pytest.mark.parametrize("how, which", [("issue 43", ".nbc"),
+                                        ("random offsets and lengths", ".nbc"),
+                                        ("random offsets and lengths", ".nbi")])
+def test_damaged_entries_never_reach_llvm(tmp_path, read_only_setup, how, which):
+    """Bytes overwritten inside the data (or index) files of the kernels a fit loads,
+    and often a byte appended (which hid the old trailing checksum: SIGSEGV, or SIGABRT
+    from an LLVM assertion): the envelope's check finds it before numba unpickles or
+    LLVM parses anything, the fit succeeds with the right answer, one message is
+    logged, the entries are rewritten."""
     import random
 
     parent, pkg, env, _tmp = read_only_setup
@@ -361,8 +368,9 @@ def test_damaged_entries_never_reach_llvm(tmp_path, read_only_setup, how):
     private, files = _loaded_small_entries(parent, pkg, env, prefix, tmp_path)
     rng = random.Random(43)
     for f in files:
-        _damage(f, rng, how)
-    _check_recompiled_once(parent, pkg, env, prefix, private)
+        if f.endswith(which):
+            _damage(f, rng, how)
+    _check_recompiled_once(parent, pkg, env, prefix, private, _ENVELOPE)
 
 
 def test_entries_swapped_between_kernels_are_misses(tmp_path, read_only_setup):
@@ -378,7 +386,7 @@ def test_entries_swapped_between_kernels_are_misses(tmp_path, read_only_setup):
         for f, data in zip(pair, content):
             with open(f, "wb") as fh:
                 fh.write(data)
-    _check_recompiled_once(parent, pkg, env, prefix, private)
+    _check_recompiled_once(parent, pkg, env, prefix, private, "it holds the entry")
 
 
 _STUCK_LOCK = r"""

@@ -212,16 +212,17 @@ def _opened(raw: bytes, name: dict):
     if not raw.startswith(_MAGIC):
         raise _Stale("no fastgen envelope")
     if len(raw) < _HEAD:
-        raise ValueError(f"truncated header ({len(raw)} bytes)")
+        raise ValueError(f"a truncated envelope ({len(raw)} bytes)")
     lengths = raw[len(_MAGIC):len(_MAGIC) + _LENGTHS.size]
     n_ident, n_payload = _LENGTHS.unpack(lengths)
     if len(raw) != _HEAD + n_ident + n_payload:
-        raise ValueError(f"{len(raw)} bytes where the header says {_HEAD + n_ident + n_payload}")
+        raise ValueError(f"{len(raw)} bytes where its envelope says "
+                         f"{_HEAD + n_ident + n_payload}")
     view = memoryview(raw)
     ident = view[_HEAD:_HEAD + n_ident]
     payload = view[_HEAD + n_ident:]
     if _digest(lengths, ident, payload) != raw[_HEAD - _DIGEST_SIZE:_HEAD]:
-        raise ValueError("checksum mismatch")
+        raise ValueError("the envelope's digest does not match the content")
     stored = json.loads(bytes(ident))
     if stored.get("fastgen") != name["fastgen"] or stored.get("numba") != name["numba"]:
         raise _Stale("another version's entry")
