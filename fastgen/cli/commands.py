@@ -430,6 +430,9 @@ def predict_csv(args, out=None):
     cell = (lambda text: text) if getattr(args, "raw", False) else escape_cell
     labels = {}  # label -> its cell, escaped once per class
     if args.output is None:
+        if _is_terminal(out):  # shown, not stored: control characters as escapes
+            stored = cell
+            cell = lambda text: printable(stored(text))  # noqa: E731
         _write_predictions(out, head, pred, proba, cell, labels)
         return 0
     try:
@@ -438,6 +441,13 @@ def predict_csv(args, out=None):
     except OSError as exc:
         raise OutputError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
     return 0
+
+
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _write_predictions(f, head, pred, proba, cell, labels):

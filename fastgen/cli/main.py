@@ -97,8 +97,10 @@ CSV with a header and the predicted label per row ('--proba' adds one probabilit
 p(CLASS) per class, written with full precision).  A cell of the output that begins with
 =, +, -, @, a tab or a carriage return and is not a number (-1 and +2.5 are left alone)
 gets a leading ' so that a spreadsheet shows it as text instead of running it as a
-formula (OWASP, CSV injection); --raw writes every cell as it is.  Files are replaced
-whole or not at all: a temporary file beside the target, renamed onto it when complete.
+formula (OWASP, CSV injection); --raw writes every cell as it is.  Written to a
+terminal, control characters in cells are shown as escapes such as \\x1b.  Files are
+replaced whole or not at all: a temporary file beside the target, renamed onto it when
+complete.
 PARAMS.json carries PARAMS's SHA-256; a PARAMS.json that does not match its PARAMS is
 ignored with a warning (PARAMS holds the model).
 

@@ -64,7 +64,7 @@ def files(tmp_path_factory):
     data = write_rows(d / "train.csv", ["a", "b", "y"],
                       [[f"{u:.6f}", f"{v:.6f}", k % 2] for (u, v), k in zip(X, range(60))])
     model = str(d / "model.npz")
-    assert cli.main(["fit", "--model", "lda", data, "--target", "y", "-o", model]) == 0
+    assert cli.main(["fit", "--model", "lda", data, "--target", "y", "-o", str(model)]) == 0
     (d / "folder").mkdir()
     return {"dir": str(d), "data": data, "model": model, "folder": str(d / "folder")}
 
@@ -569,3 +569,37 @@ def test_cells_with_nul_are_refused(tmp_path, capsys, header, row):
     assert rc == 2 and out == "", err
     assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
     assert "NUL character" in err and not (tmp_path / "m.npz").exists()
+
+
+def test_predictions_shown_on_a_terminal_escape_control_characters(files, tmp_path):
+    """Labels go to a file or pipe exactly as read, but shown on a terminal (a pty
+    here) their control characters are escapes, so they cannot run there."""
+    import pty
+
+    rows = [[k, k * 3 % 7, "\x1b]0;PWNED\x07" if k % 2 else "plain"] for k in range(12)]
+    data = write_rows(tmp_path / "d.csv", ["a", "b", "y"], rows)
+    model = tmp_path / "m.npz"
+    assert cli.main(["fit", "--model", "lda", data, "--target", "y", "-o", str(model)]) == 0
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    command = [sys.executable, "-m", "fastgen", "predict", str(model), data, "--raw"]
+    primary, secondary = pty.openpty()
+    try:
+        proc = subprocess.run(command, stdout=secondary, stderr=subprocess.PIPE, env=env,
+                              timeout=120)
+        os.close(secondary)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(primary, 1 << 16)
+            except OSError:  # the pty's other end is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(primary)
+    assert proc.returncode == 0, proc.stderr
+    assert b"\x1b" not in shown and b"\x07" not in shown
+    assert b"\\x1b]0;PWNED\\x07" in shown
+    piped = subprocess.run(command, capture_output=True, env=env, timeout=120)
+    assert b"\x1b]0;PWNED\x07" in piped.stdout  # not a terminal: as read
