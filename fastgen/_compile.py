@@ -330,10 +330,26 @@ def _worker(family, dtype):
 
 def cache_location() -> str:
     """The directory numba stores fastgen's compiled kernels in, in this process (see
-    the module docstring for how it is chosen)."""
+    the module docstring for how it is chosen).
+
+    A RuntimeError where there is none: numba's JIT is switched off
+    (``JITDisabledError``), or this numba's cache loading is one fastgen cannot check,
+    so its kernels compile in every process without the on-disk cache."""
+    from numba.core import config as numba_config
+
+    from .kernels._notice import JIT_DISABLED_MESSAGE, JITDisabledError
     from .kernels.labels import first_nonfinite
 
-    return str(first_nonfinite._cache._cache_path)
+    if numba_config.DISABLE_JIT:
+        raise JITDisabledError(JIT_DISABLED_MESSAGE)
+    path = getattr(first_nonfinite._cache, "_cache_path", None)
+    if path is None:
+        import numba
+
+        raise RuntimeError(f"fastgen compiles its kernels without numba's on-disk cache "
+                           f"on numba {numba.__version__} (see the RuntimeSetupWarning), "
+                           f"so there is nothing to compile ahead of time")
+    return str(path)
 
 
 # ------------------------------------------------------------------ the public function
@@ -486,7 +502,8 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
         An unknown family or dtype, or ``jobs`` < 1.
     RuntimeError
         A family's warm-up failed (after the others finished); the message holds the
-        worker's traceback.
+        worker's traceback.  Or there is no cache to fill: numba's JIT is switched off,
+        or fastgen compiles without the on-disk cache on this numba version.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed

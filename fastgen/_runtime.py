@@ -30,26 +30,30 @@ import:
    fastgen then points ``NUMBA_CACHE_DIR`` at a private per-user directory under the
    system temp directory.  A location numba would use anyway is never overridden.
 3. Five methods of numba's ``numba.core.caching`` are wrapped
-   (:func:`tolerate_corrupt_cache`): ``IndexDataCacheFile._load_index``, ``_load_data``,
-   ``_save_data``, ``save`` and ``Cache.load_overload``, so that an unreadable cache entry *of a
-   fastgen kernel* (a truncated or garbled index or data file, bytes overwritten
-   anywhere in it, code LLVM cannot parse) is a cache miss: the kernel is recompiled
-   and its entry rewritten where the cache is writable, and one message is logged per
-   process (logger ``fastgen``, level WARNING; not a Python warning, which ``-W error``
-   would turn into the very failure this prevents).  Data files of fastgen kernels are
-   written with a checksum after the pickle (numba ignores bytes after a pickle), which
-   catches overwritten machine code that would otherwise load and run.  Other
-   libraries' cache files behave exactly as before.  ``IndexDataCacheFile.save`` of a
-   fastgen kernel runs under an exclusive lock on its cache directory (``flock`` on
-   ``.fastgen-save.lock`` there): numba reads the index, picks a free data-file number
-   and writes both without one, so two processes saving different signatures of one
-   kernel at once (``fastgen compile``'s workers, ``curve --jobs``, workers sharing a
-   cache) could lose an index entry or point one signature at another's code.  These
-   are private numba names, so the wrap is applied only on the numba versions it was
-   tested with
+   (:func:`tolerate_corrupt_cache`): ``IndexDataCacheFile._load_index``,
+   ``_save_index``, ``load``, ``save`` and ``Cache.load_overload``.  Every cache file
+   of a fastgen kernel is written inside an envelope that names the entry (fastgen and
+   numba versions, the kernel's index name with its qualified name, the data file and
+   signature key) and carries a digest of that name and the whole content, with its
+   exact length; the envelope is checked before numba unpickles or links anything, so
+   a damaged entry (truncated, garbled, bytes overwritten or appended) or a misplaced
+   one (another kernel's file copied over it) never reaches numba's dispatcher or
+   LLVM: it is a cache miss, the kernel is recompiled and its entry rewritten where
+   the cache is writable, and one message is logged per process (logger ``fastgen``,
+   level WARNING; not a Python warning, which ``-W error`` would turn into the very
+   failure this prevents).  Other libraries' cache files behave exactly as before.
+   ``IndexDataCacheFile.save`` of a fastgen kernel runs under an exclusive lock on its
+   cache directory (``flock`` on ``.fastgen-save.lock`` there): numba reads the index,
+   picks a free data-file number and writes both without one, so two processes saving
+   different signatures of one kernel at once could lose an index entry.  A lock held
+   by another process for more than ``LOCK_WAIT_SECONDS`` (10 s; a stopped job) is
+   given up: the kernel is compiled without being saved, later saves to that directory
+   do not wait, and one WARNING line says so.  These are private numba names, so the
+   wrap is applied only on the numba versions it was tested with
    (:data:`TESTED_NUMBA`); on any other version, or if the names are gone, fastgen
-   leaves numba's own caching alone and emits one :class:`RuntimeSetupWarning` — never
-   an import failure.
+   leaves numba's own caching alone, emits one :class:`RuntimeSetupWarning` and
+   compiles its kernels without the on-disk cache (``cache=False``), since numba's
+   own loading would hand a damaged entry to LLVM — never an import failure.
 4. numba's ``CompileResult._rebuild`` is wrapped (:func:`keep_parallel_init_on_cache_load`,
    same version gate) so that a user's
    ``@njit(cache=True)`` function that calls a parallel fastgen kernel starts numba's
@@ -101,11 +105,12 @@ from .kernels._cache import (
     keep_parallel_init_on_cache_load,
     tolerate_corrupt_cache,
 )
-from .kernels._notice import RuntimeSetupWarning, use_logger
+from .kernels._notice import JITDisabledError, RuntimeSetupWarning, use_logger
 from .kernels._setup import configure_numba, in_forked_openmp_child, run_serially_after_fork
 
 __all__ = [
     "RuntimeSetupWarning",
+    "JITDisabledError",
     "TESTED_NUMBA",
     "keep_parallel_init_on_cache_load",
     "run_serially_after_fork",

@@ -19,8 +19,10 @@ a :class:`ParamsFileError` before anything can score with it.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
+import stat
 import zipfile
 
 import numpy as np
@@ -83,7 +85,11 @@ def save_params(path, params, *, feature_names=None, target_name=None) -> str:
     :func:`load_params` finds the file under the same ``path``.
 
     The file is replaced whole or not at all (:func:`atomic_write`): a process killed
-    while saving leaves the previous file at ``path`` intact.
+    while saving leaves the previous file at ``path`` intact.  A ``path`` that is an
+    existing device or pipe (``/dev/null``, ``/dev/stdout``) is written directly, with
+    no suffix added, the archive built in memory first (writing a zip archive needs
+    seeking); one that refuses the write (``/dev/full``) raises an ``OSError`` naming
+    it.  An empty path and a directory are refused (``ValueError``).
 
     Parameters
     ----------
@@ -131,12 +137,59 @@ def save_params(path, params, *, feature_names=None, target_name=None) -> str:
     header = {"format": _FORMAT, "version": version, "type": type(params).__name__,
               "fields": kinds, "feature_names": feature_names, "target_name": target_name}
     arrays[_HEADER] = np.asarray(json.dumps(header))
-    path = os.fspath(path)
-    if not path.endswith(".npz"):
-        path += ".npz"
-    with atomic_write(path) as fh:  # a kill at any moment leaves the old file or the new
-        np.savez(fh, **arrays)
+    path = _save_path(path)
+    mode = _mode_of(path)
+    if mode is None or stat.S_ISREG(mode):
+        with atomic_write(path) as fh:  # a kill at any moment leaves the old file or the new
+            np.savez(fh, **arrays)
+        return path
+    buffer = io.BytesIO()  # a device or pipe cannot seek, and the zip writer does
+    np.savez(buffer, **arrays)
+    try:
+        with atomic_write(path) as fh:
+            fh.write(buffer.getbuffer())
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write params to {path!r}, {_kind_of(mode)}: "
+                                 f"{exc.strerror or exc}") from None
     return path
+
+
+def _save_path(path):
+    """The file :func:`save_params` writes: ``path`` with ``.npz`` appended where
+    missing, unless ``path`` is an existing device or pipe (``/dev/null``); a
+    ValueError for an empty path or a directory."""
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    mode = _mode_of(path)
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        return path
+    if not os.path.basename(path):
+        raise ValueError(f"save_params needs a file name; got the path {path!r}, which "
+                         f"names none (pass e.g. 'model.npz')")
+    for candidate in (path, path if path.endswith(".npz") else path + ".npz"):
+        if os.path.isdir(candidate):
+            raise ValueError(f"{candidate!r} is a directory; pass a file path for the "
+                             f"params (e.g. {os.path.join(candidate, 'model.npz')!r})")
+    return path if path.endswith(".npz") else path + ".npz"
+
+
+def _mode_of(path):
+    """``st_mode`` of what ``path`` names (links followed), or None if nothing."""
+    try:
+        return os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+
+
+_SPECIAL = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a pipe (FIFO)"),
+            (stat.S_ISSOCK, "a socket"))
+
+
+def _kind_of(mode):
+    """What a file of this ``st_mode`` is, in words (``"a socket"``)."""
+    return next((kind for test, kind in _SPECIAL if test(mode)), "not a regular file")
 
 
 def _resolve(path):
@@ -195,13 +248,35 @@ def load_params(path):
                               f"{exc}") from None
 
 
+def _refuse_special(path, mode):
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ParamsFileError(
+            f"{os.fspath(path)!r} is {_kind_of(mode)}, not a params file: a params file "
+            f"is a zip archive, read from a regular file (reading it needs seeking); "
+            f"save or copy it to a file and load that")
+
+
+def _open_regular(path):
+    """``path`` opened for reading without blocking on a FIFO swapped in since it was
+    checked, and checked again once open."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_BINARY", 0))
+    try:
+        _refuse_special(path, os.fstat(fd).st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
 def _read(path, *, values):
     """The checked header and (with ``values``) the field values of a params file."""
     path = _resolve(path)
     if not os.path.exists(path):
         raise ParamsFileError(f"params file {os.fspath(path)!r} does not exist")
+    _refuse_special(path, _mode_of(path))  # before opening: opening a FIFO blocks
     try:
-        with open(path, "rb") as fh:  # closed even when np.load fails half-way
+        with _open_regular(path) as fh:  # closed even when np.load fails half-way
             # a params file is a zip archive (.npz); anything else would reach np.load's
             # pickle branch, whose refusal talks of allow_pickle, not of the file
             magic = fh.read(6)

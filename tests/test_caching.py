@@ -27,6 +27,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fastgen
 
@@ -247,27 +249,40 @@ with warnings.catch_warnings(record=True) as rec:
     from fastgen.kernels import _cache
     again = _cache.tolerate_corrupt_cache()  # a second call decides nothing new
     ok = True
-    if sys.argv[1] == "version":  # numba's own caching still compiles and runs kernels
+    if sys.argv[1] == "version":  # the kernels still compile and run, uncached
         import numpy as np
         X = np.random.default_rng(0).standard_normal((50, 3))
         ok = bool(np.isfinite(fastgen.fit_gda(X, np.arange(50) % 2).covariance).all())
+        try:  # and there is no cache to fill ahead of time: one clear error
+            fastgen.compile(["gda"], ["float64"], jobs=1, progress=False)
+            ok = False
+        except RuntimeError as exc:
+            ok = ok and "nothing to compile ahead of time" in str(exc)
+import glob, os
+cached = glob.glob(os.path.join(os.environ["NUMBA_CACHE_DIR"], "**", "*.nb[ic]"),
+                   recursive=True)
 json.dump({"warnings": [[w.category.__name__, str(w.message)] for w in rec],
-           "untouched": dict(vars(cls)) == before, "again": again, "ok": ok}, sys.stdout)
+           "untouched": dict(vars(cls)) == before, "again": again, "ok": ok,
+           "cached": cached}, sys.stdout)
 """
 
 
 @pytest.mark.parametrize("case", ["version", "missing_method"])
 def test_untested_numba_falls_back_with_one_warning(tmp_path, case):
     """On a numba the cache-file wrap was not tested with, ``import fastgen`` works,
-    warns once with RuntimeSetupWarning and leaves numba's cache classes alone."""
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    warns once with RuntimeSetupWarning and leaves numba's cache classes alone; the
+    kernels then compile without numba's on-disk cache, whose unchecked entries could
+    reach LLVM, and fits still work."""
+    env = dict(os.environ, PYTHONPATH=ROOT, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, "-c", _UNTESTED_NUMBA, case], env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert [w[0] for w in got["warnings"]] == ["RuntimeSetupWarning"], got["warnings"]
     assert ("0.99.0" if case == "version" else "_load_index") in got["warnings"][0][1]
+    assert "without numba's on-disk cache" in got["warnings"][0][1]
     assert got["untouched"] and got["again"] is False and got["ok"]
+    assert got["cached"] == []
 
 
 def test_tested_numba_gets_the_wrap():
@@ -281,3 +296,186 @@ def test_tested_numba_gets_the_wrap():
     assert _cache._unsupported_reason(numba, caching) is None
     assert _cache.tolerate_corrupt_cache() is True
     assert caching.IndexDataCacheFile._load_index.__module__ == "fastgen.kernels._cache"
+
+
+# ------------------------------------------------- entries checked before numba loads them
+
+
+def _loaded_small_entries(parent, pkg, env, prefix, tmp_path):
+    """A private copy of a filled cache and the small data files the probe loads, each
+    with its index (each recompiles in about a second)."""
+    debug = dict(env, NUMBA_DEBUG_CACHE="1")  # numba names the files it loads
+    out, err = _run(parent, pkg, debug, prefix, with_stderr=True)
+    if "data loaded from" not in err:  # the run filled the fixture's cache: again
+        out, err = _run(parent, pkg, debug, prefix, with_stderr=True)
+    private = tmp_path / "cache"
+    shutil.copytree(out["cache_dir"], private)
+    loaded = sorted(set(re.findall(r"data loaded from '[^']*/(kernels_\w+/[^'/]+\.nbc)'",
+                                   err)))
+    small = [os.path.join(private, f) for f in loaded
+             if os.path.getsize(os.path.join(private, f)) < 150_000]
+    assert len(small) >= 2, (loaded, err[-2000:])
+    with_index = []
+    for f in small:
+        with_index += [f, re.sub(r"\.\d+\.nbc$", ".nbi", f)]
+    return str(private), with_index
+
+
+def _read_bytes(path):
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _damage(path, rng, how):
+    with open(path, "rb") as fh:
+        data = bytearray(fh.read())
+    if how == "issue 43":  # 48 to 64 bytes overwritten in the middle, one byte appended
+        n = rng.randint(48, 64)
+        at = len(data) // 2 - n // 2
+    else:  # anywhere, any length
+        n = rng.randint(1, 64)
+        at = rng.randrange(0, len(data) - n)
+    data[at:at + n] = bytes(rng.randrange(256) for _ in range(n))
+    if how == "issue 43" or rng.random() < 0.5:
+        data += bytes([rng.randrange(256)])
+    with open(path, "wb") as fh:
+        fh.write(bytes(data))
+
+
+def _check_recompiled_once(parent, pkg, env, prefix, private, caught_by):
+    env = dict(env, NUMBA_CACHE_DIR=private)
+    got, err = _run(parent, pkg, env, prefix, with_stderr=True)
+    _check_result(got)
+    messages = [line for line in err.splitlines() if "unreadable numba cache entry" in line]
+    assert len(messages) == 1, err  # once per process
+    assert re.search(caught_by, messages[0]), messages  # found before numba or LLVM read it
+    got, err = _run(parent, pkg, env, prefix, with_stderr=True)  # rewritten: sound again
+    _check_result(got)
+    assert "unreadable" not in err, err
+
+
+_ENVELOPE = r"envelope"
+
+
+@pytest.mark.parametrize("how", ["issue 43", "random offsets and lengths"])
+def test_damaged_entries_never_reach_llvm(tmp_path, read_only_setup, how):
+    """Bytes overwritten inside the data files of the kernels a fit loads, and a byte
+    appended (which hid the old trailing checksum: SIGSEGV, or SIGABRT from an LLVM
+    assertion); or damage at random offsets and lengths, with or without an appended
+    byte, in the data file of one kernel and the index of the next: the envelope's
+    check finds it before numba unpickles or LLVM parses anything, the fit succeeds
+    with the right answer, one message is logged, the entries are rewritten."""
+    import random
+
+    parent, pkg, env, _tmp = read_only_setup
+    prefix = _unprivileged_prefix()
+    private, files = _loaded_small_entries(parent, pkg, env, prefix, tmp_path)
+    rng = random.Random(43)
+    for i, (data, index) in enumerate(zip(files[::2], files[1::2])):
+        _damage(index if how != "issue 43" and i % 2 else data, rng, how)
+    _check_recompiled_once(parent, pkg, env, prefix, private, _ENVELOPE)
+
+
+def test_entries_swapped_between_kernels_are_misses(tmp_path, read_only_setup):
+    """Valid entries copied over other kernels' (their index and first data file, in a
+    rotation): each is bound to its kernel, so none reaches numba's dispatcher (a
+    TypeError such as 'expected 2 arguments, got 3' before)."""
+    parent, pkg, env, _tmp = read_only_setup
+    prefix = _unprivileged_prefix()
+    private, files = _loaded_small_entries(parent, pkg, env, prefix, tmp_path)
+    pairs = list(zip(files[::2], files[1::2]))  # (data, index) per kernel
+    contents = [tuple(_read_bytes(f) for f in pair) for pair in pairs]
+    for pair, content in zip(pairs, contents[1:] + contents[:1]):
+        for f, data in zip(pair, content):
+            with open(f, "wb") as fh:
+                fh.write(data)
+    _check_recompiled_once(parent, pkg, env, prefix, private, "it holds the entry")
+
+
+_STUCK_LOCK = r"""
+import json, sys
+import numpy as np
+from fastgen.kernels import _cache
+_cache.LOCK_WAIT_SECONDS = 0.2  # the bound, small for the test
+from fastgen.kernels.labels import first_nonfinite, int_label_codes  # two small kernels
+present, codes = int_label_codes(np.array([5, 3, 5, 9]), 3, 7)
+json.dump({"codes": codes.tolist(), "first": first_nonfinite(np.array([1.0, np.nan]))},
+          sys.stdout)
+"""
+
+
+def test_a_stuck_save_lock_does_not_hang_the_first_fit(tmp_path):
+    """Another process holds ``.fastgen-save.lock`` (here: this one, by flock on its own
+    descriptor) while a fresh process compiles kernels: it waits a bounded time,
+    compiles without saving and says so once, not once per kernel (flock has no
+    timeout: the first fit hung forever before).  Two small kernels stand for a fit's,
+    which save the same way, to keep the compile short."""
+    import fcntl
+    import hashlib
+
+    cache = tmp_path / "numba-cache"
+    kernels = os.path.join(ROOT, "fastgen", "kernels")
+    folder = cache / ("kernels_" + hashlib.sha1(kernels.encode()).hexdigest())
+    folder.mkdir(parents=True)
+    fd = os.open(folder / ".fastgen-save.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env.update(PYTHONPATH=ROOT, NUMBA_CACHE_DIR=str(cache))
+        res = subprocess.run([sys.executable, "-W", "error", "-c", _STUCK_LOCK], env=env,
+                             capture_output=True, text=True, timeout=600)
+    finally:
+        os.close(fd)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert json.loads(res.stdout) == {"codes": [1, 0, 1, 2], "first": 1}
+    lines = [line for line in res.stderr.splitlines() if "cache lock" in line]
+    assert len(lines) == 1 and "not saved" in lines[0], res.stderr
+    assert not glob.glob(str(folder / "*.nbc"))  # compiled, not saved
+
+
+# ------------------------------------------------------ the envelope, property-tested
+
+_NAME = {"fastgen": "1.0", "numba": "0.68.1", "index": "moments.k-10.py311.nbi",
+         "kind": "data", "data": "moments.k-10.py311.1.nbc", "key": "(float64,)"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(payload=st.binary(min_size=1, max_size=300), data=st.data())
+def test_any_damage_to_a_sealed_entry_is_caught(payload, data):
+    """Bytes overwritten at any offset and length, bytes appended or cut: never the
+    payload back (so nothing damaged is unpickled or linked)."""
+    from fastgen.kernels._cache import _opened, _sealed, _Stale
+
+    sealed = _sealed(payload, _NAME)
+    assert bytes(_opened(sealed, _NAME)) == payload
+    raw = bytearray(sealed)
+    at = data.draw(st.integers(0, len(raw) - 1), label="offset")
+    n = data.draw(st.integers(1, min(64, len(raw) - at)), label="length")
+    new = data.draw(st.binary(min_size=n, max_size=n), label="bytes")
+    raw[at:at + n] = new
+    raw += data.draw(st.binary(max_size=2), label="appended")
+    raw = raw[:len(raw) - data.draw(st.integers(0, 2), label="cut")]
+    if bytes(raw) == sealed:
+        return
+    with pytest.raises((ValueError, _Stale)):
+        _opened(bytes(raw), _NAME)
+
+
+@pytest.mark.parametrize("field, value", [("index", "moments.other-99.py311.nbi"),
+                                          ("data", "moments.k-10.py311.2.nbc"),
+                                          ("key", "(float32,)"), ("kind", "index")])
+def test_an_entry_of_another_kernel_or_signature_is_refused(field, value):
+    from fastgen.kernels._cache import _opened, _sealed
+
+    with pytest.raises(ValueError, match="it holds the entry"):
+        _opened(_sealed(b"payload", dict(_NAME, **{field: value})), _NAME)
+
+
+@pytest.mark.parametrize("field", ["fastgen", "numba"])
+def test_another_versions_entry_is_a_quiet_miss(field):
+    from fastgen.kernels._cache import _opened, _sealed, _Stale
+
+    with pytest.raises(_Stale):
+        _opened(_sealed(b"payload", dict(_NAME, **{field: "9.9"})), _NAME)
+    with pytest.raises(_Stale):  # numba's own layout, or an older fastgen's
+        _opened(b"\x80\x05K\x01.", _NAME)

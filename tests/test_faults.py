@@ -423,3 +423,75 @@ def test_the_reliability_page_names_existing_tests():
         source = (tests_root / path).read_text(encoding="utf-8")
         assert re.search(rf"^(async )?def {name}\(", source, flags=re.M), (path, name)
 
+
+
+# ------------------------------------------------------------------ JIT switched off
+
+_JIT_OFF = r"""
+import json, os, sys
+import numpy as np
+import scipy.sparse as sp
+import fastgen
+from fastgen.io import save_params
+
+X = np.random.default_rng(0).standard_normal((30, 3)); y = np.arange(30) % 2
+out = {}
+calls = {
+    "fit_gda": lambda: fastgen.fit_gda(X, y),
+    "fit_logistic": lambda: fastgen.fit_logistic(X, y),
+    "fit_gaussian_nb": lambda: fastgen.fit_gaussian_nb(X, y),
+    "fit_multinomial_nb": lambda: fastgen.fit_multinomial_nb(sp.csr_matrix(abs(X)), y),
+    "class_moments": lambda: fastgen.class_moments(X, y),
+    "detect_separation": lambda: fastgen.detect_separation(X, y),
+    "predict": lambda: fastgen.predict(fastgen.load_params(sys.argv[1]), X),
+    "load_params": lambda: fastgen.load_params(sys.argv[1]).n_classes,
+}
+for name, call in calls.items():
+    try:
+        out[name] = ["ok", repr(call())[:40]]
+    except Exception as exc:
+        out[name] = [type(exc).__name__, str(exc), isinstance(exc, RuntimeError)]
+print(json.dumps(out))
+"""
+
+
+def test_the_jit_switched_off_stops_at_the_first_kernel_call(tmp_path):
+    """NUMBA_DISABLE_JIT=1: every call that needs a kernel raises one clear error
+    (a RuntimeError saying how to debug a kernel), never numba's raw TypeError;
+    calls that need no kernel work; the command line says it in one line."""
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    model = tmp_path / "m.npz"
+    fastgen.save_params(model, fastgen.fit_gda(X, np.arange(30) % 2),
+                        feature_names=["a", "b", "c"], target_name="y")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=PKG_ROOT)
+    proc = subprocess.run([sys.executable, "-c", _JIT_OFF, str(model)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out.pop("load_params") == ["ok", "2"]
+    for name, (cls, message, is_runtime) in out.items():
+        assert cls == "JITDisabledError" and is_runtime, (name, cls, message)
+        assert "NUMBA_DISABLE_JIT" in message and "py_func" in message, message
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,c\n1,2,3\n")
+    for args in (["predict", str(model), str(data)],
+                 ["fit", "--model", "lda", str(data), "--target", "c", "-o",
+                  str(tmp_path / "p")],
+                 ["compile", "--family", "gda", "--jobs", "1", "--no-progress"]):
+        proc = subprocess.run([sys.executable, "-m", "fastgen", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode in (1, 2) and proc.stdout == "", proc.stderr
+        assert proc.stderr.startswith("fastgen: error: fastgen's kernels need numba's "
+                                      "JIT") and proc.stderr.count("\n") == 1
+
+
+def test_a_kernels_python_source_runs_as_the_message_says():
+    """The debugging route the JIT-disabled error names: ``kernel.py_func`` runs the
+    kernel's Python source, with the same result."""
+    from fastgen.kernels.labels import first_nonfinite, int_label_codes
+
+    a = np.array([1.0, 2.0, np.nan, np.inf])
+    assert first_nonfinite.py_func(a) == first_nonfinite(a) == 2
+    y = np.array([5, 3, 5, 9])
+    for got, want in zip(int_label_codes.py_func(y, 3, 7), int_label_codes(y, 3, 7)):
+        np.testing.assert_array_equal(got, want)

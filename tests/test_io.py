@@ -2,6 +2,7 @@
 
 import dataclasses
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -208,3 +209,129 @@ def test_gaussian_nb_builder_is_exported():
     p = fastgen.fit_gaussian_nb(X, y)
     np.testing.assert_allclose(q.variances, p.variances, rtol=1e-12)
     assert "gaussian_nb_from_moments" in fastgen.__all__
+
+
+# ------------------------------------------------------------------ special files
+
+SPECIAL_FILES = ["fifo", "socket", "character device", "directory", "block device",
+                 "link to a fifo"]
+
+_PROBE = r"""
+import json, os, socket, sys
+import fastgen
+kind, folder = sys.argv[1], sys.argv[2]
+path = os.path.join(folder, "special.npz")
+if kind in ("fifo", "link to a fifo"):
+    os.mkfifo(os.path.join(folder, "fifo"))
+    if kind == "fifo":
+        path = os.path.join(folder, "fifo")
+    else:
+        os.symlink(os.path.join(folder, "fifo"), path)
+elif kind == "socket":
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(path)
+elif kind == "character device":
+    path = "/dev/zero"
+elif kind == "directory":
+    os.mkdir(path)
+elif kind == "block device":
+    path = next(os.path.join("/dev", n) for n in sorted(os.listdir("/dev"))
+                if __import__("stat").S_ISBLK(os.stat(os.path.join("/dev", n)).st_mode))
+out = {}
+for name, call in (("load_params", fastgen.load_params),
+                   ("load_feature_names", fastgen.load_feature_names)):
+    try:
+        call(path)
+        out[name] = "loaded"
+    except Exception as exc:
+        out[name] = [type(exc).__name__, str(exc)]
+print(json.dumps(out))
+"""
+
+
+def _has_block_device():
+    import stat
+
+    try:
+        return any(stat.S_ISBLK(os.stat(os.path.join("/dev", n)).st_mode)
+                   for n in os.listdir("/dev"))
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("kind", SPECIAL_FILES)
+def test_loading_a_special_file_is_refused_before_opening(tmp_path, kind):
+    """A params file is a zip archive, which needs seeking: FIFOs, sockets, devices and
+    directories are refused with a clear error, and a FIFO is not opened (which would
+    block until a writer came).  In a subprocess, so that a hang fails the test."""
+    import json
+    import subprocess
+    import sys
+
+    if kind == "block device" and not _has_block_device():
+        pytest.skip("no block device here")
+    proc = subprocess.run([sys.executable, "-c", _PROBE, kind, str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for name, (cls, message) in json.loads(proc.stdout).items():
+        assert cls == "ParamsFileError", (name, cls, message)
+        assert "not a params file" in message and "regular file" in message, message
+
+
+@pytest.fixture
+def small_params():
+    X, y = make_blobs(40, 2, 2, seed=3)
+    return fastgen.fit_gda(X, y)
+
+
+@pytest.mark.parametrize("path", ["", "{tmp}/", "{tmp}/adir", "{tmp}/adir/", "{tmp}/bdir"])
+def test_saving_to_no_file_name_or_a_directory_is_refused(tmp_path, small_params, path,
+                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "bdir.npz").mkdir()  # "bdir" would be written as bdir.npz
+    with pytest.raises(ValueError, match="needs a file name|is a directory"):
+        fastgen.save_params(path.format(tmp=tmp_path), small_params)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "bdir.npz"]
+    assert not os.listdir(tmp_path / "adir")
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_saving_through_a_link_to_a_device_writes_the_device(tmp_path, small_params,
+                                                               device):
+    """The archive is built in memory and written whole (a zip writer needs seeking,
+    which a device cannot do: a raw struct.error before); no suffix is added to an
+    existing device, so no ``/dev/null.npz`` appears."""
+    if not os.path.exists(device):
+        pytest.skip(f"no {device}")
+    link = tmp_path / "model.npz"
+    link.symlink_to(device)
+    for path in (link, tmp_path / "model", device):
+        assert fastgen.save_params(path, small_params) in (str(link), device)
+    assert not os.path.exists(device + ".npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.npz"]
+
+
+def test_saving_to_a_full_device_names_it(tmp_path, small_params):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    link = tmp_path / "model.npz"
+    link.symlink_to("/dev/full")
+    with pytest.raises(OSError, match="cannot write params to .*a character device: No "
+                                      "space left"):
+        fastgen.save_params(link, small_params)
+
+
+def test_saving_to_a_fifo_streams_a_whole_archive(tmp_path, small_params):
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    fastgen.save_params(fifo, small_params)
+    reader.join(60)
+    copy = tmp_path / "copy.npz"
+    copy.write_bytes(received[0])
+    _assert_identical(fastgen.load_params(copy), small_params)

@@ -35,6 +35,7 @@ from ..datasets import load_iris
 from ..io import atomic_write
 from .csvio import (
     check_input_file,
+    check_output_file,
     column_index,
     load_csv,
     load_dataset,
@@ -43,22 +44,25 @@ from .csvio import (
     read_csv_lines,
 )
 from .curve import curve_sizes, n_test_rows, parse_models, run_curve, summarise
-from .errors import CLIError
+from .errors import CLIError, OutputError
 from .models import feature_kind, label, resolve
 from .plot import check_plot_possible, plot_curves
+from .text import printable, say
 
 __all__ = ["demo", "curve", "fit", "predict_csv", "info", "compile_kernels", "print_table",
            "sidecar", "file_sha256", "escape_cell"]
 
 
 def print_table(rows, header, out):
-    """Print rows under a header, every column right-aligned to its widest cell."""
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    line = "  ".join(str(h).rjust(w) for h, w in zip(header, widths))
-    print(line, file=out)
+    """Print rows under a header, every column right-aligned to its widest cell
+    (cells escaped by :func:`~fastgen.cli.text.printable`)."""
+    header = [printable(h) for h in header]
+    rows = [[printable(v) for v in r] for r in rows]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    print("  ".join(h.rjust(w) for h, w in zip(header, widths)), file=out)
     print("  ".join("-" * w for w in widths), file=out)
     for r in rows:
-        print("  ".join(str(v).rjust(w) for v, w in zip(r, widths)), file=out)
+        print("  ".join(v.rjust(w) for v, w in zip(r, widths)), file=out)
 
 
 # --------------------------------------------------------------------------- demo
@@ -127,7 +131,8 @@ def _curve_data(args):
     if args.csv is not None:
         if args.target is None:
             raise CLIError("--csv needs --target COL (the name of the label column)")
-        X, y, _names = load_csv(args.csv, args.target, max_bytes=_pipe_limit(args))
+        X, y, _names = load_csv(args.csv, args.target, max_bytes=_pipe_limit(args),
+                                numeric_labels=getattr(args, "numeric_labels", False))
         return X, y, os.path.basename(args.csv)
     if args.target is not None:
         raise CLIError("--target goes with --csv, not --dataset")
@@ -154,6 +159,7 @@ def curve(args, out=None):
     n_test = n_test_rows(args.test_size, n)
     sizes = curve_sizes(args.sizes, n - n_test, classes.shape[0])
     if args.plot is not None:
+        check_output_file(args.plot, [p for p in [args.csv] if p], "the plot")
         check_plot_possible(args.plot)
     kind = feature_kind(X)
 
@@ -164,8 +170,8 @@ def curve(args, out=None):
     mean, se, n_ok = summarise(errors)
 
     cls = ", ".join(f"{c}: {k}" for c, k in zip(classes, counts, strict=True))
-    print(f"{title}: n={n}, d={d}, {classes.shape[0]} classes ({cls}); {kind} features",
-          file=out)
+    say(f"{title}: n={n}, d={d}, {classes.shape[0]} classes ({cls}); {kind} features",
+        out)
     print(f"{args.splits} random splits (seed {args.seed}): {n_test} test rows, nested "
           f"training sets of m rows from the other {n - n_test}", file=out)
     labels = [label(m, kind) for m in models]
@@ -186,14 +192,15 @@ def curve(args, out=None):
                 continue
             at = ", ".join(f"m={sizes[j]}: {args.splits - n_ok[im, j]}"
                            for j in range(len(sizes)) if n_ok[im, j] < args.splits)
-            print(f"{labels[im]}: {len(mine)} failed fits recorded as NaN and left out of "
-                  f"the mean ({at}); first: {mine[0][3]}", file=out)
+            say(f"{labels[im]}: {len(mine)} failed fits recorded as NaN and left out of "
+                f"the mean ({at}); first: {mine[0][3]}", out)
     for im in np.flatnonzero(n_warned):
         print(f"{labels[im]}: {n_warned[im]} of {args.splits * len(sizes)} fits warned "
               f"(e.g. not converged)", file=out)
     if args.plot is not None:
         plot_curves(args.plot, sizes, mean, se, labels, title, n, d, args.splits)
-        print(f"\nplot written to {args.plot}", file=out)
+        print(file=out)
+        say(f"plot written to {args.plot}", out)
     return 0
 
 
@@ -236,7 +243,9 @@ def fit(args, out=None):
         raise CLIError("--firth replaces the ridge penalty: leave --l2 at 0")
     if args.output is None and not summary:
         raise CLIError("-o/--output is required (unless --summary is given)")
-    X, y, names = load_csv(args.data, args.target, max_bytes=_pipe_limit(args))
+    path = None if args.output is None else _params_output(args.output, args.data)
+    X, y, names = load_csv(args.data, args.target, max_bytes=_pipe_limit(args),
+                           numeric_labels=getattr(args, "numeric_labels", False))
     kind = feature_kind(X)
     entry = resolve(args.model, kind)
     with warnings.catch_warnings(record=True) as caught:
@@ -249,23 +258,20 @@ def fit(args, out=None):
                 raise
             raise CLIError(str(exc)) from None
     for w in caught:
-        print(f"fastgen: warning: {w.message}", file=sys.stderr)
+        _warn(w.message)
     if entry.name == "bernoulli_nb" and kind != "binary":
-        print(f"fastgen: warning: bernoulli_nb binarises the {kind} features at "
+        _warn(f"bernoulli_nb binarises the {kind} features at "
               f"binarize={params.binarize:g} (x > {params.binarize:g} counts as 1); "
-              f"choose --model nb to fit the naive Bayes model matching the features",
-              file=sys.stderr)
+              f"choose --model nb to fit the naive Bayes model matching the features")
     if summary:
         try:
             res = logistic_inference(params, X, y, feature_names=names)
         except ValueError as exc:
             raise CLIError(str(exc)) from None
-        print(res.summary(yname=args.target), file=out)
+        for line in str(res.summary(yname=args.target)).split("\n"):
+            say(line, out)
         if args.output is None:
             return 0
-    path = os.fspath(args.output)
-    if not path.endswith(".npz"):
-        path += ".npz"
     try:
         # each file is replaced whole; the sidecar follows the params file and names its
         # hash, so a sidecar left from an earlier fit is recognised (and ignored)
@@ -275,15 +281,27 @@ def fit(args, out=None):
         with atomic_write(sidecar(path), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
     except OSError as exc:
-        raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {path!r}: {exc.strerror or exc}") from None
     how = (f" (Firth{', ' + correction.upper() if correction else ''})" if firth else "")
-    print(f"fitted {entry.name}{how} on {X.shape[0]} rows, {X.shape[1]} features, "
-          f"{params.n_classes} classes; wrote {path} and {sidecar(path)}", file=out)
+    say(f"fitted {entry.name}{how} on {X.shape[0]} rows, {X.shape[1]} features, "
+        f"{params.n_classes} classes; wrote {path} and {sidecar(path)}", out)
     return 0
 
 
+def _params_output(output, data):
+    """The params file ``fastgen fit -o OUTPUT`` writes (``.npz`` appended where
+    missing), checked with its sidecar before anything is read: neither may be a
+    directory, a device or the DATA file."""
+    output = os.fspath(output)
+    check_output_file(output, [data], "PARAMS", regular_only=True)
+    path = output if output.endswith(".npz") else output + ".npz"
+    check_output_file(path, [data], "PARAMS", regular_only=True)
+    check_output_file(sidecar(path), [data], "the sidecar PARAMS.json", regular_only=True)
+    return path
+
+
 def _warn(message):
-    print(f"fastgen: warning: {message}", file=sys.stderr)
+    say(f"fastgen: warning: {message}", sys.stderr)
 
 
 def _read_sidecar(path):
@@ -300,10 +318,11 @@ def _read_sidecar(path):
     try:
         with open(side, encoding="utf-8") as f:
             meta = json.load(f)
-        if not isinstance(meta.get("features"), list):
-            raise ValueError("no feature list")
-    except (OSError, ValueError, AttributeError) as exc:
-        _warn(f"ignoring {side!r}, which cannot be read ({exc})")
+        _check_sidecar(meta)
+    except (OSError, ValueError, RecursionError, MemoryError) as exc:
+        # RecursionError: deeply nested JSON ("[" * 100000)
+        why = str(exc).split("\n")[0][:200] or type(exc).__name__
+        _warn(f"ignoring {side!r}, which cannot be read ({why})")
         return None
     want = meta.get("params_sha256")
     if want is not None and want != file_sha256(path):
@@ -311,6 +330,20 @@ def _read_sidecar(path):
               f"params_sha256 differs); the params file holds the model")
         return None
     return meta
+
+
+def _check_sidecar(meta):
+    """A ValueError unless ``meta`` has the sidecar's shape: a JSON object whose
+    ``features`` is a list of str and whose ``model``, ``target`` and
+    ``params_sha256`` are str where present."""
+    if not isinstance(meta, dict):
+        raise ValueError(f"a JSON {type(meta).__name__}, not an object")
+    features = meta.get("features")
+    if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+        raise ValueError("no list of feature names")
+    for key in ("model", "target", "params_sha256"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise ValueError(f"its {key!r} is not a string")
 
 
 def _load_params(path):
@@ -380,6 +413,9 @@ def _feature_columns(args, params, meta, header):
 def predict_csv(args, out=None):
     """``fastgen predict``: labels (and probabilities) for every row of a CSV file."""
     out = sys.stdout if out is None else out
+    if args.output is not None:
+        check_output_file(args.output, [args.params, sidecar(args.params), args.data],
+                          "the predictions")
     params, meta = _load_params(args.params)
     header, rows, lines = read_csv_lines(args.data, max_bytes=_pipe_limit(args))
     d = params.n_features_in
@@ -394,14 +430,24 @@ def predict_csv(args, out=None):
     cell = (lambda text: text) if getattr(args, "raw", False) else escape_cell
     labels = {}  # label -> its cell, escaped once per class
     if args.output is None:
+        if _is_terminal(out):  # shown, not stored: control characters as escapes
+            stored = cell
+            cell = lambda text: printable(stored(text))  # noqa: E731
         _write_predictions(out, head, pred, proba, cell, labels)
         return 0
     try:
         with atomic_write(args.output, "w", encoding="utf-8", newline="") as f:
             _write_predictions(f, head, pred, proba, cell, labels)
     except OSError as exc:
-        raise CLIError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
     return 0
+
+
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _write_predictions(f, head, pred, proba, cell, labels):
@@ -429,21 +475,21 @@ def info(args, out=None):
     """``fastgen info``: type, classes, features and array shapes of a params file."""
     out = sys.stdout if out is None else out
     params, meta = _load_params(args.params)
-    print(f"type: {type(params).__name__}", file=out)
+    say(f"type: {type(params).__name__}", out)
     if meta is not None:
-        print(f"model: {meta.get('model')}", file=out)
+        say(f"model: {meta.get('model')}", out)
     cov = getattr(params, "covariance_type", None)
     if cov is not None:
-        print(f"covariance type: {cov}", file=out)
-    print(f"classes ({params.n_classes}): "
-          + ", ".join(_label_str(c) for c in params.classes), file=out)
-    print(f"n_features: {params.n_features_in}", file=out)
+        say(f"covariance type: {cov}", out)
+    say(f"classes ({params.n_classes}): "
+        + ", ".join(_label_str(c) for c in params.classes), out)
+    say(f"n_features: {params.n_features_in}", out)
     names, target = load_feature_names(args.params)
     if names is None and meta is not None:
         names, target = meta["features"], meta.get("target")
     if names is not None:
-        print(f"target: {target}", file=out)
-        print("features: " + ", ".join(names), file=out)
+        say(f"target: {target}", out)
+        say("features: " + ", ".join(names), out)
     print("fields:", file=out)
     for fld in dataclasses.fields(params):
         v = getattr(params, fld.name)
@@ -451,7 +497,7 @@ def info(args, out=None):
             desc = f"array {v.dtype} {tuple(v.shape)}"
         else:
             desc = repr(v)
-        print(f"  {fld.name}: {desc}", file=out)
+        say(f"  {fld.name}: {desc}", out)
     return 0
 
 
@@ -475,10 +521,11 @@ def compile_kernels(args, out=None):
         report = compile_cache(families, dtypes, jobs=args.jobs,
                                progress=not args.no_progress)
     except RuntimeError as exc:
-        print(f"fastgen: error: {exc}", file=sys.stderr)
+        say(f"fastgen: error: {exc}", sys.stderr)
         return 1
     rows = [[f.family, f.dtype, f"{f.seconds:.1f}", f.compiled or "all cached"]
             for f in report.families]
     print_table(rows, ["family", "dtype", "seconds", "kernels compiled"], out)
-    print(f"\nnumba cache: {report.cache_dir} ({report.seconds:.1f} s in all)", file=out)
+    print(file=out)
+    say(f"numba cache: {report.cache_dir} ({report.seconds:.1f} s in all)", out)
     return 0

@@ -30,7 +30,8 @@ from .errors import CLIError
 
 __all__ = ["DATASETS", "read_csv", "column_index", "numeric_columns", "load_csv",
            "load_dataset", "DEFAULT_MAX_PIPE_BYTES", "MAX_PIPE_BYTES_ENV", "max_pipe_bytes",
-           "parse_size", "check_input_file", "read_csv_lines"]
+           "parse_size", "check_input_file", "read_csv_lines", "parse_labels",
+           "check_output_file"]
 
 #: Data sets of ``fastgen curve --dataset``; all but the bundled iris need scikit-learn.
 DATASETS = ("breast_cancer", "iris", "wine", "digits")
@@ -94,6 +95,36 @@ def check_input_file(path, what="a CSV file", *, pipe_ok=True):
     raise CLIError(f"{path!r} is {kind}, not {what}")
 
 
+def check_output_file(path, inputs=(), what="the output", *, regular_only=False):
+    """Refuse an output path that cannot or must not be written, before any work.
+
+    A CLIError when ``path`` is a directory, is the same file as one of ``inputs``
+    (through symbolic or hard links too: ``os.path.samefile``), or, with
+    ``regular_only``, exists and is not a regular file (a device, pipe or socket).
+    A path that does not exist yet passes.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # absent, or unreachable: the write itself reports it
+        return
+    if stat.S_ISDIR(mode):
+        raise CLIError(f"{path!r} is a directory; name a file to write {what} to")
+    if not stat.S_ISREG(mode):
+        if regular_only:
+            kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
+            kind = "a pipe" if stat.S_ISFIFO(mode) else kind
+            raise CLIError(f"{path!r} is {kind}; {what} must be a regular file")
+        return
+    for source in inputs:
+        try:
+            same = os.path.samefile(path, source)
+        except (OSError, ValueError):
+            continue
+        if same:
+            raise CLIError(f"{path!r} is the input {source!r} (the same file): writing "
+                           f"{what} there would replace it; name another file")
+
+
 def _read_pipe(path, limit):
     """The text of a pipe, at most ``limit`` bytes (a CLIError beyond)."""
     chunks, total = [], 0
@@ -117,33 +148,52 @@ def _lines_of(path, limit):
     kind = check_input_file(path)
     try:
         if kind == "pipe":
-            f = io.StringIO(_read_pipe(path, limit), newline="")
+            text = _read_pipe(path, limit)
         else:
-            f = open(path, newline="", encoding="utf-8-sig")  # noqa: SIM115
-        with f:
-            reader = csv.reader(f)
-            rows, lines, end = [], [], 0
-            for r in reader:
-                if r:  # blank lines are skipped but counted
-                    rows.append(r)
-                    lines.append(end + 1)
-                end = reader.line_num
+            with open(path, newline="", encoding="utf-8-sig") as f:
+                text = f.read()
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows, lines, end = [], [], 0
+        for r in reader:
+            if r:  # blank lines are skipped but counted
+                rows.append(r)
+                lines.append(end + 1)
+            end = reader.line_num
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise CLIError(f"cannot read {path!r}: {exc}") from None
+    if "\x00" in text:
+        _refuse_nul(path, rows, lines)
     return rows, lines
 
 
-def _parse_label(values):
-    """Labels as int, else float, else str (so '1' and '1.0' stay what they look like);
-    a column with an underscore in any label stays str (numbers have none)."""
-    if any("_" in v for v in values):
+def _refuse_nul(path, rows, lines):
+    """A CLIError naming the first cell that holds a NUL character (numpy would drop a
+    trailing one and read ``2\\x00`` as 2)."""
+    for r, line in zip(rows, lines):
+        for j, cell in enumerate(r):
+            if "\x00" in cell:
+                raise CLIError(f"{path!r}, line {line}, column {j + 1}: the cell {cell!r} "
+                               f"holds a NUL character; a CSV file holds text (is this a "
+                               f"binary file?)")
+    raise CLIError(f"{path!r} holds a NUL character; a CSV file holds text")
+
+
+def parse_labels(values, path, lines, target, *, numbers=False):
+    """The labels of the target column: the text of each cell, as the file holds it
+    (``007``, ``7`` and ``070`` are three classes), unless ``numbers`` asks for them
+    as numbers (ints where every label is an integer, else floats, read as features
+    are).  An empty label is refused."""
+    for i, v in enumerate(values):
+        if v == "":
+            raise CLIError(f"{path!r}, line {lines[i]}: the target {target!r} is empty")
+    if not numbers:
         return np.array(values, dtype=str)
-    for kind in (int, float):
-        try:
-            return np.array([kind(v) for v in values])
-        except ValueError:
-            continue
-    return np.array(values, dtype=str)
+    try:
+        if not any("_" in v for v in values):
+            return np.array([int(v) for v in values])
+    except ValueError:
+        pass
+    return numeric_columns([[v] for v in values], [0], [target], path, lines)[:, 0]
 
 
 def read_csv(path, *, max_bytes=None):
@@ -242,7 +292,7 @@ def numeric_columns(rows, cols, header, path, lines=None):
     return X
 
 
-def load_csv(path, target, *, max_bytes=None):
+def load_csv(path, target, *, max_bytes=None, numeric_labels=False):
     """Features and labels from a CSV file: every column but ``target`` is a feature.
 
     Parameters
@@ -252,11 +302,14 @@ def load_csv(path, target, *, max_bytes=None):
         The name of the label column.
     max_bytes : int, optional
         The most bytes read from a pipe (default: :func:`max_pipe_bytes`).
+    numeric_labels : bool
+        Read the labels as numbers (:func:`parse_labels`); by default each label is
+        the text of its cell, exactly as the file holds it.
 
     Returns
     -------
     X : ndarray (n, d) float64
-    y : ndarray (n,) int, float or str labels
+    y : ndarray (n,) str labels (int or float with ``numeric_labels``)
     feature_names : list of str
     """
     header, rows, lines = read_csv_lines(path, max_bytes=max_bytes)
@@ -265,10 +318,7 @@ def load_csv(path, target, *, max_bytes=None):
     if not cols:
         raise CLIError(f"{path!r} has no feature columns besides the target {target!r}")
     X = numeric_columns(rows, cols, header, path, lines)
-    y = _parse_label([r[t].strip() for r in rows])
-    if y.dtype.kind == "U" and np.any(y == ""):
-        i = int(np.flatnonzero(y == "")[0])
-        raise CLIError(f"{path!r}, line {lines[i]}: the target {target!r} is empty")
+    y = parse_labels([r[t] for r in rows], path, lines, target, numbers=numeric_labels)
     return X, y, [header[j] for j in cols]
 
 

@@ -20,6 +20,7 @@ import webbrowser
 from pathlib import Path
 
 from .errors import CLIError
+from .text import say
 
 __all__ = ["docs_source", "cache_root", "source_digest", "build_docs", "run"]
 
@@ -121,15 +122,15 @@ def run(args) -> int:
     out = root / source_digest()
     index = out / "index.html"
     if args.rebuild or not index.is_file():
-        print(f"fastgen: building the documentation into {out} (once; later runs reuse "
-              f"it until the sources change)", file=sys.stderr)
+        say(f"fastgen: building the documentation into {out} (once; later runs reuse "
+            f"it until the sources change)", sys.stderr)
         build_docs(out, strict=args.strict)
         for old in root.iterdir():  # builds of older sources (named by their digest)
             if old.is_dir() and old != out and re.fullmatch(r"[0-9a-f]{16}", old.name):
                 shutil.rmtree(old, ignore_errors=True)
     else:
-        print(f"fastgen: the documentation in {out} is up to date", file=sys.stderr)
-    print(index)
+        say(f"fastgen: the documentation in {out} is up to date", sys.stderr)
+    say(index, sys.stdout)
     if args.open:
         webbrowser.open(index.as_uri())
     return 0

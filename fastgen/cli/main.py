@@ -31,10 +31,12 @@ import os
 import sys
 import textwrap
 
+from ..kernels._notice import JITDisabledError
 from . import commands
 from .csvio import DATASETS, MAX_PIPE_BYTES_ENV
-from .errors import EXIT_USAGE, CLIError
+from .errors import EXIT_USAGE, CLIError, OutputError
 from .models import CURVE_MODELS, FIT_MODELS, MODELS, fit_option_default
+from .text import printable, say
 
 __all__ = ["main", "build_parser"]
 
@@ -44,7 +46,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         hint = f" (see '{self.prog} --help')"
-        self.exit(EXIT_USAGE, f"fastgen: error: {message}{hint}\n")
+        self.exit(EXIT_USAGE, f"fastgen: error: {printable(message)}{hint}\n")
 
 
 def _model_lines(names):
@@ -77,8 +79,11 @@ _DATA_HELP = f"""\
 DATA is a CSV file with a header row (UTF-8), or a pipe such as <(zcat data.csv.gz), read
 up to --max-pipe-bytes (default: ${MAX_PIPE_BYTES_ENV}, else 1G); directories and
 devices are refused.  Features are numbers as Python's float() reads them, without
-underscores: 12, -3.5, .5, 1e-3, +1E6 (1_000 is refused); they must be finite.  Errors
-name the file's own line numbers (blank lines count).
+underscores: 12, -3.5, .5, 1e-3, +1E6 (1_000 is refused); they must be finite.  A label
+is the text of its cell, exactly as the file holds it (007, 7 and 070 are three
+classes; 1 and 1.0 are two), unless --numeric-labels reads the labels as numbers.
+Errors name the file's own line numbers (blank lines count); cells holding a NUL
+character are refused.
 """
 
 _PREDICT_EPILOG = """\
@@ -92,8 +97,10 @@ CSV with a header and the predicted label per row ('--proba' adds one probabilit
 p(CLASS) per class, written with full precision).  A cell of the output that begins with
 =, +, -, @, a tab or a carriage return and is not a number (-1 and +2.5 are left alone)
 gets a leading ' so that a spreadsheet shows it as text instead of running it as a
-formula (OWASP, CSV injection); --raw writes every cell as it is.  Files are replaced
-whole or not at all: a temporary file beside the target, renamed onto it when complete.
+formula (OWASP, CSV injection); --raw writes every cell as it is.  Written to a
+terminal, control characters in cells are shown as escapes such as \\x1b.  Files are
+replaced whole or not at all: a temporary file beside the target, renamed onto it when
+complete.
 PARAMS.json carries PARAMS's SHA-256; a PARAMS.json that does not match its PARAMS is
 ignored with a warning (PARAMS holds the model).
 
@@ -135,6 +142,12 @@ def _add_command(sub, name, func, *, help, description, epilog):
                        epilog=epilog, help=help, description=_wrap(description))
     p.set_defaults(func=func)
     return p
+
+
+def _add_numeric_labels(p):
+    p.add_argument("--numeric-labels", action="store_true",
+                   help="read the labels as numbers (007 and 7 are then one class); by "
+                        "default a label is the text of its cell")
 
 
 def _add_pipe_limit(p):
@@ -183,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes, one split each at a time (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (none is shown when stderr is not a terminal)")
+    _add_numeric_labels(p)
     _add_pipe_limit(p)
 
     p = _add_command(
@@ -196,8 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", metavar="DATA", help="CSV file with a header row")
     p.add_argument("--target", required=True, metavar="COL", help="the label column")
     p.add_argument("-o", "--output", metavar="PARAMS",
-                   help="params file to write (.npz; PARAMS.json is written beside it); "
-                        "required unless --summary is given")
+                   help="params file to write (.npz appended where missing; PARAMS.json "
+                        "is written beside it); a directory, a device or DATA itself is "
+                        "refused; required unless --summary is given")
     p.add_argument("--summary", action="store_true",
                    help="logistic: print the statsmodels-style inference table "
                         "(needs --l2 0, the default)")
@@ -217,6 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--var-smoothing", type=float,
                    default=fit_option_default("var_smoothing"),
                    help="Gaussian NB variance smoothing (default: %(default)s)")
+    _add_numeric_labels(p)
     _add_pipe_limit(p)
 
     p = _add_command(sub, "predict", commands.predict_csv, epilog=_PREDICT_EPILOG,
@@ -228,7 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--by-position", action="store_true",
                    help="read the columns of DATA as the features in the fitted order "
                         "(its column count must match), not by name")
-    p.add_argument("-o", "--output", metavar="CSV", help="write here (default: stdout)")
+    p.add_argument("-o", "--output", metavar="CSV",
+                   help="write here (default: stdout); a directory, PARAMS or DATA "
+                        "itself is refused")
     p.add_argument("--raw", action="store_true",
                    help="write cells as they are, without the leading ' that keeps "
                         "spreadsheets from running cells such as =1+2 as formulas")
@@ -296,24 +314,72 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        The exit status: 0 on success, 2 for a user mistake (reported on stderr as one
-        ``fastgen: error: ...`` line).
+        The exit status: 0 on success, 2 for a user mistake or a write that failed
+        (reported on stderr as one ``fastgen: error: ...`` line, escaped by
+        :func:`~fastgen.cli.text.printable`).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    stdout = sys.stdout
+    sys.stdout = _CheckedStdout(stdout)
     try:
         status = args.func(args)
-        sys.stdout.flush()  # a closed pipe shows up here when the output was buffered
+        sys.stdout.flush()  # a closed pipe or a full disk shows up here
         return status
-    except (CLIError, ValueError) as exc:
+    except (CLIError, ValueError, JITDisabledError) as exc:
+        if isinstance(exc, _StdoutError):
+            _discard_stdout(stdout)
         # fastgen reports every invalid input as a ValueError naming the problem.
-        print(f"fastgen: error: {exc}", file=sys.stderr)
+        say(f"fastgen: error: {exc}", sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("fastgen: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # the reader went away (`fastgen demo | head`): stop quietly, as Unix tools do
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _discard_stdout(stdout)
         return 0
+    finally:
+        sys.stdout = stdout
+
+
+class _StdoutError(OutputError):
+    """A write to standard output failed."""
+
+
+class _CheckedStdout:
+    """Standard output whose failed writes (a full disk, ``> /dev/full``) are an
+    :class:`OutputError`; a closed pipe stays a ``BrokenPipeError``."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _checked(self, method, *args):
+        try:
+            return method(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _StdoutError(f"cannot write to standard output: "
+                              f"{exc.strerror or exc}") from None
+
+    def write(self, text):
+        return self._checked(self._stream.write, text)
+
+    def flush(self):
+        return self._checked(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _discard_stdout(stream):
+    """Point ``stream``'s file descriptor at the null device, so that the interpreter's
+    final flush of what is still buffered cannot fail (and print a traceback) again."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a test's buffer)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)

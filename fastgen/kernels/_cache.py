@@ -1,5 +1,6 @@
-"""numba's on-disk cache for the kernels: a writable location, damaged entries read as
-misses, and parallel start-up hooks kept when cached code is loaded.
+"""numba's on-disk cache for the kernels: a writable location, entries checked before
+numba loads them (damaged or misplaced ones are misses), a bounded wait for the save
+lock, and parallel start-up hooks kept when cached code is loaded.
 
 Items 2 to 4 of the process set-up listed in :mod:`fastgen._runtime`, applied by
 :func:`fastgen.kernels._setup.configure_numba` before the first kernel is decorated.
@@ -9,14 +10,19 @@ Each function is idempotent and may be called again (tests do).
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import logging
 import os
+import struct
 import sys
 
 from ._notice import RuntimeSetupWarning, logger, warn_at_caller
 
 __all__ = [
     "TESTED_NUMBA",
+    "LOCK_WAIT_SECONDS",
+    "cache_enabled",
     "ensure_writable_cache",
     "tolerate_corrupt_cache",
     "keep_parallel_init_on_cache_load",
@@ -95,16 +101,20 @@ def ensure_writable_cache() -> str | None:
     return path
 
 
-# ----------------------------------------------------------------- corrupted cache files
+# ----------------------------------------------------------------- damaged cache files
 #
-# numba unpickles the index (.nbi) and data (.nbc) files and rebuilds the compiled code
-# without guarding against a damaged file (a full disk, a killed process on a filesystem
-# without atomic rename, a copied tree, a bad sector): ``UnpicklingError`` or
-# ``RuntimeError: LLVM bitcode parsing error`` then escapes from the first call of the
-# kernel, and overwritten machine code may load and run.  For fastgen's own cache
-# entries, any failure to read or rebuild an entry is a cache miss: numba recompiles the
-# kernel and overwrites the entry.  Data files carry a checksum so that damage which
-# still unpickles and links is caught too.  Other libraries' caches are untouched.
+# numba unpickles the index (.nbi) and data (.nbc) files and hands the compiled code to
+# LLVM without checking them: a damaged file (a full disk, a killed process on a
+# filesystem without atomic rename, a copied tree, a bad sector) raises from the first
+# call of its kernel, or crashes the process inside LLVM, and an entry copied over
+# another kernel's reaches numba's dispatcher with the wrong signature.  fastgen writes
+# its own kernels' files inside an envelope (:func:`_sealed`): a header naming the entry
+# (kind, fastgen and numba versions, the kernel's index name, which holds its qualified
+# name; for data, the data file and the full signature key) and a BLAKE2b digest of
+# that name and the whole payload, with the payload's exact length.  The envelope is
+# checked (:func:`_opened`) before numba unpickles or links anything: a damaged or
+# misplaced entry is a cache miss, recompiled and rewritten.  Other libraries' cache
+# files are untouched.
 
 #: numba versions (major, minor), inclusive, on which the cache-file wrap was tested:
 #: the wrapped methods and their behaviour are the same from 0.60 to 0.68.
@@ -112,14 +122,25 @@ TESTED_NUMBA = ((0, 60), (0, 68))
 
 _PATCHED = False
 
-# A data file of a fastgen kernel: numba's pickle, then this tag and the BLAKE2b-128
-# digest of the pickle.  Files without the tag (written before it was added) are read
-# as numba reads them.
-_SUM_TAG = b"fastgen-cache-sum-1:"
-_SUM_SIZE = 16
-_TRAILER = len(_SUM_TAG) + _SUM_SIZE
+# The envelope: this magic, the lengths of the name and the payload (<IQ), the digest,
+# the name (JSON), the payload.  Files without it (numba's own layout, or written by an
+# older fastgen) are misses.
+_MAGIC = b"fastgen-numba-cache-3\n"
+_LENGTHS = struct.Struct("<IQ")
+_DIGEST_SIZE = 32
+_HEAD = len(_MAGIC) + _LENGTHS.size + _DIGEST_SIZE
+
+#: Seconds a save waits for another process's lock on a cache directory before it
+#: gives up and leaves the entry unsaved (a stopped job or a hung notebook holding it).
+LOCK_WAIT_SECONDS = 10.0
 
 _reported = False
+_stuck_locks = set()  # cache directories whose lock timed out: later saves do not wait
+
+
+class _Stale(Exception):
+    """An entry of another fastgen or numba version, or without fastgen's envelope: a
+    quiet miss, like numba's own stale entries."""
 
 
 def _numba_minor(version: str) -> tuple[int, int] | None:
@@ -141,25 +162,82 @@ def _is_fastgen_cache(cache_file) -> bool:
     return os.path.basename(path) == tag
 
 
-def _digest(payload: bytes) -> bytes:
+@functools.lru_cache(maxsize=1)
+def _fastgen_version() -> str:
+    """fastgen's version, read as ``fastgen._version`` reads it (the kernels import
+    nothing of fastgen outside themselves)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("fastgen")
+    except metadata.PackageNotFoundError:  # a source tree on PYTHONPATH
+        return "source tree " + os.path.dirname(_KERNELS)
+
+
+def _entry_name(cache_file, *extra) -> dict:
+    """What a cache file holds: the kind, versions and the kernel's index name
+    (``<module>.<qualname>-<line>.pyXY.nbi``), plus the data file and key for data."""
+    import numba
+
+    name = {"fastgen": _fastgen_version(), "numba": numba.__version__,
+            "index": os.path.basename(cache_file._index_path)}
+    if extra:
+        data_name, key = extra
+        name.update(kind="data", data=data_name, key=repr(key))
+    else:
+        name["kind"] = "index"
+    return name
+
+
+def _digest(lengths: bytes, name: bytes, payload) -> bytes:
     import hashlib
 
-    return hashlib.blake2b(payload, digest_size=_SUM_SIZE).digest()
+    h = hashlib.blake2b(digest_size=_DIGEST_SIZE)
+    for part in (lengths, name, payload):
+        h.update(part)
+    return h.digest()
 
 
-def _with_checksum(payload: bytes) -> bytes:
-    return payload + _SUM_TAG + _digest(payload)
+def _sealed(payload: bytes, name: dict) -> bytes:
+    """``payload`` in fastgen's envelope, bound to the entry ``name``."""
+    ident = json.dumps(name, sort_keys=True).encode()
+    lengths = _LENGTHS.pack(len(ident), len(payload))
+    return b"".join((_MAGIC, lengths, _digest(lengths, ident, payload), ident, payload))
 
 
-def _checked_payload(raw: bytes) -> bytes:
-    """The pickle of a data file, its checksum verified (ValueError when it fails);
-    a file without a checksum is returned whole."""
-    if raw[-_TRAILER:-_SUM_SIZE] != _SUM_TAG:
-        return raw
-    payload, digest = raw[:-_TRAILER], raw[-_SUM_SIZE:]
-    if _digest(payload) != digest:
-        raise ValueError("checksum mismatch")
+def _opened(raw: bytes, name: dict):
+    """The payload of a sealed file, after checking that it is whole, undamaged and the
+    entry ``name``: a ValueError when damaged or misplaced, :class:`_Stale` for another
+    version's entry or a file without the envelope."""
+    if not raw.startswith(_MAGIC):
+        raise _Stale("no fastgen envelope")
+    if len(raw) < _HEAD:
+        raise ValueError(f"a truncated envelope ({len(raw)} bytes)")
+    lengths = raw[len(_MAGIC):len(_MAGIC) + _LENGTHS.size]
+    n_ident, n_payload = _LENGTHS.unpack(lengths)
+    if len(raw) != _HEAD + n_ident + n_payload:
+        raise ValueError(f"{len(raw)} bytes where its envelope says "
+                         f"{_HEAD + n_ident + n_payload}")
+    view = memoryview(raw)
+    ident = view[_HEAD:_HEAD + n_ident]
+    payload = view[_HEAD + n_ident:]
+    if _digest(lengths, ident, payload) != raw[_HEAD - _DIGEST_SIZE:_HEAD]:
+        raise ValueError("the envelope's digest does not match the content")
+    stored = json.loads(bytes(ident))
+    if stored.get("fastgen") != name["fastgen"] or stored.get("numba") != name["numba"]:
+        raise _Stale("another version's entry")
+    if stored != name:
+        what = stored.get("data") or stored.get("index")
+        raise ValueError(f"it holds the entry {what!r}, not {name.get('data') or name['index']!r}"
+                         + (" (another signature)" if what == name.get("data") else ""))
     return payload
+
+
+def _read_sealed(path, name):
+    """The payload of the sealed file ``path``; FileNotFoundError passes through."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    return _opened(raw, name)
 
 
 def _report_bad_entry(where, exc) -> None:
@@ -178,27 +256,55 @@ def _report_bad_entry(where, exc) -> None:
 @contextlib.contextmanager
 def _cache_dir_lock(path):
     """Hold an exclusive lock shared with other processes on the cache directory
-    ``path`` (``flock`` of ``.fastgen-save.lock`` in it); without a lock where flock or
-    the lock file is unavailable (numba's own behaviour)."""
+    ``path`` (``flock`` of ``.fastgen-save.lock`` in it).  Yields True when held, or
+    where flock or the lock file is unavailable (numba's own behaviour: save
+    unlocked); False when another process held it for :data:`LOCK_WAIT_SECONDS` (the
+    caller then does not save, and later saves to ``path`` do not wait)."""
     try:
         import fcntl
     except ImportError:  # not POSIX
-        yield
+        yield True
         return
     try:
         fd = os.open(os.path.join(path, ".fastgen-save.lock"), os.O_RDWR | os.O_CREAT,
                      0o666)
     except OSError:
-        yield
+        yield True
         return
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:  # e.g. a network file system without locks
-            pass
-        yield
+        yield _flock_within(fcntl, fd, path)
     finally:
         os.close(fd)  # releases the lock
+
+
+def _flock_within(fcntl, fd, path) -> bool:
+    """Take the lock on ``fd``, waiting at most :data:`LOCK_WAIT_SECONDS` (none for a
+    directory whose lock timed out before); True when held or when locks are
+    unavailable."""
+    import time
+
+    wait = 0.0 if path in _stuck_locks else LOCK_WAIT_SECONDS
+    deadline = time.monotonic() + wait
+    pause = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, 0.2)
+        except OSError:  # e.g. a network file system without locks
+            return True
+    if path not in _stuck_locks:
+        _stuck_locks.add(path)
+        logger().warning(
+            "fastgen: another process has held the numba cache lock %s for %g s (a "
+            "stopped job or a hung notebook?); kernels compiled here are not saved to "
+            "that cache until it is released", os.path.join(path, ".fastgen-save.lock"),
+            wait)
+    return False
 
 
 def _unsupported_reason(numba_module, caching_module) -> str | None:
@@ -210,11 +316,11 @@ def _unsupported_reason(numba_module, caching_module) -> str | None:
         return (f"numba {version} is outside the versions fastgen's cache-file wrap was "
                 f"tested with ({lo[0]}.{lo[1]} to {hi[0]}.{hi[1]})")
     cls = getattr(caching_module, "IndexDataCacheFile", None)
-    needs = ("_load_index", "_load_data", "_save_data", "_data_path", "_dump",
-             "_open_for_write", "save")
+    needs = ("load", "save", "_load_index", "_save_index", "_data_path", "_data_name",
+             "_dump", "_open_for_write")
     if cls is None or not all(callable(getattr(cls, name, None)) for name in needs):
-        return (f"numba {version} lacks IndexDataCacheFile._load_index/_load_data/"
-                "_save_data/save, which fastgen's cache-file wrap needs")
+        return (f"numba {version} lacks IndexDataCacheFile.load/save/_load_index/"
+                "_save_index, which fastgen's cache-file wrap needs")
     cache = getattr(caching_module, "Cache", None)
     if cache is None or not callable(getattr(cache, "load_overload", None)):
         return (f"numba {version} lacks Cache.load_overload, which fastgen's cache-file "
@@ -222,14 +328,21 @@ def _unsupported_reason(numba_module, caching_module) -> str | None:
     return None
 
 
+def cache_enabled() -> bool:
+    """Whether fastgen's kernels use numba's on-disk cache: only where the cache-file
+    wrap is in place (:func:`tolerate_corrupt_cache`), so that no unchecked entry can
+    reach LLVM.  Elsewhere the kernels compile in every process."""
+    return tolerate_corrupt_cache()
+
+
 def tolerate_corrupt_cache() -> bool:
-    """Make numba treat an unreadable fastgen cache entry as a miss (idempotent).
+    """Make numba check fastgen's cache entries before it loads them (idempotent).
 
     Returns True when the wrap is in place.  On a numba version outside
     :data:`TESTED_NUMBA` (or without the private methods) nothing is changed and one
-    :class:`RuntimeSetupWarning` says so: numba's own caching then applies, and a
-    corrupted cache file raises at the first call of its kernel (delete the
-    ``__pycache__`` or ``NUMBA_CACHE_DIR`` files to recover).
+    :class:`RuntimeSetupWarning` says so: fastgen's kernels are then compiled in every
+    process, without numba's on-disk cache (:func:`cache_enabled`), since numba's own
+    loading would hand a damaged entry to LLVM.
     """
     global _PATCHED
     if _PATCHED is not False:  # decided already: applied (True) or declined (None)
@@ -240,54 +353,84 @@ def tolerate_corrupt_cache() -> bool:
     reason = _unsupported_reason(numba, caching)
     if reason is not None:
         _PATCHED = None  # decided: warn once per process, not once per call
-        warn_at_caller(f"{reason}; using numba's own cache handling (a corrupted cache file is "
-             "then an error, not a recompilation)", RuntimeSetupWarning)
+        warn_at_caller(f"{reason}; fastgen's kernels are compiled in every process, "
+                       "without numba's on-disk cache (which would load a damaged "
+                       "cache file unchecked)", RuntimeSetupWarning)
         return False
     cls = caching.IndexDataCacheFile
-    load_index, load_data, save_data = cls._load_index, cls._load_data, cls._save_data
+    load, save = cls.load, cls.save
+    load_index, save_index = cls._load_index, cls._save_index
     load_overload = caching.Cache.load_overload
-    save = cls.save
 
     def _load_index(self):
-        try:
-            return load_index(self)
-        except Exception as exc:  # noqa: BLE001 - any unpickling failure
-            if not _is_fastgen_cache(self):
-                raise
-            _report_bad_entry(getattr(self, "_index_path", "?"), exc)
-            return {}  # stale or corrupt: recompile, and the save rewrites the index
-
-    def _load_data(self, name):
         if not _is_fastgen_cache(self):
-            return load_data(self, name)
+            return load_index(self)
         import pickle
 
-        path = self._data_path(name)
-        with open(path, "rb") as f:  # OSError: numba's own miss (a file gone)
-            raw = f.read()
         try:
-            data = pickle.loads(_checked_payload(raw))
-        except Exception as exc:  # noqa: BLE001
-            _report_bad_entry(path, exc)
-            raise OSError(f"corrupt numba cache file {name!r}: {exc}") from None  # a miss
-        caching._cache_log("[cache] data loaded from %r", path)  # as numba's own
-        return data
+            payload = _read_sealed(self._index_path, _entry_name(self))
+            stamp, overloads = pickle.loads(payload)
+        except FileNotFoundError:
+            return {}
+        except _Stale:
+            return {}  # the save rewrites it
+        except Exception as exc:  # noqa: BLE001 - damaged or misplaced: a miss
+            _report_bad_entry(self._index_path, exc)
+            return {}
+        caching._cache_log("[cache] index loaded from %r", self._index_path)
+        return overloads if stamp == self._source_stamp else {}
 
-    def _save_data(self, name, data):
+    def _save_index(self, overloads):
         if not _is_fastgen_cache(self):
-            return save_data(self, name, data)
-        payload = _with_checksum(self._dump(data))
-        path = self._data_path(name)
-        with self._open_for_write(path) as f:
-            f.write(payload)
-        caching._cache_log("[cache] data saved to %r", path)
+            return save_index(self, overloads)
+        payload = self._dump((self._source_stamp, overloads))
+        with self._open_for_write(self._index_path) as f:
+            f.write(_sealed(payload, _entry_name(self)))
+        caching._cache_log("[cache] index saved to %r", self._index_path)
         return None
+
+    def _load(self, key):
+        if not _is_fastgen_cache(self):
+            return load(self, key)
+        import pickle
+
+        data_name = self._load_index().get(key)
+        if data_name is None:
+            return None
+        path = self._data_path(data_name)
+        try:
+            data = pickle.loads(_read_sealed(path, _entry_name(self, data_name, key)))
+        except OSError:  # numba's own miss (a file gone)
+            return None
+        except _Stale:
+            return None
+        except Exception as exc:  # noqa: BLE001 - damaged or misplaced: a miss
+            _report_bad_entry(path, exc)
+            return None
+        caching._cache_log("[cache] data loaded from %r", path)
+        return data
 
     def _save(self, key, data):
         if not _is_fastgen_cache(self):
             return save(self, key, data)
-        with _cache_dir_lock(getattr(self, "_cache_path", "")):
-            return save(self, key, data)
+        with _cache_dir_lock(self._cache_path) as locked:
+            if not locked:
+                return None  # compiled, not saved
+            overloads = self._load_index()
+            data_name = overloads.get(key)
+            if data_name is None:  # numba's choice: the first free number
+                existing = set(overloads.values())
+                number = 1
+                while self._data_name(number) in existing:
+                    number += 1
+                data_name = overloads[key] = self._data_name(number)
+                self._save_index(overloads)
+            path = self._data_path(data_name)
+            sealed = _sealed(self._dump(data), _entry_name(self, data_name, key))
+            with self._open_for_write(path) as f:
+                f.write(sealed)
+            caching._cache_log("[cache] data saved to %r", path)
+        return None
 
     def _load_overload(self, sig, target_context):
         try:
@@ -301,8 +444,8 @@ def tolerate_corrupt_cache() -> bool:
                               exc)
             return None  # a miss: numba compiles, then save_overload rewrites the entry
 
-    cls._load_index, cls._load_data, cls._save_data = _load_index, _load_data, _save_data
-    cls.save = _save
+    cls._load_index, cls._save_index = _load_index, _save_index
+    cls.load, cls.save = _load, _save
     caching.Cache.load_overload = _load_overload
     _PATCHED = True
     return True

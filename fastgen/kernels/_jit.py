@@ -9,6 +9,12 @@ or inf, which breaks ``-inf`` log-probabilities.
 Changing the policy for every kernel is a one-line edit here.  Every parallel kernel
 also gets a serial twin here (:func:`serial_twin`), which fastgen runs for small inputs.
 
+With numba's JIT switched off (``NUMBA_DISABLE_JIT=1``) every kernel is a stub whose
+call raises :class:`~fastgen.kernels._notice.JITDisabledError`, which says how to debug
+a kernel instead: the kernels call BLAS and CPU intrinsics that cannot run as Python, so
+the first call that needs a kernel stops with that one error (everything that needs no
+kernel, such as :func:`fastgen.load_params`, works).
+
 Every kernel module takes its decorator from here, so this module is where numba gets
 configured for the kernels (:func:`fastgen.kernels._setup.configure_numba`: a writable
 cache location, damaged cache entries read as misses, parallel start-up hooks kept on
@@ -21,13 +27,19 @@ from ._setup import configure_numba
 
 configure_numba()
 
+
 import contextlib  # noqa: E402
+import functools  # noqa: E402
 import threading  # noqa: E402
 import types  # noqa: E402
 
 from numba import njit  # noqa: E402 - numba is used only once it is configured
+from numba.core import config as numba_config  # noqa: E402
 from numba.core.cpu import ParallelOptions  # noqa: E402
 from numba.core.registry import CPUDispatcher  # noqa: E402
+
+from ._cache import cache_enabled  # noqa: E402
+from ._notice import JIT_DISABLED_MESSAGE, JITDisabledError  # noqa: E402
 
 __all__ = ["jit", "pjit", "REASSOC", "PRANGE_ONLY", "serial_code", "in_serial_code", "serial_twin",
            "KernelDispatcher"]
@@ -50,8 +62,10 @@ PRANGE_ONLY = ParallelOptions({"prange": True, "comprehension": False, "reductio
 
 
 def jit(func=None, **overrides):
-    """Serial kernel preset: ``njit(cache=True, nogil=True, error_model="numpy")``."""
-    options = {"cache": True, "nogil": True, "error_model": "numpy"}
+    """Serial kernel preset: ``njit(cache=True, nogil=True, error_model="numpy")``
+    (``cache=False`` on a numba whose cache loading fastgen cannot check:
+    :func:`~fastgen.kernels._cache.cache_enabled`)."""
+    options = {"cache": cache_enabled(), "nogil": True, "error_model": "numpy"}
     options.update(overrides)
     if func is None:
         return lambda f: _kernel(f, options)
@@ -116,7 +130,21 @@ class KernelDispatcher(CPUDispatcher):
         return CPUDispatcher.__call__(self, *args, **kwargs)
 
 
+class _NeedsJIT:
+    """A kernel while numba's JIT is switched off: calling it raises
+    :class:`JITDisabledError`; ``py_func`` is its Python source, as on a dispatcher."""
+
+    def __init__(self, func):
+        self.py_func = func
+        functools.update_wrapper(self, func)
+
+    def __call__(self, *args, **kwargs):
+        raise JITDisabledError(JIT_DISABLED_MESSAGE)
+
+
 def _kernel(func, options):
+    if numba_config.DISABLE_JIT:
+        return _NeedsJIT(func)
     dispatcher = njit(**options)(func)
     dispatcher.__class__ = KernelDispatcher
     dispatcher._fastgen_options = dict(options)
@@ -130,7 +158,7 @@ def _options_of(dispatcher):
     options = getattr(dispatcher, "_fastgen_options", None)
     if options is None:
         options = {k: v for k, v in dispatcher.targetoptions.items() if k != "nopython"}
-        options["cache"] = True
+        options["cache"] = cache_enabled()
     return dict(options)
 
 

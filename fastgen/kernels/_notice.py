@@ -17,7 +17,8 @@ import os
 import sys
 import warnings
 
-__all__ = ["RuntimeSetupWarning", "LOGGER_NAME", "logger", "use_logger", "warn_at_caller"]
+__all__ = ["RuntimeSetupWarning", "JITDisabledError", "LOGGER_NAME", "logger", "use_logger",
+           "warn_at_caller"]
 
 LOGGER_NAME = "fastgen"
 
@@ -25,6 +26,21 @@ LOGGER_NAME = "fastgen"
 class RuntimeSetupWarning(UserWarning):
     """fastgen could not apply part of its process setup (see :mod:`fastgen._runtime`);
     it runs on without it."""
+
+
+class JITDisabledError(RuntimeError):
+    """numba's JIT is switched off (``NUMBA_DISABLE_JIT=1``): fastgen's kernels cannot
+    run as Python (they call BLAS and CPU intrinsics), so the first call that needs a
+    kernel stops with this error, which says how to debug a kernel instead."""
+
+
+JIT_DISABLED_MESSAGE = (
+    "fastgen's kernels need numba's JIT compiler, which NUMBA_DISABLE_JIT=1 switches "
+    "off: they call BLAS and CPU intrinsics that cannot run as Python.  Unset "
+    "NUMBA_DISABLE_JIT to run fastgen.  To debug a kernel, step through its Python "
+    "source, kernel.py_func(...), with the JIT on (the kernels it calls run compiled), "
+    "or run it compiled with NUMBA_DEBUGINFO=1 under gdb (numba's guide: 'Debugging "
+    "JIT compiled code with GDB')")
 
 
 _get_logger = None  # fastgen's set-up of the logger, once handed in

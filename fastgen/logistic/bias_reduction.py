@@ -288,9 +288,9 @@ def corrected_inference(model, X, y, *, infer, sample_weight=None, cov_type="non
         beta[-1] -= float(beta[:d] @ shift)
         Xa = _augmented(Xv, codes, w, h)[0]
     aug_names = None if names is None else [*names, "flac_indicator"]
-    aug = dataclasses.replace(
+    aug = dataclasses.replace(  # its responses are the codes 0 and 1, not the labels
         firth, coef=beta[:d + 1].reshape(1, -1), intercept=beta[d + 1:d + 2],
-        solver="newton-cholesky", feature_names=None)
+        solver="newton-cholesky", feature_names=None, classes=np.arange(2))
     res = infer(aug, Xa, ya, sample_weight=wa, ci=ci, alpha=alpha, feature_names=aug_names)
     keep = np.r_[0:d + 1]  # statsmodels' layout: const, x1..xd, then g
     cov = res.cov_params[np.ix_(keep, keep)]

@@ -323,7 +323,11 @@ def test_fit_discrete_nb_in_process(tmp_path, capsys, model, cls):
                      "-o", str(path)]) == 0
     params = fastgen.load_params(path)
     assert type(params).__name__ == cls
-    assert params.classes.dtype.kind == "i"
+    assert params.classes.tolist() == ["0", "1"]  # the text of the cells
+    assert cli.main(["fit", "--model", model, str(data), "--target", "y",
+                     "-o", str(path), "--numeric-labels"]) == 0
+    params = fastgen.load_params(path)
+    assert params.classes.dtype.kind == "i" and params.classes.tolist() == [0, 1]
 
 
 # --------------------------------------------------------------------------- errors

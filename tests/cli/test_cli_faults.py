@@ -13,10 +13,11 @@ import os
 import shutil
 import subprocess
 import sys
+import unicodedata
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastgen
@@ -63,7 +64,7 @@ def files(tmp_path_factory):
     data = write_rows(d / "train.csv", ["a", "b", "y"],
                       [[f"{u:.6f}", f"{v:.6f}", k % 2] for (u, v), k in zip(X, range(60))])
     model = str(d / "model.npz")
-    assert cli.main(["fit", "--model", "lda", data, "--target", "y", "-o", model]) == 0
+    assert cli.main(["fit", "--model", "lda", data, "--target", "y", "-o", str(model)]) == 0
     (d / "folder").mkdir()
     return {"dir": str(d), "data": data, "model": model, "folder": str(d / "folder")}
 
@@ -348,3 +349,257 @@ def test_the_params_file_wins_over_its_sidecar(files, tmp_path, capsys, damage):
     assert f"type: {want}" in out
     rc, out, err = in_process(["predict", model, files["data"]], capsys)
     assert rc == 0 and len(out.splitlines()) == 61
+
+
+@pytest.mark.parametrize("content", [
+    "[" * 100000,                                    # RecursionError in json
+    '{"features": ' * 100000,
+    '{"features": [1, 2], "params_sha256": null}',   # names that are not text
+    '{"features": "ab"}',
+    '{"features": ["a", "b"], "params_sha256": 5}',
+    '{"features": ["a", "b"], "target": ["y"]}',
+    '{"features": ["a", "b"], "model": {}}',
+    "null", '"text"', "1e999", "",
+    b"\xff\xfe\x00{",                                 # not UTF-8
+])
+def test_every_damaged_sidecar_only_warns(files, tmp_path, capsys, content):
+    model = tmp_path / "m.npz"
+    shutil.copy(files["model"], model)
+    side = tmp_path / "m.npz.json"
+    if isinstance(content, bytes):
+        side.write_bytes(content)
+    else:
+        side.write_text(content)
+    for args in (["info", model], ["predict", model, files["data"]]):
+        rc, out, err = in_process(args, capsys)
+        assert rc == 0, err
+        assert err.startswith("fastgen: warning: ignoring") and err.count("\n") == 1, err
+    assert len(out.splitlines()) == 61
+
+
+# ------------------------------------------------------------------------ labels
+
+
+def _fit_predict_labels(tmp_path, capsys, labels, *extra):
+    """Fit Gaussian naive Bayes on rows whose features sit apart by label (two rows
+    per label), predict them back; (params, raw cells, escaped cells)."""
+    rows = [[f"{10.0 * k + 0.01 * r:.2f}", f"{-10.0 * k - 0.02 * r:.2f}", text]
+            for k, text in enumerate(labels) for r in range(2)]
+    data = tmp_path / "labels.csv"
+    with open(data, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n", quoting=csv.QUOTE_ALL)
+        w.writerow(["a", "b", "y"])
+        w.writerows(rows)
+    model = tmp_path / "labels.npz"
+    rc, _out, err = in_process(["fit", "--model", "gaussian_nb", data, "--target", "y",
+                                "-o", model, *extra], capsys)
+    assert rc == 0, err
+    cells = {}
+    for raw in (True, False):
+        out = tmp_path / f"pred{raw}.csv"
+        rc, _o, err = in_process(["predict", model, data, "-o", out]
+                                 + (["--raw"] if raw else []), capsys)
+        assert rc == 0, err
+        with open(out, newline="", encoding="utf-8") as f:
+            cells[raw] = [r[0] for r in csv.reader(f)][1:]
+    return fastgen.load_params(model), cells[True], cells[False]
+
+
+LABELS = ["007", "7", "070", "02139", "1", "1.0", "1e0", "\tTAB", " x ", "\rCR", "=1+2"]
+
+
+def test_labels_are_the_text_of_their_cells(tmp_path, capsys):
+    params, raw, escaped = _fit_predict_labels(tmp_path, capsys, LABELS)
+    assert sorted(params.classes.tolist()) == sorted(LABELS)  # eleven classes
+    want = [text for text in LABELS for _ in range(2)]
+    assert raw == want
+    assert escaped == [cli.commands.escape_cell(t) for t in want]
+    assert escaped[want.index("\tTAB")] == "'\tTAB"  # the escaping still applies
+    assert escaped[want.index("02139")] == "02139"
+
+
+def test_numeric_labels_on_request(tmp_path, capsys):
+    params, raw, _ = _fit_predict_labels(tmp_path, capsys, ["1", "2.5", "10"],
+                                         "--numeric-labels")
+    assert params.classes.dtype.kind == "f" and params.classes.tolist() == [1, 2.5, 10]
+    assert raw == ["1.0", "1.0", "2.5", "2.5", "10.0", "10.0"]
+
+
+label_text = st.text(st.characters(blacklist_categories=("Cs",),
+                                   blacklist_characters="\x00"), min_size=1, max_size=8)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(labels=st.lists(label_text, min_size=2, max_size=4, unique=True))
+def test_random_labels_round_trip(tmp_path_factory, capsys, labels):
+    tmp = tmp_path_factory.mktemp("labels")
+    params, raw, escaped = _fit_predict_labels(tmp, capsys, labels)
+    assert sorted(params.classes.tolist()) == sorted(labels)
+    want = [text for text in labels for _ in range(2)]
+    assert raw == want
+    assert escaped == [cli.commands.escape_cell(t) for t in want]
+
+
+# ------------------------------------------------------------------- outputs
+
+
+def _digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+@pytest.mark.parametrize("link", ["same path", "symlink", "hard link"])
+@pytest.mark.parametrize("over", ["data", "params"])
+def test_outputs_over_inputs_are_refused(files, tmp_path, capsys, link, over):
+    data = tmp_path / "d.npz"  # so that 'fit -o' can name it as it is
+    shutil.copy(files["data"], data)
+    model = tmp_path / "m.npz"
+    shutil.copy(files["model"], model)
+    source = data if over == "data" else model
+    target = tmp_path / "out.npz"
+    if link == "same path":
+        target = source
+    elif link == "symlink":
+        target.symlink_to(source)
+    else:
+        os.link(source, target)
+    before = _digest(source)
+    commands = [["predict", model, data, "-o", target]]
+    if over == "data":
+        commands.append(["fit", "--model", "lda", data, "--target", "y", "-o", target])
+    for args in commands:
+        rc, out, err = in_process(args, capsys)
+        assert rc == 2 and out == "", err
+        assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+        assert "(the same file)" in err and "name another file" in err
+        assert _digest(source) == before
+
+
+def test_outputs_that_are_directories_or_devices_are_refused(files, tmp_path, capsys):
+    adir = tmp_path / "adir"
+    adir.mkdir()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    fit = ["fit", "--model", "lda", files["data"], "--target", "y", "-o"]
+    cases = [(fit + [adir], "is a directory"), (fit + [fifo], "is a pipe"),
+             (["predict", files["model"], files["data"], "-o", adir], "is a directory")]
+    full_npz = "/dev/full.npz"
+    if os.path.exists("/dev/full") and not os.path.exists(full_npz):
+        cases.append((fit + ["/dev/full"], "is a character device"))
+    try:
+        for args, message in cases:
+            rc, out, err = in_process(args, capsys)
+            assert rc == 2 and out == "", err
+            assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+            assert message in err, err
+    finally:
+        created = os.path.exists(full_npz)
+        if created:
+            os.unlink(full_npz)
+    assert not created
+    assert sorted(os.listdir(tmp_path)) == ["adir", "fifo"] and not os.listdir(adir)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", ["predict {model} {data}", "info {model}",
+                                     "predict {model} {data} -o /dev/full"])
+def test_a_failed_write_is_one_error_line(files, command):
+    cmd = f"{sys.executable} -m fastgen {command.format(**files)} > /dev/full"
+    rc, out, err = run(cmd, shell=True, timeout=60)
+    assert rc == 2, err
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+    assert "No space left on device" in err
+
+
+# -------------------------------------------------------------- what is printed
+
+CONTROL = "b\x1b]0;PWNED\x07\x1b[2J"
+
+
+def _no_control(text):
+    return not any(c in text.replace("\n", "") for c in "\x1b\x07\x9b\x00\r\t\u202e")
+
+
+def test_printed_names_and_labels_are_escaped(tmp_path, capsys):
+    data = write_rows(tmp_path / "d.csv", ["a", CONTROL, "y\u202e"],
+                      [[k, k * 2 + 1, f"\x1b[31m{k % 2}"] for k in range(8)])
+    model = tmp_path / "m.npz"
+    outputs = []
+    for args in (["fit", "--model", "lda", data, "--target", "y\u202e", "-o", model],
+                 ["info", model],
+                 ["fit", "--model", "lda", data, "--target", "nope\x1b[2J", "-o", model],
+                 ["predict", model, write_rows(tmp_path / "e.csv", ["a", "c"], [[1, 2]])],
+                 ["curve", "--csv", data, "--target", "y\u202e", "--splits", "1",
+                  "--sizes", "4", "--models", "nb", "--no-progress"]):
+        rc, out, err = in_process(args, capsys)
+        outputs.append((rc, out, err))
+        assert _no_control(out) and _no_control(err), (args, out, err)
+    (rc, out, _), (rc_missing, _, err) = outputs[1], outputs[2]
+    assert rc == 0 and "features: a, b\\x1b]0;PWNED\\x07\\x1b[2J" in out
+    assert "\\x1b[31m0" in out  # the labels
+    assert rc_missing == 2 and "\\x1b" in err and err.count("\n") == 1
+
+
+@given(st.text())
+def test_printable_escapes_exactly_the_control_characters(text):
+    from fastgen.cli.text import printable
+
+    shown = printable(text)
+    assert not any(unicodedata.category(c) == "Cc" or c in "\u2028\u2029\u202e"
+                   for c in shown)
+    if not any(unicodedata.category(c) == "Cc" for c in text) and not any(
+            c in text for c in "\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067"
+                               "\u2068\u2069"):
+        assert shown == text
+
+
+# ------------------------------------------------------------------ NUL bytes
+
+
+@pytest.mark.parametrize("header, row", [
+    (["a", "b", "y"], ["2\x00", "1", "0"]),
+    (["a", "b", "y"], ["2", "1", "0\x00"]),
+    (["a", "b\x00", "y"], ["2", "1", "0"]),
+])
+def test_cells_with_nul_are_refused(tmp_path, capsys, header, row):
+    data = write_rows(tmp_path / "nul.csv", header, [row, ["1", "2", "1"]])
+    rc, out, err = in_process(["fit", "--model", "lda", data, "--target", "y",
+                               "-o", tmp_path / "m.npz"], capsys)
+    assert rc == 2 and out == "", err
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+    assert "NUL character" in err and not (tmp_path / "m.npz").exists()
+
+
+def test_predictions_shown_on_a_terminal_escape_control_characters(files, tmp_path):
+    """Labels go to a file or pipe exactly as read, but shown on a terminal (a pty
+    here) their control characters are escapes, so they cannot run there."""
+    import pty
+
+    rows = [[k, k * 3 % 7, "\x1b]0;PWNED\x07" if k % 2 else "plain"] for k in range(12)]
+    data = write_rows(tmp_path / "d.csv", ["a", "b", "y"], rows)
+    model = tmp_path / "m.npz"
+    assert cli.main(["fit", "--model", "lda", data, "--target", "y", "-o", str(model)]) == 0
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    command = [sys.executable, "-m", "fastgen", "predict", str(model), data, "--raw"]
+    primary, secondary = pty.openpty()
+    try:
+        proc = subprocess.run(command, stdout=secondary, stderr=subprocess.PIPE, env=env,
+                              timeout=120)
+        os.close(secondary)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(primary, 1 << 16)
+            except OSError:  # the pty's other end is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(primary)
+    assert proc.returncode == 0, proc.stderr
+    assert b"\x1b" not in shown and b"\x07" not in shown
+    assert b"\\x1b]0;PWNED\\x07" in shown
+    piped = subprocess.run(command, capture_output=True, env=env, timeout=120)
+    assert b"\x1b]0;PWNED\x07" in piped.stdout  # not a terminal: as read

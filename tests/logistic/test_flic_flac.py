@@ -172,3 +172,19 @@ def test_errors():
     m = fastgen.fit_logistic(X, y, penalty="firth", correction="flic")
     with pytest.raises(ValueError, match="nonrobust"):
         fastgen.logistic_inference(m, X, y, cov_type="HC0")
+
+
+@pytest.mark.parametrize("correction", ["flic", "flac"])
+def test_inference_with_text_labels_equals_that_with_codes(correction):
+    """Labels such as the command line reads ('0', '1', or 'no', 'yes') give the
+    inference of the codes 0 and 1 (FLAC's augmented fit compared its 0/1 responses
+    with the text labels and refused them)."""
+    X, y, w = _rare(1, weighted=True)
+    text = np.where(y == 1, "yes", "no")
+    m = fastgen.fit_logistic(X, y, penalty="firth", sample_weight=w, correction=correction)
+    t = fastgen.fit_logistic(X, text, penalty="firth", sample_weight=w,
+                             correction=correction)
+    a = fastgen.logistic_inference(m, X, y, sample_weight=w)
+    b = fastgen.logistic_inference(t, X, text, sample_weight=w)
+    for field in ("params", "bse", "pvalues"):
+        np.testing.assert_array_equal(getattr(b, field), getattr(a, field))
