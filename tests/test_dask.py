@@ -196,8 +196,10 @@ def test_local_cluster_with_processes(data):
     with warnings.catch_warnings():
         # the cluster's own resource tracking may warn about slow startup on busy machines
         warnings.filterwarnings("ignore", message=".*[Cc]reating scratch directories.*")
+        # the dashboard on any free port: None falls back to 8787, which another
+        # program on the machine may hold (a port warning, an error under -W error)
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                      dashboard_address=None, silence_logs=40) as cluster, \
+                                      dashboard_address=":0", silence_logs=40) as cluster, \
                 distributed.Client(cluster) as client:
             assert len(client.scheduler_info()["workers"]) == 2
             g = fd.fit_gda(Xd, y, "per_class")
