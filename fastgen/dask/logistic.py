@@ -176,5 +176,5 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     params = fit_from_data(
         data, ParamsSpec(classes, data.d, opt.fit_intercept, opt.l2, np.float64), B0, opt,
         sum_weights=float(counts.sum()), separation=separation, explicit=True,
-        what="fastgen.dask.fit_logistic", confirm_collinearity=False)
+        what="fastgen.dask.fit_logistic", confirm_collinearity=False, shift=shift)
     return to_user_params(params, shift, dtype)

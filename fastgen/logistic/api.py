@@ -199,7 +199,7 @@ def params_from_result(result: NewtonResult, objective, spec: ParamsSpec) -> Log
 
 
 def check_collinearity(gram, data, l2, feature_names=None, what="fit_logistic",
-                       confirm=True):
+                       confirm=True, shift=None):
     """After an unpenalised fit: warn with :class:`CollinearityWarning` naming the
     collinear design columns, and return the
     :class:`~fastgen.logistic.diagnostics.Collinearity` (None when full rank or not
@@ -211,7 +211,9 @@ def check_collinearity(gram, data, l2, feature_names=None, what="fit_logistic",
     already holds (the Hessian at the solution, or the Böhning Gram).  A Hessian that
     looks rank-deficient is confirmed on the design's own Gram X̃ᵀdiag(w/4)X̃ (one more
     pass over X), since saturated probabilities can drop rows from the Hessian
-    (``confirm=False`` trusts the Hessian).  Skipped for penalised fits (unique anyway),
+    (``confirm=False`` trusts the Hessian).  ``shift``: the centred frame's shift of
+    ``data`` (:mod:`.centring`), so that the combinations name the user's columns.
+    Skipped for penalised fits (unique anyway),
     for unconverged ones, and for binary fits wider than ``BINARY_EXPLICIT_MAX_P`` (no
     p × p matrix is formed there).
     """
@@ -229,6 +231,8 @@ def check_collinearity(gram, data, l2, feature_names=None, what="fit_logistic",
                                      feature_names=feature_names)
         if col.full_rank:
             return None
+    if shift is not None:
+        col = col.in_user_frame(np.r_[shift, 0.0], data.d)
     warn(f"{what}: the design is rank-deficient (rank {col.rank} of {col.n_columns} "
          f"columns, intercept included): {col.describe()}. The unpenalised estimate is "
          f"not unique: the split of the coefficients among these columns is arbitrary "
@@ -239,7 +243,7 @@ def check_collinearity(gram, data, l2, feature_names=None, what="fit_logistic",
 
 def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights,
                   separation, explicit=None, feature_names=None, what="fit_logistic",
-                  confirm_collinearity=True) -> LogisticParams:
+                  confirm_collinearity=True, shift=None) -> LogisticParams:
     """The fit of every logistic data source: objective → :func:`newton_solve` from
     ``beta0`` (K', p) → collinearity check (unless stopped by separation) →
     :func:`params_from_result`.
@@ -248,7 +252,8 @@ def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights
     summed blocks of ``fastgen.dask``); ``separation()`` runs the exact separation test
     on the same sample; ``explicit`` as for
     :func:`~fastgen.logistic.objectives.make_objective`; ``feature_names`` and ``what``
-    name the columns and the caller in warnings.
+    name the columns and the caller in warnings; ``shift`` is the centred frame's, when
+    ``data`` is centred (the collinearity warning then names the user's columns).
     """
     K = spec.classes.shape[0]
     obj = make_objective(data, opt.l2, K, explicit=explicit)
@@ -259,7 +264,7 @@ def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights
                           mean_weight=sum_weights / n if n else 1.0)
     if result.cause != "separation":
         check_collinearity(result.gram, data, opt.l2, feature_names, what=what,
-                           confirm=confirm_collinearity)
+                           confirm=confirm_collinearity, shift=shift)
     return params_from_result(result, obj, spec)
 
 
@@ -406,7 +411,8 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
 
         params = fit_from_data(
             data, ParamsSpec(inp.classes, d, opt.fit_intercept, opt.l2, np.float64), B0,
-            opt, sum_weights=inp.sum_weights, separation=separation, feature_names=names)
+            opt, sum_weights=inp.sum_weights, separation=separation, feature_names=names,
+            shift=shift)
     return attach_feature_names(to_user_params(params, shift, inp.X.dtype), feature_names)
 
 

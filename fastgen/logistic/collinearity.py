@@ -8,6 +8,7 @@ Imports: ``fastgen._validation``, ``feature_labels`` and scipy.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +72,28 @@ class Collinearity:
     def names(self, j) -> str:
         """Name of design column j ("intercept" for j = d)."""
         return design_column_label(self.feature_names, j, self.n_features)
+
+    def in_user_frame(self, column_shift, intercept) -> "Collinearity":
+        """These combinations, found on centred columns x_i − m_i, written in the
+        user's columns: x_j − m_j = Σ a_i (x_i − m_i) + a_0 gives
+        x_j = Σ a_i x_i + (a_0 + m_j − Σ a_i m_i)·1.  ``column_shift`` holds m_i for
+        every column index of this check (0 for the intercept), ``intercept`` is the
+        intercept's index; None (no column centred) leaves them as they are."""
+        if column_shift is None:
+            return self
+        combos = []
+        for j, comb in zip(self.dependent, self.combinations):
+            c = dict(comb)
+            adj = float(column_shift[j]) - sum(a * float(column_shift[i])
+                                               for i, a in comb.items())
+            big = max([abs(a) for a in c.values()] + [abs(float(column_shift[j]))])
+            total = c.get(intercept, 0.0) + adj
+            if abs(total) > 1e-12 * big:
+                c[intercept] = total
+            else:
+                c.pop(intercept, None)
+            combos.append(c)
+        return dataclasses.replace(self, combinations=tuple(combos))
 
     def describe(self) -> str:
         """One line per dependent column: ``'c' = 1·intercept − 1·'a' − 1·'b'``."""
@@ -202,6 +225,13 @@ def collinear_columns(X, *, fit_intercept=True, sample_weight=None, feature_name
     if not (np.isfinite(tol) and 0 < tol < 1):
         raise ValueError(f"tol must be in (0, 1); got {tol!r}")
     names = checked_feature_names(feature_names, X.shape[1])
+    # in the centred frame of the fits (offset columns would otherwise look parallel
+    # to the intercept), the combinations written back in X's columns at the end
+    from .centring import centre, column_shift
+
+    shift = column_shift(X, w, bool(fit_intercept))
+    if shift is not None:
+        X = centre(X, shift)
     wv = w if w.shape[0] else np.ones(X.shape[0])
     if is_sparse(X):
         import scipy.sparse as sp
@@ -221,5 +251,8 @@ def collinear_columns(X, *, fit_intercept=True, sample_weight=None, feature_name
         Gf[:d, d] = Gf[d, :d] = colsum
         Gf[d, d] = wv.sum()
         G = Gf
-    return collinearity_from_gram(G, X.shape[1], bool(fit_intercept), tol=tol,
-                                  feature_names=names)
+    col = collinearity_from_gram(G, X.shape[1], bool(fit_intercept), tol=tol,
+                                 feature_names=names)
+    if shift is None:
+        return col
+    return col.in_user_frame(np.r_[shift, 0.0], X.shape[1])

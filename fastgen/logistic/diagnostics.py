@@ -323,8 +323,24 @@ def separation_of(X, codes, w, classes, fit_intercept, feature_names=None):
     codes = np.asarray(codes, dtype=np.int64)
     if keep is not None:
         codes = codes[keep]
-    A, _ = separation_design(X, fit_intercept, keep)
+    # the LP in the centred frame of the fits: separation does not change with offsets,
+    # but an offset column beside the intercept would leave the LP a near-parallel pair
+    from .centring import centre, column_shift
+
+    shift = column_shift(X, w, fit_intercept)
+    A, scale = separation_design(X if shift is None else centre(X, shift), fit_intercept,
+                                 keep)
     opt, D, complete = _separation_lp(A, codes, K)
+    if shift is not None and D is not None and opt > SEPARATION_TOL:
+        # the user's intercept b = b_c − Σ m_j β_j runs along −Σ m_j d_j as well
+        D = np.array(D, dtype=np.float64).reshape(K - 1, -1)
+        d = X.shape[1]
+        inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
+        coef = D[:, :d] * inv[:d]  # the direction in the columns' own units
+        D[:, d] = D[:, d] * inv[d] - coef @ shift
+        big = np.abs(D).max(axis=1, keepdims=True)
+        D[:, d] = np.where(np.abs(D[:, d]) > 1e-9 * np.maximum(big[:, 0], 1e-300),
+                           D[:, d], 0.0)
     return separation_result(opt, D, complete, classes, X.shape[1], fit_intercept,
                              feature_names)
 

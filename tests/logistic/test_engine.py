@@ -359,3 +359,44 @@ def test_init_is_a_start_in_the_users_coordinates():
         np.testing.assert_allclose(again.coef, m.coef, rtol=1e-9)
         np.testing.assert_allclose(again.intercept, m.intercept, rtol=1e-9)
         assert again.n_iter <= 2
+
+
+# ---------------------------------------------------------------- diagnostics
+
+
+@pytest.mark.parametrize("c", [0.0, 1e4, 1e6, 1e8, 1e12])
+def test_diagnostics_do_not_depend_on_offsets(c):
+    """detect_separation and collinear_columns answer for the data, not the offset:
+    no false rank loss or separation at 1e6-1e12, the same directions when separated."""
+    from fastgen.logistic import collinear_columns
+
+    X, y, _ = _data(2, seed=12, n=300)
+    assert not fastgen.detect_separation(X + c, y).separated
+    assert collinear_columns(X + c).full_rank
+    ys = (X[:, 0] > 0).astype(int)
+    ref = fastgen.detect_separation(X, ys)
+    got = fastgen.detect_separation(X + c, ys)
+    assert got.separated and got.complete == ref.complete
+    np.testing.assert_array_equal(got.coef_direction, ref.coef_direction)
+
+
+def test_rank_messages_name_the_users_columns():
+    """A dependent column among offset columns, and a constant one: the fit's warning,
+    collinear_columns and inference's error give the combination in X's own columns,
+    intercept term included."""
+    from fastgen.logistic import collinear_columns
+
+    X, y, _ = _data(2, seed=13, n=300)
+    Xo = X + 1e6
+    X4 = np.column_stack([Xo, Xo[:, 0] + Xo[:, 1] + 2019.0, np.full(300, 7.0)])
+    col = collinear_columns(X4)
+    assert col.dependent == (3, 4)
+    a, b = col.combinations
+    assert a[0] == pytest.approx(1) and a[1] == pytest.approx(1)
+    assert a[5] == pytest.approx(2019.0, rel=1e-6)  # x4 = x1 + x2 + 2019·1
+    assert b == {5: pytest.approx(7.0)}  # x5 = 7·1
+    with pytest.warns(fastgen.CollinearityWarning, match=r"'x5' = 7·'intercept'"):
+        m = fastgen.fit_logistic(X4, y)
+    assert m.converged
+    with pytest.raises(np.linalg.LinAlgError, match=r"'x5' = 7·'intercept'"):
+        fastgen.logistic_inference(m, X4, y)

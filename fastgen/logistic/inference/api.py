@@ -77,11 +77,13 @@ def check_sample(model, X, y, sample_weight) -> InferenceSample:
 
 
 def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
-                     confirm_separation) -> LogisticInference:
+                     confirm_separation, shift=None) -> LogisticInference:
     """Wald inference from the sums of the passes at the model's estimate: the
     separation check (``confirm_separation()`` runs the exact test on the same sample),
     the covariance of ``request.cov_type``, z, p-values, the null model's likelihood and
-    the information criteria; ``names`` label the rows (``const`` first)."""
+    the information criteria; ``names`` label the rows (``const`` first); ``shift``:
+    the centred frame's, when the sums were taken there (rank messages then name the
+    user's columns)."""
     K, m, p, q = request.n_classes, request.n_equations, request.p, request.q
     llf = float(sums.loglik)
     nobs = float(sums.class_counts.sum())
@@ -91,7 +93,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     order = layout.order
     H = sums.information[np.ix_(order, order)]
     labels = ["intercept", *names[1:]] if model.fit_intercept else list(names)
-    check_full_rank(H, labels, m, p, model.classes)
+    check_full_rank(H, labels, m, p, model.classes, shift)
     inverse, logdet, C, L, s = inverse_information(H)
     warn_ill_conditioned(C, L, inverse, s,
                          [f"{nm} (y={model.classes[k + 1]})" for k in range(m)
@@ -318,7 +320,7 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         return detect_separation(Xc, y, fit_intercept=model.fit_intercept,
                                  sample_weight=sample_weight, feature_names=feats)
 
-    result = finish_inference(model_c, request, sums, names, confirm_separation)
+    result = finish_inference(model_c, request, sums, names, confirm_separation, shift)
     if shift is not None:
         result = _to_user(result, model, request, shift)
     if ci == "profile":

@@ -40,7 +40,7 @@ def statsmodels_layout(n_equations, p, fit_intercept) -> StatsmodelsLayout:
     return StatsmodelsLayout(order, within)
 
 
-def check_full_rank(H, labels, m, p, classes):
+def check_full_rank(H, labels, m, p, classes, shift=None):
     """Raise naming the collinear columns, by the rank rule of the fits.
 
     ``H`` is the information matrix in statsmodels' layout (intercept first; m
@@ -52,6 +52,8 @@ def check_full_rank(H, labels, m, p, classes):
     the column named is the later one of a dependent set, as in the fit's
     CollinearityWarning, and under the same name.  A multinomial information can also
     lose rank in one equation only; the full matrix is checked after, per equation.
+    ``shift``: the centred frame's (H taken there), so that the combinations name the
+    user's columns.
     """
     G = sum(H[k * p:(k + 1) * p, k * p:(k + 1) * p] for k in range(m))
     col = collinearity_in_order(G, labels, tol=COLLINEAR_TOL)
@@ -60,6 +62,8 @@ def check_full_rank(H, labels, m, p, classes):
         eq = [f"{nm} (y={classes[k + 1]})" for k in range(m) for nm in labels]
         col = collinearity_in_order(H, eq, tol=COLLINEAR_TOL)
         where = " of the information matrix"
+    if not col.full_rank and shift is not None and not where:
+        col = col.in_user_frame(np.r_[0.0, shift], 0)  # the design's columns
     if not col.full_rank:
         raise np.linalg.LinAlgError(
             f"logistic_inference: the design is rank-deficient{where} (rank {col.rank} of "
