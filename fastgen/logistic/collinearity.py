@@ -73,7 +73,7 @@ class Collinearity:
         """Name of design column j ("intercept" for j = d)."""
         return design_column_label(self.feature_names, j, self.n_features)
 
-    def in_user_frame(self, column_shift, intercept) -> "Collinearity":
+    def in_user_frame(self, column_shift, intercept) -> Collinearity:
         """These combinations, found on centred columns x_i − m_i, written in the
         user's columns: x_j − m_j = Σ a_i (x_i − m_i) + a_0 gives
         x_j = Σ a_i x_i + (a_0 + m_j − Σ a_i m_i)·1.  ``column_shift`` holds m_i for
