@@ -11,8 +11,9 @@ not for the data.  In centred coordinates the same problem is as well conditione
 the columns' spreads allow, so the answer, the stopping test and every warning no
 longer depend on the offsets.
 
-The rule (:func:`column_shift`): a column is centred on its weighted mean m_j when
-|m_j| exceeds its weighted standard deviation s_j (a constant column included: it
+The rule (:func:`column_shift`, read on a fixed subsample of rows for dense X): a
+column is centred on its weighted mean m_j when |m_j| exceeds its weighted standard
+deviation s_j (a constant column included: it
 becomes zero, so a ridge penalty alone pins its coefficient, at 0, exactly where the
 penalised optimum in the user's coordinates puts it).  A column with |m_j| ≤ s_j is
 left as it is: centring could change the conditioning by at most a factor of two
@@ -43,6 +44,9 @@ __all__ = ["column_sums", "shift_from_sums", "column_shift", "centre", "to_user"
 
 #: Rows per chunk of the dense moment pass (bounds its float64 temporaries).
 _CHUNK_ROWS = 8192
+
+#: Rows of the fixed subsample on which :func:`column_shift` reads its rule.
+_RULE_ROWS = 4096
 
 
 def column_sums(X, w):
@@ -91,11 +95,32 @@ def shift_from_sums(sw, s1, s2):
 
 def column_shift(X, w, fit_intercept):
     """The shift m (d,) of the centred frame, or None when no column needs one (see
-    :func:`shift_from_sums`); None without an intercept and for an empty X."""
+    :func:`shift_from_sums`); None without an intercept and for an empty X.
+
+    For dense X the rule is read on a fixed subsample (every k-th row, at most
+    :data:`_RULE_ROWS` rows: a pass over X for a choice that only affects the
+    conditioning would cost as much as a matrix-vector product), and the shift of each
+    column it picks is that column's weighted mean over every row."""
     if not fit_intercept or X.shape[0] == 0 or X.shape[1] == 0:
         return None
     with np.errstate(over="ignore", invalid="ignore"):
-        return shift_from_sums(*column_sums(X, w))
+        if is_sparse(X):
+            return shift_from_sums(*column_sums(X, w))
+        n = X.shape[0]
+        rows = slice(0, n, max(1, -(-n // _RULE_ROWS)))
+        wv = w[rows] if w.shape[0] else w
+        pick = shift_from_sums(*column_sums(X[rows], wv))
+        if pick is None:
+            return None
+        cols = np.flatnonzero(pick != 0.0)
+        Xc = np.asarray(X[:, cols], dtype=np.float64)
+        if w.shape[0]:
+            mean = (w @ Xc) / float(w.sum())
+        else:
+            mean = Xc.sum(axis=0) / float(n)
+        shift = np.zeros(X.shape[1])
+        shift[cols] = mean
+        return shift if np.all(np.isfinite(shift)) else None
 
 
 def centre(X, shift):
