@@ -16,6 +16,7 @@ import numpy as np
 
 from ..stats.moments import (
     ClassMoments,
+    check_floor_finite,
     check_variances_representable,
     total_variance,
     variance_floor,
@@ -424,7 +425,9 @@ def _diagonal_estimates(m, covariance, unbiased, shrinkage, reg, var_smoothing):
                 f"class {_label(classes, k)} has {W[k]:g} sample(s): its unbiased "
                 f"variance is undefined; pass unbiased=False or reg>0"
             )
-        cov = V / denom[:, None] + eps
+        with np.errstate(over="ignore"):
+            cov = V / denom[:, None] + eps
+        check_floor_finite(cov, var_smoothing, float(np.max(total_variance(m))))
         a = shrinkage or 0.0
         if a:
             cov = np.stack([_shrink(row, a) for row in cov])
@@ -434,7 +437,10 @@ def _diagonal_estimates(m, covariance, unbiased, shrinkage, reg, var_smoothing):
             raise SingularCovarianceError(
                 "unbiased pooled variances need more samples than classes"
             )
-        cov = _shrink(V.sum(axis=0) / denom + eps, shrinkage or 0.0)
+        with np.errstate(over="ignore"):
+            cov = V.sum(axis=0) / denom + eps
+        check_floor_finite(cov, var_smoothing, float(np.max(total_variance(m))))
+        cov = _shrink(cov, shrinkage or 0.0)
     if reg:
         cov = (1.0 - reg) * cov + reg
     if covariance == "diagonal":

@@ -22,7 +22,7 @@ from .._validation import (
     report_nonfinite,
 )
 from .._warn import warn
-from ..kernels.nb import MODE_LOG_PROBA, MODE_PROBA
+from ..kernels.nb import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA
 from ..kernels.sparse import (
     argmax_f32_bound,
     csr_linear_argmax,
@@ -32,6 +32,7 @@ from ..kernels.sparse import (
 )
 from ..kernels.special import log_normalize_rows, softmax_rows
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
+    check_binary_values,
     class_feature_counts,
     fit_inputs,
     locate_flat,
@@ -131,6 +132,34 @@ def _report_bad_rows(X):
     report_nonfinite(X)
 
 
+#: scores below this cannot overflow on the way (a sum of terms each below it)
+_SCORE_SAFE = 1e300
+
+
+def _check_scores_overflow(out, mode, b):
+    """Raise where the scores of finite X overflowed float64 (or float32).
+
+    The weights of these models are finite and the bias ``b`` finite or −∞ (a zero
+    prior), so the joint log-likelihood of finite X is finite, or −∞ in the columns
+    of b_k = −∞, unless x·w overflowed; so are the log posteriors, and a posterior
+    row has a positive largest entry.  One sum covers the common case.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(out, dtype=np.float64))
+    if np.isfinite(total):
+        good = mode != MODE_PROBA or out.shape[0] == 0 or float(
+            np.min(np.max(out, axis=1))) > 0
+    elif mode == MODE_PROBA:
+        good = not np.isnan(total) and float(np.min(np.max(out, axis=1))) > 0
+    else:
+        zero_prior = np.isneginf(b)[None, :]
+        good = bool(np.all(np.isfinite(out) | (zero_prior & np.isneginf(out))))
+    if not good:
+        raise ValueError(
+            "X has values so large that the class scores (Σ_j x_ij·w_kj) overflow "
+            f"{out.dtype}; rescale the features (e.g. divide each row by its sum)")
+
+
 class LinearNB(FittedParams):
     """Models whose joint log-likelihood is linear in (possibly binarized) features."""
 
@@ -178,10 +207,26 @@ class LinearNB(FittedParams):
         W32.flags.writeable = False
         return kernel_view(W32), wmax, bmax
 
+    @cached_property
+    def _score_bound(self):
+        """(max_k Σ_j |W_jk|, max_k |b_k|): |jll_ik| ≤ max|x|·the first + the second."""
+        W, b, _, _ = self._form
+        return float(np.max(np.abs(W).sum(axis=0), initial=0.0)), float(
+            np.max(np.abs(b), initial=0.0))
+
     def _predict(self, X):
         if not is_sparse(X):
             return super()._predict(X)
         W, b, binarize, threshold = self._form
+        if self._binary_input:
+            check_binary_values(X)
+        if not binarize and X.data.size:
+            # the argmax kernels keep no scores: where max|x| could overflow a score,
+            # score (which checks) and take the argmax of the scores
+            wsum, bmax = self._score_bound
+            xmax = max(float(X.data.max()), -float(X.data.min()))
+            if not xmax * wsum + bmax < _SCORE_SAFE:
+                return self.classes[np.argmax(self._scores(X, MODE_JLL), axis=1)]
         indptr, indices, data = self._csr_inputs(X, binarize, threshold)
         labels = np.empty(X.shape[0], dtype=np.int64)
         bounds = score_bounds(indptr)
@@ -207,20 +252,29 @@ class LinearNB(FittedParams):
             )
         return csr_arrays(X)
 
+    #: True where the model reads X as binary without a threshold (Bernoulli with
+    #: binarize=None): scoring then refuses any other value, as the fit does
+    _binary_input = False
+
     def _scores(self, X, mode):
         W, b, binarize, threshold = self._form
         n, K = X.shape[0], b.shape[0]
         out = np.empty((n, K), dtype=self.dtype)
+        if self._binary_input:
+            check_binary_values(X)
         if is_sparse(X):
             indptr, indices, data = self._csr_inputs(X, binarize, threshold)
             if csr_linear_scores(indptr, indices, data, W, b, binarize, threshold,
                                  mode, score_bounds(indptr), out):
                 _report_bad_rows(X)
+            _check_scores_overflow(out, mode, b)
             return out
         report_nonfinite(X)
         A = (X > threshold).astype(X.dtype) if binarize else X
-        np.matmul(A, W.astype(X.dtype, copy=False), out=out)
-        out += b.astype(X.dtype, copy=False)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked below
+            np.matmul(A, W.astype(X.dtype, copy=False), out=out)
+            out += b.astype(X.dtype, copy=False)
+        _check_scores_overflow(out, MODE_JLL, b)
         if mode == MODE_LOG_PROBA:
             return log_normalize_rows(out, out)
         if mode == MODE_PROBA:

@@ -76,6 +76,18 @@ def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_na
                    alpha=alpha, feature_names=feature_names, **fields)
 
 
+def _check_counts_overflow(flp, model):
+    """Raise where the feature counts or their sums overflowed float64: the
+    log-probabilities of finite counts with α > 0 are finite."""
+    if not np.all(np.isfinite(flp)):
+        k, j = np.argwhere(~np.isfinite(flp))[0]
+        raise ValueError(
+            f"X has values so large that the {model} feature counts (weighted sums of "
+            f"X per class) or their totals overflow float64 (class index {k}, feature "
+            f"{j}); rescale the features (e.g. divide each row by its sum) or "
+            f"sample_weight")
+
+
 def _log_table(alpha, n_entries):
     """log(arange(T) + α), T = min(LOG_TABLE_SIZE, n_entries // 8): the logs of small
     integer counts (a table no longer than an eighth of the counts, so small models
@@ -186,6 +198,10 @@ class BernoulliNBParams(LinearNB):
         dt = self._check_counts_and_tables(check)
         check.array("neg_feature_log_prob", ("K", "d"), dt, "log")
         check.real("binarize", optional=True)
+
+    @property
+    def _binary_input(self):
+        return self.binarize is None
 
     def _linear_form(self):
         flp = self.feature_log_prob.astype(np.float64)
@@ -343,7 +359,9 @@ def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
         (flp,) = tables
     else:
         # Σ_j (N_kj + α) as Σ_j N_kj + α·d: one pass over the counts, no smoothed copy
-        flp = _log_smoothed(fc, alpha, _multinomial_log_total(fc, alpha))
+        with np.errstate(over="ignore", invalid="ignore"):  # checked below
+            flp = _log_smoothed(fc, alpha, _multinomial_log_total(fc, alpha))
+    _check_counts_overflow(flp, "multinomial")
     return _params_from_counts(MultinomialNBParams, classes, cc, fc, clp, flp, alpha, dtype,
                                feature_names)
 
@@ -431,9 +449,11 @@ def complement_params(classes, cc, fc, alpha, norm, fit_prior, class_prior, dtyp
                       feature_names=None):
     """:class:`ComplementNBParams` from checked counts (see :func:`fit_complement_nb`)."""
     clp = log_priors(cc, fit_prior, class_prior, classes)
-    feature_all = fc.sum(axis=0)
-    comp = feature_all + alpha - fc
-    logged = np.log(comp / comp.sum(axis=1, keepdims=True))
-    flp = logged / logged.sum(axis=1, keepdims=True) if norm else -logged
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below
+        feature_all = fc.sum(axis=0)
+        comp = feature_all + alpha - fc
+        logged = np.log(comp / comp.sum(axis=1, keepdims=True))
+        flp = logged / logged.sum(axis=1, keepdims=True) if norm else -logged
+    _check_counts_overflow(flp, "complement")
     return _params_from_counts(ComplementNBParams, classes, cc, fc, clp, flp, alpha, dtype,
                                feature_names, feature_all=feature_all, norm=norm)

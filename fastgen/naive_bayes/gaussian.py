@@ -16,7 +16,12 @@ from .._params import FittedParams, kernel_view, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import check_finite_result, check_priors, check_scalar
 from ..kernels import nb as nb_kernels
-from ..stats.moments import check_variances_representable, class_rows, variance_floor
+from ..stats.moments import (
+    check_floor_finite,
+    check_variances_representable,
+    class_rows,
+    variance_floor,
+)
 from .base import log_allow_zero
 
 __all__ = ["GaussianNBParams", "fit_gaussian_nb", "gaussian_params"]
@@ -168,7 +173,9 @@ def gaussian_params(moments, priors, var_smoothing, feature_variance):
         var = np.where(cc[:, None] > 0, moments.scatter / cc[:, None], 0.0)
     check_variances_representable(var, np.abs(moments.means), var + epsilon,
                                   lambda i: f" in class {moments.classes[i[0]].item()!r}")
-    var += epsilon
+    with np.errstate(over="ignore"):
+        var += epsilon
+    check_floor_finite(var, var_smoothing, float(np.max(fv)))
     if not np.all(var > 0):
         k, j = np.argwhere(~(var > 0))[0]
         raise ValueError(

@@ -527,3 +527,58 @@ def test_lda_svd_on_rank_deficient_digits():
     _close(ours.decision_function(X), ref.decision_function(X), rtol=1e-6, atol=1e-6)
     T, R = ours.transform(X), ref.transform(X)
     _close(np.abs(T), np.abs(R), rtol=1e-6, atol=1e-8 * np.abs(R).max())
+
+
+# --------------------------------------------------------------------------------------
+# issue 42: the LDA adapter's tol reaches every method; QDA keeps scikit-learn's rule
+# --------------------------------------------------------------------------------------
+def _near_collinear(K, seed=0):
+    rng = np.random.default_rng(seed)
+    n = 300
+    X = rng.normal(size=(n, 4))
+    y = rng.integers(0, K, n)
+    X[:, :2] += y[:, None]
+    X[:, 3] = X[:, 2] + 3e-3 * rng.normal(size=n)  # correlation eigenvalue ≈ 5e-6
+    return X, y
+
+
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("tol", [1e-4, 1e-2, 0.5])
+@pytest.mark.parametrize("solver", ["svd", "lsqr", "eigen"])
+def test_lda_tol_reaches_every_method(solver, tol, K):
+    # tol=1e-2 drops the near-collinear direction (s ≈ 2e-3 < tol); tol=0.5 also drops
+    # a between-class direction (s_b ≤ tol·s_1); lsqr and eigen ignore tol
+    X, y = _near_collinear(K)
+    kw = {"solver": solver, "tol": tol}
+    ours = fs.LinearDiscriminantAnalysis(**kw).fit(X, y)
+    ref = sk_da.LinearDiscriminantAnalysis(**kw).fit(X, y)
+    for method in ("decision_function", "predict_proba", "predict_log_proba"):
+        np.testing.assert_allclose(getattr(ours, method)(X), getattr(ref, method)(X),
+                                   rtol=0, atol=1e-8, err_msg=method)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    if solver != "lsqr":
+        np.testing.assert_allclose(np.abs(ours.transform(X)), np.abs(ref.transform(X)),
+                                   rtol=0, atol=1e-6)
+    if solver == "svd":  # params_ follows the same rule as scalings_
+        assert ours.params_.rank == (3 if tol >= 1e-2 else 4)
+
+
+def test_qda_adapter_keeps_the_absolute_tol():
+    # features in large units: an eigenvalue of Σ_k far above scikit-learn's absolute
+    # tol, while the correlation matrix's is below fastgen's tol²: the adapter fits
+    # where scikit-learn fits, with the same posteriors
+    rng = np.random.default_rng(3)
+    n = 600
+    X = rng.normal(size=(n, 3))
+    y = np.arange(n) % 2
+    X[:, 2] = X[:, 0] + 3e-5 * rng.normal(size=n)  # correlation eigenvalue ≈ 4e-10
+    X *= 1e4  # covariance eigenvalue ≈ 4e-2 > tol = 1e-4
+    lam_corr = min(np.linalg.eigvalsh(np.corrcoef(X[y == k].T))[0] for k in (0, 1))
+    assert lam_corr < 0.1 * 1e-4**2
+    ref = sk_da.QuadraticDiscriminantAnalysis().fit(X, y)
+    ours = fs.QuadraticDiscriminantAnalysis().fit(X, y)
+    # condition number ≈ 2e9: both solutions carry ≈ κ·ε of rounding
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=0,
+                               atol=2e-5)
+    with pytest.raises(fastgen.SingularCovarianceError, match="rank 2 of 3"):
+        fastgen.fit_gda(X, y, "per_class")  # the functional API's rule
