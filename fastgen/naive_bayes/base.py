@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .._params import FittedParams, kernel_view
+from .._params import FittedParams, kernel_view, log_normalised
 from .._validation import (
     check_csr_indices,
     check_priors,
@@ -183,6 +183,10 @@ class LinearNB(FittedParams):
         check.array("class_log_prior", ("K",), "float", "log")
         check.real("alpha", low=0.0)
         return dt
+
+    def _check_derived(self, check):
+        """The class log-priors are a distribution; each model adds its tables."""
+        log_normalised(check, "class_log_prior", self.class_log_prior, 0, self.dtype)
 
     # (d, K) float64 weights, (K,) float64 bias, binarize flag, threshold
     def _linear_form(self):  # pragma: no cover - every subclass overrides

@@ -20,7 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._params import derived_from_checked_input, kernel_view, register_params
+from .._params import (
+    derived_from_checked_input,
+    kernel_view,
+    log_normalised,
+    register_params,
+)
 from .._runtime import serial_for_small_inputs
 from .._validation import feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
@@ -203,6 +208,12 @@ class BernoulliNBParams(LinearNB):
     def _binary_input(self):
         return self.binarize is None
 
+    def _check_derived(self, check):
+        """p_kj and 1 − p_kj sum to one (log p and log(1 − p) are one table)."""
+        super()._check_derived(check)
+        both = np.stack([self.feature_log_prob, self.neg_feature_log_prob])
+        log_normalised(check, "neg_feature_log_prob", both, 0, self.dtype)
+
     def _linear_form(self):
         flp = self.feature_log_prob.astype(np.float64)
         neg = self.neg_feature_log_prob.astype(np.float64)
@@ -306,6 +317,11 @@ class MultinomialNBParams(LinearNB):
     def _check_fields(self, check):
         self._check_counts_and_tables(check)
 
+    def _check_derived(self, check):
+        """Each class's θ_k is a distribution over the features."""
+        super()._check_derived(check)
+        log_normalised(check, "feature_log_prob", self.feature_log_prob, 1, self.dtype)
+
     def _linear_form(self):
         return self.feature_log_prob.T, self.class_log_prior, False, 0.0
 
@@ -406,6 +422,25 @@ class ComplementNBParams(LinearNB):
         self._check_counts_and_tables(check, weights="finite")
         check.array("feature_all", ("d",), "float", "nonneg")
         check.boolean("norm")
+
+    def _check_derived(self, check):
+        """feature_all and the weights recomputed from the feature counts, α and norm
+        (:func:`complement_params`)."""
+        super()._check_derived(check)
+        fc = self.feature_count
+        eps = float(np.finfo(self.dtype).eps)
+        if not np.allclose(self.feature_all, fc.sum(axis=0), rtol=8 * fc.shape[0] * 2.2e-16,
+                           atol=0.0):
+            check.fail("feature_all", "must be the column sums of feature_count (a "
+                                      "damaged or edited file)")
+        want = complement_params(self.classes, self.class_count, fc, self.alpha,
+                                 self.norm, True, None, np.float64).feature_log_prob
+        have = self.feature_log_prob.astype(np.float64)
+        scale = float(np.max(np.abs(want), initial=1.0))
+        if not np.all(np.abs(have - want) <= 16.0 * eps * (fc.shape[1] + 1) * scale):
+            check.fail("feature_log_prob", "must be the complement weights of "
+                                           "feature_count, alpha and norm (a damaged or "
+                                           "edited file)")
 
     def _linear_form(self):
         K = self.class_log_prior.shape[0]
