@@ -39,6 +39,7 @@ ESTIMATORS = [
     fs.ComplementNB(),
     fs.CategoricalNB(),
     fs.LogisticRegression(),
+    fs.FirthLogisticRegression(),
 ]
 
 RTOL = 1e-10
@@ -582,3 +583,18 @@ def test_qda_adapter_keeps_the_absolute_tol():
                                atol=2e-5)
     with pytest.raises(fastgen.SingularCovarianceError, match="rank 2 of 3"):
         fastgen.fit_gda(X, y, "per_class")  # the functional API's rule
+
+
+def test_firth_weights_equal_repeated_rows_where_the_fit_exists():
+    # the declared estimator checks fit 30 features on 15 rows (Fisher information
+    # singular); with more rows than coefficients, integer weights are repeated rows
+    rng = np.random.RandomState(42)
+    X = rng.rand(60, 4)
+    y = rng.randint(0, 3, size=60)
+    sw = rng.randint(0, 4, size=60)
+    a = fs.FirthLogisticRegression().fit(X, y, sample_weight=sw)
+    b = fs.FirthLogisticRegression().fit(X.repeat(sw, axis=0), y.repeat(sw))
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=0, atol=1e-8)
+    with pytest.raises(ValueError, match=r"class 0 has zero total weight"):
+        fs.FirthLogisticRegression().fit(X, y, sample_weight=(y != 0).astype(float))
