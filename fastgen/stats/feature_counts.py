@@ -220,6 +220,8 @@ def check_binary_values(X, name="X"):
     naming the first other value by row and column (``binarize=None`` means X is
     binary)."""
     def refuse(i, j, v):
+        if not np.isfinite(v):
+            report_nonfinite(X, name)  # NaN and infinity: the message of every function
         raise ValueError(
             f"binarize=None needs binary features (0 or 1), but {name}[{i}, {j}] = "
             f"{v!r}; pass a binarize threshold (e.g. binarize=0.0: x > 0 counts as 1)")
