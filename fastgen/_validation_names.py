@@ -37,8 +37,10 @@ def _column_names(X):
     pl = sys.modules.get("polars")
     if pl is not None and isinstance(X, pl.DataFrame):
         return list(X.columns)
+    # the shape first: a lazy frame (no shape) resolves its whole query to name its
+    # columns, and it is no data to fit on anyway
     frame = (hasattr(X, "__dataframe__") or hasattr(X, "__arrow_c_stream__")
-             or (hasattr(X, "columns") and len(getattr(X, "shape", ())) == 2))
+             or (len(getattr(X, "shape", ())) == 2 and hasattr(X, "columns")))
     if not frame:
         return None
     names = getattr(X, "column_names", None)  # pyarrow.Table: .columns are the arrays
