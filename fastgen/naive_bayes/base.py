@@ -142,15 +142,18 @@ def _check_scores_overflow(out, mode, b):
     The weights of these models are finite and the bias ``b`` finite or −∞ (a zero
     prior), so the joint log-likelihood of finite X is finite, or −∞ in the columns
     of b_k = −∞, unless x·w overflowed; so are the log posteriors, and a posterior
-    row has a positive largest entry.  One sum covers the common case.
+    row sums to one (a row of zeros means every score overflowed to −∞).  One sum
+    decides in the common case: finite, and for posteriors within 0.25 of the number
+    of rows (a zero row takes 1 from it; rounding, at most n·K·ε, stays far below).
     """
     with np.errstate(over="ignore", invalid="ignore"):
         total = float(np.sum(out, dtype=np.float64))
-    if np.isfinite(total):
-        good = mode != MODE_PROBA or out.shape[0] == 0 or float(
-            np.min(np.max(out, axis=1))) > 0
-    elif mode == MODE_PROBA:
-        good = not np.isnan(total) and float(np.min(np.max(out, axis=1))) > 0
+    n = out.shape[0]
+    if mode == MODE_PROBA:
+        good = np.isfinite(total) and (abs(total - n) <= 0.25 or float(
+            np.min(np.max(out, axis=1), initial=1.0)) > 0)
+    elif np.isfinite(total):
+        good = True
     else:
         zero_prior = np.isneginf(b)[None, :]
         good = bool(np.all(np.isfinite(out) | (zero_prior & np.isneginf(out))))
@@ -212,6 +215,16 @@ class LinearNB(FittedParams):
         return kernel_view(W32), wmax, bmax
 
     @cached_property
+    def _bounded_scores(self):
+        """True where no score can overflow: binarized (or binary) X has |x| ≤ 1, so
+        |jll| ≤ Σ_j |w_kj| + |b_k|, finite for these weights (no check needed)."""
+        W, b, binarize, _ = self._form
+        if not (binarize or self._binary_input):
+            return False
+        wsum, bmax = self._score_bound
+        return wsum + bmax < _SCORE_SAFE
+
+    @cached_property
     def _score_bound(self):
         """(max_k Σ_j |W_jk|, max_k |b_k|): |jll_ik| ≤ max|x|·the first + the second."""
         W, b, _, _ = self._form
@@ -224,7 +237,7 @@ class LinearNB(FittedParams):
         W, b, binarize, threshold = self._form
         if self._binary_input:
             check_binary_values(X)
-        if not binarize and X.data.size:
+        if not self._bounded_scores and X.data.size:
             # the argmax kernels keep no scores: where max|x| could overflow a score,
             # score (which checks) and take the argmax of the scores
             wsum, bmax = self._score_bound
@@ -271,14 +284,16 @@ class LinearNB(FittedParams):
             if csr_linear_scores(indptr, indices, data, W, b, binarize, threshold,
                                  mode, score_bounds(indptr), out):
                 _report_bad_rows(X)
-            _check_scores_overflow(out, mode, b)
+            if not self._bounded_scores:
+                _check_scores_overflow(out, mode, b)
             return out
         report_nonfinite(X)
         A = (X > threshold).astype(X.dtype) if binarize else X
         with np.errstate(over="ignore", invalid="ignore"):  # checked below
             np.matmul(A, W.astype(X.dtype, copy=False), out=out)
             out += b.astype(X.dtype, copy=False)
-        _check_scores_overflow(out, MODE_JLL, b)
+        if not self._bounded_scores:
+            _check_scores_overflow(out, MODE_JLL, b)
         if mode == MODE_LOG_PROBA:
             return log_normalize_rows(out, out)
         if mode == MODE_PROBA:
