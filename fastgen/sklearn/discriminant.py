@@ -273,8 +273,10 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
                     or (priors is not None and self.solver != "svd"))
         # the svd solver's tol is fastgen's rank rule (eigenvalues of the correlation
         # matrix above tol²), so params_ (which predict and predict_proba score) drops
-        # the directions scalings_ drops; lsqr and eigen ignore tol, as scikit-learn
-        rank_tol = self.tol if self.solver == "svd" else 1e-4
+        # the directions scalings_ drops; lsqr and eigen ignore tol and solve with the
+        # whole covariance, as scikit-learn: only directions at the working precision
+        # (d·ε, tol=0) are dropped
+        rank_tol = self.tol if self.solver == "svd" else 0.0
         if by_class:
             m = class_moments(X, y, kind="per_class")
             p = m.counts / m.counts.sum() if priors is None else priors

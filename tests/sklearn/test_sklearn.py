@@ -598,3 +598,22 @@ def test_firth_weights_equal_repeated_rows_where_the_fit_exists():
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=0, atol=1e-8)
     with pytest.raises(ValueError, match=r"class 0 has zero total weight"):
         fs.FirthLogisticRegression().fit(X, y, sample_weight=(y != 0).astype(float))
+
+
+@pytest.mark.parametrize("solver", ["lsqr", "eigen"])
+def test_lda_lsqr_and_eigen_keep_directions_below_the_svd_tol(solver):
+    # lsqr and eigen ignore tol and solve with the whole covariance, as scikit-learn:
+    # a direction with correlation eigenvalue ≈ 5e-11 (below tol² of the svd solver)
+    # stays; the posteriors then carry ≈ κ·ε of rounding (κ ≈ 2e10)
+    rng = np.random.default_rng(0)
+    n = 300
+    X = rng.normal(size=(n, 4))
+    y = rng.integers(0, 3, n)
+    X[:, :2] += y[:, None]
+    X[:, 3] = X[:, 2] + 1e-5 * rng.normal(size=n)
+    ours = fs.LinearDiscriminantAnalysis(solver=solver).fit(X, y)
+    ref = sk_da.LinearDiscriminantAnalysis(solver=solver).fit(X, y)
+    assert ours.params_.rank == 4
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=0,
+                               atol=1e-5)
+    assert fs.LinearDiscriminantAnalysis().fit(X, y).params_.rank == 3  # svd: tol
