@@ -347,7 +347,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         rb = int(np.sum(sb > self.tol * sb[0]))
         # scikit-learn also drops between-class directions with s ≤ tol·s_1; params_
         # cannot (it keeps every direction of the retained within-class subspace), so
-        # when that drops a direction, the class scores come from coef_ (see _scores)
+        # when that drops a direction, the class scores come from coef_
+        # (see _log_posteriors)
         self._scores_from_coef = rb < min(K - 1, r, sb.shape[0])
         self.scalings_ = (A @ Vt.T[:, :rb]).astype(self.means_.dtype)
         G = (mu - xbar) @ self.scalings_.astype(np.float64)
@@ -359,8 +360,10 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         """log p(y = k | x) from decision_function (scikit-learn's svd posteriors: the
         softmax of X·coef_ᵀ + intercept_, or for two classes the logistic of the
         log-odds), in a stable log-sum-exp; for X validated by the caller."""
-        f = np.atleast_2d(LinearFastgenClassifier.decision_function(self, X).T).T
-        f = f.astype(np.float64)
+        # X·coef_ᵀ + intercept_ as decision_function computes it, on X validated
+        # once (decision_function would validate again, and warn about the names of a
+        # frame already converted)
+        f = X.astype(np.float64) @ self.coef_.T.astype(np.float64) + self.intercept_
         if len(self.classes_) == 2:
             f = np.column_stack([np.zeros(f.shape[0]), f[:, 0]])
         return scipy.special.log_softmax(f, axis=1).astype(X.dtype)

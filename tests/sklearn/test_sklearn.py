@@ -7,6 +7,7 @@ covariances like fastgen's default (``unbiased=False``).
 import pickle
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -617,3 +618,19 @@ def test_lda_lsqr_and_eigen_keep_directions_below_the_svd_tol(solver):
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=0,
                                atol=1e-5)
     assert fs.LinearDiscriminantAnalysis().fit(X, y).params_.rank == 3  # svd: tol
+
+
+def test_lda_scores_from_coef_take_frames_without_warnings():
+    pd = pytest.importorskip("pandas")
+    X, y = _near_collinear(3)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    ours = fs.LinearDiscriminantAnalysis(tol=0.5).fit(df, y)  # drops a between-class dir.
+    ref = sk_da.LinearDiscriminantAnalysis(tol=0.5).fit(df, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in ("predict_proba", "predict_log_proba", "predict"):
+            got, want = getattr(ours, method)(df), getattr(ref, method)(df)
+            if method == "predict":
+                np.testing.assert_array_equal(got, want)
+            else:
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-8)
