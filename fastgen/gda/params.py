@@ -355,8 +355,8 @@ def _check_factors(check, p):
         if not np.all(np.abs(L * L - cov) <= 8.0 * eps * cov):
             check.fail("cholesky", "must be the square root of covariance (a damaged or "
                                    "edited file)")
-        want = np.log(cov).sum(axis=-1)
-        want = np.broadcast_to(want, ld.shape)
+        want = np.broadcast_to(np.log(cov).sum(axis=-1), ld.shape)
+        slack = 0.0
     else:
         covs = cov[None] if kind == "pooled" else cov
         Ls = L[None] if kind == "pooled" else L
@@ -396,8 +396,7 @@ def _check_factors(check, p):
                                        f"{float(np.max(gap)):.3g} (a damaged or edited file)")
         if kind == "pooled":
             want, slack = np.full(ld.shape, want[0]), np.full(ld.shape, slack[0])
-    else_slack = 0.0 if kind in ("diagonal", "pooled_diagonal") else slack
-    bad = ~(np.abs(ld - want) <= 16.0 * eps * (d + np.abs(want)) + else_slack)
+    bad = ~(np.abs(ld - want) <= 16.0 * eps * (d + np.abs(want)) + slack)
     if np.any(bad):
         k = int(np.flatnonzero(bad)[0])
         check.fail("log_det", f"must be the log-determinant of covariance: entry {k} is "
