@@ -451,3 +451,22 @@ def test_per_class_decision_follows_tol(lam_scale):
     else:
         assert np.all(lam > 10 * TOL**2)
         fastgen.fit_gda(A, y, "per_class", tol=TOL)
+
+
+@pytest.mark.parametrize("d", [2, 5, 30])
+def test_the_fast_bounds_decide_as_the_eigenvalues(d):
+    # the pivot and trace bounds only shortcut the rule: on correlation matrices whose
+    # smallest eigenvalue sits anywhere from far below to far above the threshold,
+    # the decision is that of numpy's eigenvalues
+    from fastgen.gda.covariance import _smallest_eigenvalue_above
+
+    rng = np.random.default_rng(d)
+    thr = TOL**2
+    for lam_min in np.geomspace(1e-3 * thr, 1e3 * thr, 25):
+        Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+        lam = np.concatenate([[lam_min], rng.uniform(0.5, 2.0, d - 1)])
+        A = (Q * lam) @ Q.T
+        s = np.sqrt(np.diag(A))
+        C = A / s[:, None] / s[None, :]
+        want = np.linalg.eigvalsh(C)[0] > thr
+        assert _smallest_eigenvalue_above(C, np.linalg.cholesky(C), thr) == want

@@ -13,6 +13,7 @@ rank and a ``reg`` that works).
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from ..stats.moments import (
     ClassMoments,
@@ -134,9 +135,10 @@ def _cholesky_checked(S, tol):
     correlation matrix C = D⁻¹SD⁻¹, D = diag(√S_jj).
 
     S is accepted when every eigenvalue of C is above :func:`rank_threshold` (so its
-    rank is d), whatever the units of the features.  The eigenvalues decide, not the
-    Cholesky pivots: a pivot² bounds λ_min only from above, so a class whose
-    correlation matrix has λ_min = 2e-16 can factor with every pivot² far above d·ε.
+    rank is d), whatever the units of the features.  The eigenvalues decide
+    (:func:`_smallest_eigenvalue_above`), not the Cholesky pivots alone: a pivot²
+    bounds λ_min only from above, so a class whose correlation matrix has
+    λ_min = 2e-16 can factor with every pivot² far above d·ε.
     Raises SingularCovarianceError whose message says why, to be completed by the
     caller.
     """
@@ -151,14 +153,32 @@ def _cholesky_checked(S, tol):
     C = S / s[:, None] / s[None, :]
     if not np.all(np.isfinite(C)):
         raise SingularCovarianceError("is not finite")
-    lam_min = float(np.linalg.eigvalsh(C)[0])
-    if not lam_min > rank_threshold(d, tol):
-        raise SingularCovarianceError("is singular")
     try:
         Lc = np.linalg.cholesky(C)
-    except np.linalg.LinAlgError:  # pragma: no cover - λ_min > d·ε factors
-        raise SingularCovarianceError("is not positive definite") from None
+    except np.linalg.LinAlgError:  # numerically not positive definite: λ_min ≤ 0
+        raise SingularCovarianceError("is singular") from None
+    if not _smallest_eigenvalue_above(C, Lc, rank_threshold(d, tol)):
+        raise SingularCovarianceError("is singular")
     return s[:, None] * Lc
+
+
+def _smallest_eigenvalue_above(C, Lc, threshold):
+    """Whether λ_min(C) > ``threshold``, for C = L_C·L_Cᵀ (Cholesky).
+
+    Two bounds decide most cases without the eigenvalues: λ_min ≤ min_j pivot_j²
+    (each pivot² is a Schur complement, at least λ_min), so a pivot at or below the
+    threshold refuses; λ_min ≥ 1/tr(C⁻¹) = 1/‖L_C⁻¹‖²_F, so a bound above it accepts
+    (a triangular inverse: a quarter of the cost of the eigenvalues).  In between, the
+    smallest eigenvalue decides.
+    """
+    pivots = np.diag(Lc)
+    if not (np.all(np.isfinite(Lc)) and float(np.min(pivots)) ** 2 > threshold):
+        return False
+    Linv = scipy.linalg.solve_triangular(Lc, np.eye(C.shape[0]), lower=True,
+                                         check_finite=False)
+    if 1.0 / float(np.sum(Linv * Linv)) > threshold:
+        return True
+    return float(np.linalg.eigvalsh(C)[0]) > threshold
 
 
 def _correlation_rank(cov, tol):
