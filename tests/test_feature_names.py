@@ -240,10 +240,11 @@ def test_mixed_str_and_other_column_names_are_refused():
         fastgen.fit_gda(df, y)
 
 
-def test_names_travel_through_moments_and_counts():
+@pytest.mark.parametrize("lib", FRAMES)
+def test_names_travel_through_moments_and_counts(lib):
     X, y = _gauss()
     C, yc = _counts()
-    df, dc = pd.DataFrame(X, columns=COLS), pd.DataFrame(C, columns=COLS)
+    df, dc = FRAMES[lib].make(X), FRAMES[lib].make(C)
     for kind in ("pooled", "per_class", "diagonal"):
         m = fastgen.merge_moments(fastgen.class_moments(df[:40], y[:40], kind=kind),
                                   fastgen.class_moments(df[40:], y[40:], kind=kind))
@@ -260,7 +261,7 @@ def test_names_travel_through_moments_and_counts():
         p = fastgen.nb_from_counts(c)
         assert p.feature_names == tuple(COLS)
         with pytest.raises(ValueError, match="another order"):
-            fastgen.predict(p, D[D.columns[::-1]])
+            fastgen.predict(p, FRAMES[lib].select(D, COLS[::-1]))
 
 
 def test_merging_statistics_with_other_names_is_an_error():
