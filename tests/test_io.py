@@ -336,6 +336,8 @@ def test_per_class_tables_that_contradict_each_other_are_refused(tmp_path, field
     ("complement_nb", "feature_log_prob", lambda v: v[::-1].copy()),
     ("complement_nb", "feature_all", lambda v: v + 1.0),
     ("categorical_nb", "feature_log_prob", lambda v: v + 0.01),
+    ("logistic", "intercept", lambda v: v + np.array([1.0, 0.0, 0.0])),
+    ("logistic", "coef", lambda v: v * np.array([[1.5], [1.0], [1.0]])),
 ])
 def test_derived_tables_of_every_model_are_checked_on_load(tmp_path, model, field, change):
     p = MODELS[model](*_data())
