@@ -309,6 +309,26 @@ class FieldChecker:
         return self._set("feature_names", names)
 
 
+def log_normalised(check, field, table, axis, dtype):
+    """Fail unless logsumexp of ``table`` along ``axis`` is 0 (each slice a probability
+    distribution, to the rounding of ``dtype``): −∞ entries count as zero mass."""
+    t = np.asarray(table, dtype=np.float64)
+    if t.size == 0:
+        return
+    top = np.max(t, axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = np.squeeze(top, axis=axis) + np.log(np.sum(np.exp(t - top), axis=axis))
+    width = t.shape[axis]
+    tol = 8.0 * np.finfo(dtype).eps * (width + float(np.max(np.abs(t[np.isfinite(t)]),
+                                                             initial=1.0)))
+    bad = ~(np.abs(total) <= tol)
+    if np.any(bad):
+        at = np.argwhere(bad)[0]
+        check.fail(field, f"must be log-probabilities summing to one; at {tuple(at.tolist())} "
+                          f"they sum to exp({float(total[tuple(at)]):.6g}) (a damaged or "
+                          f"edited file)")
+
+
 class FittedParams:
     """Mixin for frozen parameter dataclasses."""
 
@@ -342,6 +362,21 @@ class FittedParams:
     def _check_fields(self, check: FieldChecker):
         """Check the model's own fields (shapes, dtypes, values): each subclass."""
         raise NotImplementedError  # pragma: no cover - every params type defines it
+
+    def check_consistency(self):
+        """Check the derived tables against the primary fields they come from, to a
+        tolerance of the params' dtype, and raise a ValueError naming the field.
+
+        A fit builds each table from the others, so this holds for every fitted model;
+        :func:`fastgen.load_params` calls it, because a file can pair tables that do not
+        belong together (an edited ``log_det``, a Cholesky factor of another
+        covariance).  The construction checks (:meth:`_check_fields`) see one field at
+        a time and stay cheap; this costs about as much as scoring a few rows.
+        """
+        self._check_derived(FieldChecker(self))
+
+    def _check_derived(self, check: FieldChecker):
+        """The cross-field checks of :meth:`check_consistency` (none by default)."""
 
     def __eq__(self, other):
         """Equal fields (arrays by shape, dtype and values; feature names included)."""

@@ -17,25 +17,67 @@ __all__ = ["feature_names_of", "check_feature_names", "merged_feature_names"]
 # names; anything else (arrays, sparse matrices, frames with integer columns) has none.
 
 
+# Reading names needs no data frame library: pandas and polars are recognised by type
+# (through sys.modules, so neither is imported), and any other frame through what it
+# exposes: ``column_names`` (pyarrow), ``columns``, the interchange protocol's
+# ``__dataframe__().column_names()`` or the schema of an Arrow PyCapsule stream
+# (``__arrow_c_stream__``, read with pyarrow where it is installed).  narwhals, the
+# layer scikit-learn uses, would give the same names for the libraries it knows at the
+# price of a required dependency of the core (``import fastgen`` imports no third-party
+# module) and of a second place where the rule lives; conversion to numpy goes through
+# ``__array__`` (pandas, polars) or the Arrow stream either way.  So fastgen reads
+# names without it.
+
+
+def _column_names(X):
+    """The column names of a data frame X as a list, or None if X is not one."""
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(X, pd.DataFrame):
+        return list(X.columns)
+    pl = sys.modules.get("polars")
+    if pl is not None and isinstance(X, pl.DataFrame):
+        return list(X.columns)
+    # the shape first: a lazy frame (no shape) resolves its whole query to name its
+    # columns, and it is no data to fit on anyway
+    frame = (hasattr(X, "__dataframe__") or hasattr(X, "__arrow_c_stream__")
+             or (len(getattr(X, "shape", ())) == 2 and hasattr(X, "columns")))
+    if not frame:
+        return None
+    names = getattr(X, "column_names", None)  # pyarrow.Table: .columns are the arrays
+    if names is None:
+        names = getattr(X, "columns", None)
+    if names is None and hasattr(X, "__dataframe__"):
+        names = X.__dataframe__().column_names()
+    if names is None and hasattr(X, "__arrow_c_stream__"):
+        names = _arrow_stream_names(X)
+    return None if names is None else list(names)
+
+
+def _arrow_stream_names(X):
+    """The field names of an Arrow PyCapsule stream's schema (pyarrow reads it), or
+    None where pyarrow is not installed."""
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow comes with pandas and polars here
+        return None
+    schema_of = getattr(X, "__arrow_c_schema__", None)
+    if schema_of is not None:
+        return list(pa.schema(X).names)
+    return list(pa.RecordBatchReader.from_stream(X).schema.names)
+
+
 def feature_names_of(X):
     """The column names of a data frame X as a tuple of str, or None.
 
-    Names count only where every column name is a str and they are distinct (a frame
-    with repeated names has no usable names).  Mixing str and other column names is an
-    error, as in scikit-learn.  Arrays and sparse matrices have no names.
+    One rule for every data frame: pandas, polars, and anything else that exposes
+    its column names (see :func:`_column_names`).  Names count only where every
+    column name is a str and they are distinct (a frame with repeated names has no
+    usable names).  Mixing str and other column names is an error, as in
+    scikit-learn.  Arrays and sparse matrices have no names.
     """
     if isinstance(X, np.ndarray) or is_sparse(X):
         return None
-    pd = sys.modules.get("pandas")
-    if pd is not None and isinstance(X, pd.DataFrame):
-        cols = list(X.columns)
-    elif hasattr(X, "__dataframe__"):
-        cols = getattr(X, "columns", None)
-        if cols is None:
-            cols = X.__dataframe__().column_names()
-        cols = list(cols)
-    else:
-        return None
+    cols = _column_names(X)
     if not cols:
         return None
     is_str = [isinstance(c, str) for c in cols]

@@ -24,6 +24,7 @@ import json
 import os
 import stat
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -242,7 +243,9 @@ def load_params(path):
         raise ParamsFileError(f"{os.fspath(path)!r} does not match the fields of "
                               f"{cls.__name__}")
     try:
-        return cls(**values)  # the constructor's checks catch a crafted or damaged file
+        params = cls(**values)  # the constructor's checks catch a crafted or damaged file
+        params.check_consistency()  # and tables that do not belong together
+        return params
     except (ValueError, TypeError) as exc:
         raise ParamsFileError(f"{os.fspath(path)!r} holds inconsistent params: "
                               f"{exc}") from None
@@ -288,6 +291,7 @@ def _read(path, *, values):
             if not isinstance(loaded, np.lib.npyio.NpzFile):
                 raise ParamsFileError(f"{os.fspath(path)!r} is not a fastgen params file "
                                       f"(it holds a single .npy array)")
+            _check_members(loaded.zip, path)
             data = loaded
             if _HEADER not in data.files:
                 raise ParamsFileError(
@@ -330,8 +334,46 @@ def _read(path, *, values):
     except ParamsFileError:
         raise
     except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError, TypeError,
-            AttributeError) as exc:
-        # ValueError: np.load refusing pickled data, a malformed .npy member, or bad JSON
+            AttributeError, NotImplementedError, RuntimeError, zlib.error,
+            MemoryError) as exc:
+        # ValueError: np.load refusing pickled data, a malformed .npy member, or bad JSON;
+        # NotImplementedError: zipfile meeting a zip version or compression it does not
+        # support; RuntimeError: an encrypted member; zlib.error: a damaged deflate
+        # stream; MemoryError: a member too large for memory (its header is checked
+        # against its size first, so only a genuinely huge file gets here)
         raise ParamsFileError(f"{os.fspath(path)!r} could not be read as a fastgen params "
-                              f"file: {exc}") from None
+                              f"file: {type(exc).__name__}: {exc}") from None
     return header, out
+
+
+def _check_members(archive, path):
+    """Refuse an archive with a member name twice (the reader would take one of them,
+    silently), or a ``.npy`` member whose header claims more data than the member
+    holds (reading it would allocate what the header says: a crafted header claiming
+    shape (3, 10¹¹) asks for 2.2 TiB)."""
+    names = archive.namelist()
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ParamsFileError(f"{os.fspath(path)!r} holds the member {name!r} more than "
+                                  f"once: a params file has one member per field (a "
+                                  f"crafted or damaged file)")
+        seen.add(name)
+    for info in archive.infolist():
+        if not info.filename.endswith(".npy"):
+            continue
+        with archive.open(info) as fh:
+            version = np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+            else:  # 3.0 (utf-8 field names): numpy's reader of every version
+                shape, _, dtype = np.lib.format._read_array_header(fh, version)
+            header_size = fh.tell()
+        claimed = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if claimed > info.file_size - header_size:
+            raise ParamsFileError(
+                f"{os.fspath(path)!r} could not be read as a fastgen params file: the "
+                f"member {info.filename!r} claims shape {tuple(shape)} of {dtype} "
+                f"({claimed} bytes) but holds {info.file_size - header_size} bytes")

@@ -8,7 +8,9 @@ through every family, and the names travel through the mergeable statistics and 
 params files.
 """
 
+import dataclasses
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -59,22 +61,49 @@ FAMILIES = {
 }
 
 
+pl = pytest.importorskip("polars")
+
+
+class _Frames:
+    """The operations the tests need, for one data frame library."""
+
+    def __init__(self, make, select, rename):
+        self.make, self.select, self.rename = make, select, rename
+
+
+# pandas and polars side by side (issue 42: polars lost its names when the
+# interchange protocol went; every frame follows one rule)
+FRAMES = {
+    "pandas": _Frames(lambda X: pd.DataFrame(X, columns=COLS),
+                      lambda df, cols: df[list(cols)],
+                      lambda df, old, new: df.rename(columns={old: new})),
+    "polars": _Frames(lambda X: pl.DataFrame(X, schema=COLS),
+                      lambda df, cols: df.select(list(cols)),
+                      lambda df, old, new: df.rename({old: new})),
+}
+
+
 @pytest.fixture(scope="module")
 def fitted():
-    """family -> (params fitted on a frame, params fitted on the array, frame, y)."""
+    """(library, family) -> (params fitted on a frame, params fitted on the array,
+    frame, y)."""
     out = {}
     for name, (fit, data) in FAMILIES.items():
         X, y = data()
-        df = pd.DataFrame(X, columns=COLS)
-        out[name] = (fit(df, y), fit(X, y), df, y)
+        q = fit(X, y)
+        for lib, frames in FRAMES.items():
+            df = frames.make(X)
+            out[lib, name] = (fit(df, y), q, df, y)
     return out
 
 
+@pytest.mark.parametrize("lib", FRAMES)
 @pytest.mark.parametrize("family", FAMILIES)
-def test_a_frame_fit_keeps_the_names_and_scores_as_the_array_fit(family, fitted):
-    p, q, df, _ = fitted[family]
+def test_a_frame_fit_keeps_the_names_and_scores_as_the_array_fit(family, lib, fitted):
+    p, q, df, _ = fitted[lib, family]
     assert p.feature_names == tuple(COLS)
     assert q.feature_names is None
+    assert p == dataclasses.replace(q, feature_names=tuple(COLS))  # bitwise the same fit
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # matching names: no warning
         for score in SCORERS.values():
@@ -82,24 +111,27 @@ def test_a_frame_fit_keeps_the_names_and_scores_as_the_array_fit(family, fitted)
 
 
 @pytest.mark.parametrize("scorer", SCORERS)
+@pytest.mark.parametrize("lib", FRAMES)
 @pytest.mark.parametrize("family", FAMILIES)
-def test_other_names_or_order_raise_naming_the_columns(family, scorer, fitted):
-    p, _, df, _ = fitted[family]
+def test_other_names_or_order_raise_naming_the_columns(family, lib, scorer, fitted):
+    p, _, df, _ = fitted[lib, family]
+    frames = FRAMES[lib]
     score = SCORERS[scorer]
     owner = type(p).__name__
     with pytest.raises(ValueError, match=rf"are those {owner} was fitted with in another "
                                          r"order \(column 0 is 'leaf' where the fit had "
                                          r"'sepal'"):
-        score(p, df[df.columns[::-1]])
+        score(p, frames.select(df, COLS[::-1]))
     with pytest.raises(ValueError, match=r"missing \['petal'\]; unexpected \['petals'\]"):
-        score(p, df.rename(columns={"petal": "petals"}))
+        score(p, frames.rename(df, "petal", "petals"))
     with pytest.raises(ValueError, match=r"missing \['leaf'\]; .*X\[list\(params.feat"):
-        score(p, df[COLS[:3]])
+        score(p, frames.select(df, COLS[:3]))
 
 
+@pytest.mark.parametrize("lib", FRAMES)
 @pytest.mark.parametrize("family", FAMILIES)
-def test_names_on_one_side_warn_as_scikit_learn(family, fitted):
-    p, q, df, _ = fitted[family]
+def test_names_on_one_side_warn_as_scikit_learn(family, lib, fitted):
+    p, q, df, _ = fitted[lib, family]
     owner = type(p).__name__
     for score in SCORERS.values():
         with pytest.warns(UserWarning, match=f"^X does not have valid feature names, but "
@@ -112,11 +144,12 @@ def test_names_on_one_side_warn_as_scikit_learn(family, fitted):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_names_are_saved_without_being_told_and_compared(family, fitted, tmp_path):
-    p, q, _, _ = fitted[family]
+    p, q, _, _ = fitted["pandas", family]
     path = fastgen.save_params(tmp_path / "named.npz", p)
     r = fastgen.load_params(path)
     assert r.feature_names == tuple(COLS) and r == p
     assert fastgen.load_feature_names(path) == (tuple(COLS), None)
+    assert fitted["polars", family][0] == p  # the same model from either library
     # names take part in equality: the same numbers without names are another model
     assert fastgen.load_params(fastgen.save_params(tmp_path / "plain.npz", q)) == q
     assert p != q
@@ -125,6 +158,53 @@ def test_names_are_saved_without_being_told_and_compared(family, fitted, tmp_pat
     assert fastgen.load_feature_names(tmp_path / "told.npz") == (tuple(COLS), "t")
     with pytest.raises(ValueError, match="differ from the names the params were fitted"):
         fastgen.save_params(tmp_path / "bad.npz", p, feature_names=COLS[::-1])
+
+
+class _ProtocolFrame:
+    """A frame known only by a protocol: the interchange protocol's column names, or
+    a ``columns`` attribute with a 2-D shape, with ``__array__`` for the values."""
+
+    def __init__(self, X, how):
+        self._X, self.shape = X, X.shape
+        if how == "columns":
+            self.columns = list(COLS)
+        else:
+            names = list(COLS)
+            self.__dataframe__ = lambda *a, **k: type(
+                "Interchange", (), {"column_names": lambda self: names})()
+
+    def __array__(self, dtype=None, copy=None):
+        return self._X if dtype is None else self._X.astype(dtype)
+
+
+@pytest.mark.parametrize("how", ["columns", "__dataframe__"])
+def test_any_frame_that_exposes_its_names_follows_the_rule(how):
+    X, y = _gauss()
+    p = fastgen.fit_gda(_ProtocolFrame(X, how), y)
+    assert p.feature_names == tuple(COLS)
+    with pytest.raises(ValueError, match="another order"):
+        fastgen.predict(p, pd.DataFrame(X[:, ::-1], columns=COLS[::-1]))
+
+
+@pytest.mark.parametrize("lib", FRAMES)
+def test_frame_labels_and_weights_convert_as_arrays(lib):
+    # y and sample_weight as the library's series, X of mixed column dtypes
+    X, y = _gauss()
+    w = np.linspace(0.5, 2.0, X.shape[0])
+    series = pd.Series if lib == "pandas" else pl.Series
+    labels = np.array(["a", "b", "c"])[y]
+    mixed = X.copy()
+    mixed[:, 1] = np.round(mixed[:, 1])
+    df = FRAMES[lib].make(mixed)
+    if lib == "pandas":
+        df["petal"] = df["petal"].astype(np.int64)
+    else:
+        df = df.with_columns(pl.col("petal").cast(pl.Int64))
+    logistic = partial(fastgen.fit_logistic, l2=1.0)
+    for fit in (fastgen.fit_gda, fastgen.fit_gaussian_nb, logistic):
+        p = fit(df, series(labels), sample_weight=series(w))
+        q = fit(mixed, labels, sample_weight=w)
+        assert p == dataclasses.replace(q, feature_names=tuple(COLS))
 
 
 def test_unnamed_params_files_keep_format_2(tmp_path):
@@ -160,10 +240,11 @@ def test_mixed_str_and_other_column_names_are_refused():
         fastgen.fit_gda(df, y)
 
 
-def test_names_travel_through_moments_and_counts():
+@pytest.mark.parametrize("lib", FRAMES)
+def test_names_travel_through_moments_and_counts(lib):
     X, y = _gauss()
     C, yc = _counts()
-    df, dc = pd.DataFrame(X, columns=COLS), pd.DataFrame(C, columns=COLS)
+    df, dc = FRAMES[lib].make(X), FRAMES[lib].make(C)
     for kind in ("pooled", "per_class", "diagonal"):
         m = fastgen.merge_moments(fastgen.class_moments(df[:40], y[:40], kind=kind),
                                   fastgen.class_moments(df[40:], y[40:], kind=kind))
@@ -180,7 +261,7 @@ def test_names_travel_through_moments_and_counts():
         p = fastgen.nb_from_counts(c)
         assert p.feature_names == tuple(COLS)
         with pytest.raises(ValueError, match="another order"):
-            fastgen.predict(p, D[D.columns[::-1]])
+            fastgen.predict(p, FRAMES[lib].select(D, COLS[::-1]))
 
 
 def test_merging_statistics_with_other_names_is_an_error():
@@ -204,7 +285,7 @@ def test_merging_statistics_with_other_names_is_an_error():
 
 
 def test_logistic_inference_and_irls_step_check_the_names(fitted):
-    p, _, df, y = fitted["logistic-binary"]
+    p, _, df, y = fitted["pandas", "logistic-binary"]
     res = fastgen.logistic_inference(p, df, y)
     assert res.feature_names == ("const", *COLS)
     with pytest.raises(ValueError, match="another order"):
@@ -212,7 +293,7 @@ def test_logistic_inference_and_irls_step_check_the_names(fitted):
     with pytest.warns(UserWarning, match="X does not have valid feature names"):
         fastgen.logistic_inference(p, df.to_numpy(), y)
     # a frame after an array fit only labels the table (docs/guide/inputs.rst)
-    assert fastgen.logistic_inference(fitted["logistic-binary"][1], df, y).feature_names \
+    assert fastgen.logistic_inference(fitted["pandas", "logistic-binary"][1], df, y).feature_names \
         == ("const", *COLS)
     q = fastgen.irls_step(p, df, y)
     assert q.feature_names == tuple(COLS)
@@ -221,9 +302,9 @@ def test_logistic_inference_and_irls_step_check_the_names(fitted):
 
 
 def test_lda_transform_checks_the_names(fitted):
-    p, _, df, _ = fitted["gda-pooled"]
+    p, _, df, _ = fitted["pandas", "gda-pooled"]
     Z = fastgen.lda_transform(p, df)
-    np.testing.assert_array_equal(Z, fastgen.lda_transform(fitted["gda-pooled"][1],
+    np.testing.assert_array_equal(Z, fastgen.lda_transform(fitted["pandas", "gda-pooled"][1],
                                                            df.to_numpy()))
     with pytest.raises(ValueError, match="another order"):
         fastgen.lda_transform(p, df[df.columns[::-1]])

@@ -190,9 +190,11 @@ def test_rank_tolerance():
     X = rng.normal(size=(400, 4))
     y = np.arange(400) % 3
     X = np.column_stack([X, X[:, 0] + 1e-6 * rng.normal(size=400)])  # near-collinear
-    # within tol (singular value of the standardised data ~ 1e-6 < 1e-4), Cholesky
-    # still succeeds: full rank
-    assert fastgen.fit_gda(X, y).rank == 5
+    # within tol (singular value of the standardised data ~ 1e-6 < 1e-4): the rule
+    # drops the direction, as scikit-learn's svd solver does, although Cholesky would
+    # factor it (issue 42: the eigenvalues decide, not the pivots)
+    assert fastgen.fit_gda(X, y).rank == 4
+    assert fastgen.fit_gda(X, y, tol=1e-7).rank == 5
     Xs = np.column_stack([X[:, :4], X[:, 0]])  # exactly collinear
     assert fastgen.fit_gda(Xs, y).rank == 4
     assert fastgen.fit_gda(Xs, y, tol=0.0).rank in (4, 5)
@@ -375,3 +377,96 @@ def test_per_class_one_sample_suggests_reg():
         fastgen.fit_gda(X, y, "per_class")
     reg = float(re.search(r"reg=([0-9.e+-]+) makes", str(info.value)).group(1))
     fastgen.fit_gda(X, y, "per_class", reg=reg)
+
+
+# --------------------------------------------------------------------------------------
+# the rank rule, not the rounding (issue 42): eigenvalues of the correlation matrix
+# above tol² decide for every kind, on the full data and on every subset of rows
+# --------------------------------------------------------------------------------------
+TOL = 1e-4
+
+
+def _radius_difference(noise=0.0):
+    """Breast cancer with a difference column stored beside its two columns (mean
+    radius − worst radius), exactly dependent unless ``noise`` (relative to the
+    column's spread) is added."""
+    X, y = load_breast_cancer(return_X_y=True)
+    diff = X[:, 0] - X[:, 20]
+    if noise:
+        diff = diff + noise * diff.std() * np.random.default_rng(7).normal(size=len(y))
+    return np.column_stack([X, diff]), y
+
+
+def _subsets(n, count=30):
+    rng = np.random.default_rng(0)
+    return [np.arange(n)] + [np.sort(rng.permutation(n)[: int(0.7 * n)])
+                             for _ in range(count)]
+
+
+def _class_lambda_min(X, y):
+    """The smallest eigenvalue of each class's correlation matrix (plain numpy)."""
+    return np.array([np.linalg.eigvalsh(np.corrcoef(X[y == k].T))[0]
+                     for k in np.unique(y)])
+
+
+def test_exactly_dependent_columns_are_refused_on_every_subset():
+    # the old check (Cholesky pivot² > d·ε) accepted 13 % of these 70 % subsets, with
+    # a smallest eigenvalue of 1e-15: the posteriors were then rounding
+    Z, y = _radius_difference()
+    d = Z.shape[1]
+    for idx in _subsets(len(y)):
+        lam = _class_lambda_min(Z[idx], y[idx])
+        assert np.all(lam < 1e-4 * TOL**2)  # a margin of 10⁴ below the threshold
+        with pytest.raises(SingularCovarianceError, match=rf"rank {d - 1} of {d}"):
+            fastgen.fit_gda(Z[idx], y[idx], "per_class", tol=TOL)
+        assert fastgen.fit_gda(Z[idx], y[idx], "pooled", tol=TOL).rank == d - 1
+
+
+def test_nearly_dependent_columns_fit_on_every_subset():
+    # the same column with noise: every eigenvalue far above tol², every subset fits
+    # at full rank, per class and pooled
+    Z, y = _radius_difference(noise=1e-2)
+    d = Z.shape[1]
+    for idx in _subsets(len(y), count=10):
+        assert np.all(_class_lambda_min(Z[idx], y[idx]) > 1e2 * TOL**2)
+        p = fastgen.fit_gda(Z[idx], y[idx], "per_class", tol=TOL)
+        assert np.all(np.isfinite(p.log_det))
+        assert fastgen.fit_gda(Z[idx], y[idx], "pooled", tol=TOL).rank == d
+
+
+@pytest.mark.parametrize("lam_scale", [1e-2, 1e2])
+def test_per_class_decision_follows_tol(lam_scale):
+    # λ_min between d·ε and tol²: refused (it factored before); above tol²: fitted
+    rng = np.random.default_rng(5)
+    n = 400
+    A = rng.normal(size=(n, 3))
+    y = np.arange(n) % 2
+    # the third column's independent part has variance ≈ λ_min·2 in correlation units
+    A[:, 2] = (A[:, 0] + A[:, 1]) / np.sqrt(2) + np.sqrt(lam_scale) * TOL * A[:, 2]
+    lam = _class_lambda_min(A, y)
+    if lam_scale < 1:
+        assert np.all((lam > 3 * np.finfo(float).eps * 1e3) & (lam < 0.1 * TOL**2))
+        with pytest.raises(SingularCovarianceError, match=r"rank 2 of 3.*tol²=1e-08"):
+            fastgen.fit_gda(A, y, "per_class", tol=TOL)
+    else:
+        assert np.all(lam > 10 * TOL**2)
+        fastgen.fit_gda(A, y, "per_class", tol=TOL)
+
+
+@pytest.mark.parametrize("d", [2, 5, 30])
+def test_the_fast_bounds_decide_as_the_eigenvalues(d):
+    # the pivot and trace bounds only shortcut the rule: on correlation matrices whose
+    # smallest eigenvalue sits anywhere from far below to far above the threshold,
+    # the decision is that of numpy's eigenvalues
+    from fastgen.gda.covariance import _smallest_eigenvalue_above
+
+    rng = np.random.default_rng(d)
+    thr = TOL**2
+    for lam_min in np.geomspace(1e-3 * thr, 1e3 * thr, 25):
+        Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+        lam = np.concatenate([[lam_min], rng.uniform(0.5, 2.0, d - 1)])
+        A = (Q * lam) @ Q.T
+        s = np.sqrt(np.diag(A))
+        C = A / s[:, None] / s[None, :]
+        want = np.linalg.eigvalsh(C)[0] > thr
+        assert _smallest_eigenvalue_above(C, np.linalg.cholesky(C), thr) == want

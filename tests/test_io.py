@@ -2,7 +2,12 @@
 
 import dataclasses
 import gc
+import io as _io
 import os
+import struct
+import warnings
+import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -335,3 +340,183 @@ def test_saving_to_a_fifo_streams_a_whole_archive(tmp_path, small_params):
     copy = tmp_path / "copy.npz"
     copy.write_bytes(received[0])
     _assert_identical(fastgen.load_params(copy), small_params)
+
+
+# --------------------------------------------------------------------------------------
+# issue 42: a loaded file whose tables contradict each other, or a damaged archive,
+# raises ParamsFileError: for every params type
+# --------------------------------------------------------------------------------------
+
+
+def _data():
+    X, y = make_blobs(90, 4, 3, seed=42)
+    rng = np.random.default_rng(42)
+    C = rng.poisson(1.0 + y[:, None] * np.array([0.2, 1.0, 0.1, 2.0])).astype(float)
+    return X, C, y
+
+
+#: every params type (and every covariance kind), fitted
+MODELS = {
+    **{f"gda-{c}": (lambda X, C, y, c=c: fastgen.fit_gda(X, y, c))
+       for c in ("pooled", "per_class", "diagonal", "pooled_diagonal")},
+    "gda-pooled-reduced": lambda X, C, y: fastgen.fit_gda(
+        np.column_stack([X, X[:, 0] - X[:, 1]]), y),
+    "gaussian_nb": lambda X, C, y: fastgen.fit_gaussian_nb(X, y),
+    "bernoulli_nb": lambda X, C, y: fastgen.fit_bernoulli_nb(C, y, binarize=1.0),
+    "multinomial_nb": lambda X, C, y: fastgen.fit_multinomial_nb(C, y),
+    "multinomial_nb-f32": lambda X, C, y: fastgen.fit_multinomial_nb(
+        C.astype(np.float32), y),
+    "complement_nb": lambda X, C, y: fastgen.fit_complement_nb(C, y, norm=True),
+    "categorical_nb": lambda X, C, y: fastgen.fit_categorical_nb(C.astype(int), y),
+    "logistic": lambda X, C, y: fastgen.fit_logistic(X, y, l2=1.0),
+}
+
+
+def _members(path):
+    with zipfile.ZipFile(path) as zf:
+        return {i.filename: zf.read(i) for i in zf.infolist()}
+
+
+def _npy(a):
+    buf = _io.BytesIO()
+    np.save(buf, np.asarray(a), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _rewrite(path, members, extra=()):
+    with warnings.catch_warnings(), zipfile.ZipFile(path, "w") as zf:
+        warnings.simplefilter("ignore")  # "Duplicate name": what the test wants
+        for name, raw in list(members.items()) + list(extra):
+            zf.writestr(name, raw)
+
+
+def _edit(tmp_path, params, field, change):
+    """Save ``params``, replace ``field`` by ``change(value)`` inside the archive."""
+    path = fastgen.save_params(tmp_path / "m.npz", params)
+    members = _members(path)
+    value = np.load(_io.BytesIO(members[field + ".npy"]))
+    members[field + ".npy"] = _npy(change(value.copy()))
+    _rewrite(path, members)
+    return path
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_every_fitted_model_is_consistent_after_a_round_trip(tmp_path, model):
+    p = MODELS[model](*_data())
+    p.check_consistency()
+    assert fastgen.load_params(fastgen.save_params(tmp_path / "m.npz", p)) == p
+
+
+def _per_class():
+    X, _, y = _data()
+    return fastgen.fit_gda(X, y, "per_class")
+
+
+def _upper(L):
+    L[0, 0, 1] = 0.5 * L[0, 1, 1]
+    return L
+
+
+def _other_class(L):
+    return L[[1, 0, 2]]
+
+
+def _asymmetric(S):
+    S[0, 0, 1] *= 1.01
+    return S
+
+
+def _not_pd(S):
+    S[0, 0, 1] = S[0, 1, 0] = 2.0 * np.sqrt(S[0, 0, 0] * S[0, 1, 1])
+    return S
+
+
+@pytest.mark.parametrize("field,change,match", [
+    ("log_det", lambda v: v + np.array([40.0, 0.0, 0.0]), r"log_det must be the log-det"),
+    ("log_det", lambda v: v + np.array([0.0, 1e-6, 0.0]), r"log_det must be the log-det"),
+    ("cholesky", _upper, r"lower triangular"),
+    ("cholesky", _other_class, r"cholesky does not match covariance \(class index 0\)"),
+    ("covariance", _asymmetric, r"covariance must be symmetric"),
+    ("covariance", _not_pd, r"not positive definite"),
+])
+def test_per_class_tables_that_contradict_each_other_are_refused(tmp_path, field, change,
+                                                                 match):
+    path = _edit(tmp_path, _per_class(), field, change)
+    with pytest.raises(fastgen.ParamsFileError, match=match):
+        fastgen.load_params(path)
+
+
+@pytest.mark.parametrize("model,field,change", [
+    ("gda-pooled", "log_det", lambda v: v + 40.0),
+    ("gda-pooled", "cholesky", lambda L: L * 1.01),
+    ("gda-pooled-reduced", "log_det", lambda v: v + 1.0),
+    ("gda-pooled-reduced", "cholesky", lambda L: L[::-1, ::-1].copy()),
+    ("gda-diagonal", "cholesky", lambda L: L * 1.01),
+    ("gda-diagonal", "log_det", lambda v: v - 40.0),
+    ("gda-pooled_diagonal", "log_det", lambda v: v + 1e-3),
+    ("gaussian_nb", "class_log_prior", lambda v: v + 0.1),
+    ("gaussian_nb", "variances", lambda v: np.full_like(v, 1e-12)),
+    ("bernoulli_nb", "neg_feature_log_prob", lambda v: v - 0.1),
+    ("multinomial_nb", "feature_log_prob", lambda v: v + np.array([[1.0], [0], [0]])),
+    ("multinomial_nb-f32", "feature_log_prob", lambda v: v * np.float32(1.01)),
+    ("multinomial_nb", "class_log_prior", lambda v: v[::-1] + 0.5),
+    ("complement_nb", "feature_log_prob", lambda v: v[::-1].copy()),
+    ("complement_nb", "feature_all", lambda v: v + 1.0),
+    ("categorical_nb", "feature_log_prob", lambda v: v + 0.01),
+    ("logistic", "intercept", lambda v: v + np.array([1.0, 0.0, 0.0])),
+    ("logistic", "coef", lambda v: v * np.array([[1.5], [1.0], [1.0]])),
+])
+def test_derived_tables_of_every_model_are_checked_on_load(tmp_path, model, field, change):
+    p = MODELS[model](*_data())
+    path = _edit(tmp_path, p, field, change)
+    with pytest.raises(fastgen.ParamsFileError, match=rf"holds inconsistent params.*{field}"):
+        fastgen.load_params(path)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_member_twice_is_refused(tmp_path, model):
+    # the second member would win on read (the "shifted means" file of the issue)
+    p = MODELS[model](*_data())
+    path = fastgen.save_params(tmp_path / "m.npz", p)
+    members = _members(path)
+    first = next(n for n in members if n.endswith(".npy") and not n.startswith("__"))
+    value = np.load(_io.BytesIO(members[first]))
+    _rewrite(path, members, extra=[(first, _npy(value))])
+    with pytest.raises(fastgen.ParamsFileError, match=rf"member '{first}' more than once"):
+        fastgen.load_params(path)
+
+
+def _patch_central_directory(raw, member, offset, value):
+    """Set the 2-byte field at ``offset`` of ``member``'s central directory entry."""
+    b = bytearray(raw)
+    i = b.find(b"PK\x01\x02")
+    while i >= 0:
+        n = struct.unpack("<H", b[i + 28:i + 30])[0]
+        if bytes(b[i + 46:i + 46 + n]).decode() == member:
+            struct.pack_into("<H", b, i + offset, value)
+        i = b.find(b"PK\x01\x02", i + 4)
+    return bytes(b)
+
+
+@pytest.mark.parametrize("damage,offset,value", [
+    ("zip file version 21.0", 6, 210),  # "version needed to extract"
+    ("compression method", 10, 99),
+])
+def test_zip_level_damage_is_a_params_file_error(tmp_path, damage, offset, value):
+    path = fastgen.save_params(tmp_path / "m.npz", _per_class())
+    raw = _patch_central_directory(Path(path).read_bytes(), "means.npy", offset, value)
+    Path(path).write_bytes(raw)
+    with pytest.raises(fastgen.ParamsFileError, match=damage):
+        fastgen.load_params(path)
+
+
+def test_a_npy_header_claiming_terabytes_is_refused_before_reading(tmp_path):
+    path = fastgen.save_params(tmp_path / "m.npz", _per_class())
+    members = _members(path)
+    header = _io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f8", "fortran_order": False, "shape": (3, 10**11)})
+    members["means.npy"] = b"\x93NUMPY\x01\x00" + header.getvalue()[8:] + b"\0" * 64
+    _rewrite(path, members)
+    with pytest.raises(fastgen.ParamsFileError, match=r"claims shape \(3, 100000000000\)"):
+        fastgen.load_params(path)

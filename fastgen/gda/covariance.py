@@ -13,9 +13,11 @@ rank and a ``reg`` that works).
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from ..stats.moments import (
     ClassMoments,
+    check_floor_finite,
     check_variances_representable,
     total_variance,
     variance_floor,
@@ -117,14 +119,28 @@ def _shrink_to_diagonal(S, a):
     return out
 
 
-def _cholesky_checked(S):
+def rank_threshold(d, tol):
+    """The one rank rule of every covariance kind: an eigenvalue λ of the correlation
+    matrix C = D⁻¹ΣD⁻¹ counts when λ > max(tol², d·ε).
+
+    tol² is scikit-learn's svd-solver rule (singular values of the standardised
+    within-class data above ``tol``); d·ε, the working precision of an eigenvalue of a
+    d×d correlation matrix, only matters when ``tol`` < √(d·ε) ≈ 1e-7.
+    """
+    return max(tol * tol, d * np.finfo(float).eps)
+
+
+def _cholesky_checked(S, tol):
     """Lower Cholesky factor of S, computed as L = D·L_C from the factor L_C of the
     correlation matrix C = D⁻¹SD⁻¹, D = diag(√S_jj).
 
-    Factoring C makes the test unit-free: S is accepted when C is positive definite
-    with every pivot² above d·ε (then every eigenvalue of C is too, so its rank is d),
-    whatever the units of the features.  Raises SingularCovarianceError whose message
-    says why, to be completed by the caller ("is not positive definite", ...).
+    S is accepted when every eigenvalue of C is above :func:`rank_threshold` (so its
+    rank is d), whatever the units of the features.  The eigenvalues decide
+    (:func:`_smallest_eigenvalue_above`), not the Cholesky pivots alone: a pivot²
+    bounds λ_min only from above, so a class whose correlation matrix has
+    λ_min = 2e-16 can factor with every pivot² far above d·ε.
+    Raises SingularCovarianceError whose message says why, to be completed by the
+    caller.
     """
     d = S.shape[0]
     v = np.diag(S)
@@ -135,23 +151,44 @@ def _cholesky_checked(S):
         )
     s = np.sqrt(v)
     C = S / s[:, None] / s[None, :]
+    if not np.all(np.isfinite(C)):
+        raise SingularCovarianceError("is not finite")
     try:
         Lc = np.linalg.cholesky(C)
-    except np.linalg.LinAlgError:
-        raise SingularCovarianceError("is not positive definite") from None
-    if not np.all(np.isfinite(Lc)) or np.min(np.diag(Lc)) ** 2 <= d * np.finfo(float).eps:
-        raise SingularCovarianceError("is singular to working precision")
+    except np.linalg.LinAlgError:  # numerically not positive definite: λ_min ≤ 0
+        raise SingularCovarianceError("is singular") from None
+    if not _smallest_eigenvalue_above(C, Lc, rank_threshold(d, tol)):
+        raise SingularCovarianceError("is singular")
     return s[:, None] * Lc
+
+
+def _smallest_eigenvalue_above(C, Lc, threshold):
+    """Whether λ_min(C) > ``threshold``, for C = L_C·L_Cᵀ (Cholesky).
+
+    Two bounds decide most cases without the eigenvalues: λ_min ≤ min_j pivot_j²
+    (each pivot² is a Schur complement, at least λ_min), so a pivot at or below the
+    threshold refuses; λ_min ≥ 1/tr(C⁻¹) = 1/‖L_C⁻¹‖²_F, so a bound above it accepts
+    (a triangular inverse: a quarter of the cost of the eigenvalues).  In between, the
+    smallest eigenvalue decides.
+    """
+    pivots = np.diag(Lc)
+    if not (np.all(np.isfinite(Lc)) and float(np.min(pivots)) ** 2 > threshold):
+        return False
+    Linv = scipy.linalg.solve_triangular(Lc, np.eye(C.shape[0]), lower=True,
+                                         check_finite=False)
+    if 1.0 / float(np.sum(Linv * Linv)) > threshold:
+        return True
+    return float(np.linalg.eigvalsh(C)[0]) > threshold
 
 
 def _correlation_rank(cov, tol):
     """Eigen-pairs of C = D⁻¹ΣD⁻¹ (ascending), the within-class s_j, and the rank
-    #{λ_i > tol²} (scikit-learn's svd-solver rule: singular values of the standardised
-    within-class data above tol)."""
+    #{λ_i > max(tol², d·ε)} (:func:`rank_threshold`; scikit-learn's svd-solver rule:
+    singular values of the standardised within-class data above tol)."""
     s = within_sd(cov)
     C = cov / s[:, None] / s[None, :]
     lam, Q = np.linalg.eigh(0.5 * (C + C.T))
-    return lam, Q, s, int(np.sum(lam > tol * tol))
+    return lam, Q, s, int(np.sum(lam > rank_threshold(cov.shape[0], tol)))
 
 
 def _reduced_pooled(cov, tol):
@@ -169,6 +206,9 @@ def _reduced_pooled(cov, tol):
             "within every class, so there is nothing to classify on; pass reg>0 or "
             "check the data"
         )
+    # the full-rank test (eigvalsh) refused Σ, so r < d unless eigh rounds the smallest
+    # eigenvalue the other way: keep the decision that was taken
+    r = min(r, d - 1)
     lam_r, Q_r = lam[d - r:], Q[:, d - r:]
     F = (s[:, None] * Q_r) * np.sqrt(lam_r)  # (d, r), FFᵀ = Σ_r
     R = np.linalg.qr(F.T, mode="r")  # (r, d) upper trapezoidal: F = Rᵀ·(orthogonal)
@@ -182,15 +222,16 @@ def _reduced_pooled(cov, tol):
 
 def _pooled_factor(cov, tol):
     """(L, log_det, rank) of the pooled covariance: Cholesky (of the correlation
-    matrix, rescaled) when it is positive definite, else the rank-revealing factor."""
+    matrix, rescaled) when every eigenvalue of the correlation matrix is above
+    :func:`rank_threshold`, else the rank-revealing factor."""
     try:
-        L = _cholesky_checked(cov)
+        L = _cholesky_checked(cov, tol)
     except SingularCovarianceError:
         return _reduced_pooled(cov, tol)
     return L, 2.0 * float(np.sum(np.log(np.diag(L)))), cov.shape[0]
 
 
-def _suggest_reg(covs, above=0.0):
+def _suggest_reg(covs, tol, above=0.0):
     """The smallest reg = 10^e above ``above`` for which every (1 − reg)·Σ_k + reg·I
     passes the Cholesky checks, as a float (1.0 at worst: reg = 1 gives I).
 
@@ -211,7 +252,7 @@ def _suggest_reg(covs, above=0.0):
             return False
         try:
             for c in covs:
-                _cholesky_checked((1.0 - reg) * c + reg * eye)
+                _cholesky_checked((1.0 - reg) * c + reg * eye, tol)
         except SingularCovarianceError:
             return False
         return True
@@ -228,22 +269,21 @@ def _suggest_reg(covs, above=0.0):
 
 def _per_class_failure(failed, classes, cov, base, reg, tol):
     """The message of a per-class fit that failed: the first failing class, why, its
-    rank (or, when every eigenvalue of its correlation matrix is above tol², how close
-    to singular it is), and the smallest power-of-ten ``reg`` that makes every class
-    pass (checked)."""
+    rank under :func:`rank_threshold` with the smallest eigenvalue of its correlation
+    matrix, and the smallest power-of-ten ``reg`` that makes every class pass
+    (checked)."""
     k, why = failed[0]
     d = cov.shape[1]
     lam, _, _, rk = _correlation_rank(cov[k], tol)
-    if rk < d:
-        state = (f"it has rank {rk} of {d} (eigenvalues of its correlation matrix above "
-                 f"tol²={tol * tol:.3g})")
-    else:
-        state = (f"the smallest eigenvalue of its correlation matrix, {lam[0]:.3g}, is "
-                 f"at the working precision (d·ε = {d * np.finfo(float).eps:.3g})")
+    thr = rank_threshold(d, tol)
+    rule = (f"tol²={tol * tol:.3g}" if tol * tol >= thr else
+            f"d·ε={thr:.3g}, the working precision, as tol²={tol * tol:.3g} is below it")
+    state = (f"it has rank {min(rk, d - 1)} of {d} (eigenvalues of its correlation "
+             f"matrix above {rule}; the smallest is {lam[0]:.3g})")
     others = ("" if len(failed) == 1 else
               f" ({len(failed)} classes fail: "
               f"{', '.join(_label(classes, j) for j, _ in failed)})")
-    suggest = _suggest_reg(list(base), above=reg) if reg < 1 else 1.0
+    suggest = _suggest_reg(list(base), tol, above=reg) if reg < 1 else 1.0
     fix = (f"pass reg>0 (Σ ← (1−reg)Σ + reg·I): reg={suggest:.0e} makes the fit succeed"
            if not reg else
            f"reg={reg:g} is not enough: reg={suggest:.0e} makes the fit succeed")
@@ -371,7 +411,7 @@ def _per_class_estimates(m, unbiased, shrinkage, reg, fourth, tol):
                               f"or only identical samples"))
             continue
         try:
-            chol[k] = _cholesky_checked(cov[k])
+            chol[k] = _cholesky_checked(cov[k], tol)
         except SingularCovarianceError as exc:
             failed.append((k, str(exc)))
             continue
@@ -405,7 +445,9 @@ def _diagonal_estimates(m, covariance, unbiased, shrinkage, reg, var_smoothing):
                 f"class {_label(classes, k)} has {W[k]:g} sample(s): its unbiased "
                 f"variance is undefined; pass unbiased=False or reg>0"
             )
-        cov = V / denom[:, None] + eps
+        with np.errstate(over="ignore"):
+            cov = V / denom[:, None] + eps
+        check_floor_finite(cov, var_smoothing, float(np.max(total_variance(m))))
         a = shrinkage or 0.0
         if a:
             cov = np.stack([_shrink(row, a) for row in cov])
@@ -415,7 +457,10 @@ def _diagonal_estimates(m, covariance, unbiased, shrinkage, reg, var_smoothing):
             raise SingularCovarianceError(
                 "unbiased pooled variances need more samples than classes"
             )
-        cov = _shrink(V.sum(axis=0) / denom + eps, shrinkage or 0.0)
+        with np.errstate(over="ignore"):
+            cov = V.sum(axis=0) / denom + eps
+        check_floor_finite(cov, var_smoothing, float(np.max(total_variance(m))))
+        cov = _shrink(cov, shrinkage or 0.0)
     if reg:
         cov = (1.0 - reg) * cov + reg
     if covariance == "diagonal":

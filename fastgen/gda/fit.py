@@ -124,12 +124,14 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         :func:`fastgen.fit_gaussian_nb` do (:func:`fastgen.stats.variance_floor`).
         0 gives the pure MLE, and an error on a zero variance.
     tol : float ≥ 0, default 1e-4
-        Pooled model only, used when Σ is singular (its Cholesky factorisation fails):
-        directions of the within-class correlation matrix with eigenvalue ≤ tol² (the
-        singular values of the standardised within-class data ≤ tol, scikit-learn's
-        svd-solver ``tol``) are dropped and the model classifies in the range of the
-        within-class scatter (``params.rank`` < d).  Also sets the rank reported by the
-        per-class error.
+        The rank rule of every covariance kind: an eigenvalue of the within-class
+        correlation matrix counts when it is above max(tol², d·ε) (the singular values
+        of the standardised within-class data above tol, scikit-learn's svd-solver
+        ``tol``).  Pooled model: directions at or below it are dropped and the model
+        classifies in the range of the within-class scatter (``params.rank`` < d).
+        Per-class model: a class with such a direction raises SingularCovarianceError
+        naming its rank (since issue 42 also when its Cholesky factorisation would
+        succeed: the eigenvalues decide, not the pivots).
 
     Returns
     -------

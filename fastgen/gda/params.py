@@ -118,6 +118,11 @@ class GDAParams(FittedParams):
         check.array("log_det", ("K",), dt, "finite")
         check.array("n_per_class", ("K",), dt, "nonneg")
 
+    def _check_derived(self, check):
+        """cholesky and log_det against covariance (see :func:`_check_factors`);
+        the pooled log_det is one value for every class."""
+        _check_factors(check, self)
+
     # ---- derived scoring tables (computed once per params object, in float64) ----
     @functools.cached_property
     def _log_prior(self):
@@ -327,3 +332,73 @@ def within_sd(cov):
     s = np.sqrt(np.maximum(np.diag(cov), 0.0))
     s[s == 0] = 1.0
     return s
+
+
+def _check_factors(check, p):
+    """Fail unless ``p.cholesky`` and ``p.log_det`` are the factor and log-determinant
+    of ``p.covariance``, to the rounding of the params' dtype.
+
+    Full covariance: Σ symmetric, L lower triangular with LLᵀ = Σ (compared in
+    correlation units, D⁻¹(LLᵀ − Σ)D⁻¹, so the tolerance does not depend on the units;
+    then Σ is positive definite, as L has a positive diagonal), log|Σ| = 2Σ log L_jj.
+    A pooled model of rank r < d: LLᵀ is the retained part D·Q_rΛ_rQ_rᵀ·D of the
+    correlation matrix's r largest eigenvalues, log_det = Σ log λ_i + 2Σ log s_j.
+    Diagonal models: L = √σ², log_det = Σ_j log σ²_j.
+    """
+    eps = float(np.finfo(p.means.dtype).eps)
+    d = p.means.shape[1]
+    cov = p.covariance.astype(np.float64)
+    L = p.cholesky.astype(np.float64)
+    ld = p.log_det.astype(np.float64)
+    kind = p.covariance_type
+    if kind in ("diagonal", "pooled_diagonal"):
+        if not np.all(np.abs(L * L - cov) <= 8.0 * eps * cov):
+            check.fail("cholesky", "must be the square root of covariance (a damaged or "
+                                   "edited file)")
+        want = np.broadcast_to(np.log(cov).sum(axis=-1), ld.shape)
+        slack = 0.0
+    else:
+        covs = cov[None] if kind == "pooled" else cov
+        Ls = L[None] if kind == "pooled" else L
+        want = np.empty(covs.shape[0])
+        slack = np.zeros(covs.shape[0])  # log λ of a reduced model: Δλ/λ ≈ d·ε/λ
+        tol = 16.0 * (d + 2) * eps
+        for k in range(covs.shape[0]):
+            S, F = covs[k], Ls[k]
+            s = within_sd(S)
+            if not np.all(np.abs(S - S.T) <= tol * np.outer(s, s)):
+                check.fail("covariance", "must be symmetric (a damaged or edited file)")
+            if np.any(np.triu(F, 1)):
+                check.fail("cholesky", "must be lower triangular: it has entries above "
+                                       "the diagonal (a damaged or edited file)")
+            if p.rank == d:
+                target = S
+                want[k] = 2.0 * np.sum(np.log(np.diag(F)))
+            else:
+                C = S / s[:, None] / s[None, :]
+                lam, Q = np.linalg.eigh(0.5 * (C + C.T))
+                lam_r, Q_r = lam[d - p.rank:], Q[:, d - p.rank:]
+                if not lam_r[0] > 0:
+                    check.fail("covariance", f"must have {p.rank} positive eigenvalues "
+                                             f"of its correlation matrix (rank {p.rank})")
+                target = (s[:, None] * Q_r * lam_r) @ (Q_r.T * s[None, :])
+                want[k] = float(np.sum(np.log(lam_r))
+                                + 2.0 * np.sum(np.log(s[np.diag(S) > 0])))
+                slack[k] = 16.0 * d * eps * float(np.sum(1.0 / lam_r))
+            gap = np.abs(F @ F.T - target) / np.outer(s, s)
+            if not np.all(gap <= tol):
+                what = ("covariance is not positive definite, or cholesky is not its "
+                        "factor" if p.rank == d else "cholesky is not the factor of "
+                        "covariance's retained part")
+                where = "" if kind == "pooled" else f" (class index {k})"
+                check.fail("cholesky", f"does not match covariance{where}: {what}; "
+                                       f"D⁻¹(LLᵀ − Σ)D⁻¹ is off by "
+                                       f"{float(np.max(gap)):.3g} (a damaged or edited file)")
+        if kind == "pooled":
+            want, slack = np.full(ld.shape, want[0]), np.full(ld.shape, slack[0])
+    bad = ~(np.abs(ld - want) <= 16.0 * eps * (d + np.abs(want)) + slack)
+    if np.any(bad):
+        k = int(np.flatnonzero(bad)[0])
+        check.fail("log_det", f"must be the log-determinant of covariance: entry {k} is "
+                              f"{float(ld[k]):.17g} where covariance gives "
+                              f"{float(want[k]):.17g} (a damaged or edited file)")

@@ -268,14 +268,6 @@ def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights
     return params_from_result(result, obj, spec)
 
 
-def _feature_names_of(X):
-    """Column names of a DataFrame-like X (strings), else None."""
-    cols = getattr(X, "columns", None)
-    if cols is None:
-        return None
-    return tuple(str(c) for c in cols)
-
-
 # --------------------------------------------------------------------------- public API
 
 
@@ -384,8 +376,7 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     """
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
     check_penalty(penalty, correction, opt.l2)
-    feature_names = feature_names_of(X)
-    names = _feature_names_of(X)
+    feature_names = names = feature_names_of(X)
     inp = prepare_inputs(X, y, sample_weight)
     d = inp.X.shape[1]
     B0 = initial_coefficients(init, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)

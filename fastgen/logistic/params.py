@@ -142,6 +142,28 @@ class LogisticParams(FittedParams):
         check.string("solver")
         check.integer("n_hessp", low=0)
 
+    def _check_derived(self, check):
+        """The layout the parametrisation promises: "reference" has class 0's
+        coefficients and intercept at zero, "symmetric" coefficients and intercepts
+        summing to zero over the classes (to rounding); without an intercept, every
+        intercept is zero."""
+        coef = self.coef.astype(np.float64)
+        intercept = self.intercept.astype(np.float64)
+        if not self.fit_intercept and np.any(intercept):
+            check.fail("intercept", "must be zero: the model has fit_intercept=False (a "
+                                    "damaged or edited file)")
+        if self.parametrization == "reference" and (np.any(coef[0]) or intercept[0]):
+            check.fail("coef", "must be zero for class index 0 in the reference "
+                               "parametrization (a damaged or edited file)")
+        if self.parametrization == "symmetric":
+            eps = float(np.finfo(self.coef.dtype).eps)
+            K = coef.shape[0]
+            for name, table in (("coef", coef), ("intercept", intercept)):
+                scale = float(np.max(np.abs(table), axis=0, initial=0.0).max(initial=0.0))
+                if not np.all(np.abs(table.sum(axis=0)) <= 8.0 * K * eps * max(scale, 1e-300)):
+                    check.fail(name, "must sum to zero over the classes in the symmetric "
+                                     "parametrization (a damaged or edited file)")
+
 
     def _scores(self, X, mode):
         """Multinomial posteriors of dense float64 X with at most ``LINEAR_TILE_MAX_D``

@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .._params import FittedParams, kernel_view
+from .._params import FittedParams, kernel_view, log_normalised
 from .._validation import (
     check_csr_indices,
     check_priors,
@@ -22,7 +22,7 @@ from .._validation import (
     report_nonfinite,
 )
 from .._warn import warn
-from ..kernels.nb import MODE_LOG_PROBA, MODE_PROBA
+from ..kernels.nb import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA
 from ..kernels.sparse import (
     argmax_f32_bound,
     csr_linear_argmax,
@@ -32,6 +32,7 @@ from ..kernels.sparse import (
 )
 from ..kernels.special import log_normalize_rows, softmax_rows
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
+    check_binary_values,
     class_feature_counts,
     fit_inputs,
     locate_flat,
@@ -131,6 +132,37 @@ def _report_bad_rows(X):
     report_nonfinite(X)
 
 
+#: scores below this cannot overflow on the way (a sum of terms each below it)
+_SCORE_SAFE = 1e300
+
+
+def _check_scores_overflow(out, mode, b):
+    """Raise where the scores of finite X overflowed float64 (or float32).
+
+    The weights of these models are finite and the bias ``b`` finite or −∞ (a zero
+    prior), so the joint log-likelihood of finite X is finite, or −∞ in the columns
+    of b_k = −∞, unless x·w overflowed; so are the log posteriors, and a posterior
+    row sums to one (a row of zeros means every score overflowed to −∞).  One sum
+    decides in the common case: finite, and for posteriors within 0.25 of the number
+    of rows (a zero row takes 1 from it; rounding, at most n·K·ε, stays far below).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(out, dtype=np.float64))
+    n = out.shape[0]
+    if mode == MODE_PROBA:
+        good = np.isfinite(total) and (abs(total - n) <= 0.25 or float(
+            np.min(np.max(out, axis=1), initial=1.0)) > 0)
+    elif np.isfinite(total):
+        good = True
+    else:
+        zero_prior = np.isneginf(b)[None, :]
+        good = bool(np.all(np.isfinite(out) | (zero_prior & np.isneginf(out))))
+    if not good:
+        raise ValueError(
+            "X has values so large that the class scores (Σ_j x_ij·w_kj) overflow "
+            f"{out.dtype}; rescale the features (e.g. divide each row by its sum)")
+
+
 class LinearNB(FittedParams):
     """Models whose joint log-likelihood is linear in (possibly binarized) features."""
 
@@ -155,6 +187,10 @@ class LinearNB(FittedParams):
         check.real("alpha", low=0.0)
         return dt
 
+    def _check_derived(self, check):
+        """The class log-priors are a distribution; each model adds its tables."""
+        log_normalised(check, "class_log_prior", self.class_log_prior, 0, self.dtype)
+
     # (d, K) float64 weights, (K,) float64 bias, binarize flag, threshold
     def _linear_form(self):  # pragma: no cover - every subclass overrides
         raise NotImplementedError
@@ -178,10 +214,36 @@ class LinearNB(FittedParams):
         W32.flags.writeable = False
         return kernel_view(W32), wmax, bmax
 
+    @cached_property
+    def _bounded_scores(self):
+        """True where no score can overflow: binarized (or binary) X has |x| ≤ 1, so
+        |jll| ≤ Σ_j |w_kj| + |b_k|, finite for these weights (no check needed)."""
+        W, b, binarize, _ = self._form
+        if not (binarize or self._binary_input):
+            return False
+        wsum, bmax = self._score_bound
+        return wsum + bmax < _SCORE_SAFE
+
+    @cached_property
+    def _score_bound(self):
+        """(max_k Σ_j |W_jk|, max_k |b_k|): |jll_ik| ≤ max|x|·the first + the second."""
+        W, b, _, _ = self._form
+        return float(np.max(np.abs(W).sum(axis=0), initial=0.0)), float(
+            np.max(np.abs(b), initial=0.0))
+
     def _predict(self, X):
         if not is_sparse(X):
             return super()._predict(X)
         W, b, binarize, threshold = self._form
+        if self._binary_input:
+            check_binary_values(X)
+        if not self._bounded_scores and X.data.size:
+            # the argmax kernels keep no scores: where max|x| could overflow a score,
+            # score (which checks) and take the argmax of the scores
+            wsum, bmax = self._score_bound
+            xmax = max(float(X.data.max()), -float(X.data.min()))
+            if not xmax * wsum + bmax < _SCORE_SAFE:
+                return self.classes[np.argmax(self._scores(X, MODE_JLL), axis=1)]
         indptr, indices, data = self._csr_inputs(X, binarize, threshold)
         labels = np.empty(X.shape[0], dtype=np.int64)
         bounds = score_bounds(indptr)
@@ -207,20 +269,31 @@ class LinearNB(FittedParams):
             )
         return csr_arrays(X)
 
+    #: True where the model reads X as binary without a threshold (Bernoulli with
+    #: binarize=None): scoring then refuses any other value, as the fit does
+    _binary_input = False
+
     def _scores(self, X, mode):
         W, b, binarize, threshold = self._form
         n, K = X.shape[0], b.shape[0]
         out = np.empty((n, K), dtype=self.dtype)
+        if self._binary_input:
+            check_binary_values(X)
         if is_sparse(X):
             indptr, indices, data = self._csr_inputs(X, binarize, threshold)
             if csr_linear_scores(indptr, indices, data, W, b, binarize, threshold,
                                  mode, score_bounds(indptr), out):
                 _report_bad_rows(X)
+            if not self._bounded_scores:
+                _check_scores_overflow(out, mode, b)
             return out
         report_nonfinite(X)
         A = (X > threshold).astype(X.dtype) if binarize else X
-        np.matmul(A, W.astype(X.dtype, copy=False), out=out)
-        out += b.astype(X.dtype, copy=False)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked below
+            np.matmul(A, W.astype(X.dtype, copy=False), out=out)
+            out += b.astype(X.dtype, copy=False)
+        if not self._bounded_scores:
+            _check_scores_overflow(out, MODE_JLL, b)
         if mode == MODE_LOG_PROBA:
             return log_normalize_rows(out, out)
         if mode == MODE_PROBA:

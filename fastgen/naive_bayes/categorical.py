@@ -15,6 +15,7 @@ from .._params import (
     FittedParams,
     derived_from_checked_input,
     kernel_view,
+    log_normalised,
     register_params,
 )
 from .._runtime import serial_for_small_inputs
@@ -203,6 +204,14 @@ class CategoricalNBParams(FittedParams):
         check.array("class_log_prior", ("K",), "float", "log")
         check.real("alpha", low=0.0)
         return dt
+
+    def _check_derived(self, check):
+        """The class log-priors, and each feature's categories per class, are
+        distributions."""
+        log_normalised(check, "class_log_prior", self.class_log_prior, 0, self.dtype)
+        for j in range(self.n_categories.shape[0]):
+            part = self.feature_log_prob[:, self.offsets[j]:self.offsets[j + 1]]
+            log_normalised(check, "feature_log_prob", part, 1, self.dtype)
 
     @cached_property
     def _table(self):

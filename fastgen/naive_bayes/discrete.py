@@ -20,7 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._params import derived_from_checked_input, kernel_view, register_params
+from .._params import (
+    derived_from_checked_input,
+    kernel_view,
+    log_normalised,
+    register_params,
+)
 from .._runtime import serial_for_small_inputs
 from .._validation import feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
@@ -74,6 +79,18 @@ def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_na
                    class_log_prior=handed_over(clp),
                    feature_log_prob=handed_over(flp.astype(dtype, copy=False)),
                    alpha=alpha, feature_names=feature_names, **fields)
+
+
+def _check_counts_overflow(flp, model):
+    """Raise where the feature counts or their sums overflowed float64: the
+    log-probabilities of finite counts with α > 0 are finite."""
+    if not np.all(np.isfinite(flp)):
+        k, j = np.argwhere(~np.isfinite(flp))[0]
+        raise ValueError(
+            f"X has values so large that the {model} feature counts (weighted sums of "
+            f"X per class) or their totals overflow float64 (class index {k}, feature "
+            f"{j}); rescale the features (e.g. divide each row by its sum) or "
+            f"sample_weight")
 
 
 def _log_table(alpha, n_entries):
@@ -187,6 +204,16 @@ class BernoulliNBParams(LinearNB):
         check.array("neg_feature_log_prob", ("K", "d"), dt, "log")
         check.real("binarize", optional=True)
 
+    @property
+    def _binary_input(self):
+        return self.binarize is None
+
+    def _check_derived(self, check):
+        """p_kj and 1 − p_kj sum to one (log p and log(1 − p) are one table)."""
+        super()._check_derived(check)
+        both = np.stack([self.feature_log_prob, self.neg_feature_log_prob])
+        log_normalised(check, "neg_feature_log_prob", both, 0, self.dtype)
+
     def _linear_form(self):
         flp = self.feature_log_prob.astype(np.float64)
         neg = self.neg_feature_log_prob.astype(np.float64)
@@ -290,6 +317,11 @@ class MultinomialNBParams(LinearNB):
     def _check_fields(self, check):
         self._check_counts_and_tables(check)
 
+    def _check_derived(self, check):
+        """Each class's θ_k is a distribution over the features."""
+        super()._check_derived(check)
+        log_normalised(check, "feature_log_prob", self.feature_log_prob, 1, self.dtype)
+
     def _linear_form(self):
         return self.feature_log_prob.T, self.class_log_prior, False, 0.0
 
@@ -343,7 +375,9 @@ def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
         (flp,) = tables
     else:
         # Σ_j (N_kj + α) as Σ_j N_kj + α·d: one pass over the counts, no smoothed copy
-        flp = _log_smoothed(fc, alpha, _multinomial_log_total(fc, alpha))
+        with np.errstate(over="ignore", invalid="ignore"):  # checked below
+            flp = _log_smoothed(fc, alpha, _multinomial_log_total(fc, alpha))
+    _check_counts_overflow(flp, "multinomial")
     return _params_from_counts(MultinomialNBParams, classes, cc, fc, clp, flp, alpha, dtype,
                                feature_names)
 
@@ -389,6 +423,25 @@ class ComplementNBParams(LinearNB):
         check.array("feature_all", ("d",), "float", "nonneg")
         check.boolean("norm")
 
+    def _check_derived(self, check):
+        """feature_all and the weights recomputed from the feature counts, α and norm
+        (:func:`complement_params`)."""
+        super()._check_derived(check)
+        fc = self.feature_count
+        eps = float(np.finfo(self.dtype).eps)
+        if not np.allclose(self.feature_all, fc.sum(axis=0), rtol=8 * fc.shape[0] * 2.2e-16,
+                           atol=0.0):
+            check.fail("feature_all", "must be the column sums of feature_count (a "
+                                      "damaged or edited file)")
+        want = complement_params(self.classes, self.class_count, fc, self.alpha,
+                                 self.norm, True, None, np.float64).feature_log_prob
+        have = self.feature_log_prob.astype(np.float64)
+        scale = float(np.max(np.abs(want), initial=1.0))
+        if not np.all(np.abs(have - want) <= 16.0 * eps * (fc.shape[1] + 1) * scale):
+            check.fail("feature_log_prob", "must be the complement weights of "
+                                           "feature_count, alpha and norm (a damaged or "
+                                           "edited file)")
+
     def _linear_form(self):
         K = self.class_log_prior.shape[0]
         b = self.class_log_prior if K == 1 else np.zeros(K)
@@ -431,9 +484,11 @@ def complement_params(classes, cc, fc, alpha, norm, fit_prior, class_prior, dtyp
                       feature_names=None):
     """:class:`ComplementNBParams` from checked counts (see :func:`fit_complement_nb`)."""
     clp = log_priors(cc, fit_prior, class_prior, classes)
-    feature_all = fc.sum(axis=0)
-    comp = feature_all + alpha - fc
-    logged = np.log(comp / comp.sum(axis=1, keepdims=True))
-    flp = logged / logged.sum(axis=1, keepdims=True) if norm else -logged
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below
+        feature_all = fc.sum(axis=0)
+        comp = feature_all + alpha - fc
+        logged = np.log(comp / comp.sum(axis=1, keepdims=True))
+        flp = logged / logged.sum(axis=1, keepdims=True) if norm else -logged
+    _check_counts_overflow(flp, "complement")
     return _params_from_counts(ComplementNBParams, classes, cc, fc, clp, flp, alpha, dtype,
                                feature_names, feature_all=feature_all, norm=norm)

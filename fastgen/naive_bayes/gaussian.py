@@ -12,11 +12,16 @@ from functools import cached_property
 
 import numpy as np
 
-from .._params import FittedParams, kernel_view, register_params
+from .._params import FittedParams, kernel_view, log_normalised, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import check_finite_result, check_priors, check_scalar
 from ..kernels import nb as nb_kernels
-from ..stats.moments import check_variances_representable, class_rows, variance_floor
+from ..stats.moments import (
+    check_floor_finite,
+    check_variances_representable,
+    class_rows,
+    variance_floor,
+)
 from .base import log_allow_zero
 
 __all__ = ["GaussianNBParams", "fit_gaussian_nb", "gaussian_params"]
@@ -65,6 +70,15 @@ class GaussianNBParams(FittedParams):
         check.array("class_log_prior", ("K",), "float", "log")
         check.real("epsilon", low=0.0)
         check.real("var_smoothing", low=0.0)
+
+    def _check_derived(self, check):
+        """The class log-priors are a distribution, and every variance holds the floor
+        ε that was added to it."""
+        log_normalised(check, "class_log_prior", self.class_log_prior, 0, self.dtype)
+        eps = float(np.finfo(self.dtype).eps)
+        if not np.all(self.variances >= self.epsilon * (1.0 - 4.0 * eps)):
+            check.fail("variances", f"must all be at least epsilon={self.epsilon:.6g}, the "
+                                    f"floor added to them (a damaged or edited file)")
 
     @cached_property
     def _tables(self):
@@ -168,7 +182,9 @@ def gaussian_params(moments, priors, var_smoothing, feature_variance):
         var = np.where(cc[:, None] > 0, moments.scatter / cc[:, None], 0.0)
     check_variances_representable(var, np.abs(moments.means), var + epsilon,
                                   lambda i: f" in class {moments.classes[i[0]].item()!r}")
-    var += epsilon
+    with np.errstate(over="ignore"):
+        var += epsilon
+    check_floor_finite(var, var_smoothing, float(np.max(fv)))
     if not np.all(var > 0):
         k, j = np.argwhere(~(var > 0))[0]
         raise ValueError(

@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 import scipy.linalg
+import scipy.special
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -270,14 +271,21 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         est, shrinkage = self.covariance_estimator, self.shrinkage
         by_class = (est is not None or (isinstance(shrinkage, str) and shrinkage == "auto")
                     or (priors is not None and self.solver != "svd"))
+        # the svd solver's tol is fastgen's rank rule (eigenvalues of the correlation
+        # matrix above tol²), so params_ (which predict and predict_proba score) drops
+        # the directions scalings_ drops; lsqr and eigen ignore tol and solve with the
+        # whole covariance, as scikit-learn: only directions at the working precision
+        # (d·ε, tol=0) are dropped
+        rank_tol = self.tol if self.solver == "svd" else 0.0
         if by_class:
             m = class_moments(X, y, kind="per_class")
             p = m.counts / m.counts.sum() if priors is None else priors
             Sw = np.einsum("k,kij->ij", p, _class_covariances(X, y, m, shrinkage, est))
             params = gda_from_moments(_moments_with(m, Sw, "pooled"), "pooled",
-                                      priors=priors)
+                                      priors=priors, tol=rank_tol)
         else:
-            params = fit_gda(X, y, "pooled", priors=priors, shrinkage=shrinkage)
+            params = fit_gda(X, y, "pooled", priors=priors, shrinkage=shrinkage,
+                             tol=rank_tol)
         self.params_ = params
         self.classes_ = params.classes
         self.priors_ = params.priors
@@ -286,6 +294,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         Sw = params.covariance.astype(np.float64)
         if self.store_covariance or self.solver != "svd":
             self.covariance_ = params.covariance
+        self._scores_from_coef = False
         if self.solver == "svd":
             coef, intercept = self._svd_tables(Sw, n)
         else:
@@ -336,11 +345,63 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         else:
             self.explained_variance_ratio_ = (sb**2 / np.sum(sb**2))[: self._max_components]
         rb = int(np.sum(sb > self.tol * sb[0]))
+        # scikit-learn also drops between-class directions with s ≤ tol·s_1; params_
+        # cannot (it keeps every direction of the retained within-class subspace), so
+        # when that drops a direction, the class scores come from coef_
+        # (see _log_posteriors)
+        self._scores_from_coef = rb < min(K - 1, r, sb.shape[0])
         self.scalings_ = (A @ Vt.T[:, :rb]).astype(self.means_.dtype)
         G = (mu - xbar) @ self.scalings_.astype(np.float64)
         coef = G @ self.scalings_.T.astype(np.float64)
         intercept = -0.5 * np.sum(G**2, axis=1) + np.log(p) - coef @ xbar
         return coef, intercept
+
+    def _log_posteriors(self, X):
+        """log p(y = k | x) from decision_function (scikit-learn's svd posteriors: the
+        softmax of X·coef_ᵀ + intercept_, or for two classes the logistic of the
+        log-odds), in a stable log-sum-exp; for X validated by the caller."""
+        # X·coef_ᵀ + intercept_ as decision_function computes it, on X validated
+        # once (decision_function would validate again, and warn about the names of a
+        # frame already converted)
+        f = X.astype(np.float64) @ self.coef_.T.astype(np.float64) + self.intercept_
+        if len(self.classes_) == 2:
+            f = np.column_stack([np.zeros(f.shape[0]), f[:, 0]])
+        return scipy.special.log_softmax(f, axis=1).astype(X.dtype)
+
+    def predict(self, X):
+        """Most probable class of each row (see :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        if not getattr(self, "_scores_from_coef", False):
+            return LinearFastgenClassifier.predict(self, X)
+        X = self._validate_predict(X)
+        return self.classes_[np.argmax(self._log_posteriors(X), axis=1)]
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes).
+
+        From ``params_`` (fastgen's scoring), except where the svd solver's ``tol``
+        dropped a between-class direction: then the softmax of
+        :meth:`decision_function`, as scikit-learn.
+        """
+        if not getattr(self, "_scores_from_coef", False):
+            return LinearFastgenClassifier.predict_proba(self, X)
+        X = self._validate_predict(X)
+        return np.exp(self._log_posteriors(X))
+
+    def predict_log_proba(self, X):
+        """Log class probabilities (a stable log-sum-exp), as :meth:`predict_proba`."""
+        if not getattr(self, "_scores_from_coef", False):
+            return LinearFastgenClassifier.predict_log_proba(self, X)
+        X = self._validate_predict(X)
+        return self._log_posteriors(X)
 
     def transform(self, X):
         """Project X onto the discriminant directions.
@@ -475,11 +536,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
                 )
             rotations.append(V)
             scalings.append(lam)
+        # the rank was decided above by scikit-learn's rule (eigenvalues of Σ_k above
+        # the absolute tol); fastgen's own rule then only guards the working precision
         if self.solver == "svd":
-            params = gda_from_moments(m, "per_class", priors=self.priors, reg=r)
+            params = gda_from_moments(m, "per_class", priors=self.priors, reg=r, tol=0.0)
         else:
             params = gda_from_moments(_moments_with(m, covs, "per_class"), "per_class",
-                                      priors=self.priors)
+                                      priors=self.priors, tol=0.0)
         self.params_ = params
         self.classes_ = params.classes
         self.priors_ = params.priors

@@ -178,6 +178,7 @@ default "lbfgs"
         if self.class_weight is not None:
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else cw * np.asarray(sample_weight)
+        _check_class_weights(y, sample_weight)
         init = None
         old = getattr(self, "params_", None)
         if self.warm_start and old is not None and old.n_features_in == X.shape[1] \
@@ -244,6 +245,26 @@ def _named(X, names):
     except ImportError:  # pragma: no cover - names from another frame library
         return X
     return pd.DataFrame(X, columns=[str(c) for c in names], copy=False)
+
+
+def _check_class_weights(y, sample_weight):
+    """Raise, naming the class, where sample_weight is zero on every row of a class
+    (fit_logistic says so too, but Firth's penalty first finds the Fisher information
+    singular, a message that hides the cause)."""
+    if sample_weight is None:
+        return
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (y.shape[0],):
+        return  # fit_logistic names the shape problem
+    classes, codes = np.unique(y, return_inverse=True)
+    total = np.bincount(codes.reshape(-1), weights=w, minlength=classes.shape[0])
+    empty = np.flatnonzero(~(total > 0))
+    if empty.size:
+        c = classes[empty[0]]
+        raise ValueError(
+            f"class {c.item() if hasattr(c, 'item') else c!r} has zero total weight "
+            f"(sample_weight is 0 on all its rows); logistic regression needs every class "
+            f"of y to carry weight")
 
 
 #: the name this estimator had before it took scikit-learn's (kept for existing code)

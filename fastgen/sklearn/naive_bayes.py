@@ -348,6 +348,10 @@ class BernoulliNB(_CountNB):
         1e-10 (silently here), so that no log-probability is log 0.
     binarize : float or None, default 0.0
         Threshold: x > binarize counts as 1; None takes X as already binary.
+        Deliberate difference from scikit-learn: with None, a value other than 0 or 1
+        raises ValueError (naming its row and column) in ``fit``, ``partial_fit`` and
+        scoring, where scikit-learn counts it as it is (a count below zero or above its
+        class count, so probabilities that can be NaN or mean nothing).
     fit_prior : bool, default True
         Learn the class priors from the (weighted) class counts; False: uniform priors.
     class_prior : array-like of shape (n_classes,), default None

@@ -193,7 +193,12 @@ def reject_flagged_value(X, first, model):
 
 
 def check_binarize(binarize, X):
-    """The Bernoulli threshold as a float (or None); below 0 is an error for sparse X."""
+    """The Bernoulli threshold as a float (or None); below 0 is an error for sparse X.
+
+    With None, X must hold only 0 and 1 (:func:`check_binary_values`): any other value
+    would make a count negative or larger than its class, and the model's logarithms
+    NaN.
+    """
     if binarize is not None:
         binarize = check_scalar(binarize, "binarize")
         if is_sparse(X) and binarize < 0:
@@ -201,7 +206,40 @@ def check_binarize(binarize, X):
                 f"binarize={binarize} < 0 would turn the implicit zeros of sparse X into "
                 f"ones; use binarize >= 0 or pass a dense array"
             )
+    else:
+        check_binary_values(X)
     return binarize
+
+
+#: Rows per block of :func:`check_binary_values` on dense X (a bounded temporary).
+_BINARY_BLOCK_VALUES = 1 << 18
+
+
+def check_binary_values(X, name="X"):
+    """Raise unless every value of X (dense, or the stored values of CSR) is 0 or 1,
+    naming the first other value by row and column (``binarize=None`` means X is
+    binary)."""
+    def refuse(i, j, v):
+        if not np.isfinite(v):
+            report_nonfinite(X, name)  # NaN and infinity: the message of every function
+        raise ValueError(
+            f"binarize=None needs binary features (0 or 1), but {name}[{i}, {j}] = "
+            f"{v!r}; pass a binarize threshold (e.g. binarize=0.0: x > 0 counts as 1)")
+
+    if is_sparse(X):
+        bad = np.flatnonzero((X.data != 0) & (X.data != 1))
+        if bad.size:
+            i, j = locate_flat(X, int(bad[0]))
+            refuse(i, j, float(X.data[bad[0]]))
+        return
+    n, d = X.shape
+    rows = max(1, _BINARY_BLOCK_VALUES // max(1, d))
+    for i0 in range(0, n, rows):
+        block = X[i0:i0 + rows]
+        bad = np.flatnonzero((block != 0) & (block != 1))
+        if bad.size:
+            i, j = divmod(int(bad[0]), d)
+            refuse(i0 + i, j, float(block[i, j]))
 
 
 #: Entries of the (K, d) counts per block of :func:`check_binary_counts`.

@@ -332,7 +332,19 @@ def variance_floor(var_smoothing: float, feature_variance) -> float:
     variances (and an error on a zero variance).
     """
     fv = np.asarray(feature_variance, dtype=np.float64)
-    return float(var_smoothing) * float(np.max(fv)) if fv.size else 0.0
+    eps = float(var_smoothing) * float(np.max(fv)) if fv.size else 0.0
+    check_floor_finite(eps, var_smoothing, float(np.max(fv)) if fv.size else 0.0)
+    return eps
+
+
+def check_floor_finite(value, var_smoothing, largest_variance):
+    """Raise, naming ``var_smoothing``, where the floor ε (or a variance plus ε) is not
+    finite: var_smoothing times the largest feature variance overflowed float64."""
+    if not np.all(np.isfinite(value)):
+        raise ValueError(
+            f"var_smoothing={var_smoothing:g} is too large: var_smoothing × the largest "
+            f"feature variance ({largest_variance:.3g}) overflows float64; pass a "
+            f"smaller var_smoothing (the default is 1e-9)")
 
 
 _TINY = np.finfo(np.float64).tiny

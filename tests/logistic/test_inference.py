@@ -270,3 +270,27 @@ def test_tiled_information_pass_equals_the_syrk_pass(n, d, K, fit_intercept, wei
     p = data.p
     assert rel(H[:p, p:2 * p], -(Xt * (ww * P[:, 1] * P[:, 2])[:, None]).T @ Xt) < 1e-12
     assert rel(H[:p, :p], (Xt * (ww * P[:, 1] * (1 - P[:, 1]))[:, None]).T @ Xt) < 1e-12
+
+
+# issue 42: a missing cluster label is refused like a missing y, never a cluster of its own
+@pytest.mark.parametrize("missing", ["nan-float", "nan-list", "none-object", "nat"])
+def test_cluster_groups_refuse_missing_labels(missing):
+    rng = np.random.default_rng(42)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
+    m = fastgen.fit_logistic(X, y)
+    g = (np.arange(60) % 6).astype(float)
+    if missing == "nan-float":
+        groups = np.where(np.arange(60) == 7, np.nan, g)
+    elif missing == "nan-list":
+        groups = [np.nan if i == 7 else v for i, v in enumerate(g)]
+    elif missing == "none-object":
+        groups = np.array([None if i == 7 else f"g{int(v)}" for i, v in enumerate(g)],
+                          dtype=object)
+    else:
+        groups = np.array([np.datetime64("NaT") if i == 7 else np.datetime64(int(v), "D")
+                           for i, v in enumerate(g)])
+    with pytest.raises(ValueError, match=r"groups contains (NaN|None|NaT).* at row 7"):
+        fastgen.logistic_inference(m, X, y, cov_type="cluster", groups=groups)
+    with pytest.raises(ValueError, match=r"y contains NaN .* at row 7"):  # the same rule
+        fastgen.fit_logistic(X, np.where(np.arange(60) == 7, np.nan, y))

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn import naive_bayes as sknb
 
 import fastgen as fg
+from fastgen import sklearn as fs
 from fastgen.kernels.sparse import (
     argmax_f32_bound,
     csr_class_counts,
@@ -782,3 +783,73 @@ def test_all_minus_inf_prior_rows_are_not_nan(counts):
     P = fg.predict_proba(p, X)
     assert np.all(P[:, 0] == 0.0)
     assert_close(P.sum(axis=1), np.ones(X.shape[0]), rtol=1e-14)
+
+
+# --------------------------------------------------------------------------------------
+# issue 42: naive Bayes never returns NaN from finite input
+# --------------------------------------------------------------------------------------
+def _ternary():
+    rng = np.random.default_rng(42)
+    X = rng.integers(-1, 2, size=(60, 5)).astype(float)
+    return X, np.arange(60) % 3
+
+
+@pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix])
+def test_bernoulli_binarize_none_refuses_non_binary_values(fmt):
+    X, y = _ternary()
+    first = np.argwhere((X != 0) & (X != 1))[0]
+    where = rf"X\[{first[0]}, {first[1]}\] = -1\.0"
+    with pytest.raises(ValueError, match=rf"binarize=None needs binary.*{where}.*binarize"):
+        fg.fit_bernoulli_nb(fmt(X), y, binarize=None)
+    with pytest.raises(ValueError, match=r"binarize=None needs binary"):
+        fg.nb_counts(fmt(X), y, "bernoulli", binarize=None)
+    with pytest.raises(ValueError, match=r"binarize=None needs binary"):
+        fs.BernoulliNB(binarize=None).fit(fmt(X), y)  # the declared difference
+    # a model of binary X refuses non-binary X at scoring, for every scoring function
+    B = (X > 0).astype(float)
+    p = fg.fit_bernoulli_nb(fmt(B), y, binarize=None)
+    for score in (fg.joint_log_likelihood, fg.predict_proba, fg.predict_log_proba,
+                  fg.predict):
+        with pytest.raises(ValueError, match=r"binarize=None needs binary"):
+            score(p, fmt(X))
+    # binary X: unchanged, and as scikit-learn
+    sk = sknb.BernoulliNB(binarize=None).fit(B, y)
+    np.testing.assert_allclose(fg.predict_proba(p, fmt(B)), sk.predict_proba(B), rtol=0,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix])
+@pytest.mark.parametrize("fit", ["fit_multinomial_nb", "fit_complement_nb"])
+def test_count_models_refuse_overflowing_counts(fit, fmt):
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 5, size=(60, 4)).astype(float)
+    X[:, 0] += 1.0  # no empty row
+    y = np.arange(60) % 2
+    with pytest.raises(ValueError, match=r"overflow float64.*rescale"):
+        getattr(fg, fit)(fmt(X * 1e306), y)
+    with pytest.raises(ValueError, match=r"overflow float64.*rescale"):
+        getattr(fg, fit)(fmt(X), y, sample_weight=np.full(60, 1e306))
+    p = getattr(fg, fit)(fmt(X), y)
+    for score in (fg.joint_log_likelihood, fg.predict_proba, fg.predict_log_proba,
+                  fg.predict):
+        with pytest.raises(ValueError, match=r"class scores .* overflow.*rescale"):
+            score(p, fmt(np.full((3, 4), 1e308)))
+    # large but representable scores are unchanged and finite
+    big = X * 1e300
+    lp = fg.predict_log_proba(p, fmt(big))
+    assert np.all(np.isfinite(lp))
+    assert np.array_equal(fg.predict(p, fmt(big)), np.argmax(lp, axis=1))
+
+
+@pytest.mark.parametrize("fit", [
+    lambda X, y, v: fg.fit_gaussian_nb(X, y, var_smoothing=v),
+    lambda X, y, v: fg.fit_gda(X, y, "diagonal", var_smoothing=v),
+    lambda X, y, v: fg.fit_gda(X, y, "pooled_diagonal", var_smoothing=v),
+])
+@pytest.mark.parametrize("var_smoothing", [1e299, 1e305])
+def test_huge_var_smoothing_is_named(fit, var_smoothing):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3)) * 1e5
+    y = np.arange(40) % 2
+    with pytest.raises(ValueError, match=r"var_smoothing=1e\+\d+ is too large"):
+        fit(X, y, var_smoothing)

@@ -7,6 +7,7 @@ covariances like fastgen's default (``unbiased=False``).
 import pickle
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -39,6 +40,7 @@ ESTIMATORS = [
     fs.ComplementNB(),
     fs.CategoricalNB(),
     fs.LogisticRegression(),
+    fs.FirthLogisticRegression(),
 ]
 
 RTOL = 1e-10
@@ -527,3 +529,108 @@ def test_lda_svd_on_rank_deficient_digits():
     _close(ours.decision_function(X), ref.decision_function(X), rtol=1e-6, atol=1e-6)
     T, R = ours.transform(X), ref.transform(X)
     _close(np.abs(T), np.abs(R), rtol=1e-6, atol=1e-8 * np.abs(R).max())
+
+
+# --------------------------------------------------------------------------------------
+# issue 42: the LDA adapter's tol reaches every method; QDA keeps scikit-learn's rule
+# --------------------------------------------------------------------------------------
+def _near_collinear(K, seed=0):
+    rng = np.random.default_rng(seed)
+    n = 300
+    X = rng.normal(size=(n, 4))
+    y = rng.integers(0, K, n)
+    X[:, :2] += y[:, None]
+    X[:, 3] = X[:, 2] + 3e-3 * rng.normal(size=n)  # correlation eigenvalue ≈ 5e-6
+    return X, y
+
+
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("tol", [1e-4, 1e-2, 0.5])
+@pytest.mark.parametrize("solver", ["svd", "lsqr", "eigen"])
+def test_lda_tol_reaches_every_method(solver, tol, K):
+    # tol=1e-2 drops the near-collinear direction (s ≈ 2e-3 < tol); tol=0.5 also drops
+    # a between-class direction (s_b ≤ tol·s_1); lsqr and eigen ignore tol
+    X, y = _near_collinear(K)
+    kw = {"solver": solver, "tol": tol}
+    ours = fs.LinearDiscriminantAnalysis(**kw).fit(X, y)
+    ref = sk_da.LinearDiscriminantAnalysis(**kw).fit(X, y)
+    for method in ("decision_function", "predict_proba", "predict_log_proba"):
+        np.testing.assert_allclose(getattr(ours, method)(X), getattr(ref, method)(X),
+                                   rtol=0, atol=1e-8, err_msg=method)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    if solver != "lsqr":
+        np.testing.assert_allclose(np.abs(ours.transform(X)), np.abs(ref.transform(X)),
+                                   rtol=0, atol=1e-6)
+    if solver == "svd":  # params_ follows the same rule as scalings_
+        assert ours.params_.rank == (3 if tol >= 1e-2 else 4)
+
+
+def test_qda_adapter_keeps_the_absolute_tol():
+    # features in large units: an eigenvalue of Σ_k far above scikit-learn's absolute
+    # tol, while the correlation matrix's is below fastgen's tol²: the adapter fits
+    # where scikit-learn fits, with the same posteriors
+    rng = np.random.default_rng(3)
+    n = 600
+    X = rng.normal(size=(n, 3))
+    y = np.arange(n) % 2
+    X[:, 2] = X[:, 0] + 3e-5 * rng.normal(size=n)  # correlation eigenvalue ≈ 4e-10
+    X *= 1e4  # covariance eigenvalue ≈ 4e-2 > tol = 1e-4
+    lam_corr = min(np.linalg.eigvalsh(np.corrcoef(X[y == k].T))[0] for k in (0, 1))
+    assert lam_corr < 0.1 * 1e-4**2
+    ref = sk_da.QuadraticDiscriminantAnalysis().fit(X, y)
+    ours = fs.QuadraticDiscriminantAnalysis().fit(X, y)
+    # condition number ≈ 2e9: both solutions carry ≈ κ·ε of rounding
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=0,
+                               atol=2e-5)
+    with pytest.raises(fastgen.SingularCovarianceError, match="rank 2 of 3"):
+        fastgen.fit_gda(X, y, "per_class")  # the functional API's rule
+
+
+def test_firth_weights_equal_repeated_rows_where_the_fit_exists():
+    # the declared estimator checks fit 30 features on 15 rows (Fisher information
+    # singular); with more rows than coefficients, integer weights are repeated rows
+    rng = np.random.RandomState(42)
+    X = rng.rand(60, 4)
+    y = rng.randint(0, 3, size=60)
+    sw = rng.randint(0, 4, size=60)
+    a = fs.FirthLogisticRegression().fit(X, y, sample_weight=sw)
+    b = fs.FirthLogisticRegression().fit(X.repeat(sw, axis=0), y.repeat(sw))
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=0, atol=1e-8)
+    with pytest.raises(ValueError, match=r"class 0 has zero total weight"):
+        fs.FirthLogisticRegression().fit(X, y, sample_weight=(y != 0).astype(float))
+
+
+@pytest.mark.parametrize("solver", ["lsqr", "eigen"])
+def test_lda_lsqr_and_eigen_keep_directions_below_the_svd_tol(solver):
+    # lsqr and eigen ignore tol and solve with the whole covariance, as scikit-learn:
+    # a direction with correlation eigenvalue ≈ 5e-11 (below tol² of the svd solver)
+    # stays; the posteriors then carry ≈ κ·ε of rounding (κ ≈ 2e10)
+    rng = np.random.default_rng(0)
+    n = 300
+    X = rng.normal(size=(n, 4))
+    y = rng.integers(0, 3, n)
+    X[:, :2] += y[:, None]
+    X[:, 3] = X[:, 2] + 1e-5 * rng.normal(size=n)
+    ours = fs.LinearDiscriminantAnalysis(solver=solver).fit(X, y)
+    ref = sk_da.LinearDiscriminantAnalysis(solver=solver).fit(X, y)
+    assert ours.params_.rank == 4
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=0,
+                               atol=1e-5)
+    assert fs.LinearDiscriminantAnalysis().fit(X, y).params_.rank == 3  # svd: tol
+
+
+def test_lda_scores_from_coef_take_frames_without_warnings():
+    pd = pytest.importorskip("pandas")
+    X, y = _near_collinear(3)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    ours = fs.LinearDiscriminantAnalysis(tol=0.5).fit(df, y)  # drops a between-class dir.
+    ref = sk_da.LinearDiscriminantAnalysis(tol=0.5).fit(df, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in ("predict_proba", "predict_log_proba", "predict"):
+            got, want = getattr(ours, method)(df), getattr(ref, method)(df)
+            if method == "predict":
+                np.testing.assert_array_equal(got, want)
+            else:
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-8)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._validation import check_y
 from ..._warn import warn
 from ..diagnostics import default_feature_names, separation_advice
 from ..params import ConvergenceWarning, LogisticParams
@@ -129,7 +130,9 @@ def group_codes(groups, n):
     if g.ndim != 1 or g.shape[0] != n:
         raise ValueError(f"groups must have shape ({n},), one label per row of X; "
                          f"got {g.shape}")
-    labels, codes = np.unique(g, return_inverse=True)
+    # the label rule of y: a NaN, None or NaT is a missing cluster label, refused
+    # with its row (not a cluster of its own)
+    labels, codes = check_y(groups, n, name="groups")
     if labels.shape[0] < 2:
         raise ValueError("cov_type='cluster' needs at least 2 distinct groups")
     return codes.reshape(-1).astype(np.int64), int(labels.shape[0])
