@@ -400,3 +400,55 @@ def test_rank_messages_name_the_users_columns():
     assert m.converged
     with pytest.raises(np.linalg.LinAlgError, match=r"'x5' = 7·'intercept'"):
         fastgen.logistic_inference(m, X4, y)
+
+
+@pytest.mark.parametrize("n,events", [(500, None), (5000, 5), (20000, 3)])
+def test_firth_reaches_the_optimum(n, events):
+    """Firth's estimate within 1e-8 standard errors of firthmodels' at gtol 1e-14,
+    ordinary data and rare events alike (Fisher-scoring steps certify by their rate)."""
+    firthmodels = pytest.importorskip("firthmodels")
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 3))
+    if events is None:
+        y = (X[:, 0] + rng.logistic(size=n) > 0).astype(int)
+    else:
+        y = np.zeros(n, dtype=int)
+        y[rng.choice(n, events, replace=False)] = 1
+    m = _quiet_fit(X, y, penalty="firth")
+    r = fastgen.logistic_inference(m, X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = firthmodels.FirthLogisticRegression(backend="numpy", gtol=1e-14, xtol=1e-14,
+                                                max_iter=500).fit(X, y)
+    ref = np.r_[f.intercept_, f.coef_]
+    assert np.all(np.abs(np.r_[m.intercept, m.coef[0]] - ref) <= 1e-8 * r.bse)
+
+
+def test_one_event_in_a_million():
+    rng = np.random.default_rng(6)
+    n = 1_000_000
+    X = rng.normal(size=(n, 2))
+    y = np.zeros(n, dtype=int)
+    y[int(np.argmin(np.abs(X).max(axis=1)))] = 1  # the most central row: no separation
+    m = _quiet_fit(X, y)
+    r = fastgen.logistic_inference(m, X, y)
+    b, se = _longdouble_optimum(X, y)
+    assert np.all(np.abs(np.r_[m.intercept, m.coef[0]] - b) <= 1e-8 * se)
+    np.testing.assert_allclose(r.bse, se, rtol=1e-8)
+
+
+@pytest.mark.parametrize("kind", ["plain", "firth"])
+def test_profile_intervals_do_not_depend_on_offsets(kind):
+    """The slopes' profile intervals and likelihood-ratio p-values of X + c equal X's."""
+    X, y, _ = _data(2, seed=14, n=150)
+    c = np.array([1e4, 0.0, 2019.0])
+    kw = KINDS[kind]
+    r0 = fastgen.logistic_inference(_quiet_fit(X, y, **kw), X, y, ci="profile")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        r = fastgen.logistic_inference(_quiet_fit(X + c, y, **kw), X + c, y, ci="profile")
+    # only the intercept's profile, taken in the user's coordinates where the offset
+    # columns are nearly parallel to it, may fail to find a bound (it says so)
+    assert all("const:" in str(w.message) and "x1" not in str(w.message) for w in rec)
+    np.testing.assert_allclose(r.profile_ci[1:], r0.profile_ci[1:], rtol=1e-7)
+    np.testing.assert_allclose(r.lr_pvalues[1:], r0.lr_pvalues[1:], rtol=1e-6, atol=1e-12)
