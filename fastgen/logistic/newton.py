@@ -351,7 +351,8 @@ def final_step(objective, state, step):
     The certified point is within ½gᵀH⁻¹g ≤ tol of the minimum; one more Newton step
     from it squares its distance from the optimum."""
     bt = state.beta + step
-    ev = objective.evaluate(bt, False)
+    final = getattr(objective, "evaluate_final", None)
+    ev = objective.evaluate(bt, False) if final is None else final(bt)
     f = state.current.objective
     eps = np.finfo(np.float64).eps
     if np.isfinite(ev.objective) and ev.objective <= f + 64 * eps * abs(f):
@@ -419,7 +420,9 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     them): ``limit_step(step)`` caps a step before its line search; ``make_exact()``
     says whether the latest evaluation's gradient was an approximation (an evaluation
     marks one with ``approximate``) and replaces it by the exact one, which alone may
-    certify convergence or end a failed line search.
+    certify convergence or end a failed line search; ``evaluate_final(beta)`` evaluates
+    the point the certifying step reaches, where an objective may reuse what it knows
+    (its gradient there is not tested again).
 
     Returns
     -------

@@ -116,6 +116,14 @@ class PenalisedObjective:
         self._latest = ev
         return ev
 
+    def evaluate_final(self, beta):
+        """The point the certifying step reaches, with the certified point's exact
+        score correction as its stand-in (the step is within tol of zero: the hat pass
+        would change c by O(step)); its state keeps that correction as ``c``."""
+        if self.obj.pw > 0.0 and self._anchor is not None:
+            self._stand_in = self._anchor[1]
+        return self.evaluate(beta)
+
     def gradient_of(self, ev):
         """−U* of an evaluation (exact, or with its stand-in correction), 0 on the
         fixed coordinates."""
@@ -127,6 +135,7 @@ class PenalisedObjective:
                 self._anchor = (st.beta.copy(), st.c)
         else:
             U = st.score + 2.0 * obj.pw * ev.stand_in
+            st.c = ev.stand_in
         g = np.zeros_like(U)
         g[self.free] = -U[self.free]
         return g
@@ -216,7 +225,7 @@ class PenalisedObjective:
         st = ev.st
         if obj.pw == 0.0:
             return st, st.score
-        if ev.stand_in is None and ev._grad is not None and st.c is not None:
+        if ev._grad is not None and st.c is not None:
             return st, st.score + 2.0 * obj.pw * st.c
         return st, obj.modified_score(st)
 

@@ -196,8 +196,8 @@ def test_subsample_start_reaches_the_same_estimate(monkeypatch, kind):
 
 
 def test_subsample_correction_stands_in_for_the_first_hat_pass(monkeypatch):
-    """The first full-data Newton step uses the subsample's score correction: one hat
-    pass fewer than evaluations over all rows, and the same estimate."""
+    """The first full-data Newton step uses the subsample's score correction: at least
+    one hat pass fewer than evaluations over all rows, and the same estimate."""
     from fastgen.logistic import firth
 
     X, y = _large_case()
@@ -214,7 +214,9 @@ def test_subsample_correction_stands_in_for_the_first_hat_pass(monkeypatch):
     monkeypatch.setattr(firth._Penalised, "modified_score", counting)
     m = fastgen.fit_logistic(X, y, penalty="firth", tol=1e-12)
     assert m.converged and calls["sub"] > 0
-    assert hats["full"] == calls["full"] - 1
+    # the first step's hat pass is the subsample's (the certifying step's, the
+    # certified point's)
+    assert hats["full"] <= calls["full"] - 1
     f, _ = reference(X, y)
     assert rel(np.r_[m.coef[0], m.intercept], np.r_[f.coef_, f.intercept_]) < 1e-6
 

@@ -1,0 +1,97 @@
+"""Warm timings of the logistic workloads (W8, W9, W13-W16) in this process, as JSON:
+run it alternately against two trees to compare them side by side on the same machine.
+
+Usage::
+
+    PYTHONPATH=/path/to/old/tree python benchmarks/side_by_side.py --repeats 3 > old.json
+    python benchmarks/side_by_side.py --repeats 3 > new.json
+
+Each workload builds its seeded data, makes one untimed call (compilation and cache
+loading excluded), then reports the median of ``--repeats`` timed calls, with the
+iterations of the fit.  Sizes are the design card's (``--scale`` divides n).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def _binary(n, d, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    beta = rng.normal(size=d) / np.sqrt(d)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ beta)))).astype(np.int64)
+    return X, y
+
+
+def _multinomial(n, d, K, seed=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    W = rng.normal(size=(d, K)) / np.sqrt(d)
+    y = np.argmax(X @ W + rng.gumbel(size=(n, K)), axis=1)
+    return X, y
+
+
+def _median(fn, repeats):
+    fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times)), out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--only", default="W8,W9,W13,W14,W15,W16")
+    args = ap.parse_args(argv)
+    import fastgen
+
+    only = set(args.only.split(","))
+    s = args.scale
+    rows = {}
+
+    def fit_and_infer(X, y, **kw):
+        m = fastgen.fit_logistic(X, y, **kw)
+        return m, fastgen.logistic_inference(m, X, y)
+
+    if "W8" in only:
+        X, y = _binary(int(2e5 / s), 64)
+        t, m = _median(lambda: fastgen.fit_logistic(X, y, l2=1.0), args.repeats)
+        rows["W8 binary n=2e5 d=64 l2=1"] = (t, m.n_iter)
+        t, m = _median(lambda: fastgen.fit_logistic(X, y), args.repeats)
+        rows["W8 binary n=2e5 d=64 l2=0"] = (t, m.n_iter)
+    if "W9" in only:
+        X, y = _multinomial(int(2e5 / s), 64, 10)
+        t, m = _median(lambda: fastgen.fit_logistic(X, y, l2=1.0), args.repeats)
+        rows["W9 multinomial n=2e5 d=64 K=10 l2=1"] = (t, m.n_iter, m.n_hessp)
+    if "W13" in only:
+        X, y = _binary(int(1e6 / s), 64, seed=3)
+        t, (m, _) = _median(lambda: fit_and_infer(X, y), args.repeats)
+        rows["W13 binary n=1e6 d=64 fit+inference"] = (t, m.n_iter)
+    if "W14" in only:
+        X, y = _multinomial(int(2e5 / s), 16, 5, seed=4)
+        t, (m, _) = _median(lambda: fit_and_infer(X, y), args.repeats)
+        rows["W14 multinomial n=2e5 d=16 K=5 fit+inference"] = (t, m.n_iter)
+    if "W15" in only:
+        X, y = _binary(int(1e5 / s), 32, seed=5)
+        t, (m, _) = _median(lambda: fit_and_infer(X, y, penalty="firth"), args.repeats)
+        rows["W15 Firth n=1e5 d=32 fit+inference"] = (t, m.n_iter)
+    if "W16" in only:
+        X, y = _multinomial(int(1e5 / s), 32, 5, seed=6)
+        t, (m, _) = _median(lambda: fit_and_infer(X, y, penalty="firth"), args.repeats)
+        rows["W16 multinomial Firth n=1e5 d=32 K=5 fit+inference"] = (t, m.n_iter)
+    json.dump({"fastgen": fastgen.__file__, "rows": rows}, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
