@@ -858,7 +858,7 @@ IO_CASES = [
                                 _without_field("nofield.npz", "feature_log_prob")),
      ValueError, r"lacks the field 'feature_log_prob'"),
     ("load-directory", call(fastgen.load_params, Lazy(lambda env: str(env.tmp))), ValueError,
-     r"could not be read as a fastgen params file"),
+     r"is a directory, not a params file"),
     ("save-array", call(fastgen.save_params, _TMP_FILE, _C), ValueError,
      r"params must be a fitted fastgen params object; got ndarray"),
     ("save-counts", call(fastgen.save_params, _TMP_FILE, _counts()),

@@ -12,7 +12,8 @@ import dask
 import dask.array as da
 import numpy as np
 
-from .._validation import check_y
+from .._validation import check_X, check_y
+from ..logistic.centring import column_sums, shift_from_sums
 
 __all__ = ["SPLIT_EVERY", "as_dask_X", "as_dask_vector", "row_blocks", "row_starts",
            "in_rows", "map_rows", "tree_reduce", "classes_and_counts"]
@@ -154,3 +155,23 @@ def classes_and_counts(y, w):
 def _merge_label_pair(a, b):
     return _merge_label_stats([a, b])
 
+
+def _block_column_sums(X, y, w):
+    """One block's :func:`fastgen.logistic.centring.column_sums`."""
+    X = check_X(X, allow_sparse=True, min_samples=0)
+    w = np.empty(0) if w is None else np.asarray(w, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return column_sums(X, w)
+
+
+def _add_column_sums(a, b):
+    with np.errstate(over="ignore", invalid="ignore"):
+        return a[0] + b[0], a[1] + b[1], a[2] + b[2]
+
+
+def shift_over_blocks(X, blocks, split_every=SPLIT_EVERY):
+    """The centred frame's shift of the logistic fits (:func:`fastgen.logistic.centring.
+    shift_from_sums`) from one pass over the row blocks, or None."""
+    sums = tree_reduce(map_rows(_block_column_sums, X, blocks), _add_column_sums,
+                       split_every).compute()
+    return shift_from_sums(*sums)

@@ -16,7 +16,7 @@ from ..logistic.api import (
     prior_start,
     to_user_params,
 )
-from ..logistic.centring import centre, column_sums, shift_from_sums
+from ..logistic.centring import centre
 from ..logistic.objectives import BINARY_EXPLICIT_MAX_P
 from .blocks import (
     SPLIT_EVERY,
@@ -25,6 +25,7 @@ from .blocks import (
     classes_and_counts,
     map_rows,
     row_blocks,
+    shift_over_blocks,
     tree_reduce,
 )
 from .separation import separation_over_blocks
@@ -48,20 +49,6 @@ def block_loss_grad_hess(X, y, w, classes, beta, fit_intercept, hessian, shift=N
     return logistic_loss_grad_hess(X, codes, beta, n_classes=classes.shape[0],
                                    fit_intercept=fit_intercept, sample_weight=w,
                                    hessian=hessian)
-
-
-def block_column_sums(X, y, w):
-    """One block's :func:`fastgen.logistic.centring.column_sums`."""
-    X = check_X(X, allow_sparse=True)
-    w = np.empty(0) if w is None else np.asarray(w, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return column_sums(X, w)
-
-
-def add_column_sums(a, b):
-    """The sums of two blocks' column sums."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return a[0] + b[0], a[1] + b[1], a[2] + b[2]
 
 
 def add_loss_grad_hess(a, b):
@@ -152,12 +139,9 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     K = classes.shape[0]
     if K < 2:
         raise ValueError(f"y has {K} class; logistic regression needs at least 2")
-    shift = None
-    if opt.fit_intercept:  # one more pass: the centred frame of fastgen.fit_logistic
-        blocks = row_blocks(X, y, w)
-        sums = tree_reduce(map_rows(block_column_sums, X, blocks), add_column_sums,
-                           split_every).compute()
-        shift = shift_from_sums(*sums)
+    # one more pass: the centred frame of fastgen.fit_logistic
+    shift = shift_over_blocks(X, row_blocks(X, y, w), split_every) \
+        if opt.fit_intercept else None
     data = DaskLogisticData(X, y, w, classes, opt.fit_intercept, split_every, shift)
     p = data.p
     if K == 2 and p > BINARY_EXPLICIT_MAX_P:
@@ -170,7 +154,7 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
 
     def separation():
         # the exact test, by passes over the blocks (separation_over_blocks)
-        return separation_over_blocks(X, y, w, classes, opt.fit_intercept)
+        return separation_over_blocks(X, y, w, classes, opt.fit_intercept, shift=shift)
 
     dtype = np.float32 if X.dtype == np.float32 else np.float64
     params = fit_from_data(

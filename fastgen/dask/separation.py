@@ -8,6 +8,7 @@ import numpy as np
 
 from .._validation import check_sample_weight, check_X
 from ..logistic import diagnostics
+from ..logistic.centring import centre
 from .blocks import (
     as_dask_vector,
     as_dask_X,
@@ -15,6 +16,7 @@ from .blocks import (
     map_rows,
     row_blocks,
     row_starts,
+    shift_over_blocks,
 )
 
 __all__ = ["separation_over_blocks"]
@@ -28,9 +30,12 @@ _VIOLATION = 1e-7
 _MAX_ROUNDS = 100
 
 
-def _block_design(xb, yb, wb, classes, fit_intercept):
-    """A block's validated design rows of positive weight (CSR, unscaled) and codes."""
+def _block_design(xb, yb, wb, classes, fit_intercept, shift=None):
+    """A block's validated design rows of positive weight (CSR, unscaled) and codes, in
+    the centred frame of ``shift`` (:mod:`fastgen.logistic.centring`)."""
     X = check_X(xb, allow_sparse=True, min_samples=0)
+    if shift is not None and X.shape[0]:
+        X = centre(X, shift)
     yb = np.asarray(yb)
     codes = np.searchsorted(classes, yb)
     if np.any(codes >= classes.shape[0]) or np.any(
@@ -43,17 +48,18 @@ def _block_design(xb, yb, wb, classes, fit_intercept):
     return A, codes[keep].astype(np.int64), keep
 
 
-def _block_objective(xb, yb, wb, classes, fit_intercept):
+def _block_objective(xb, yb, wb, classes, fit_intercept, shift):
     """A block's column max |x̃| and its constraint rows' column sums (unscaled)."""
-    A, codes, _ = _block_design(xb, yb, wb, classes, fit_intercept)
+    A, codes, _ = _block_design(xb, yb, wb, classes, fit_intercept, shift)
     G, _ = diagnostics.constraint_rows(A, codes, classes.shape[0])
     return diagnostics.column_abs_max(A), np.asarray(G.sum(axis=0)).ravel()
 
 
-def _block_violations(start, xb, yb, wb, classes, fit_intercept, scale, x, margin):
+def _block_violations(start, xb, yb, wb, classes, fit_intercept, scale, x, margin,
+                      shift):
     """The block's constraint rows (scaled) most violated by x (``G x[:q] − t < 0``,
     t = x[q] when ``margin``), at most ``_ROWS_PER_BLOCK·(K−1)``, with their ids."""
-    A, codes, keep = _block_design(xb, yb, wb, classes, fit_intercept)
+    A, codes, keep = _block_design(xb, yb, wb, classes, fit_intercept, shift)
     K = classes.shape[0]
     inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
     A = (A @ _sparse_diag(inv)).tocsr()
@@ -75,7 +81,7 @@ def _sparse_diag(v):
 
 
 def separation_over_blocks(X, y, sample_weight, classes, fit_intercept=True,
-                           feature_names=None):
+                           feature_names=None, shift=None):
     r""":func:`fastgen.detect_separation`'s exact test on a Dask array, by passes over its
     row blocks: the same linear programme on the same column-equilibrated design, and
     the same decision (optimum above ``SEPARATION_TOL``).
@@ -97,6 +103,9 @@ def separation_over_blocks(X, y, sample_weight, classes, fit_intercept=True,
         The sorted labels.
     fit_intercept : bool
     feature_names : sequence of str, optional
+    shift : ndarray (d,), optional
+        The centred frame's shift (:func:`shift_over_blocks`), as the in-memory test
+        takes it; computed by one more pass when None (with an intercept).
 
     Returns
     -------
@@ -110,7 +119,10 @@ def separation_over_blocks(X, y, sample_weight, classes, fit_intercept=True,
     wd = as_dask_vector(sample_weight, X, "sample_weight")
     blocks = row_blocks(X, yd, wd)
     K = classes.shape[0]
-    parts = dask.compute(*map_rows(_block_objective, X, blocks, classes, fit_intercept))
+    if shift is None and fit_intercept:
+        shift = shift_over_blocks(X, blocks)
+    parts = dask.compute(*map_rows(_block_objective, X, blocks, classes, fit_intercept,
+                                   shift))
     scale = np.max([pt[0] for pt in parts], axis=0)
     inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
     c = np.sum([pt[1] for pt in parts], axis=0) * np.tile(inv, K - 1)
@@ -127,7 +139,7 @@ def separation_over_blocks(X, y, sample_weight, classes, fit_intercept=True,
             got = dask.compute(*[
                 dask.delayed(in_rows, pure=True)(
                     start, _block_violations, start, xb, yb, wb, classes, fit_intercept,
-                    scale, x, margin)
+                    scale, x, margin, shift)
                 for start, (xb, yb, wb) in zip(starts, blocks, strict=True)])
             new = [(Gb[i], gid) for Gb, ids in got for i, gid in enumerate(ids)
                    if gid not in seen]
@@ -151,5 +163,7 @@ def separation_over_blocks(X, y, sample_weight, classes, fit_intercept=True,
     if opt > diagnostics.SEPARATION_TOL:
         xt = generate(lambda G: diagnostics.margin_lp(G, live)[1], True)
         complete = xt is not None and xt[q] > diagnostics.SEPARATION_TOL
+    if opt > diagnostics.SEPARATION_TOL:
+        x = diagnostics.direction_in_user_frame(x[:q], scale, shift, X.shape[1], K)
     return diagnostics.separation_result(opt, x, complete, classes, X.shape[1],
                                          fit_intercept, feature_names)

@@ -331,18 +331,27 @@ def separation_of(X, codes, w, classes, fit_intercept, feature_names=None):
     A, scale = separation_design(X if shift is None else centre(X, shift), fit_intercept,
                                  keep)
     opt, D, complete = _separation_lp(A, codes, K)
-    if shift is not None and D is not None and opt > SEPARATION_TOL:
-        # the user's intercept b = b_c − Σ m_j β_j runs along −Σ m_j d_j as well
-        D = np.array(D, dtype=np.float64).reshape(K - 1, -1)
-        d = X.shape[1]
-        inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
-        coef = D[:, :d] * inv[:d]  # the direction in the columns' own units
-        D[:, d] = D[:, d] * inv[d] - coef @ shift
-        big = np.abs(D).max(axis=1, keepdims=True)
-        D[:, d] = np.where(np.abs(D[:, d]) > 1e-9 * np.maximum(big[:, 0], 1e-300),
-                           D[:, d], 0.0)
+    if opt > SEPARATION_TOL:
+        D = direction_in_user_frame(D, scale, shift, X.shape[1], K)
     return separation_result(opt, D, complete, classes, X.shape[1], fit_intercept,
                              feature_names)
+
+
+def direction_in_user_frame(D, scale, shift, n_features, K):
+    """A separating direction D ((K−1)·p, of the design equilibrated by ``scale`` and
+    centred by ``shift``) with the intercept entries of the user's coordinates: the
+    intercept b = b_c − Σ m_j β_j runs along d_0 − Σ m_j d_j (entries below 1e-9 of the
+    direction's largest count as 0).  D itself where ``shift`` is None."""
+    if shift is None or D is None:
+        return D
+    D = np.array(D, dtype=np.float64).reshape(K - 1, -1)
+    d = int(n_features)
+    inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
+    coef = D[:, :d] * inv[:d]  # the direction in the columns' own units
+    D[:, d] = D[:, d] * inv[d] - coef @ shift
+    big = np.abs(D).max(axis=1)
+    D[:, d] = np.where(np.abs(D[:, d]) > 1e-9 * np.maximum(big, 1e-300), D[:, d], 0.0)
+    return D
 
 
 def separation_result(opt, D, complete, classes, n_features, fit_intercept,

@@ -32,7 +32,7 @@ def reference_coef(model):
         icpt = icpt[1:] - icpt[0]
     if model.fit_intercept:
         return np.ascontiguousarray(np.column_stack([coef, icpt]))
-    return np.ascontiguousarray(coef)
+    return np.array(coef, order="C")  # a writeable copy: params fields are read-only
 
 
 @dataclass(frozen=True)
