@@ -163,11 +163,13 @@ def fit_flic(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol=
     # the ordinary likelihood over the intercept alone, the slopes fixed at Firth's
     data = InferenceData(X, True)
     sw = float(w.sum()) if w.shape[0] else float(X.shape[0])
-    st = _newton(_Penalised(data, np.ascontiguousarray(codes, dtype=np.int32), w, 0.0),
-                 _beta(firth), [data.p - 1], 200, _OFFSET_INTERCEPT_TOL, sw)[0]
+    st, _, converged = _newton(
+        _Penalised(data, np.ascontiguousarray(codes, dtype=np.int32), w, 0.0),
+        _beta(firth), [data.p - 1], 200, _OFFSET_INTERCEPT_TOL, sw)[:3]
     return dataclasses.replace(
         firth, intercept=np.array([st.beta[-1]], dtype=firth.intercept.dtype),
-        solver="flic", log_likelihood=float(st.llf))
+        solver="flic", log_likelihood=float(st.llf),
+        converged=bool(firth.converged and converged))
 
 
 def _augmented(X, codes, w, h):
@@ -197,7 +199,8 @@ def fit_flac(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol=
                       max_iter=max_iter, tol=tol, init=init)
     X, classes, codes, w = _binary_inputs(X, y, sample_weight)
     Xa, ya, wa = _augmented(X, codes, w, _hat(X, w, _beta(firth), True))
-    beta = ridge_fit(Xa, ya, wa, True, 0.0, _AUGMENTED_TOL).reshape(-1)
+    beta, converged = ridge_fit(Xa, ya, wa, True, 0.0, _AUGMENTED_TOL, with_converged=True)
+    beta = beta.reshape(-1)
     d = X.shape[1]
     beta = np.r_[beta[:d], beta[d + 1]]  # drop g
     eta = np.asarray(X @ beta[:d], dtype=np.float64).ravel() + beta[d]
@@ -207,7 +210,7 @@ def fit_flac(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol=
     return dataclasses.replace(
         firth, coef=beta[:d].reshape(1, -1).astype(firth.coef.dtype),
         intercept=np.array([beta[d]], dtype=firth.intercept.dtype), solver="flac",
-        log_likelihood=llf)
+        log_likelihood=llf, converged=bool(firth.converged and converged))
 
 
 def _firth_of(Xc, y, sample_weight, shift):

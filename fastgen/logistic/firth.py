@@ -288,6 +288,20 @@ def _initial(init, classes, d, fit_intercept, codes, w):
     return beta
 
 
+def check_start(obj, beta0):
+    """Raise a ``ValueError`` naming ``init`` where the start's Fisher information is
+    singular (its probabilities are 0 or 1 to float64 on the rows that carry a
+    column), so the penalty is undefined there; the default start never is."""
+    try:
+        obj.evaluate(np.array(beta0, dtype=np.float64))
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            "init puts the fitted probabilities at 0 or 1 (to float64) on the rows that "
+            "carry some column, where the Fisher information, hence Firth's penalty "
+            "log det I, is undefined; start closer to the data (e.g. from an unpenalised "
+            "or ridge fit) or without init") from None
+
+
 def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol=1e-8,
               init=None) -> LogisticParams:
     r"""Firth's bias-reduced binary logistic regression (see the module docstring).
@@ -335,6 +349,8 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
                                     lambda *a: _Penalised(*a, 0.5), 2)
     obj = _Penalised(data, codes, w, 0.5)
     free = np.arange(data.p)
+    if init is not None:
+        check_start(obj, beta0)
     run = _newton(obj, beta0, free, max_iter, tol, sw, c0)
     if obj.slow or run[0].emax > MULTI_START_ETA:
         run = _best_of_starts(obj, run, X, codes, w, fit_intercept, beta0, max_iter, tol,

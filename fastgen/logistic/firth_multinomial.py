@@ -47,6 +47,7 @@ from .firth import (
     _best_of_starts,
     _column_scales,
     _penalised_state,
+    check_start,
     subsample_start,
 )
 from .inference.passes import InferenceData
@@ -256,6 +257,8 @@ def fit_firth_multinomial(X, y, *, fit_intercept=True, sample_weight=None, max_i
         beta0, c0 = subsample_start(X, codes, w, fit_intercept, beta0, max_iter,
                                     lambda *a: MultinomialPenalised(*a, 0.5, K), K)
     obj = MultinomialPenalised(data, codes, w, 0.5, K)
+    if init is not None:
+        check_start(obj, beta0)
     run = _newton(obj, beta0, np.arange(obj.q), max_iter, tol, sw, c0)
     if obj.slow or run[0].emax > MULTI_START_ETA:
         run = _best_of_starts(obj, run, X, codes, w, fit_intercept, beta0, max_iter, tol,

@@ -65,7 +65,7 @@ from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
            "direction", "certified_direction", "is_converged", "separation_suspected",
-           "line_search", "final_step", "update", "cholesky_solve", "pcg"]
+           "line_search", "capped_step", "final_step", "update", "cholesky_solve", "pcg"]
 
 #: In-loop trigger of the exact separation test (see the module docstring): this many
 #: steps, the last ``_SUSPECT_ALIGNED`` along β, and some |η| above ``_SUSPECT_ETA``.
@@ -78,6 +78,11 @@ _FINAL_REL_STEP = 1e-3
 
 _MAX_HALVINGS = 40
 _ARMIJO = 1e-4
+
+#: A line search that fails along a Newton step longer than this (in the columns'
+#: units) is tried again along the step cut to this length (Firth's fits cap every
+#: step so, logistf's ``maxstep``).
+_STEP_CAP = 5.0
 
 #: CG's relative residual in the solve that certifies convergence: the decrement it
 #: gives is short of ½gᵀH⁻¹g by about rtol²·κ of it.
@@ -344,6 +349,15 @@ def line_search(objective, state, step):
     return None
 
 
+def capped_step(step, gscale):
+    """The step scaled so that no coefficient moves by more than :data:`_STEP_CAP` in
+    its column's units (β_j·r_j), or None where it already does not."""
+    big = float(np.max(np.abs(step * gscale), initial=0.0))
+    if not (big > _STEP_CAP and np.isfinite(big)):
+        return None
+    return step * (_STEP_CAP / big)
+
+
 def final_step(objective, state, step):
     """Take the step that certified convergence: move to β + Δ when the objective there
     is no larger than at β up to rounding (one evaluation, without curvature); else stay.
@@ -464,6 +478,13 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
             break
         accepted = line_search(objective, state,
                                step if limit_step is None else limit_step(step))
+        if accepted is None and not getattr(state.current, "approximate", False):
+            # from saturated probabilities the Newton step can be astronomically long
+            # (the curvature vanishes, the gradient does not): search along it again,
+            # capped at _STEP_CAP in the columns' units
+            short = capped_step(step, state.gscale)
+            if short is not None:
+                accepted = line_search(objective, state, short)
         if accepted is None:
             approximate = getattr(state.current, "approximate", False)
             current = objective.evaluate(state.beta, True)  # the curvature at the iterate

@@ -259,6 +259,11 @@ class BinaryObjective:
         if self.scale is None:
             C = self._curvature_diagonal()
             c0 = C[-1] if self.data.fit_intercept else 0.25 * sum_weights
+            if not c0 > 0.0 and np.isfinite(c0) and np.any(self._start_beta):
+                # a start that saturates every row (a far warm start) has no curvature
+                # to measure the columns by: the design's own weights, at β = 0
+                C = 0.25 * self.data.binary(np.zeros(self.data.p), True, False)[2].diagonal()
+                c0 = C[-1] if self.data.fit_intercept else 0.25 * sum_weights
             self.scale = column_scales(C, c0, self.data, self._start,
                                        sum_weights=sum_weights)
             if self.explicit and self.l2 == 0.0:

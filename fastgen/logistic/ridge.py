@@ -15,11 +15,12 @@ from .objectives import make_objective
 __all__ = ["ridge_fit"]
 
 
-def ridge_fit(X, codes, w, fit_intercept, l2, tol=1e-8):
+def ridge_fit(X, codes, w, fit_intercept, l2, tol=1e-8, with_converged=False):
     """``fit_logistic(X, codes, l2=l2)``'s coefficients, intercept last ((p,) binary,
     (K, p) centred otherwise), from the same steps (the prior start, the objective,
     :func:`~fastgen.logistic.newton.newton_solve`), without going through the public
-    function (which dispatches Firth fits here); ``tol`` as fit_logistic's."""
+    function (which dispatches Firth fits here); ``tol`` as fit_logistic's.  With
+    ``with_converged``, ``(B, converged)``."""
     X = check_X(X, allow_sparse=True)
     K = int(codes.max()) + 1
     codes = np.ascontiguousarray(codes, dtype=np.int32)
@@ -39,4 +40,4 @@ def ridge_fit(X, codes, w, fit_intercept, l2, tol=1e-8):
     B = np.array(res.beta, dtype=np.float64)
     if K > 2:
         B -= B.mean(axis=0)
-    return B
+    return (B, bool(res.converged)) if with_converged else B

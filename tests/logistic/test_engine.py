@@ -452,3 +452,68 @@ def test_profile_intervals_do_not_depend_on_offsets(kind):
     assert all("const:" in str(w.message) and "x1" not in str(w.message) for w in rec)
     np.testing.assert_allclose(r.profile_ci[1:], r0.profile_ci[1:], rtol=1e-7)
     np.testing.assert_allclose(r.lr_pvalues[1:], r0.lr_pvalues[1:], rtol=1e-6, atol=1e-12)
+
+
+# ---------------------------------------------------------------- starts far away
+
+
+def test_flac_with_rare_events_is_the_augmented_optimum():
+    """n = 30000 with about 1 % events: the first Newton step of the augmented fit
+    overshot to saturated pseudo-rows, and FLAC returned a wrong model as converged.
+    Now: the augmented maximum likelihood (statsmodels GLM on the same augmented
+    data), and the mean probability equals the event rate."""
+    sm = pytest.importorskip("statsmodels.api")
+    n = 30000
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(n, 2))
+    y = (rng.random(n) < 0.01 * np.exp(X[:, 0]) / np.exp(0.5)).astype(int)
+    flac = _quiet_fit(X, y, penalty="firth", correction="flac")
+    firth = _quiet_fit(X, y, penalty="firth")
+    assert flac.converged
+    A = np.c_[np.ones(n), X]
+    b = np.r_[firth.intercept, firth.coef.ravel()]
+    p = 1 / (1 + np.exp(-A @ b))
+    W = p * (1 - p)
+    h = W * np.einsum("ij,jk,ik->i", A, np.linalg.inv((A * W[:, None]).T @ A), A)
+    Aa = np.r_[np.c_[A, np.zeros(n)], np.c_[A, np.ones(n)], np.c_[A, np.ones(n)]]
+    ref = sm.GLM(np.r_[y, y, 1 - y], Aa, family=sm.families.Binomial(),
+                 freq_weights=np.r_[np.ones(n), h / 2, h / 2]).fit(tol=1e-12)
+    np.testing.assert_allclose(np.r_[flac.intercept, flac.coef[0]], ref.params[:3],
+                               rtol=1e-7)
+    assert fastgen.predict_proba(flac, X)[:, 1].mean() == pytest.approx(y.mean(), rel=1e-9)
+
+
+@pytest.mark.parametrize("shift", [-40.0, -800.0])
+@pytest.mark.parametrize("l2", [0.0, 0.1])
+def test_a_far_warm_start_still_reaches_the_optimum(shift, l2):
+    """A start whose probabilities are all ~0: its Newton step is astronomically long;
+    the search along it, cut to a few units per column, gets there."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 2))
+    y = (rng.random(3000) < 1 / (1 + np.exp(-(X[:, 0] - 1)))).astype(int)
+    ref = _quiet_fit(X, y, l2=l2)
+    m = _quiet_fit(X, y, l2=l2, init=(np.array([1.0, 0.0]), np.array([shift])))
+    assert m.converged
+    np.testing.assert_allclose(m.coef, ref.coef, rtol=1e-7)
+
+
+def test_firth_refuses_a_start_where_its_penalty_is_undefined():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] + rng.logistic(size=300) > 0).astype(int)
+    with pytest.raises(ValueError, match="init puts the fitted probabilities at 0 or 1"):
+        fastgen.fit_logistic(X, y, penalty="firth", init=(np.array([1.0, 0.0]),
+                                                           np.array([-800.0])))
+
+
+def test_profile_at_an_extreme_offset_keeps_the_slopes():
+    """Offset 1e6 over a spread of 1e-3: the intercept's profile (in the user's
+    coordinates) is NaN with a warning saying why; the slopes' intervals stand."""
+    X, y, _ = _data(2, seed=15, n=200)
+    kw = KINDS["firth"]
+    r0 = fastgen.logistic_inference(_quiet_fit(X, y, **kw), X, y, ci="profile")
+    Xo = X * 1e-3 + np.array([1e6, 0.0, 0.0])
+    with pytest.warns(fastgen.ConvergenceWarning, match="intercept's profile"):
+        r = fastgen.logistic_inference(_quiet_fit(Xo, y, **kw), Xo, y, ci="profile")
+    assert np.all(np.isnan(r.profile_ci[0]))
+    np.testing.assert_allclose(r.profile_ci[1:] * 1e-3, r0.profile_ci[1:], rtol=1e-6)

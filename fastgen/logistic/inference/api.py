@@ -26,6 +26,7 @@ from ..._validation import (
 )
 from ..._warn import warn
 from ..centring import centre, column_shift, covariance_to_user, to_centred
+from ..params import ConvergenceWarning
 from .checks import (
     InferenceRequest,
     check_not_separated,
@@ -166,8 +167,16 @@ def with_profile(result, model, request, data, sample, names, frames=None):
         icpt = [k * p + p - 1 for k in range(m)]  # the intercepts, reference layout
         slopes = [j for j in range(m * p) if j not in icpt]
         profile, lrp = profile_of(*frames, slopes)
-        profile_u, lrp_u = profile_of(model, data, icpt)
-        profile[icpt], lrp[icpt] = profile_u[icpt], lrp_u[icpt]
+        try:
+            profile_u, lrp_u = profile_of(model, data, icpt)
+            profile[icpt], lrp[icpt] = profile_u[icpt], lrp_u[icpt]
+        except np.linalg.LinAlgError as exc:
+            # the offset columns are so nearly parallel to the intercept's that the
+            # information is singular to float64 on the way: no bound, said so
+            warn(f"logistic_inference(ci='profile'): the intercept's profile interval "
+                 f"and likelihood-ratio p-value are NaN: in your coordinates the offset "
+                 f"columns are parallel to the intercept to float64 ({exc}); use the "
+                 f"Wald interval, or centre the columns", ConvergenceWarning)
     profile, lrp = profile[layout.order], lrp[layout.order]
     if m > 1:
         profile = profile.reshape(m, p, 2).transpose(1, 0, 2).copy()
