@@ -11,6 +11,7 @@ import dask
 import numpy as np
 
 from .._validation import check_sample_weight, check_X
+from ..logistic.centring import centre, to_centred
 from ..logistic.inference import (
     InferenceData,
     LogisticInference,
@@ -21,17 +22,19 @@ from ..logistic.inference import (
     group_codes,
     is_dask_array,
     reference_coef,
+    result_in_user_frame,
     table_row_names,
 )
-from .blocks import as_dask_vector, as_dask_X, in_rows, row_blocks
+from .blocks import as_dask_vector, as_dask_X, in_rows, row_blocks, shift_over_blocks
 from .separation import separation_over_blocks
 
 __all__ = ["logistic_inference", "summed_passes"]
 
 
-def summed_passes(model, X, y, sample_weight, want_meat, groups):
+def summed_passes(model, X, y, sample_weight, want_meat, groups, shift=None):
     """:class:`PassSums` over a Dask array's row blocks at the model's estimate, and X
-    (checked); cluster score sums when ``groups`` are given."""
+    (checked); cluster score sums when ``groups`` are given; every block centred by
+    ``shift`` (the model then holds the centred frame's intercepts)."""
     X = as_dask_X(X)
     yd = as_dask_vector(y, X, "y")
     wd = as_dask_vector(sample_weight, X, "sample_weight")
@@ -47,6 +50,8 @@ def summed_passes(model, X, y, sample_weight, want_meat, groups):
 
     def part(xb, yb, wb, lo, hi):
         xb = check_X(xb, allow_sparse=True)
+        if shift is not None and xb.shape[0]:
+            xb = centre(xb, shift)
         yb = np.asarray(yb)
         codes = np.searchsorted(classes, yb)
         if np.any(codes >= classes.shape[0]) or np.any(classes[np.minimum(
@@ -98,8 +103,18 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                             model.feature_names if feature_names is None else feature_names)
     if ci == "profile":
         raise ValueError("ci='profile' needs in-memory X (it refits the model)")
-    sums, Xd = summed_passes(model, X, y, sample_weight, request.want_meat,
-                             groups if request.cluster else None)
+    # the pass in the centred frame of the in-memory inference (one more pass for the
+    # shift), the covariance mapped back to the user's intercept
+    Xa = as_dask_X(X)
+    shift = None
+    if model.fit_intercept:
+        shift = shift_over_blocks(Xa, row_blocks(Xa, as_dask_vector(y, Xa, "y"),
+                                                 as_dask_vector(sample_weight, Xa,
+                                                                "sample_weight")))
+    model_c = model if shift is None else dataclasses.replace(
+        model, intercept=to_centred(model.coef, model.intercept, shift))
+    sums, Xd = summed_passes(model_c, X, y, sample_weight, request.want_meat,
+                             groups if request.cluster else None, shift)
     if Xd.shape[1] != d:
         raise ValueError(f"X has {Xd.shape[1]} features but the model was fitted with {d}")
     if request.cluster and groups is None:
@@ -110,5 +125,7 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         return separation_over_blocks(X, y, sample_weight, model.classes,
                                       model.fit_intercept, feats)
 
-    result = finish_inference(model, request, sums, names, confirm_separation)
+    result = finish_inference(model_c, request, sums, names, confirm_separation, shift)
+    if shift is not None:
+        result = result_in_user_frame(result, model, request, shift)
     return dataclasses.replace(result, dep_name=dependent_name(y))

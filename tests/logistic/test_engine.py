@@ -517,3 +517,17 @@ def test_profile_at_an_extreme_offset_keeps_the_slopes():
         r = fastgen.logistic_inference(_quiet_fit(Xo, y, **kw), Xo, y, ci="profile")
     assert np.all(np.isnan(r.profile_ci[0]))
     np.testing.assert_allclose(r.profile_ci[1:] * 1e-3, r0.profile_ci[1:], rtol=1e-6)
+
+
+def test_dask_inference_centres_as_the_in_memory_inference():
+    da = pytest.importorskip("dask.array")
+    from fastgen import dask as fgdask
+
+    X, y, w = _data(2, seed=16, n=400)
+    X = X + np.array([1e6, 0.0, 2019.0])
+    m = _quiet_fit(X, y, sample_weight=w)
+    r = fastgen.logistic_inference(m, X, y, sample_weight=w, cov_type="HC0")
+    rd = fgdask.logistic_inference(m, da.from_array(X, chunks=(100, 3)), y,
+                                   sample_weight=w, cov_type="HC0")
+    np.testing.assert_allclose(np.asarray(rd.bse), np.asarray(r.bse), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(rd.params), np.asarray(r.params), rtol=1e-12)

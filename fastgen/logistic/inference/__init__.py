@@ -35,6 +35,7 @@ from .api import (
     is_dask_array,
     logistic_inference,
     register_adapter,
+    result_in_user_frame,
 )
 from .checks import (
     MAX_INFERENCE_PARAMS,
@@ -57,5 +58,5 @@ __all__ = ["LogisticInference", "logistic_inference", "FitData", "labelled", "Su
            "SEPARATION_ETA", "InferenceData", "PassSums", "reference_coef",
            "InferenceRequest", "check_request", "InferenceSample", "check_sample",
            "group_codes", "table_row_names", "finish_inference", "register_adapter",
-           "is_dask_array"]
+           "is_dask_array", "result_in_user_frame"]
 

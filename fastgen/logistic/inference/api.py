@@ -331,7 +331,7 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
 
     result = finish_inference(model_c, request, sums, names, confirm_separation, shift)
     if shift is not None:
-        result = _to_user(result, model, request, shift)
+        result = result_in_user_frame(result, model, request, shift)
     if ci == "profile":
         if shift is None:
             result = with_profile(result, model, request, data, sample, names)
@@ -342,8 +342,10 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     return (result, sample) if want_sample else result
 
 
-def _to_user(result, model, request, shift):
-    """``result`` of the centred frame with the intercepts of the user's coordinates:
+def result_in_user_frame(result, model, request, shift):
+    """``result`` of the centred frame (sums taken with the model's intercepts moved
+    there, :func:`~fastgen.logistic.centring.to_centred`) with the intercepts of the
+    user's coordinates:
     covariance T·cov·Tᵀ (:func:`~fastgen.logistic.centring.covariance_to_user`), the
     intercepts' estimates, errors and tests, and the score (g_j + m_j·g_const)."""
     K, m, p = request.n_classes, request.n_equations, request.p
