@@ -5,6 +5,9 @@ Usage::
 
     PYTHONPATH=/path/to/old/tree python benchmarks/side_by_side.py --repeats 3 > old.json
     python benchmarks/side_by_side.py --repeats 3 > new.json
+    # on a loaded machine: single-threaded CPU time
+    NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+        python benchmarks/side_by_side.py --cpu > new_cpu.json
 
 Each workload builds its seeded data, makes one untimed call (compilation and cache
 loading excluded), then reports the median of ``--repeats`` timed calls, with the
@@ -38,13 +41,19 @@ def _multinomial(n, d, K, seed=2):
 
 
 def _median(fn, repeats):
+    """Median seconds of ``fn`` after one untimed call: wall-clock, or CPU time of
+    this process with ``--cpu`` (robust to other load; run it single-threaded)."""
     fn()
+    clock = time.process_time if CPU else time.perf_counter
     times = []
     for _ in range(repeats):
-        t = time.perf_counter()
+        t = clock()
         out = fn()
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
     return float(np.median(times)), out
+
+
+CPU = False
 
 
 def main(argv=None):
@@ -52,7 +61,12 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--only", default="W8,W9,W13,W14,W15,W16")
+    ap.add_argument("--cpu", action="store_true",
+                    help="CPU time of the process instead of wall-clock time (set "
+                         "NUMBA_NUM_THREADS=1 and OMP_NUM_THREADS=1 for a fair count)")
     args = ap.parse_args(argv)
+    global CPU
+    CPU = args.cpu
     import fastgen
 
     only = set(args.only.split(","))
