@@ -85,8 +85,10 @@ _ARMIJO = 1e-4
 _STEP_CAP = 5.0
 
 #: CG's relative residual in the solve that certifies convergence: the decrement it
-#: gives is short of ½gᵀH⁻¹g by about rtol²·κ of it.
-_CERT_RTOL = 1e-6
+#: gives is short of ½gᵀH⁻¹g by about rtol²·κ of it (1e-6·κ, κ the preconditioned
+#: condition number).  A step whose own forcing term was already this small certifies
+#: as it is; near the optimum the forcing term √(max|g|/Σw) usually is.
+_CERT_RTOL = 1e-3
 
 
 class Objective(Protocol):
@@ -296,12 +298,19 @@ def certified_direction(objective, state, step, dec, tol):
 
     An exact solver's decrement decides at once.  A CG decrement estimate is a lower
     bound of ½gᵀH⁻¹g, so an estimate above tol decides "no"; one at or below tol is
-    confirmed by a solve to relative residual :data:`_CERT_RTOL`."""
+    confirmed by a solve to relative residual :data:`_CERT_RTOL`, unless the step's own
+    forcing term (:func:`forcing`) was already that small."""
     if dec > tol:
         return step, dec, False
-    if getattr(objective, "inexact", False):
+    if getattr(objective, "inexact", False) and forcing(state.grad_scaled) > _CERT_RTOL:
         step, dec = direction(objective, state, _CERT_RTOL)
     return step, dec, dec <= tol
+
+
+def forcing(gscaled, rtol=None):
+    """CG's relative residual for a Newton step: ``rtol`` if given, else
+    min(½, √(max|g|/Σw)) (superlinear convergence of the inexact Newton iteration)."""
+    return min(0.5, np.sqrt(gscaled)) if rtol is None else rtol
 
 
 def is_converged(decrement, tol):

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.linalg
 
 from .collinearity import collinearity_from_gram
-from .newton import cholesky_solve, pcg
+from .newton import cholesky_solve, forcing, pcg
 
 __all__ = ["BINARY_EXPLICIT_MAX_P", "MULTINOMIAL_EXPLICIT_MAX", "BOHNING_FULL_MAX_P",
            "Evaluation", "BinaryObjective", "MultinomialObjective", "make_objective",
@@ -189,12 +189,6 @@ def _unit_diagonal(diag):
     return np.sqrt(np.where(diag > 0.0, diag, 1.0))
 
 
-def _forcing(gscaled, rtol):
-    """CG's relative residual: ``rtol`` if given, else min(½, √(max|g|/Σw)) (superlinear
-    convergence of the inexact Newton iteration)."""
-    return min(0.5, np.sqrt(gscaled)) if rtol is None else rtol
-
-
 def _penalty_mask(p, fit_intercept):
     """1 on the coefficients, 0 on the intercept (stored last)."""
     pen = np.ones(p)
@@ -313,7 +307,7 @@ class BinaryObjective:
         diag = diag + 1e-12 * max(float(np.max(diag / sq)), 1e-300) * sq
         x, dec, nprod = pcg(
             lambda v: data.binary_hessp(s, v) + self.l2 * self.pen * v,
-            lambda r: r / diag, g, _forcing(gscaled, rtol), max(10, min(g.size, 250)),
+            lambda r: r / diag, g, forcing(gscaled, rtol), max(10, min(g.size, 250)),
             atol, self.scale)
         self.nprod += nprod
         return x, dec
@@ -492,7 +486,7 @@ class MultinomialObjective:
             HV = data.multinomial_hessp(P, V) + self.l2 * self.pen * V
             return HV - HV.mean(axis=0)
 
-        x, dec, nprod = pcg(hessp, self._apply_precond, G, _forcing(gscaled, rtol),
+        x, dec, nprod = pcg(hessp, self._apply_precond, G, forcing(gscaled, rtol),
                             max(10, min(G.size, 250)), atol, self.scale)
         self.nprod += nprod
         x -= x.mean(axis=0)
