@@ -202,7 +202,8 @@ def assert_params_close(a, b, rtol=1e-12, skip=()):
         if isinstance(u, np.ndarray):
             assert u.dtype == v.dtype, f.name
             if u.dtype.kind == "f":
-                scale = max(float(np.max(np.abs(u))), 1e-300) if u.size else 1.0
+                scale = max(float(np.nanmax(np.abs(u), initial=0.0)), 1e-300) \
+                    if u.size else 1.0
                 np.testing.assert_allclose(v, u, rtol=0, atol=rtol * scale, err_msg=f.name)
             else:
                 np.testing.assert_array_equal(v, u, err_msg=f.name)

@@ -35,9 +35,10 @@ minimum, and the coefficients' distance from the optimum in standard-error units
 about λ (H⁻¹ is their covariance).  The decrement does not change under any invertible
 linear change of coordinates (units, offsets, the reference class), so neither does the
 stop; and it is a sum, not a mean, so rare events count as much as common ones.  The
-step that certifies is then taken (one evaluation without curvature): Newton's
-quadratic convergence makes the returned point's distance from the optimum about λ²
-instead of λ.  The explicit solvers are exact; a Newton-CG fit first solves loosely, and
+step that certifies is then taken, at no cost (:func:`final_step`: no evaluation, the
+model's value is reported): Newton's quadratic convergence makes the returned point's
+distance from the optimum about λ² instead of λ.  The explicit solvers are exact; a
+Newton-CG fit first solves loosely, and
 since CG's decrement estimate only grows towards ½gᵀH⁻¹g, an estimate above tol proves
 the point unconverged, and one below it is confirmed by a solve to relative residual
 ``_CERT_RTOL``.  The gradient's column scales r_j (:meth:`Objective.gradient_scale`,
@@ -165,6 +166,24 @@ class LineSearchStep:
     beta: np.ndarray
     evaluation: object
     t: float
+
+
+@dataclass(frozen=True)
+class _Predicted:
+    """The quadratic model's value at the point the certifying step reaches (its
+    gradient and η are those of the certified point: not evaluated there)."""
+
+    loss: float
+    objective: float
+    at: object
+
+    @property
+    def grad(self):
+        return self.at.grad
+
+    @property
+    def eta_max(self):
+        return self.at.eta_max
 
 
 @dataclass(frozen=True)
@@ -309,8 +328,12 @@ def certified_direction(objective, state, step, dec, tol):
 
 def forcing(gscaled, rtol=None):
     """CG's relative residual for a Newton step: ``rtol`` if given, else
-    min(½, √(max|g|/Σw)) (superlinear convergence of the inexact Newton iteration)."""
-    return min(0.5, np.sqrt(gscaled)) if rtol is None else rtol
+    min(½, √(max|g|/Σw)) (superlinear convergence of the inexact Newton iteration),
+    never below :data:`_CERT_RTOL`: a step that accurate certifies (or is one step
+    from certifying), and a tighter solve only buys products."""
+    if rtol is not None:
+        return rtol
+    return min(0.5, max(float(np.sqrt(gscaled)), _CERT_RTOL))
 
 
 def is_converged(decrement, tol):
@@ -367,15 +390,28 @@ def capped_step(step, gscale):
     return step * (_STEP_CAP / big)
 
 
-def final_step(objective, state, step):
-    """Take the step that certified convergence: move to β + Δ when the objective there
-    is no larger than at β up to rounding (one evaluation, without curvature); else stay.
+def final_step(objective, state, step, dec):
+    """Take the step that certified convergence.
 
-    The certified point is within ½gᵀH⁻¹g ≤ tol of the minimum; one more Newton step
-    from it squares its distance from the optimum."""
+    The certified point is within ½gᵀH⁻¹g ≤ tol of the minimum, well inside the region
+    where Newton's quadratic model holds; the step from it squares its distance from
+    the optimum.  It costs nothing to take: the objective there is the model's,
+    f − ½gᵀH⁻¹g (exact to O(λ³)), and the loss that minus the objective's
+    ``penalty(β)`` where it has one.  An objective with ``evaluate_final`` (Firth's,
+    whose Fisher-scoring step is not a Newton step) is evaluated there instead, and the
+    step kept only when the objective did not rise beyond rounding."""
     bt = state.beta + step
     final = getattr(objective, "evaluate_final", None)
-    ev = objective.evaluate(bt, False) if final is None else final(bt)
+    if final is None:
+        f = state.current.objective - dec
+        penalty = getattr(objective, "penalty", None)
+        loss = f - penalty(bt) if penalty is not None else state.current.loss - dec
+        update(state, step, LineSearchStep(bt, _Predicted(loss, f, state.current), 1.0),
+               record=False)
+        state.objective_history.append(f)
+        state.grad_norm_history.append(float("nan"))  # not evaluated there
+        return True
+    ev = final(bt)
     f = state.current.objective
     eps = np.finfo(np.float64).eps
     if np.isfinite(ev.objective) and ev.objective <= f + 64 * eps * abs(f):
@@ -385,8 +421,8 @@ def final_step(objective, state, step):
     return False
 
 
-def update(state, step, accepted):
-    """Move to the accepted point, count the step and record it."""
+def update(state, step, accepted, record=True):
+    """Move to the accepted point, count the step and (``record``) record it."""
     # Alignment of the step with the iterate: along a separating direction the
     # iterates grow without bound in a fixed direction.  Both in the columns' units
     # (β_j·r_j), so the angle does not depend on the units of X; each normalised first,
@@ -398,7 +434,8 @@ def update(state, step, accepted):
     state.aligned = state.aligned + 1 if cos > 0.9 else 0
     state.beta, state.current = accepted.beta, accepted.evaluation
     state.n_iter += 1
-    state.record()
+    if record:
+        state.record()
     state.step_size_history.append(accepted.t)
 
 
@@ -477,7 +514,7 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
             # the curvature at the certified point, for the rank checks after the fit
             gram = objective.curvature_gram() if hasattr(objective, "curvature_gram") \
                 else None
-            final_step(objective, state, step)
+            final_step(objective, state, step, dec)
             break
         if not checked and separation_suspected(state, l2, step):
             checked, sep = True, separation()

@@ -246,6 +246,10 @@ class BinaryObjective:
             check_curvature_diagonal(self._diag, self.data)
         return self._diag
 
+    def penalty(self, beta):
+        """(l2/2)·Σ pen·β², the penalty part of the objective at β."""
+        return 0.5 * self.l2 * float(np.sum(self.pen * beta * beta)) if self.l2 else 0.0
+
     def gradient_scale(self, sum_weights):
         """The column scales r (p,) from the curvature at the first evaluation, whose
         weights sum to its intercept entry (without an intercept: Σw/4, their sum at
@@ -350,6 +354,10 @@ class MultinomialObjective:
         if self._start is None:
             self._start, self._start_B = ev, B.copy()
         return ev
+
+    def penalty(self, B):
+        """(l2/2)·Σ_k Σ_j pen_j B_kj², the penalty part of the objective at B."""
+        return 0.5 * self.l2 * float(np.sum(self.pen * B * B)) if self.l2 else 0.0
 
     def has_curvature(self):
         """Always: the curvature comes from the latest evaluation's point."""

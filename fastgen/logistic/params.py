@@ -75,7 +75,9 @@ class LogisticParams(FittedParams):
         Penalised objective and ``max_j |∂f/∂β_j| / (r_j·Σw)`` (r_j: column j's
         root-mean-square in the centred frame, 1 for the intercept) at the start and
         after each step: a diagnostic; convergence is the Newton decrement's
-        certificate (see ``fastgen.logistic.newton``).
+        certificate (see ``fastgen.logistic.newton``).  After a converged fit's last
+        step, the certifying one, which is taken without an evaluation, the objective
+        is the quadratic model's and the gradient entry NaN.
     step_size_history : ndarray (n_iter,)
         Accepted line-search step of each iteration (1 = full Newton step).
     solver : str

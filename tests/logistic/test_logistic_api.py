@@ -133,7 +133,8 @@ def test_gradient_vanishes_at_solution(K):
     else:
         _, g, _ = multinomial_objective(X, y, np.c_[p.coef, p.intercept], l2=0.3, w=w)
     assert np.max(np.abs(g)) / w.sum() <= tol
-    assert p.grad_norm_history[-1] <= tol
+    # the certifying step's point is not evaluated: its objective is the model's
+    assert np.isnan(p.grad_norm_history[-1]) and p.converged
     assert np.all(np.diff(p.objective_history) <= 1e-12 * abs(p.objective_history[0]))
 
 
