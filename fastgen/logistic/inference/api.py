@@ -256,8 +256,13 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                                        cov_type=cov_type, groups=groups, ci=ci,
                                        alpha=alpha, feature_names=feature_names,
                                        want_sample=True)
+    index = getattr(X, "index", None)
+    if index is not None and (not hasattr(index, "__len__") or
+                              len(index) != np.shape(sample.X)[0]):
+        index = None
     result = dataclasses.replace(result, dep_name=dependent_name(y),
-                                 fit_data=FitData(model, sample.X, sample.codes, sample.w))
+                                 fit_data=FitData(model, sample.X, sample.codes, sample.w,
+                                                  row_labels=index))
     return labelled(result) if feature_names_of(X) is not None and _has_pandas() else result
 
 

@@ -35,12 +35,16 @@ class FitData:
         y as indices into ``model.classes``.
     w : ndarray
         The frequency weights (empty for unit weights).
+    row_labels : pandas.Index or None
+        The rows' labels (a DataFrame's index), for ``get_prediction()`` on the fitted
+        data; None for arrays.
     """
 
     model: object
     X: object
     codes: np.ndarray
     w: np.ndarray
+    row_labels: object = None
 
 
 @dataclass(frozen=True)
