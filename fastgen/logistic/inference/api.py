@@ -28,6 +28,7 @@ from ..._warn import warn
 from ..centring import centre, column_shift, covariance_to_user, to_centred
 from .checks import (
     InferenceRequest,
+    canonical_cov_type,
     check_not_separated,
     check_request,
     group_codes,
@@ -216,6 +217,7 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         Frequency weights: an integer weight w gives exactly the inference of the row
         repeated w times, and ``nobs`` is their sum.
     cov_type : {"nonrobust", "HC0", "HC1", "cluster"}
+        In any case (``"hc0"``), as statsmodels takes them.
     groups : array-like (n,), optional
         Cluster labels, for ``cov_type="cluster"``.
     ci : {"wald", "profile"}
@@ -248,6 +250,7 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     numpy.linalg.LinAlgError
         On a collinear design, naming the columns.
     """
+    cov_type = canonical_cov_type(cov_type)
     if is_dask_array(X):
         return _deprecated_adapter_route(
             model, X, y, sample_weight=sample_weight, cov_type=cov_type, groups=groups,

@@ -47,12 +47,16 @@ class ContrastResults:
         """Intervals for ``effect`` (= Rβ), ``effect ± z_{1−α/2} · sd``: shape (r, 2)."""
         if self.effect is None:
             raise ValueError("a Wald (chi2) test has no intervals; use t_test")
-        z = scipy.stats.norm.isf((self.alpha if alpha is None else alpha) / 2)
+        alpha = self.alpha if alpha is None else alpha
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1); got {alpha}")
+        z = scipy.stats.norm.isf(alpha / 2)
         return np.column_stack([self.effect - z * self.sd, self.effect + z * self.sd])
 
-    def summary_frame(self, alpha=0.05):
+    def summary_frame(self, alpha=None):
         """statsmodels' table: ``coef, std err, z, P>|z|, Conf. Int. Low,
-        Conf. Int. Upp.``, rows ``c0, c1, …`` (needs pandas)."""
+        Conf. Int. Upp.``, rows ``c0, c1, …`` (needs pandas); ``alpha`` defaults to
+        the test's (``t_test(..., alpha=)``)."""
         import pandas as pd
 
         if self.effect is None:
@@ -63,11 +67,13 @@ class ContrastResults:
             index=[f"c{i}" for i in range(len(self.effect))],
             columns=["coef", "std err", "z", "P>|z|", "Conf. Int. Low", "Conf. Int. Upp."])
 
-    def summary(self, alpha=0.05):
+    def summary(self, alpha=None):
         """The table of a t test (statsmodels' "Test for Constraints") as a
-        :class:`~fastgen.logistic.inference.Summary`, or the line of a Wald test."""
+        :class:`~fastgen.logistic.inference.Summary`, or the line of a Wald test.
+        ``alpha`` defaults to the test's (``t_test(..., alpha=)``)."""
         if self.effect is None:
             return repr(self)
+        alpha = self.alpha if alpha is None else alpha
         from .summary import Summary, SummaryTable
 
         ci = self.conf_int(alpha)
