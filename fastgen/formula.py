@@ -6,29 +6,42 @@ and orders them.
 
 Formulas are parsed and materialised by formulaic (the optional extra
 ``fastgen[formula]``), the engine statsmodels 0.15 supports beside patsy.  statsmodels
-still defaults to patsy, whose term order differs from formulaic's: the intercept, then
-the terms made of categorical factors only (by degree), then the others grouped by their
-numerical factors (by degree within a group).  :func:`statsmodels_order` reorders the
-formula so (statsmodels' own ``legacy`` ordering of formulaic formulas, transcribed), so
-the columns and their names (``Intercept``, ``C(religious)[T.2.0]``,
-``C(religious)[T.2.0]:age``) are those of a statsmodels fit of the same formula.
+still defaults to patsy, whose term order differs from formulaic's: patsy expands the
+operators in its own order (``(a + b + c)**2``: the main effects, then the products)
+and then puts the intercept and the terms of categorical factors only first (by
+degree), then the others grouped by their numerical factors (by degree within a
+group).  :func:`statsmodels_order` (``fastgen.formula_order``) reorders formulaic's
+terms so, and the columns are named as patsy names them (``Intercept``,
+``C(religious)[T.2.0]``, ``C(religious)[T.2.0]:age``, ``np.log(age + .5)`` as written,
+``I(age > 30)[T.True]``): those of a statsmodels fit of the same formula.  The
+formula's other names (functions, arrays, constants, modules) are looked up in the
+caller's frame, as statsmodels' ``eval_env``.
 
 Rows with a missing value in any variable of the formula are dropped, as statsmodels
 drops them; ``sample_weight`` and ``groups`` given per row of ``data`` are subset
 alike.  The result keeps the design (:class:`FormulaDesign`), so that
 ``get_prediction(new_data)`` and ``predict(new_data)`` take data frames of the same
 variables and transform them the same way (the same categories, the same
-stateful transforms).
+stateful transforms): a category level the fit did not see is refused, a row with a
+missing value is dropped by ``get_prediction`` and predicted NaN by ``predict``
+(statsmodels' conventions), and rows keep the data's index.
 
-Imports: pandas and formulaic (on use), and fastgen's public names.
+Imports: numpy, ``fastgen.formula_order`` (pandas and formulaic on use), and
+fastgen's public names.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
 
 import numpy as np
+
+from .formula_order import (
+    boolean_factors,
+    formulaic_module,
+    patsy_names,
+    statsmodels_order,
+)
 
 __all__ = ["logit", "mnlogit", "FormulaDesign", "statsmodels_order"]
 
@@ -36,17 +49,6 @@ __all__ = ["logit", "mnlogit", "FormulaDesign", "statsmodels_order"]
 #: :func:`fastgen.logistic_inference` (``sample_weight`` goes to both).
 FIT_KEYWORDS = ("l2", "max_iter", "tol", "init", "penalty", "correction")
 INFERENCE_KEYWORDS = ("cov_type", "groups", "ci", "alpha")
-
-
-def _formulaic():
-    try:
-        import formulaic
-        import formulaic.parser
-    except ImportError as exc:
-        raise ImportError(
-            "fastgen.formula needs formulaic: pip install 'fastgen[formula]' (or "
-            "pip install formulaic)") from exc
-    return formulaic
 
 
 @dataclasses.dataclass(frozen=True)
@@ -211,243 +213,6 @@ def _object_strings(data):
     return data
 
 
-def _patsy_raw_terms(node, power_error):
-    """The terms of formulaic's syntax tree ``node`` in the order patsy's evaluator
-    produces them (``patsy.desc``, BSD-2-Clause), each a tuple of formulaic factors
-    (duplicates dropped, first kept): ``a + b`` the left's then the right's; ``a:b``
-    every left term with every right term, left-major; ``a*b`` as ``a + b + a:b``;
-    ``a/b`` as ``a + (all of a's factors):b``; ``(…)**n`` the terms, then their
-    products of degree 2, 3 … n (``_interaction(left, big)`` in turn).  ``-`` keeps
-    the left's order (formulaic decides what is removed).  Returns None for an
-    operator patsy lacks (formulaic's order is kept then)."""
-    from formulaic.parser.types import Token
-
-    def uniq(seq):
-        out, seen = [], set()
-        for x in seq:
-            key = frozenset(f.expr for f in x) if isinstance(x, tuple) else x
-            if key not in seen:
-                seen.add(key)
-                out.append(x)
-        return out
-
-    def term(factors):
-        return tuple(uniq(list(factors)))
-
-    def interaction(left, right):
-        return uniq([term(lt + rt) for lt in left for rt in right])
-
-    def ev(n):
-        if isinstance(n, Token):
-            if n.kind is Token.Kind.VALUE:  # 0, 1: the intercept, handled apart
-                return []
-            return [tuple(t.factors) for t in n.to_terms()]
-        sym = n.operator.symbol
-        args = n.args
-        if len(args) == 1 and sym in ("+", "-"):
-            return [] if sym == "-" else ev(args[0])
-        if len(args) != 2:
-            raise LookupError(sym)
-        if sym == "**":
-            power = args[1]
-            try:
-                k = int(str(power))
-            except ValueError:
-                raise power_error(str(power)) from None
-            left = ev(args[0])
-            out, big = list(left), left
-            for _ in range(1, k):
-                big = interaction(left, big)
-                out += big
-            return uniq(out)
-        if sym == "+":
-            return uniq(ev(args[0]) + ev(args[1]))
-        if sym == "-":
-            return ev(args[0])
-        if sym == ":":
-            return interaction(ev(args[0]), ev(args[1]))
-        if sym == "*":
-            left, right = ev(args[0]), ev(args[1])
-            return uniq(left + right + interaction(left, right))
-        if sym == "/":
-            left, right = ev(args[0]), ev(args[1])
-            combined = [term(f for t in left for f in t)]
-            return uniq(left + interaction(combined, right))
-        raise LookupError(sym)
-
-    try:
-        return ev(node)
-    except LookupError:
-        return None
-
-
-def _boolean_factors(formula, data, context):
-    """The ``I(…)`` factors of ``formula`` whose values are booleans (``I(age > 30)``):
-    patsy codes them as categoricals of levels False, True (named ``[T.True]``),
-    formulaic as numbers 0, 1 (the same column).  Evaluated as formulaic evaluates
-    ``I``: the code with the data's columns and ``context``'s names."""
-    formulaic = _formulaic()
-    parser = formulaic.parser.DefaultFormulaParser(
-        feature_flags=formulaic.parser.DefaultFormulaParser.FeatureFlags.TWOSIDED)
-    try:
-        terms = parser.get_terms(formula)
-    except Exception:  # pragma: no cover - formulaic parsed it before
-        return set()
-    roots = [terms.lhs, terms.rhs] if hasattr(terms, "rhs") else [terms.root]
-    found = set()
-    names = {"np": np, "numpy": np, **dict(context or {})}
-    for part in roots:
-        for t in (part.root if hasattr(part, "root") else part):
-            for f in t.factors:
-                e = f.expr
-                if not (e.startswith("I(") and e.endswith(")")):
-                    continue
-                try:
-                    v = eval(e[2:-1], dict(names), {c: data[c] for c in data.columns
-                                                    if isinstance(c, str)})
-                except Exception:
-                    continue
-                if np.asarray(v).dtype == np.bool_:
-                    found.add(e)
-    return found
-
-
-def statsmodels_order(formula, data, context=None, boolean=()):
-    """``formula`` as a formulaic ``Formula`` whose terms come in the order patsy (and
-    so statsmodels, whose default engine is patsy) gives them.
-
-    patsy first evaluates the formula into a list of terms (:func:`_patsy_raw_terms`:
-    ``(a + b + c)**2`` gives ``a, b, c, a:b, a:c, b:c``), then orders the columns
-    (``patsy.build._make_subterm_infos``): the terms are put in buckets by the set of
-    their numerical factors, the buckets in order of their first term, the bucket
-    without numerical factors (the intercept and the terms of categorical factors
-    only) first, and the terms of each bucket by degree (a stable sort).  formulaic's
-    own parse gives the same set of terms in another order, so its terms are
-    reordered so.
-
-    Parameters
-    ----------
-    formula : str
-    data : pandas.DataFrame
-        Data to materialise the formula on (which factors are categorical).
-    context : mapping, optional
-        Names the formula may use besides the data's columns.
-    """
-    formulaic = _formulaic()
-    flags = formulaic.parser.DefaultFormulaParser.FeatureFlags.TWOSIDED
-    mm = formulaic.model_matrix(formula, data, context=context)
-    parser = formulaic.parser.DefaultFormulaParser(feature_flags=flags)
-    parsed = formulaic.Formula(formula, _parser=parser, _ordering="none")
-    if isinstance(mm, formulaic.ModelMatrices):
-        rhs, rhs_formula, lhs_formula = mm.rhs, parsed.rhs, parsed.lhs
-    else:
-        rhs, rhs_formula, lhs_formula = mm, parsed, None
-    include_intercept = any(t.degree == 0 and str(t) == "1" for t in rhs_formula)
-    parser = formulaic.parser.DefaultFormulaParser(feature_flags=flags,
-                                                   include_intercept=include_intercept)
-    terms = list(parser.get_terms(str(rhs_formula)).root)
-    ast = parser.get_ast(formula)
-    if getattr(getattr(ast, "operator", None), "symbol", None) == "~":
-        ast = ast.args[1]
-
-    def power_error(text):
-        return ValueError(f"formula: the power in '**{text}' must be a whole number; "
-                          f"got {text!r}")
-
-    raw = _patsy_raw_terms(ast, power_error)
-    if raw is not None:  # formulaic's terms in patsy's order (unmatched ones last)
-        rank = {}
-        for i, t in enumerate(raw):
-            rank.setdefault(frozenset(f.expr for f in t), i)
-        key = {id(t): rank.get(frozenset(f.expr for f in t.factors), len(raw) + j)
-               for j, t in enumerate(terms)}
-        terms = sorted(terms, key=lambda t: key[id(t)])
-    categorical = list(rhs.model_spec.factor_contrasts.keys())
-    categorical += [f for t in terms for f in t.factors if f.expr in boolean]
-
-    def all_categorical(term):
-        return all(f in categorical for f in term.factors)
-
-    buckets = defaultdict(list)  # dicts keep the order of the first term
-    for t in terms:
-        if t.degree == 0 or all_categorical(t):
-            buckets[()].append(t)
-        else:
-            buckets[frozenset(f for f in t.factors if f not in categorical)].append(t)
-    first = buckets.pop((), [])
-    ordered = sorted(first, key=lambda t: t.degree)
-    for group in buckets.values():
-        ordered += sorted(group, key=lambda t: t.degree)
-    rhs_ordered = formulaic.Formula(ordered, _ordering="none")
-    if lhs_formula is None:
-        return rhs_ordered
-    return formulaic.Formula(lhs=formulaic.Formula(lhs_formula, _ordering="none"),
-                             rhs=rhs_ordered, _ordering="none")
-
-
-def _as_written(formula):
-    """{formulaic's text of each Python factor: the text as written in ``formula``,
-    spaced as patsy spaces it}: formulaic rewrites expressions (``.5`` → ``0.5``,
-    ``1e-3`` → ``0.001``, quotes), patsy names the columns by the code as written,
-    its tokens re-spaced (``patsy.tokens.normalize_token_spacing``, used when patsy is
-    installed; else the text as written with its whitespace collapsed)."""
-    formulaic = _formulaic()
-    from formulaic.parser.types import Token
-
-    try:
-        from patsy.tokens import normalize_token_spacing
-    except ImportError:  # pragma: no cover - patsy comes with statsmodels
-        def normalize_token_spacing(code):
-            return " ".join(code.split())
-
-    parser = formulaic.parser.DefaultFormulaParser(
-        feature_flags=formulaic.parser.DefaultFormulaParser.FeatureFlags.TWOSIDED)
-    out = {}
-
-    def walk(n):
-        if isinstance(n, Token):
-            if (n.kind is Token.Kind.PYTHON and n.source is not None
-                    and n.source_start is not None):
-                text = n.source[n.source_start:n.source_end + 1]
-                try:
-                    out[n.token] = normalize_token_spacing(text)
-                except Exception:  # pragma: no cover - patsy's tokenizer refuses it
-                    out[n.token] = " ".join(text.split())
-            return
-        for a in n.args:
-            walk(a)
-
-    try:
-        walk(parser.get_ast(formula))
-    except Exception:  # pragma: no cover - formulaic parsed it before
-        return {}
-    return {k: v for k, v in out.items() if k != v}
-
-
-def _patsy_names(columns, formula, boolean=()):
-    """formulaic's column names as patsy spells them: each Python factor by its code
-    as written (:func:`_as_written`), and a factor of boolean values (``I(age > 30)``,
-    which patsy codes as a categorical of levels False, True) suffixed ``[T.True]``."""
-    import re
-
-    written = _as_written(formula)
-    pattern = None
-    if written:
-        pattern = re.compile("|".join(re.escape(k) for k in
-                                      sorted(written, key=len, reverse=True)))
-    out = []
-    for c in columns:
-        parts = c.split(":") if c != "Intercept" else [c]
-        if any(":" in b for b in boolean):  # pragma: no cover - a slice in the code
-            parts = [c]
-        parts = [p + "[T.True]" if p in boolean else p for p in parts]
-        c = ":".join(parts)
-        if pattern is not None:
-            c = pattern.sub(lambda m: written[m.group(0)], c)
-        out.append(c)
-    return out
-
-
 def _per_row(value, name, data, kept):
     """A per-row keyword (``sample_weight``, ``groups``): a column name of ``data``, or
     one value per row of ``data``, subset to the rows the formula kept."""
@@ -471,7 +236,7 @@ def _fit(formula, data, kw, multinomial, context):
 
     import fastgen
 
-    formulaic = _formulaic()
+    formulaic = formulaic_module()
     if not isinstance(formula, str) or "~" not in formula:
         raise ValueError(f"formula must be a string 'y ~ terms'; got {formula!r}")
     if isinstance(data, dict):
@@ -489,7 +254,7 @@ def _fit(formula, data, kw, multinomial, context):
                          f"logistic_inference {list(INFERENCE_KEYWORDS)} and sample_weight")
     frame = _object_strings(data).copy(deep=False)
     frame.index = pd.RangeIndex(frame.shape[0])  # rows kept are positions
-    boolean = _boolean_factors(formula, frame, context)
+    boolean = boolean_factors(formula, frame, context)
     ordered = statsmodels_order(formula, frame, context=context, boolean=boolean)
     mm = formulaic.model_matrix(ordered, frame, na_action="drop", output="pandas",
                                 context=context)
@@ -521,7 +286,7 @@ def _fit(formula, data, kw, multinomial, context):
     model = fastgen.fit_logistic(X, y, fit_intercept=fit_intercept, sample_weight=w,
                                  **fit_kw)
     res = fastgen.logistic_inference(model, X, y, sample_weight=w, **inf_kw)
-    names = tuple(_patsy_names(columns, formula, boolean))
+    names = tuple(patsy_names(columns, formula, boolean))
     design = FormulaDesign(formula, rhs.model_spec, tuple(columns), fit_intercept,
                            context=context, fit_index=data.index[kept])
     from .logistic.inference import labelled

@@ -153,9 +153,10 @@ def probabilities(params, X):
 
 def predicted_probabilities(res, exog):
     """The probabilities of :meth:`~fastgen.LogisticInference.predict`: arrays, or for
-    a formula fit (as statsmodels) a Series (binary) or a DataFrame (multinomial,
-    one column per class) indexed as the data, NaN on rows with a missing value."""
-    formula = res.design is not None
+    new data of a formula fit (as statsmodels) a Series (binary) or a DataFrame
+    (multinomial, one column per class) indexed as the data, NaN on rows with a
+    missing value (the fitted data: an array, as statsmodels' ``predict()``)."""
+    formula = res.design is not None and exog is not None
     X, labels = design_rows(res, exog, keep_missing=formula)
     params = np.asarray(res.params, dtype=np.float64)
     ok = np.isfinite(X).all(axis=1)
