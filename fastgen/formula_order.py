@@ -150,6 +150,12 @@ def statsmodels_order(formula, data, context=None, boolean=()):
         Data to materialise the formula on (which factors are categorical).
     context : mapping, optional
         Names the formula may use besides the data's columns.
+    boolean : collection of str, optional
+        The factors of boolean values (``I(age > 30)``), categorical for patsy.
+
+    Returns
+    -------
+    formulaic.Formula
     """
     formulaic = formulaic_module()
     flags = formulaic.parser.DefaultFormulaParser.FeatureFlags.TWOSIDED

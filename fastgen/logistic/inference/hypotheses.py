@@ -3,7 +3,7 @@
 ``anova``, for Firth fits).
 
 Constraint strings (``"age = yrs_married"``, ``"x1 + x3 = 0, x2 = 1"``) are parsed by
-:func:`parse_constraints` in the coefficients' names with patsy's grammar, as
+``parse_constraints`` in the coefficients' names with patsy's grammar, as
 statsmodels parses them (its default engine, patsy): chained ``a = b = 0`` is two
 constraints.
 
@@ -94,7 +94,7 @@ class ContrastResults:
 
 def constraint_matrix(res, r_matrix):
     """(R, q) of a constraint: a string in ``res.param_names``
-    (:func:`parse_constraints`), a list of strings, a matrix R (q = 0) or a pair (R, q)."""
+    (``parse_constraints``), a list of strings, a matrix R (q = 0) or a pair (R, q)."""
     names = res.param_names
     k = len(names)
     if isinstance(r_matrix, (list, tuple)) and r_matrix and all(
