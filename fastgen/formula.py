@@ -287,8 +287,12 @@ def _fit(formula, data, kw, multinomial, context):
                                  **fit_kw)
     res = fastgen.logistic_inference(model, X, y, sample_weight=w, **inf_kw)
     names = tuple(patsy_names(columns, formula, boolean))
+    import re
+
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", formula))
+    used = {k: v for k, v in (context or {}).items() if k in words}  # not all globals
     design = FormulaDesign(formula, rhs.model_spec, tuple(columns), fit_intercept,
-                           context=context, fit_index=data.index[kept])
+                           context=used, fit_index=data.index[kept])
     from .logistic.inference import labelled
 
     res = dataclasses.replace(res, feature_names=names, dep_name=dep_name, design=design,
