@@ -286,7 +286,7 @@ def _fit(formula, data, kw, multinomial, context):
     model = fastgen.fit_logistic(X, y, fit_intercept=fit_intercept, sample_weight=w,
                                  **fit_kw)
     res = fastgen.logistic_inference(model, X, y, sample_weight=w, **inf_kw)
-    names = tuple(patsy_names(columns, formula, boolean))
+    names = tuple(patsy_names(columns, formula, boolean, rhs.model_spec))
     import re
 
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", formula))

@@ -15,7 +15,7 @@ from collections import defaultdict
 import numpy as np
 
 __all__ = ["formulaic_module", "patsy_raw_terms", "boolean_factors", "statsmodels_order",
-           "names_as_written", "patsy_names"]
+           "names_as_written", "contrast_labels", "patsy_names"]
 
 
 def formulaic_module():
@@ -248,10 +248,38 @@ def names_as_written(formula):
     return {k: v for k, v in out.items() if k != v}
 
 
-def patsy_names(columns, formula, boolean=()):
+#: patsy's names of the first polynomial contrasts (formulaic's ``.L``, ``.Q``, ``.C``).
+POLY_NAMES = {"L": "Linear", "Q": "Quadratic", "C": "Cubic"}
+
+
+def contrast_labels(model_spec):
+    """{formulaic's name of a factor's column: patsy's} for the contrasts whose
+    labels differ: ``Poly`` (``C(x, Poly)[.L]`` → ``C(x, Poly).Linear``, ``[^4]`` →
+    ``^4``) and ``Diff`` (formulaic labels each difference by its upper level,
+    patsy by its lower one: ``[D.2.0]`` → ``[D.1.0]``)."""
+    out = {}
+    contrasts = getattr(model_spec, "factor_contrasts", None) or {}
+    for factor, state in contrasts.items():
+        kind = type(state.contrasts).__name__
+        levels = [str(v) for v in state.levels]
+        name = str(factor)
+        if kind == "PolyContrasts":
+            for short, full in POLY_NAMES.items():
+                out[f"{name}[.{short}]"] = f"{name}.{full}"
+            for k in range(4, len(levels) + 1):
+                out[f"{name}[^{k}]"] = f"{name}^{k}"
+        elif kind == "DiffContrasts" and getattr(state.contrasts, "backward", True):
+            for lower, upper in zip(levels[:-1], levels[1:]):
+                out[f"{name}[D.{upper}]"] = f"{name}[D.{lower}]"
+    return out
+
+
+def patsy_names(columns, formula, boolean=(), model_spec=None):
     """formulaic's column names as patsy spells them: each Python factor by its code
-    as written (``names_as_written``), and a factor of boolean values (``I(age > 30)``,
-    which patsy codes as a categorical of levels False, True) suffixed ``[T.True]``."""
+    as written (``names_as_written``); a factor of boolean values (``I(age > 30)``,
+    which patsy codes as a categorical of levels False, True) suffixed ``[T.True]``;
+    ``Poly`` and ``Diff`` contrasts' labels (``contrast_labels``); and the columns of
+    ``bs(...)`` numbered from 0 (formulaic numbers them from 1)."""
     import re
 
     written = names_as_written(formula)
@@ -259,13 +287,25 @@ def patsy_names(columns, formula, boolean=()):
     if written:
         pattern = re.compile("|".join(re.escape(k) for k in
                                       sorted(written, key=len, reverse=True)))
+    labels = contrast_labels(model_spec)
+    spline = re.compile(r"^(bs\(.*\))\[(\d+)\]$")
+
+    def part_name(p):
+        if p in boolean:
+            return p + "[T.True]"
+        if p in labels:
+            return labels[p]
+        m = spline.match(p)
+        if m is not None:
+            return f"{m.group(1)}[{int(m.group(2)) - 1}]"
+        return p
+
     out = []
     for c in columns:
         parts = c.split(":") if c != "Intercept" else [c]
         if any(":" in b for b in boolean):  # pragma: no cover - a slice in the code
             parts = [c]
-        parts = [p + "[T.True]" if p in boolean else p for p in parts]
-        c = ":".join(parts)
+        c = ":".join(part_name(p) for p in parts)
         if pattern is not None:
             c = pattern.sub(lambda m: written[m.group(0)], c)
         out.append(c)
