@@ -320,6 +320,15 @@ def lr_test(restricted, full):
         Fits of the same y on the same rows (equal ``nobs`` and classes), by the same
         method; ``restricted`` has fewer coefficients.
 
+    Raises
+    ------
+    ValueError
+        For fits of different rows (other ``nobs``, y values, weights, row labels, or
+        values of a column both have by name); for pairs that are not nested (with
+        names: a term of ``restricted`` that ``full`` lacks; with arrays, or any
+        maximum-likelihood pair: ``restricted.llf`` above ``full.llf`` beyond
+        rounding); for other methods than maximum likelihood and binary Firth.
+
     Returns
     -------
     LRTestResults

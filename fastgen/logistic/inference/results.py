@@ -322,10 +322,13 @@ class LogisticInference:
         ----------
         r_matrix : str, ndarray or (ndarray, ndarray)
             A constraint string in the coefficients' names (``"age = yrs_married"``,
-            ``"x1 + x3 = 0, x2 = 1"``; multinomial names ``name[class]``, e.g.
-            ``age[2]`` for class 2.0), a matrix R of
+            ``"x1 + x3 = 0, x2 = 1"``, ``"a = b = 0"`` for two constraints, numbers as
+            ``-.5`` or ``1e-3``: patsy's grammar; multinomial names ``name[class]``,
+            e.g. ``age[2]`` for class 2.0), a matrix R of
             shape (r, q) (then q = 0), or a pair (R, q).
         alpha : float, default 0.05
+            The level of the result's ``conf_int``, ``summary_frame`` and ``summary``
+            (each also takes its own).
 
         Returns
         -------
@@ -363,7 +366,11 @@ class LogisticInference:
         (binary, shape (n,)) or every class' (multinomial, (n, K)).
 
         ``exog`` is what the model was fitted on: the formula's variables (a DataFrame)
-        for a formula fit, else X's columns (without an intercept column).
+        for a formula fit, else X's columns (without an intercept column).  For new
+        data of a formula fit the result is, as statsmodels', a Series (binary) or a
+        DataFrame (multinomial, one column per class) indexed as ``exog``, NaN on the
+        rows with a missing value; a category level the fit did not see is refused
+        (``ValueError`` naming the column and the level).
         """
         from .prediction import predicted_probabilities
 
@@ -372,7 +379,8 @@ class LogisticInference:
     def get_prediction(self, exog=None):
         """Predicted probabilities with delta-method standard errors and intervals.
 
-        Binary: ``p = σ(x̃ᵀβ)``, ``se = p(1−p)·√(x̃ᵀΣx̃)``, intervals
+        Binary: ``p = σ(x̃ᵀβ)``, ``se = p(1−p)·√(x̃ᵀΣx̃)`` (``p(1−p)`` computed as
+        ``σ(η)σ(−η)``, without cancellation at large η), intervals
         ``σ(x̃ᵀβ ± z·√(x̃ᵀΣx̃))`` (formed on the linear predictor and mapped back, so
         inside [0, 1]): statsmodels' ``get_prediction``.  Multinomial (which statsmodels
         lacks): each class' probability with the delta-method se, intervals formed on
@@ -387,7 +395,9 @@ class LogisticInference:
         -------
         PredictionResults
             ``predicted``, ``se``, ``conf_int(alpha)`` and ``summary_frame(alpha)`` with
-            columns ``predicted, se, ci_lower, ci_upper``.
+            columns ``predicted, se, ci_lower, ci_upper``, its rows labelled by the
+            data's index (the fitted rows: those kept after missing values were
+            dropped; new data of a formula: the rows without a missing value).
         """
         from .prediction import get_prediction
 
