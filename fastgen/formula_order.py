@@ -35,9 +35,9 @@ def patsy_raw_terms(node, power_error):
     (duplicates dropped, first kept): ``a + b`` the left's then the right's; ``a:b``
     every left term with every right term, left-major; ``a*b`` as ``a + b + a:b``;
     ``a/b`` as ``a + (all of a's factors):b``; ``(…)**n`` the terms, then their
-    products of degree 2, 3 … n (``_interaction(left, big)`` in turn).  ``-`` keeps
-    the left's order (formulaic decides what is removed).  Returns None for an
-    operator patsy lacks (formulaic's order is kept then)."""
+    products of degree 2, 3 … n (``_interaction(left, big)`` in turn); ``a - b``
+    the left's without the right's (so ``- a + a`` puts ``a`` at the end).  Returns
+    None for an operator patsy lacks (formulaic's order is kept then)."""
     from formulaic.parser.types import Token
 
     def uniq(seq):
@@ -80,8 +80,9 @@ def patsy_raw_terms(node, power_error):
             return uniq(out)
         if sym == "+":
             return uniq(ev(args[0]) + ev(args[1]))
-        if sym == "-":
-            return ev(args[0])
+        if sym == "-":  # patsy removes them here: a later "+" adds them at its place
+            gone = {frozenset(f.expr for f in t) for t in ev(args[1])}
+            return [t for t in ev(args[0]) if frozenset(f.expr for f in t) not in gone]
         if sym == ":":
             return interaction(ev(args[0]), ev(args[1]))
         if sym == "*":
@@ -180,12 +181,23 @@ def statsmodels_order(formula, data, context=None, boolean=()):
 
     raw = patsy_raw_terms(ast, power_error)
     if raw is not None:  # formulaic's terms in patsy's order (unmatched ones last)
-        rank = {}
+        rank, order = {}, {}
         for i, t in enumerate(raw):
             rank.setdefault(frozenset(f.expr for f in t), i)
+            order.setdefault(frozenset(f.expr for f in t), [f.expr for f in t])
         key = {id(t): rank.get(frozenset(f.expr for f in t.factors), len(raw) + j)
                for j, t in enumerate(terms)}
         terms = sorted(terms, key=lambda t: key[id(t)])
+
+        def patsy_factor_order(t):  # a:b or b:a: the factors as patsy met them
+            exprs = order.get(frozenset(f.expr for f in t.factors))
+            if exprs is None or t.degree < 2:
+                return t
+            pos = {e: i for i, e in enumerate(exprs)}
+            factors = sorted(t.factors, key=lambda f: pos.get(f.expr, len(pos)))
+            return type(t)(factors=factors, origin=getattr(t, "origin", None))
+
+        terms = [patsy_factor_order(t) for t in terms]
     categorical = list(rhs.model_spec.factor_contrasts.keys())
     categorical += [f for t in terms for f in t.factors if f.expr in boolean]
 
