@@ -107,7 +107,7 @@ class FormulaDesign:
             raise ValueError(f"exog must be a pandas DataFrame of the formula's variables "
                              f"(a formula fit); got {type(data).__name__}")
         frame = _object_strings(data)
-        checked = self._check_levels(frame)
+        unchecked = self._check_levels(frame)
         labels = frame.index
         frame = frame.copy(deep=False)
         frame.index = pd.RangeIndex(frame.shape[0])
@@ -119,8 +119,8 @@ class FormulaDesign:
             mm = self.model_spec.get_model_matrix(frame, output="pandas",
                                                   context=self.context,
                                                   na_action="ignore")
-        if not checked:
-            self._refuse_unseen(caught)
+        if unchecked:
+            self._refuse_unseen(caught, unchecked)
         for w in caught:  # the others: not about levels, not ours to hide
             if not _level_warning(w):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -134,16 +134,19 @@ class FormulaDesign:
         return X.loc[~missing]
 
     def _check_levels(self, frame):
-        """Refuse levels of a categorical factor of one column that the fit lacks;
-        whether every categorical factor was of one column (so checked)."""
+        """Refuse levels of a categorical factor of one column (``x``, ``C(x)``,
+        ``C(x, …)``) that the fit lacks; the names of the other categorical factors
+        (not checked here: formulaic's warning tells of theirs)."""
         import re
 
-        checked = True
+        unchecked = []
         for factor, state in self.model_spec.factor_contrasts.items():
-            names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", str(factor)))
-            cols = [c for c in frame.columns if c in names or str(factor) == c]
+            expr = str(factor)
+            m = re.fullmatch(r"C\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:,.*)?\)", expr, re.S)
+            name = m.group(1) if m else expr
+            cols = [c for c in frame.columns if c == name]
             if len(cols) != 1:
-                checked = False
+                unchecked.append(expr)
                 continue
             col = frame[cols[0]]
             levels = list(state.levels)
@@ -151,7 +154,7 @@ class FormulaDesign:
             try:
                 unseen = [v for v in col[col.notna()].unique() if v not in known]
             except TypeError:  # pragma: no cover - unhashable values
-                checked = False
+                unchecked.append(expr)
                 continue
             if unseen:
                 unseen = [v.item() if isinstance(v, np.generic) else v for v in unseen]
@@ -160,10 +163,10 @@ class FormulaDesign:
                     f"{unseen[:5]!r} that the fit did not see (its levels: {levels!r}); "
                     f"statsmodels refuses them too: drop those rows, or map them to a "
                     f"level of the fit (mind the type: 3.0 is not '3.0')")
-        return checked
+        return unchecked
 
     @staticmethod
-    def _refuse_unseen(caught):
+    def _refuse_unseen(caught, factors):
         """A level warning of formulaic's (unseen levels cast to NaN, which it would
         code as the reference level) not explained by missing values: refuse it."""
         for w in caught:
@@ -174,9 +177,11 @@ class FormulaDesign:
             levels = [v.strip() for v in inner.split(",") if v.strip()]
             if any(not any(na in v for na in ("nan", "None", "<NA>", "NaT"))
                    for v in levels):
-                raise ValueError(f"exog: a categorical factor has levels the fit did not "
-                                 f"see ({text.split('.')[0]}); drop those rows or map "
-                                 f"them to levels of the fit")
+                raise ValueError(
+                    f"exog: a categorical factor ({', '.join(factors)}) has levels the "
+                    f"fit did not see (formulaic: {text.split(' They are')[0]}); "
+                    f"statsmodels refuses them too: drop those rows or map them to "
+                    f"levels of the fit")
 
 
 def _level_warning(w):

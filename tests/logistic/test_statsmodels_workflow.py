@@ -703,6 +703,15 @@ def test_unseen_levels_are_refused_by_column_and_level(fair):
         for call in (res.predict, res.get_prediction):
             with pytest.raises(ValueError, match=rf"column '{col}'.*{shown}"):
                 call(bad)
+    # a categorical of a transform: checked through formulaic's warning
+    f = "affair ~ C(np.round(rate_marriage / 2)) + age"
+    res, ref = ff.logit(f, fair), smf.logit(f, fair).fit(disp=0, tol=1e-12)
+    assert rel(res.predict(new), ref.predict(new)) < TOL
+    bad = new.assign(rate_marriage=[4.0, 11.0])
+    with pytest.raises(Exception, match="6"):  # noqa: B017 - statsmodels refuses too
+        ref.predict(bad)
+    with pytest.raises(ValueError, match=r"C\(np.round\(rate_marriage / 2\)\).*6\.0"):
+        res.predict(bad)
     bad = new.assign(religious=new["religious"].astype(str))  # "3.0" is not 3.0
     res = ff.logit("affair ~ age + C(religious)", fair)
     with pytest.raises(ValueError, match=r"column 'religious'.*'\d\.0'"):
