@@ -38,6 +38,7 @@ import numpy as np
 
 from .formula_order import (
     boolean_factors,
+    categorical_booleans,
     formulaic_module,
     patsy_names,
     statsmodels_order,
@@ -260,7 +261,8 @@ def _fit(formula, data, kw, multinomial, context):
     frame = _object_strings(data).copy(deep=False)
     frame.index = pd.RangeIndex(frame.shape[0])  # rows kept are positions
     boolean = boolean_factors(formula, frame, context)
-    ordered = statsmodels_order(formula, frame, context=context, boolean=boolean)
+    ordered = statsmodels_order(categorical_booleans(formula, boolean), frame,
+                                context=context)
     mm = formulaic.model_matrix(ordered, frame, na_action="drop", output="pandas",
                                 context=context)
     lhs, rhs = mm.lhs, mm.rhs

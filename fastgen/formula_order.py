@@ -14,8 +14,9 @@ from collections import defaultdict
 
 import numpy as np
 
-__all__ = ["formulaic_module", "patsy_raw_terms", "boolean_factors", "statsmodels_order",
-           "names_as_written", "contrast_labels", "patsy_names"]
+__all__ = ["formulaic_module", "patsy_raw_terms", "boolean_factors",
+           "categorical_booleans", "statsmodels_order", "names_as_written",
+           "contrast_labels", "patsy_names"]
 
 
 def formulaic_module():
@@ -129,6 +130,39 @@ def boolean_factors(formula, data, context):
                 if np.asarray(v).dtype == np.bool_:
                     found.add(e)
     return found
+
+
+#: How a boolean factor is made categorical for formulaic, as patsy takes it.
+BOOLEAN_LEVELS = ", levels=[False, True])"
+
+
+def categorical_booleans(formula, boolean):
+    """``formula`` with each boolean factor (``I(age > 30)``, formulaic's text in
+    ``boolean``) written ``C(I(age > 30), levels=[False, True])``: patsy codes such a
+    factor as a categorical of levels False, True (``[T.True]``, or both levels in an
+    interaction without its main effect), formulaic as the number 0 or 1."""
+    if not boolean:
+        return formula
+    formulaic = formulaic_module()
+    from formulaic.parser.types import Token
+
+    parser = formulaic.parser.DefaultFormulaParser(
+        feature_flags=formulaic.parser.DefaultFormulaParser.FeatureFlags.TWOSIDED)
+    spans = []
+
+    def walk(n):
+        if isinstance(n, Token):
+            if (n.kind is Token.Kind.PYTHON and n.token in boolean
+                    and n.source_start is not None):
+                spans.append((n.source_start, n.source_end + 1))
+            return
+        for a in n.args:
+            walk(a)
+
+    walk(parser.get_ast(formula))
+    for start, end in sorted(set(spans), reverse=True):
+        formula = formula[:start] + "C(" + formula[start:end] + BOOLEAN_LEVELS + formula[end:]
+    return formula
 
 
 def statsmodels_order(formula, data, context=None, boolean=()):
@@ -302,9 +336,14 @@ def patsy_names(columns, formula, boolean=(), model_spec=None):
     labels = contrast_labels(model_spec)
     spline = re.compile(r"^(bs\(.*\))\[(\d+)\]$")
 
+    wrapped = {f"C({b}{BOOLEAN_LEVELS}": b for b in boolean}
+
     def part_name(p):
         if p in boolean:
             return p + "[T.True]"
+        for w, b in wrapped.items():  # categorical_booleans' factors: patsy's names
+            if p.startswith(w + "["):
+                return b + p[len(w):]
         if p in labels:
             return labels[p]
         m = spline.match(p)

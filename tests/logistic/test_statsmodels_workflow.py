@@ -565,6 +565,7 @@ def test_predictions_and_margins_without_an_intercept():
     # names as written (.5, 1e-1), boolean I() as patsy's categorical [T.True]
     "affair ~ np.log(age + .5) + I(yrs_married * 1e-1) + C(occupation, Treatment(3))",
     "affair ~ I(age > 30) * yrs_married",
+    "affair ~ rate_marriage + age:I(yrs_married > 10)",  # both levels, as patsy
     # a term removed and added again goes last; factors within a term as patsy met them
     "affair ~ age + (age + yrs_married)**2 - age + rate_marriage:C(religious) + age",
     "affair ~ (C(religious) + age / C(religious))**2 / yrs_married",
