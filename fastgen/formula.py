@@ -260,9 +260,15 @@ def _fit(formula, data, kw, multinomial, context):
                          f"logistic_inference {list(INFERENCE_KEYWORDS)} and sample_weight")
     frame = _object_strings(data).copy(deep=False)
     frame.index = pd.RangeIndex(frame.shape[0])  # rows kept are positions
-    boolean = boolean_factors(formula, frame, context)
-    ordered = statsmodels_order(categorical_booleans(formula, boolean), frame,
-                                context=context)
+    try:
+        boolean = boolean_factors(formula, frame, context)
+        ordered = statsmodels_order(categorical_booleans(formula, boolean), frame,
+                                    context=context)
+    except formulaic.errors.FormulaSyntaxError as exc:
+        raise ValueError(
+            f"formula {formula!r}: {str(exc).splitlines()[0]} (formulaic's syntax: "
+            f"arithmetic and comparisons of variables go inside I(), e.g. "
+            f"I(age > 30), I(a + b))") from exc
     mm = formulaic.model_matrix(ordered, frame, na_action="drop", output="pandas",
                                 context=context)
     lhs, rhs = mm.lhs, mm.rhs

@@ -584,6 +584,11 @@ def test_term_order_and_names_match_statsmodels(fair, formula):
     assert rel(res.wald_test(R).statistic, ref.wald_test(R, scalar=True).statistic) < TOL
 
 
+def test_comparison_outside_I_is_refused_with_the_fix(fair):
+    with pytest.raises(ValueError, match=r"Unknown operator '>'.*inside I\(\)"):
+        ff.logit("affair ~ age + (age > 30)", fair)
+
+
 def test_formula_sees_the_callers_names(fair):
     import numpy  # noqa: F401 - the formula's numpy.sqrt
 
