@@ -6,29 +6,43 @@ and orders them.
 
 Formulas are parsed and materialised by formulaic (the optional extra
 ``fastgen[formula]``), the engine statsmodels 0.15 supports beside patsy.  statsmodels
-still defaults to patsy, whose term order differs from formulaic's: the intercept, then
-the terms made of categorical factors only (by degree), then the others grouped by their
-numerical factors (by degree within a group).  :func:`statsmodels_order` reorders the
-formula so (statsmodels' own ``legacy`` ordering of formulaic formulas, transcribed), so
-the columns and their names (``Intercept``, ``C(religious)[T.2.0]``,
-``C(religious)[T.2.0]:age``) are those of a statsmodels fit of the same formula.
+still defaults to patsy, whose term order differs from formulaic's: patsy expands the
+operators in its own order (``(a + b + c)**2``: the main effects, then the products)
+and then puts the intercept and the terms of categorical factors only first (by
+degree), then the others grouped by their numerical factors (by degree within a
+group).  :func:`statsmodels_order` (``fastgen.formula_order``) reorders formulaic's
+terms so, and the columns are named as patsy names them (``Intercept``,
+``C(religious)[T.2.0]``, ``C(religious)[T.2.0]:age``, ``np.log(age + .5)`` as written,
+``I(age > 30)[T.True]``): those of a statsmodels fit of the same formula.  The
+formula's other names (functions, arrays, constants, modules) are looked up in the
+caller's frame, as statsmodels' ``eval_env``.
 
 Rows with a missing value in any variable of the formula are dropped, as statsmodels
 drops them; ``sample_weight`` and ``groups`` given per row of ``data`` are subset
 alike.  The result keeps the design (:class:`FormulaDesign`), so that
 ``get_prediction(new_data)`` and ``predict(new_data)`` take data frames of the same
 variables and transform them the same way (the same categories, the same
-stateful transforms).
+stateful transforms): a category level the fit did not see is refused, a row with a
+missing value is dropped by ``get_prediction`` and predicted NaN by ``predict``
+(statsmodels' conventions), and rows keep the data's index.
 
-Imports: pandas and formulaic (on use), and fastgen's public names.
+Imports: numpy, ``fastgen.formula_order`` (pandas and formulaic on use), and
+fastgen's public names.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
 
 import numpy as np
+
+from .formula_order import (
+    boolean_factors,
+    categorical_booleans,
+    formulaic_module,
+    patsy_names,
+    statsmodels_order,
+)
 
 __all__ = ["logit", "mnlogit", "FormulaDesign", "statsmodels_order"]
 
@@ -36,17 +50,6 @@ __all__ = ["logit", "mnlogit", "FormulaDesign", "statsmodels_order"]
 #: :func:`fastgen.logistic_inference` (``sample_weight`` goes to both).
 FIT_KEYWORDS = ("l2", "max_iter", "tol", "init", "penalty", "correction")
 INFERENCE_KEYWORDS = ("cov_type", "groups", "ci", "alpha")
-
-
-def _formulaic():
-    try:
-        import formulaic
-        import formulaic.parser
-    except ImportError as exc:
-        raise ImportError(
-            "fastgen.formula needs formulaic: pip install 'fastgen[formula]' (or "
-            "pip install formulaic)") from exc
-    return formulaic
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,24 +67,130 @@ class FormulaDesign:
         The columns of the design, the intercept (``Intercept``) included.
     fit_intercept : bool
         Whether the design has an intercept column (fitted as the model's intercept).
+    context : dict or None
+        The names besides the data's columns that the formula was evaluated with
+        (``eval_env``), used again for new data.
+    fit_index : pandas.Index or None
+        The labels of the fitted rows (the data's index, rows with missing values
+        dropped): the rows of ``get_prediction()`` on the fitted data.
     """
 
     formula: str
     model_spec: object
     column_names: tuple
     fit_intercept: bool
+    context: dict = dataclasses.field(default=None, repr=False, compare=False)
+    fit_index: object = dataclasses.field(default=None, repr=False, compare=False)
 
-    def exog(self, data):
+    def exog(self, data, *, keep_missing=False):
         """The design's columns of ``data`` (a DataFrame of the formula's variables)
-        without the intercept, in the fitted order: a float64 DataFrame.  Rows with a
-        missing value are dropped (the index says which remain)."""
+        without the intercept, in the fitted order: a float64 DataFrame indexed as
+        ``data``.
+
+        Rows with a missing value in a variable of the formula (or a missing value
+        made by a transform, e.g. ``np.log`` of 0) are dropped, as statsmodels drops
+        them, or kept as rows of NaN (``keep_missing=True``, for ``predict``).
+
+        Raises
+        ------
+        ValueError
+            For a category level (or a level of another type, e.g. the string
+            ``"3.0"`` for a float column) that the fit did not see, naming the column
+            and the levels: formulaic would code it silently as the reference level.
+        """
+        import warnings
+
         import pandas as pd
 
-        if not isinstance(data, pd.DataFrame):
+        if isinstance(data, dict):
             data = pd.DataFrame(data)
-        mm = self.model_spec.get_model_matrix(_object_strings(data), output="pandas")
+        if not isinstance(data, pd.DataFrame):
+            raise ValueError(f"exog must be a pandas DataFrame of the formula's variables "
+                             f"(a formula fit); got {type(data).__name__}")
+        frame = _object_strings(data)
+        unchecked = self._check_levels(frame)
+        labels = frame.index
+        frame = frame.copy(deep=False)
+        frame.index = pd.RangeIndex(frame.shape[0])
+        present = [v for v in self.model_spec.required_variables if v in frame.columns]
+        missing = np.array(frame[present].isna().any(axis=1)) if present else \
+            np.zeros(frame.shape[0], dtype=bool)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mm = self.model_spec.get_model_matrix(frame, output="pandas",
+                                                  context=self.context,
+                                                  na_action="ignore")
+        if unchecked:
+            self._refuse_unseen(caught, unchecked)
+        for w in caught:  # the others: not about levels, not ours to hide
+            if not _level_warning(w):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         cols = [c for c in self.column_names if not (self.fit_intercept and c == "Intercept")]
-        return mm[cols].astype(np.float64)
+        X = mm[cols].astype(np.float64)
+        missing = missing | ~np.isfinite(X.to_numpy()).all(axis=1)
+        X.index = labels
+        if keep_missing:
+            X.loc[missing] = np.nan
+            return X
+        return X.loc[~missing]
+
+    def _check_levels(self, frame):
+        """Refuse levels of a categorical factor of one column (``x``, ``C(x)``,
+        ``C(x, …)``) that the fit lacks; the names of the other categorical factors
+        (not checked here: formulaic's warning tells of theirs)."""
+        import re
+
+        unchecked = []
+        for factor, state in self.model_spec.factor_contrasts.items():
+            expr = str(factor)
+            m = re.fullmatch(r"C\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:,.*)?\)", expr, re.S)
+            name = m.group(1) if m else expr
+            cols = [c for c in frame.columns if c == name]
+            if len(cols) != 1:
+                unchecked.append(expr)
+                continue
+            col = frame[cols[0]]
+            levels = list(state.levels)
+            known = set(levels)
+            try:
+                unseen = [v for v in col[col.notna()].unique() if v not in known]
+            except TypeError:  # pragma: no cover - unhashable values
+                unchecked.append(expr)
+                continue
+            if unseen:
+                unseen = [v.item() if isinstance(v, np.generic) else v for v in unseen]
+                raise ValueError(
+                    f"exog: column {cols[0]!r} (the factor {factor}) has the level(s) "
+                    f"{unseen[:5]!r} that the fit did not see (its levels: {levels!r}); "
+                    f"statsmodels refuses them too: drop those rows, or map them to a "
+                    f"level of the fit (mind the type: 3.0 is not '3.0')")
+        return unchecked
+
+    @staticmethod
+    def _refuse_unseen(caught, factors):
+        """A level warning of formulaic's (unseen levels cast to NaN, which it would
+        code as the reference level) not explained by missing values: refuse it."""
+        for w in caught:
+            if not _level_warning(w):
+                continue
+            text = str(w.message)
+            inner = text[text.find("{") + 1:text.rfind("}")] if "{" in text else ""
+            levels = [v.strip() for v in inner.split(",") if v.strip()]
+            if any(not any(na in v for na in ("nan", "None", "<NA>", "NaT"))
+                   for v in levels):
+                raise ValueError(
+                    f"exog: a categorical factor ({', '.join(factors)}) has levels the "
+                    f"fit did not see (formulaic: {text.split(' They are')[0]}); "
+                    f"statsmodels refuses them too: drop those rows or map them to "
+                    f"levels of the fit")
+
+
+def _level_warning(w):
+    """Whether the caught warning ``w`` is formulaic's (or pandas') about categories
+    outside the fitted levels."""
+    text = str(w.message)
+    return ("outside of the nominated levels" in text
+            or "not in that dtype's categories" in text)
 
 
 def _object_strings(data):
@@ -110,63 +219,6 @@ def _object_strings(data):
     return data
 
 
-def statsmodels_order(formula, data):
-    """``formula`` as a formulaic ``Formula`` whose terms come in the order patsy (and
-    so statsmodels) gives them: the intercept; the terms of categorical factors only,
-    by degree; then the others, grouped by their numerical factors in order of first
-    appearance, by degree within a group.
-
-    A transcription of statsmodels' ``FormulaManager._legacy_orderer`` (BSD-3-Clause).
-    """
-    formulaic = _formulaic()
-    flags = formulaic.parser.DefaultFormulaParser.FeatureFlags.TWOSIDED
-    mm = formulaic.model_matrix(formula, data)
-    parser = formulaic.parser.DefaultFormulaParser(feature_flags=flags)
-    parsed = formulaic.Formula(formula, _parser=parser, _ordering="none")
-    if isinstance(mm, formulaic.ModelMatrices):
-        rhs, rhs_formula, lhs_formula = mm.rhs, parsed.rhs, parsed.lhs
-    else:
-        rhs, rhs_formula, lhs_formula = mm, parsed, None
-    include_intercept = any(t.degree == 0 and str(t) == "1" for t in rhs_formula)
-    parser = formulaic.parser.DefaultFormulaParser(feature_flags=flags,
-                                                   include_intercept=include_intercept)
-    terms = list(parser.get_terms(str(rhs_formula)).root)
-    categorical = list(rhs.model_spec.factor_contrasts.keys())
-
-    def all_categorical(term):
-        return all(f in categorical for f in term.factors)
-
-    intercept = [t for t in terms if t.degree == 0]
-    rest = [t for t in terms if t.degree != 0]
-    cats = sorted([t for t in rest if all_categorical(t)], key=lambda t: t.degree)
-    rest = [t for t in rest if not all_categorical(t)]
-    groups = defaultdict(list)
-    for t in rest:
-        numeric = tuple(sorted(f for f in t.factors if f not in categorical))
-        groups[numeric].append(t)
-    others = [t for group in groups.values() for t in sorted(group, key=lambda t: t.degree)]
-    rhs_ordered = formulaic.Formula(intercept + cats + others, _ordering="none")
-    if lhs_formula is None:
-        return rhs_ordered
-    return formulaic.Formula(lhs=formulaic.Formula(lhs_formula, _ordering="none"),
-                             rhs=rhs_ordered, _ordering="none")
-
-
-def _patsy_names(columns, formula):
-    """formulaic's column names as patsy spells them: patsy keeps the formula's
-    double-quoted string literals as written (``Treatment("none")``), formulaic
-    writes them single-quoted."""
-    import re
-
-    literals = re.findall(r'"([^"\\]*)"', formula)
-    out = []
-    for c in columns:
-        for lit in literals:
-            c = c.replace(f"'{lit}'", f'"{lit}"')
-        out.append(c)
-    return out
-
-
 def _per_row(value, name, data, kept):
     """A per-row keyword (``sample_weight``, ``groups``): a column name of ``data``, or
     one value per row of ``data``, subset to the rows the formula kept."""
@@ -185,12 +237,12 @@ def _per_row(value, name, data, kept):
     return arr[kept]
 
 
-def _fit(formula, data, kw, multinomial):
+def _fit(formula, data, kw, multinomial, context):
     import pandas as pd
 
     import fastgen
 
-    formulaic = _formulaic()
+    formulaic = formulaic_module()
     if not isinstance(formula, str) or "~" not in formula:
         raise ValueError(f"formula must be a string 'y ~ terms'; got {formula!r}")
     if isinstance(data, dict):
@@ -208,8 +260,17 @@ def _fit(formula, data, kw, multinomial):
                          f"logistic_inference {list(INFERENCE_KEYWORDS)} and sample_weight")
     frame = _object_strings(data).copy(deep=False)
     frame.index = pd.RangeIndex(frame.shape[0])  # rows kept are positions
-    ordered = statsmodels_order(formula, frame)
-    mm = formulaic.model_matrix(ordered, frame, na_action="drop", output="pandas")
+    try:
+        boolean = boolean_factors(formula, frame, context)
+        ordered = statsmodels_order(categorical_booleans(formula, boolean), frame,
+                                    context=context)
+    except formulaic.errors.FormulaSyntaxError as exc:
+        raise ValueError(
+            f"formula {formula!r}: {str(exc).splitlines()[0]} (formulaic's syntax: "
+            f"arithmetic and comparisons of variables go inside I(), e.g. "
+            f"I(age > 30), I(a + b))") from exc
+    mm = formulaic.model_matrix(ordered, frame, na_action="drop", output="pandas",
+                                context=context)
     lhs, rhs = mm.lhs, mm.rhs
     kept = np.asarray(rhs.index, dtype=np.intp)
     columns = [str(c) for c in rhs.columns]
@@ -238,8 +299,13 @@ def _fit(formula, data, kw, multinomial):
     model = fastgen.fit_logistic(X, y, fit_intercept=fit_intercept, sample_weight=w,
                                  **fit_kw)
     res = fastgen.logistic_inference(model, X, y, sample_weight=w, **inf_kw)
-    names = tuple(_patsy_names(columns, formula))
-    design = FormulaDesign(formula, rhs.model_spec, tuple(columns), fit_intercept)
+    names = tuple(patsy_names(columns, formula, boolean, rhs.model_spec))
+    import re
+
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", formula))
+    used = {k: v for k, v in (context or {}).items() if k in words}  # not all globals
+    design = FormulaDesign(formula, rhs.model_spec, tuple(columns), fit_intercept,
+                           context=used, fit_index=data.index[kept])
     from .logistic.inference import labelled
 
     res = dataclasses.replace(res, feature_names=names, dep_name=dep_name, design=design,
@@ -249,7 +315,32 @@ def _fit(formula, data, kw, multinomial):
     return labelled(res)
 
 
-def logit(formula, data, **kw):
+def _caller_names(eval_env, depth=2):
+    """The names a formula may use besides the data's columns, as patsy's
+    ``EvalEnvironment.capture(eval_env)``: the locals over the globals of the frame
+    ``eval_env`` levels above the caller of :func:`logit` / :func:`mnlogit` (0: that
+    caller), or the mapping given."""
+    import sys
+
+    if eval_env is None:
+        return {}
+    if isinstance(eval_env, dict):
+        return dict(eval_env)
+    if isinstance(eval_env, bool) or not isinstance(eval_env, int) or eval_env < 0:
+        raise ValueError(f"eval_env must be a frame depth (0: the caller) or a dict of "
+                         f"names; got {eval_env!r}")
+    try:
+        frame = sys._getframe(depth + eval_env)
+    except ValueError:
+        raise ValueError(f"eval_env={eval_env} is deeper than the call stack; pass a "
+                         f"smaller depth or a dict of names") from None
+    try:
+        return {**frame.f_globals, **frame.f_locals}
+    finally:
+        del frame
+
+
+def logit(formula, data, *, eval_env=0, **kw):
     """Binary logistic regression from a formula, as ``statsmodels.formula.api.logit``.
 
     Parameters
@@ -260,6 +351,12 @@ def logit(formula, data, **kw):
         ``np.log(x)`` and other functions of the variables.
     data : pandas.DataFrame
         The variables; rows with a missing value in any of the formula's are dropped.
+    eval_env : int or dict, default 0
+        Where the formula's other names (functions, arrays, constants, modules such as
+        ``numpy``) are looked up, as statsmodels' ``eval_env``: the local and global
+        names of the calling frame (0), of a frame further up (1, 2, …), or a dict;
+        the data's columns come first.  Kept for the new data of ``predict`` and
+        ``get_prediction``.
     **kw
         What :func:`fastgen.fit_logistic` takes (``penalty="firth"``, ``correction``,
         ``l2``, ``max_iter``, ``tol``, ``init``), what
@@ -282,11 +379,11 @@ def logit(formula, data, **kw):
         For a left side with more than two values (use :func:`mnlogit`), unknown
         keywords, and whatever the fit and the inference refuse.
     """
-    return _fit(formula, data, kw, multinomial=False)
+    return _fit(formula, data, kw, multinomial=False, context=_caller_names(eval_env))
 
 
-def mnlogit(formula, data, **kw):
+def mnlogit(formula, data, *, eval_env=0, **kw):
     """Multinomial logistic regression from a formula, as
     ``statsmodels.formula.api.mnlogit``: coefficients of each class against the first
     (sorted) class.  Arguments and result as for :func:`logit`."""
-    return _fit(formula, data, kw, multinomial=True)
+    return _fit(formula, data, kw, multinomial=True, context=_caller_names(eval_env))

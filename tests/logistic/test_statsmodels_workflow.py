@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.special
+import scipy.stats
 
 import fastgen
 
@@ -541,3 +542,266 @@ def test_predictions_and_margins_without_an_intercept():
     m, s = res.get_margeff(at="mean", atexog={2: 1.0}), ref.get_margeff(at="mean", atexog={2: 1.0})
     assert rel(m.margeff, s.margeff) < TOL and rel(m.margeff_se, s.margeff_se) < TOL
     assert np.array_equal(X, X0)
+
+
+# ------------------------------------------- the order, names and data of statsmodels'
+# (patsy's) formulas: powers, products, nesting, transforms, the caller's names
+
+
+@pytest.mark.parametrize("formula", [
+    "affair ~ (age + yrs_married + rate_marriage)**2",
+    "affair ~ (age + yrs_married + rate_marriage)**3",
+    "affair ~ (age + C(religious) + rate_marriage)**2",
+    "affair ~ (age + yrs_married + rate_marriage)**2 - age:yrs_married",
+    "affair ~ age + (yrs_married + rate_marriage)**2",
+    "affair ~ 0 + (age + rate_marriage)**2",
+    "affair ~ (C(religious) + C(occupation) + age)**2",
+    "affair ~ age * yrs_married + rate_marriage",
+    "affair ~ age + yrs_married:rate_marriage + children",
+    "affair ~ rate_marriage:age + C(religious) + age",
+    "affair ~ (age + yrs_married) * C(religious)",
+    "affair ~ C(religious) / age",
+    "affair ~ age / (yrs_married + rate_marriage)",
+    # names as written (.5, 1e-1), boolean I() as patsy's categorical [T.True]
+    "affair ~ np.log(age + .5) + I(yrs_married * 1e-1) + C(occupation, Treatment(3))",
+    "affair ~ I(age > 30) * yrs_married",
+    "affair ~ rate_marriage + age:I(yrs_married > 10)",  # both levels, as patsy
+    # a term removed and added again goes last; factors within a term as patsy met them
+    "affair ~ age + (age + yrs_married)**2 - age + rate_marriage:C(religious) + age",
+    "affair ~ (C(religious) + age / C(religious))**2 / yrs_married",
+    # contrasts and splines whose labels formulaic writes otherwise
+    "affair ~ C(rate_marriage, Poly) + C(religious, Diff) * yrs_married",
+    "affair ~ bs(age, df=4) + yrs_married",
+])
+def test_term_order_and_names_match_statsmodels(fair, formula):
+    res = ff.logit(formula, fair, tol=1e-12)
+    ref = smf.logit(formula, fair).fit(disp=0, tol=1e-12)
+    assert list(res.params.index) == list(ref.params.index)
+    # positional use refers to the same coefficients
+    assert rel(np.asarray(res.params), np.asarray(ref.params)) < TOL
+    assert rel(res.cov_params, np.asarray(ref.cov_params())) < TOL
+    R = np.eye(len(ref.params))[[1, -1]]
+    assert rel(res.wald_test(R).statistic, ref.wald_test(R, scalar=True).statistic) < TOL
+
+
+def test_comparison_outside_I_is_refused_with_the_fix(fair):
+    with pytest.raises(ValueError, match=r"Unknown operator '>'.*inside I\(\)"):
+        ff.logit("affair ~ age + (age > 30)", fair)
+
+
+def test_formula_sees_the_callers_names(fair):
+    import numpy  # noqa: F401 - the formula's numpy.sqrt
+
+    def centred(x):
+        return x - 30.0
+
+    K = 10.0
+    z = np.asarray(fair["children"]) ** 2 * 0.5 + 1.0  # noqa: F841 - the formula's z
+    for formula in ["affair ~ centred(age)", "affair ~ age + z", "affair ~ I(age / K)",
+                    "affair ~ numpy.sqrt(age)"]:
+        res = ff.logit(formula, fair, tol=1e-12)
+        ref = smf.logit(formula, fair).fit(disp=0, tol=1e-12)
+        assert list(res.params.index) == list(ref.params.index)
+        assert rel(res.params, ref.params) < TOL
+    f = "affair ~ centred(age) + I(yrs_married / K)"
+    res = ff.logit(f, fair, tol=1e-12)
+    ref = smf.logit(f, fair).fit(disp=0, tol=1e-12)
+    new = fair.iloc[:5]
+    assert rel(res.predict(new), ref.predict(new)) < TOL
+    with pytest.raises(Exception, match="centred"):
+        ff.logit("affair ~ centred(age)", fair, eval_env={})
+    ref = smf.logit("affair ~ I(age / K)", fair).fit(disp=0, tol=1e-12)
+    assert rel(ff.logit("affair ~ I(age / K)", fair, eval_env={"K": K}, tol=1e-12).params,
+               ref.params) < TOL
+
+
+# ---------------------------------------------------- constraints in patsy's grammar
+
+
+@pytest.mark.parametrize("constraint", [
+    "age = yrs_married = 0",                       # chained: two constraints
+    "C(religious)[T.2.0]:rate_marriage = 0",        # an interaction's name
+    "rate_marriage + C(religious)[T.4.0]:rate_marriage = 0",
+    "rate_marriage = -0.5",                         # unary minus after =
+    "age = -yrs_married",
+    "age = 1e-3",                                   # scientific notation
+    "2 * (age - .5 * yrs_married) = rate_marriage / 4, children",
+])
+def test_constraint_strings_match_statsmodels(fair_fits, constraint):
+    res, ref = fair_fits
+    w, sw = res.wald_test(constraint), ref.wald_test(constraint, scalar=True)
+    assert w.df_denom == sw.df_denom
+    assert rel(w.statistic, sw.statistic) < TOL
+    t, st = res.t_test(constraint), ref.t_test(constraint)
+    assert rel(t.effect, st.effect) < TOL and rel(t.sd, st.sd) < TOL
+
+
+def test_unreadable_constraints_are_refused_by_name(fair_fits):
+    res = fair_fits[0]
+    for bad, what in [("age * yrs_married = 0", "not linear"), ("agee = 0", "agee"),
+                      ("age = (1", r"expected '\)'"), ("1 = 2", "without coefficients"),
+                      ("age / 0 = 1", "nonzero number")]:
+        with pytest.raises(ValueError, match=what):
+            res.t_test(bad)
+
+
+# ----------------------------------------------- predictions: rows, missing values, levels
+
+
+def test_get_prediction_keeps_the_datas_index(fair):
+    d = fair.copy()
+    d.index = d.index * 3 + 100  # not 0 … n−1
+    d.loc[d.index[5::9], "age"] = np.nan
+    f = "affair ~ age + yrs_married + C(religious)"
+    res, ref = ff.logit(f, d), smf.logit(f, d).fit(disp=0, tol=1e-12)
+    got, want = res.get_prediction().summary_frame(), ref.get_prediction().summary_frame()
+    assert list(got.index) == list(want.index)
+    assert rel(got["predicted"], want["predicted"]) < TOL
+    assert rel(res.predict(), ref.predict()) < TOL  # arrays, as statsmodels'
+    # DataFrame input, with and without an intercept fit
+    X, y = d.dropna()[["age", "yrs_married"]], d.dropna()["affair"]
+    arr = fastgen.logistic_inference(fastgen.fit_logistic(X, y, tol=1e-12), X, y)
+    sref = sm.Logit(y, sm.add_constant(X)).fit(disp=0, tol=1e-12)
+    got = arr.get_prediction().summary_frame()
+    assert list(got.index) == list(sref.get_prediction().summary_frame().index)
+    # multinomial: the rows of each class keep the labels
+    a = sm.datasets.anes96.load_pandas().data
+    a.index = a.index + 1000
+    mres = ff.mnlogit("PID ~ age + TVnews", a)
+    rows = mres.get_prediction().summary_frame().index.get_level_values("row")
+    assert list(pd.unique(rows)) == list(a.index)
+
+
+def test_predict_on_new_data_with_missing_values_is_nan_in_place(fair, anes):
+    f = "affair ~ age + yrs_married + C(religious)"
+    res, ref = ff.logit(f, fair), smf.logit(f, fair).fit(disp=0, tol=1e-12)
+    new = fair.iloc[[0, 10, 20, 30]].copy()
+    new.index = [7, 3, 99, 5]
+    new.loc[3, "age"] = np.nan
+    new.loc[5, "religious"] = np.nan  # a missing level: missing, not the reference
+    got, want = res.predict(new), ref.predict(new)
+    assert isinstance(got, pd.Series) and list(got.index) == list(want.index)
+    assert got.isna().tolist() == want.isna().tolist() == [False, True, False, True]
+    assert rel(got.dropna(), want.dropna()) < TOL
+    pred = res.get_prediction(new).summary_frame()
+    assert list(pred.index) == list(ref.get_prediction(new).summary_frame().index)
+    mres = ff.mnlogit(ANES, anes, tol=1e-12)
+    mref = smf.mnlogit(ANES, anes).fit(disp=0, method="newton", tol=1e-12)
+    mnew = anes.iloc[:4].copy()
+    mnew.iloc[1, mnew.columns.get_loc("TVnews")] = np.nan
+    got, want = mres.predict(mnew), mref.predict(mnew)
+    assert isinstance(got, pd.DataFrame) and got.shape == want.shape
+    assert got.isna().all(axis=1).tolist() == [False, True, False, False]
+    assert rel(got.dropna(), want.dropna()) < TOL
+    assert fair.notna().all().all()  # the caller's data untouched
+
+
+def test_unseen_levels_are_refused_by_column_and_level(fair):
+    new = fair.iloc[:2].copy()
+    for col, value, shown in [("religious", 7.0, "7.0"), ("faith", "devout", "devout")]:
+        f = "affair ~ age + C(religious)" if col == "religious" else "affair ~ age + faith"
+        res = ff.logit(f, fair)
+        bad = new.copy()
+        bad[col] = bad[col].astype(object)
+        bad.iloc[1, bad.columns.get_loc(col)] = value
+        with pytest.raises(Exception, match=shown):  # noqa: B017 - statsmodels refuses too
+            smf.logit(f, fair).fit(disp=0).predict(bad)
+        for call in (res.predict, res.get_prediction):
+            with pytest.raises(ValueError, match=rf"column '{col}'.*{shown}"):
+                call(bad)
+    # a categorical of a transform: checked through formulaic's warning
+    f = "affair ~ C(np.round(rate_marriage / 2)) + age"
+    res, ref = ff.logit(f, fair), smf.logit(f, fair).fit(disp=0, tol=1e-12)
+    assert rel(res.predict(new), ref.predict(new)) < TOL
+    bad = new.assign(rate_marriage=[4.0, 11.0])
+    with pytest.raises(Exception, match="6"):  # noqa: B017 - statsmodels refuses too
+        ref.predict(bad)
+    with pytest.raises(ValueError, match=r"C\(np.round\(rate_marriage / 2\)\).*6\.0"):
+        res.predict(bad)
+    bad = new.assign(religious=new["religious"].astype(str))  # "3.0" is not 3.0
+    res = ff.logit("affair ~ age + C(religious)", fair)
+    with pytest.raises(ValueError, match=r"column 'religious'.*'\d\.0'"):
+        res.predict(bad)
+
+
+def test_prediction_se_is_stable_at_extreme_linear_predictors():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=400)
+    y = (rng.random(400) < scipy.special.expit(0.3 + 1.2 * x)).astype(float)
+    res = fastgen.logistic_inference(fastgen.fit_logistic(x[:, None], y, tol=1e-12),
+                                     x[:, None], y)
+    b0, b1 = res.params
+    eta = np.linspace(-40.0, 40.0, 33)
+    pred = res.get_prediction(((eta - b0) / b1)[:, None])
+    Xt = np.column_stack([np.ones_like(eta), (eta - b0) / b1])
+    lse = np.sqrt(np.einsum("ij,jk,ik->i", Xt, res.cov_params, Xt))
+    # p(1 − p) = exp(−log(1 + e^{−η}) − log(1 + e^{η})), no cancellation
+    stable = np.exp(-np.logaddexp(0.0, -eta) - np.logaddexp(0.0, eta)) * lse
+    assert np.max(np.abs(pred.se / stable - 1.0)) < 1e-12
+
+
+# ------------------------------------------------------------- lr_test's refusals
+
+
+def test_lr_test_refuses_non_nested_fits_and_other_rows(fair):
+    lr_test = fastgen.logistic.inference.lr_test
+    d = fair.assign(noise=np.random.default_rng(0).normal(size=len(fair)))
+    with pytest.raises(ValueError, match="does not nest.*rate_marriage"):
+        lr_test(ff.logit("affair ~ rate_marriage + yrs_married", d),
+                ff.logit("affair ~ noise + age + children", d))
+    d2 = d.sample(frac=1, random_state=1).reset_index(drop=True)
+    with pytest.raises(ValueError, match="same rows"):
+        lr_test(ff.logit("affair ~ age", d2.iloc[:3000]),
+                ff.logit("affair ~ age + yrs_married", d2.iloc[3000:6000]))
+    # arrays: no names, the likelihoods say it
+    y = d["affair"].to_numpy()
+    Xa, Xb = d[["rate_marriage"]].to_numpy(), d[["noise", "age"]].to_numpy()
+    ra = fastgen.logistic_inference(fastgen.fit_logistic(Xa, y), Xa, y)
+    rb = fastgen.logistic_inference(fastgen.fit_logistic(Xb, y), Xb, y)
+    with pytest.raises(ValueError, match="does not nest"):
+        lr_test(ra, rb)
+    Xc = d[["rate_marriage", "age"]].to_numpy()
+    rc = fastgen.logistic_inference(fastgen.fit_logistic(Xc, y), Xc, y)
+    ref_c = sm.Logit(y, sm.add_constant(Xc)).fit(disp=0, tol=1e-12)
+    ref_a = sm.Logit(y, sm.add_constant(Xa)).fit(disp=0, tol=1e-12)
+    assert rel(lr_test(ra, rc).statistic, 2.0 * (ref_c.llf - ref_a.llf)) < TOL
+
+
+# ------------------------------------------------- levels, FLIC's note, cov_type spelling
+
+
+def test_profile_alpha_is_honoured_or_refused_and_t_test_alpha_reaches_its_tables(fair):
+    s = sm.datasets.spector.load_pandas().data
+    rp = ff.logit("GRADE ~ GPA + TUCE + PSI", s, ci="profile", alpha=0.1)
+    assert "[0.050" in str(rp.summary()) and "[0.05" in rp.to_frame().columns
+    for call in (rp.summary, rp.to_frame, rp.conf_int):
+        with pytest.raises(ValueError, match="alpha=0.05"):
+            call(alpha=0.05)
+    res, ref = ff.logit("GRADE ~ GPA + TUCE + PSI", s), \
+        smf.logit("GRADE ~ GPA + TUCE + PSI", s).fit(disp=0, tol=1e-12)
+    t = res.t_test("GPA = 0, TUCE = PSI", alpha=0.1)
+    want = ref.t_test("GPA = 0, TUCE = PSI").summary_frame(alpha=0.1)
+    assert rel(t.summary_frame().iloc[:, 4:], want.iloc[:, 4:]) < TOL
+    assert "[0.050" in str(t.summary())
+
+
+def test_cov_type_in_lower_case_as_statsmodels(fair):
+    f = "affair ~ age + yrs_married"
+    res = ff.logit(f, fair, cov_type="hc0")
+    ref = smf.logit(f, fair).fit(disp=0, tol=1e-12, cov_type="HC0")
+    assert res.cov_type == "HC0" and rel(res.bse, ref.bse) < TOL
+
+
+def test_flic_summary_explains_the_intercepts_p_value():
+    s = sm.datasets.spector.load_pandas().data
+    r = ff.logit("GRADE ~ GPA + TUCE + PSI", s, penalty="firth", correction="flic")
+    off = s[["GPA", "TUCE", "PSI"]].to_numpy() @ np.asarray(r.params)[1:]
+    glm = sm.GLM(s["GRADE"], np.ones((len(s), 1)), family=sm.families.Binomial(),
+                 offset=off).fit(tol=1e-12)
+    # logistf's convention: the Wald z of the offset refit (its p-value, 1e-114 here,
+    # compared on the z scale)
+    z = scipy.stats.norm.isf(r.pvalues.iloc[0] / 2)
+    assert rel(z, abs(glm.tvalues.iloc[0])) < TOL
+    assert abs(r.tvalues.iloc[0]) < 0.5 * z  # the table's z says something else
+    text = str(r.summary())
+    assert "FLIC (logistf's convention)" in text and "offset" in text

@@ -29,6 +29,7 @@ from ..centring import centre, column_shift, covariance_to_user, to_centred
 from ..params import ConvergenceWarning
 from .checks import (
     InferenceRequest,
+    canonical_cov_type,
     check_not_separated,
     check_request,
     group_codes,
@@ -225,6 +226,7 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         Frequency weights: an integer weight w gives exactly the inference of the row
         repeated w times, and ``nobs`` is their sum.
     cov_type : {"nonrobust", "HC0", "HC1", "cluster"}
+        In any case (``"hc0"``), as statsmodels takes them.
     groups : array-like (n,), optional
         Cluster labels, for ``cov_type="cluster"``.
     ci : {"wald", "profile"}
@@ -257,6 +259,7 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     numpy.linalg.LinAlgError
         On a collinear design, naming the columns.
     """
+    cov_type = canonical_cov_type(cov_type)
     if is_dask_array(X):
         return _deprecated_adapter_route(
             model, X, y, sample_weight=sample_weight, cov_type=cov_type, groups=groups,
@@ -265,8 +268,13 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                                        cov_type=cov_type, groups=groups, ci=ci,
                                        alpha=alpha, feature_names=feature_names,
                                        want_sample=True)
+    index = getattr(X, "index", None)
+    if index is not None and (not hasattr(index, "__len__") or
+                              len(index) != np.shape(sample.X)[0]):
+        index = None
     result = dataclasses.replace(result, dep_name=dependent_name(y),
-                                 fit_data=FitData(model, sample.X, sample.codes, sample.w))
+                                 fit_data=FitData(model, sample.X, sample.codes, sample.w,
+                                                  row_labels=index))
     return labelled(result) if feature_names_of(X) is not None and _has_pandas() else result
 
 

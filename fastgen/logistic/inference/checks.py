@@ -55,9 +55,18 @@ class InferenceRequest:
         return self.cov_type == "cluster"
 
 
+def canonical_cov_type(cov_type):
+    """``cov_type`` spelled as :data:`COV_TYPES` spell it, whatever its case
+    (statsmodels takes ``"hc0"`` for ``"HC0"``); anything else unchanged."""
+    if isinstance(cov_type, str):
+        return {c.lower(): c for c in COV_TYPES}.get(cov_type.lower(), cov_type)
+    return cov_type
+
+
 def check_request(model, cov_type, ci, alpha) -> InferenceRequest:
     """Check the model and the options; a ``ValueError`` naming the problem."""
     method = model_kind(model)
+    cov_type = canonical_cov_type(cov_type)
     if cov_type not in COV_TYPES:
         raise ValueError(f"cov_type must be one of {COV_TYPES}; got {cov_type!r}")
     if ci not in ("wald", "profile"):

@@ -3,10 +3,11 @@
 ``anova``, for Firth fits).
 
 Constraint strings (``"age = yrs_married"``, ``"x1 + x3 = 0, x2 = 1"``) are parsed by
-formulaic's ``LinearConstraints`` in the coefficients' names, as statsmodels parses them
-with the formulaic engine.
+``parse_constraints`` in the coefficients' names with patsy's grammar, as
+statsmodels parses them (its default engine, patsy): chained ``a = b = 0`` is two
+constraints.
 
-Imports: numpy, scipy (pandas and formulaic on use) only.
+Imports: numpy, scipy (pandas on use) only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import scipy.linalg
 import scipy.special
 import scipy.stats
 
-__all__ = ["ContrastResults", "LRTestResults", "constraint_matrix", "t_test", "wald_test",
+__all__ = ["ContrastResults", "LRTestResults", "constraint_matrix", "parse_constraints",
+           "t_test", "wald_test",
            "lr_test", "firth_restricted_loglik"]
 
 
@@ -45,12 +47,16 @@ class ContrastResults:
         """Intervals for ``effect`` (= Rβ), ``effect ± z_{1−α/2} · sd``: shape (r, 2)."""
         if self.effect is None:
             raise ValueError("a Wald (chi2) test has no intervals; use t_test")
-        z = scipy.stats.norm.isf((self.alpha if alpha is None else alpha) / 2)
+        alpha = self.alpha if alpha is None else alpha
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1); got {alpha}")
+        z = scipy.stats.norm.isf(alpha / 2)
         return np.column_stack([self.effect - z * self.sd, self.effect + z * self.sd])
 
-    def summary_frame(self, alpha=0.05):
+    def summary_frame(self, alpha=None):
         """statsmodels' table: ``coef, std err, z, P>|z|, Conf. Int. Low,
-        Conf. Int. Upp.``, rows ``c0, c1, …`` (needs pandas)."""
+        Conf. Int. Upp.``, rows ``c0, c1, …`` (needs pandas); ``alpha`` defaults to
+        the test's (``t_test(..., alpha=)``)."""
         import pandas as pd
 
         if self.effect is None:
@@ -61,11 +67,13 @@ class ContrastResults:
             index=[f"c{i}" for i in range(len(self.effect))],
             columns=["coef", "std err", "z", "P>|z|", "Conf. Int. Low", "Conf. Int. Upp."])
 
-    def summary(self, alpha=0.05):
+    def summary(self, alpha=None):
         """The table of a t test (statsmodels' "Test for Constraints") as a
-        :class:`~fastgen.logistic.inference.Summary`, or the line of a Wald test."""
+        :class:`~fastgen.logistic.inference.Summary`, or the line of a Wald test.
+        ``alpha`` defaults to the test's (``t_test(..., alpha=)``)."""
         if self.effect is None:
             return repr(self)
+        alpha = self.alpha if alpha is None else alpha
         from .summary import Summary, SummaryTable
 
         ci = self.conf_int(alpha)
@@ -85,26 +93,15 @@ class ContrastResults:
 
 
 def constraint_matrix(res, r_matrix):
-    """(R, q) of a constraint: a string in ``res.param_names`` (formulaic's
-    ``LinearConstraints``), a list of strings, a matrix R (q = 0) or a pair (R, q)."""
+    """(R, q) of a constraint: a string in ``res.param_names``
+    (``parse_constraints``), a list of strings, a matrix R (q = 0) or a pair (R, q)."""
     names = res.param_names
     k = len(names)
     if isinstance(r_matrix, (list, tuple)) and r_matrix and all(
             isinstance(c, str) for c in r_matrix):
         r_matrix = ", ".join(r_matrix)
     if isinstance(r_matrix, str):
-        try:
-            from formulaic.utils.constraints import LinearConstraints
-        except ImportError as exc:
-            raise ImportError("constraint strings are parsed by formulaic: pip install "
-                              "'fastgen[formula]', or pass the matrix R") from exc
-        try:
-            lc = LinearConstraints.from_spec(r_matrix, variable_names=list(names))
-        except Exception as exc:
-            raise ValueError(f"r_matrix: cannot parse the constraints {r_matrix!r} in the "
-                             f"coefficients' names {names} ({exc})") from exc
-        R = np.asarray(lc.constraint_matrix, dtype=np.float64)
-        q = np.asarray(lc.constraint_values, dtype=np.float64).reshape(-1)
+        R, q = parse_constraints(r_matrix, list(names))
     elif isinstance(r_matrix, tuple) and len(r_matrix) == 2:
         R = np.atleast_2d(np.asarray(r_matrix[0], dtype=np.float64))
         q = np.atleast_1d(np.asarray(r_matrix[1], dtype=np.float64)).reshape(-1)
@@ -120,6 +117,133 @@ def constraint_matrix(res, r_matrix):
     if not (np.all(np.isfinite(R)) and np.all(np.isfinite(q))):
         raise ValueError("r_matrix: R and q must be finite")
     return R, q
+
+
+_NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+
+
+def parse_constraints(text, names):
+    """(R, q) of linear constraints written in the coefficients' ``names``, with
+    patsy's grammar (``DesignInfo.linear_constraint``, which statsmodels' ``t_test``
+    and ``wald_test`` use): constraints separated by commas; each a linear
+    expression (``+ - * /``, parentheses, numbers as ``2``, ``.5``, ``1e-3``, unary
+    minus), ``=`` between two sides (an expression alone means ``= 0``), and chained
+    ``a = b = c`` meaning ``a = b`` and ``b = c``.  Names are matched first, longest
+    first, so they may hold ``[``, ``]``, ``:``, ``.`` and spaces
+    (``C(religious)[T.2.0]:rate_marriage``).
+
+    Raises
+    ------
+    ValueError
+        Naming the constraint and what could not be read there.
+    """
+    import re
+
+    k = len(names)
+    ordered = sorted(set(names), key=len, reverse=True)
+    index = {n: i for i, n in enumerate(names)}
+    pattern = re.compile("|".join(
+        [f"(?P<name>{'|'.join(re.escape(n) for n in ordered)})" if ordered else "(?!)",
+         f"(?P<num>{_NUMBER})", r"(?P<op>[-+*/(),=])", r"(?P<ws>\s+)"]))
+    tokens, pos = [], 0
+    while pos < len(text):
+        m = pattern.match(text, pos)
+        if m is None:
+            raise ValueError(f"r_matrix: cannot read the constraints {text!r} at "
+                             f"{text[pos:pos + 20]!r} (character {pos}): write them in "
+                             f"the coefficients' names {names}, numbers, + - * / ( ) , =")
+        if m.lastgroup != "ws":
+            tokens.append((m.lastgroup, m.group(0), pos))
+        pos = m.end()
+    tokens.append(("end", "", len(text)))
+    at = [0]
+
+    def fail(what):
+        kind, tok, p = tokens[at[0]]
+        got = repr(tok) if kind != "end" else "the end"
+        raise ValueError(f"r_matrix: in the constraints {text!r}, {what} at character "
+                         f"{p} (got {got})")
+
+    def peek():
+        return tokens[at[0]]
+
+    def take():
+        t = tokens[at[0]]
+        at[0] += 1
+        return t
+
+    def atom():
+        kind, tok, _ = peek()
+        if kind == "name":
+            take()
+            c = np.zeros(k)
+            c[index[tok]] = 1.0
+            return c, 0.0
+        if kind == "num":
+            take()
+            return np.zeros(k), float(tok)
+        if tok == "(":
+            take()
+            v = expr()
+            if peek()[1] != ")":
+                fail("expected ')'")
+            take()
+            return v
+        if tok in ("-", "+"):
+            take()
+            c, d = atom()
+            return (-c, -d) if tok == "-" else (c, d)
+        fail("expected a coefficient name, a number or '('")
+
+    def product():
+        c, d = atom()
+        while peek()[1] in ("*", "/"):
+            op = take()[1]
+            c2, d2 = atom()
+            if op == "*":
+                if not np.any(c):
+                    c, d = d * c2, d * d2
+                elif not np.any(c2):
+                    c, d = c * d2, d * d2
+                else:
+                    fail("a product of two coefficients is not linear")
+            else:
+                if np.any(c2) or d2 == 0:
+                    fail("division only by a nonzero number")
+                c, d = c / d2, d / d2
+        return c, d
+
+    def expr():
+        c, d = product()
+        while peek()[1] in ("+", "-"):
+            op = take()[1]
+            c2, d2 = product()
+            c, d = (c + c2, d + d2) if op == "+" else (c - c2, d - d2)
+        return c, d
+
+    rows, values = [], []
+
+    def constraint():
+        sides = [expr()]
+        while peek()[1] == "=":
+            take()
+            sides.append(expr())
+        if len(sides) == 1:
+            sides.append((np.zeros(k), 0.0))
+        for (c1, d1), (c2, d2) in zip(sides[:-1], sides[1:]):
+            coefs = c1 - c2
+            if not np.any(coefs):
+                fail("a constraint without coefficients (no name of " + str(names) + ")")
+            rows.append(coefs)
+            values.append(d2 - d1)
+
+    constraint()
+    while peek()[1] == ",":
+        take()
+        constraint()
+    if peek()[0] != "end":
+        fail("expected ',', '=' or the end")
+    return np.array(rows, dtype=np.float64).reshape(-1, k), np.array(values, dtype=np.float64)
 
 
 def _contrast(res, r_matrix):
@@ -196,6 +320,15 @@ def lr_test(restricted, full):
         Fits of the same y on the same rows (equal ``nobs`` and classes), by the same
         method; ``restricted`` has fewer coefficients.
 
+    Raises
+    ------
+    ValueError
+        For fits of different rows (other ``nobs``, y values, weights, row labels, or
+        values of a column both have by name); for pairs that are not nested (with
+        names: a term of ``restricted`` that ``full`` lacks; with arrays, or any
+        maximum-likelihood pair: ``restricted.llf`` above ``full.llf`` beyond
+        rounding); for other methods than maximum likelihood and binary Firth.
+
     Returns
     -------
     LRTestResults
@@ -215,7 +348,23 @@ def lr_test(restricted, full):
     if q_r >= q_f:
         raise ValueError(f"restricted must have fewer coefficients than full; they have "
                          f"{q_r} and {q_f} (pass the smaller model first)")
+    _same_sample(restricted, full)
     if restricted.method == "MLE":
+        named = _named(restricted) and _named(full)
+        if named:
+            extra = [n for n in restricted.feature_names if n not in full.feature_names]
+            if extra:
+                raise ValueError(
+                    f"lr_test: full does not nest restricted: restricted has the terms "
+                    f"{extra} that full lacks; pass a restricted model whose terms are "
+                    f"among full's {list(full.feature_names)}")
+        slack = 1e-8 * max(1.0, abs(full.llf))
+        if restricted.llf > full.llf + slack:
+            raise ValueError(
+                f"lr_test: full does not nest restricted: its log-likelihood "
+                f"{full.llf:.10g} is below restricted's {restricted.llf:.10g} (a nested "
+                f"model cannot fit better than the model nesting it); pass the smaller "
+                f"of two nested fits first, fitted on the same rows")
         return LRTestResults(2.0 * (full.llf - restricted.llf), q_f - q_r, "MLE")
     if restricted.method != "Firth" or full.multinomial:
         raise ValueError(f"lr_test supports maximum-likelihood fits and binary Firth fits "
@@ -235,6 +384,55 @@ def lr_test(restricted, full):
     free = np.array([n in names_r for n in names_f])
     pl = firth_restricted_loglik(full, free)
     return LRTestResults(2.0 * (full.llf - pl), q_f - q_r, "penalised (Firth, nested)")
+
+
+def _named(res):
+    """Whether ``res``'s coefficient names are its columns' (a formula or a
+    DataFrame), not the default ``const, x1, …`` of arrays."""
+    return getattr(res, "design", None) is not None or bool(getattr(res, "is_labelled",
+                                                                    False))
+
+
+def _same_sample(restricted, full):
+    """Refuse fits of different rows: the same y (classes of each row), weights and
+    row labels, and equal values in the columns both have by name."""
+    fr, ff = getattr(restricted, "fit_data", None), getattr(full, "fit_data", None)
+    if fr is None or ff is None:  # Dask fits hold no data: nobs was compared
+        return
+
+    def refuse(what):
+        raise ValueError(f"lr_test: restricted and full must be fits on the same rows "
+                         f"(statsmodels' compare_lr_test assumes it); their {what} "
+                         f"differ: fit both on the same data (drop the rows with missing "
+                         f"values of either model's variables first)")
+
+    if fr.codes.shape != ff.codes.shape or not np.array_equal(fr.codes, ff.codes):
+        refuse("y values")
+    if fr.w.shape != ff.w.shape or not np.array_equal(fr.w, ff.w):
+        refuse("sample weights")
+
+    def labels(res):
+        d = getattr(res, "design", None)
+        if d is not None and getattr(d, "fit_index", None) is not None:
+            return list(d.fit_index)
+        lab = getattr(res.fit_data, "row_labels", None)
+        return None if lab is None else list(lab)
+
+    lr, lf = labels(restricted), labels(full)
+    if lr is not None and lf is not None and lr != lf:
+        refuse("rows (the data's index labels)")
+    if not (_named(restricted) and _named(full)):
+        return
+    if hasattr(fr.X, "tocsr") or hasattr(ff.X, "tocsr"):
+        return
+    off_r = 1 if restricted.fit_intercept else 0
+    off_f = 1 if full.fit_intercept else 0
+    pos_f = {n: j - off_f for j, n in enumerate(full.feature_names) if j >= off_f}
+    Xr, Xf = np.asarray(fr.X), np.asarray(ff.X)
+    for j, n in enumerate(restricted.feature_names[off_r:]):
+        if n in pos_f and not np.allclose(Xr[:, j], Xf[:, pos_f[n]], rtol=1e-12,
+                                          atol=0.0, equal_nan=True):
+            refuse(f"values of the column {n!r}")
 
 
 def _design(full):

@@ -86,10 +86,12 @@ def check_covariance(res, what):
             f"inference); use the Firth fit (fit_logistic(..., penalty='firth')) or FLAC")
 
 
-def design_rows(res, exog):
+def design_rows(res, exog, *, keep_missing=False):
     """(the rows with their intercept column, as float64 (n, p); row labels) of new
     data ``exog`` (through the formula's design when there is one), or of the fitted
-    data when ``exog`` is None."""
+    data when ``exog`` is None (labelled by the fitted rows' index: the data's, rows
+    with missing values dropped).  ``keep_missing=True`` keeps a formula's rows with
+    missing values as rows of NaN (``predict``)."""
     fit_intercept = res.fit_intercept
     labels = None
     if exog is None:
@@ -97,8 +99,12 @@ def design_rows(res, exog):
             raise ValueError("this result holds no data (a Dask fit): pass exog, the rows "
                              "to predict")
         X = res.fit_data.X
+        if res.design is not None and getattr(res.design, "fit_index", None) is not None:
+            labels = list(res.design.fit_index)
+        elif getattr(res.fit_data, "row_labels", None) is not None:
+            labels = list(res.fit_data.row_labels)
     elif res.design is not None:
-        frame = res.design.exog(exog)
+        frame = res.design.exog(exog, keep_missing=keep_missing)
         labels = list(frame.index)
         X = frame.to_numpy()
     else:
@@ -123,11 +129,11 @@ def design_rows(res, exog):
     if X.ndim != 2 or X.shape[1] != d:
         raise ValueError(f"exog must have {d} columns, those the model was fitted with "
                          f"(without the intercept); got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
+    if not (keep_missing and res.design is not None) and not np.all(np.isfinite(X)):
         raise ValueError("exog contains NaN or infinity; drop or fill those rows")
     if fit_intercept:
         X = np.column_stack([np.ones(X.shape[0]), X])
-    if labels is None:
+    if labels is None or len(labels) != X.shape[0]:
         labels = list(range(X.shape[0]))
     return X, labels
 
@@ -146,8 +152,29 @@ def probabilities(params, X):
 
 
 def predicted_probabilities(res, exog):
-    X, _ = design_rows(res, exog)
-    return probabilities(np.asarray(res.params, dtype=np.float64), X)
+    """The probabilities of :meth:`~fastgen.LogisticInference.predict`: arrays, or for
+    new data of a formula fit (as statsmodels) a Series (binary) or a DataFrame
+    (multinomial, one column per class) indexed as the data, NaN on rows with a
+    missing value (the fitted data: an array, as statsmodels' ``predict()``)."""
+    formula = res.design is not None and exog is not None
+    X, labels = design_rows(res, exog, keep_missing=formula)
+    params = np.asarray(res.params, dtype=np.float64)
+    ok = np.isfinite(X).all(axis=1)
+    if ok.all():
+        P = probabilities(params, X)
+    else:
+        P = np.full((X.shape[0],) + params.shape[1:2], np.nan)
+        if params.ndim == 2:
+            P = np.full((X.shape[0], params.shape[1] + 1), np.nan)
+        P[ok] = probabilities(params, X[ok])
+    if not formula:
+        return P
+    import pandas as pd
+
+    index = pd.Index(labels)
+    if P.ndim == 1:
+        return pd.Series(P, index=index)
+    return pd.DataFrame(P, index=index, columns=pd.RangeIndex(P.shape[1]))
 
 
 def get_prediction(res, exog):
@@ -160,7 +187,8 @@ def get_prediction(res, exog):
         var = np.einsum("ij,jk,ik->i", X, cov, X)
         p = scipy.special.expit(eta)
         lse = np.sqrt(var)
-        return PredictionResults(p, p * (1.0 - p) * lse, eta, lse, labels)
+        dp = p * scipy.special.expit(-eta)  # p(1 − p) without cancelling at large η
+        return PredictionResults(p, dp * lse, eta, lse, labels)
     n, pdim = X.shape
     m = params.shape[1]
     P = probabilities(params, X)

@@ -35,12 +35,16 @@ class FitData:
         y as indices into ``model.classes``.
     w : ndarray
         The frequency weights (empty for unit weights).
+    row_labels : pandas.Index or None
+        The rows' labels (a DataFrame's index), for ``get_prediction()`` on the fitted
+        data; None for arrays.
     """
 
     model: object
     X: object
     codes: np.ndarray
     w: np.ndarray
+    row_labels: object = None
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,28 @@ class LogisticInference:
         """The coefficients as one vector in the order of ``cov_params``."""
         return np.asarray(self.params, dtype=np.float64).T.ravel()
 
+    def interval_alpha(self, alpha):
+        """The level of the intervals shown by :meth:`summary` and :meth:`to_frame`:
+        ``alpha`` (None: 0.05, or the profile intervals' ``ci_alpha``).
+
+        Raises
+        ------
+        ValueError
+            For profile intervals (``ci="profile"``) asked at another level than
+            they were computed at (no silent 95%).
+        """
+        if alpha is None:
+            return self.ci_alpha if self.ci == "profile" else 0.05
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1); got {alpha}")
+        if self.ci == "profile" and not math.isclose(alpha, self.ci_alpha):
+            raise ValueError(
+                f"alpha={alpha}: the profile intervals of this fit were computed at "
+                f"alpha={self.ci_alpha}; call logistic_inference(..., ci='profile', "
+                f"alpha={alpha}) (or fastgen.formula.logit(..., ci='profile', "
+                f"alpha={alpha})) for that level, or leave alpha out")
+        return alpha
+
     def conf_int_array(self, alpha=0.05):
         """:meth:`conf_int` as an array of shape ``params.shape + (2,)``."""
         if self.ci == "profile":
@@ -227,14 +253,15 @@ class LogisticInference:
         data = np.concatenate([ci[:, k, :] for k in range(m)], axis=0)
         return pd.DataFrame(data, index=idx, columns=["lower", "upper"])
 
-    def summary(self, alpha=0.05, title=None, *, yname=None,
+    def summary(self, alpha=None, title=None, *, yname=None,
                 odds_ratios=False) -> Summary:
         """The results table in the layout of statsmodels' ``summary()``.
 
         Parameters
         ----------
-        alpha : float, default 0.05
-            Level of the intervals.
+        alpha : float, optional
+            Level of the intervals (default 0.05; with ``ci="profile"`` the level
+            they were computed at, the only one allowed).
         title : str, optional
         yname : str, optional
             The name of y (``Dep. Variable:``), instead of :attr:`dep_name`.
@@ -249,20 +276,20 @@ class LogisticInference:
         """
         return build_summary(self, alpha, title, yname, odds_ratios)
 
-    def to_frame(self, alpha=0.05, *, odds_ratios=False):
+    def to_frame(self, alpha=None, *, odds_ratios=False):
         """The coefficient table as a pandas DataFrame (needs pandas).
 
         Columns ``coef, std err, z, P>|z|, [α/2, 1−α/2]`` (plus ``P>|LR|`` when
         likelihood-ratio p-values were computed); multinomial fits get a
         (class, feature) row index.  ``odds_ratios=True`` adds ``odds ratio``
         (``exp(coef)``) and its interval bounds ``OR [α/2`` and ``OR 1−α/2]``
-        (the exponentiated bounds).
+        (the exponentiated bounds).  ``alpha`` as for :meth:`summary`.
         """
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - pandas is a test dependency
             raise ImportError("LogisticInference.to_frame needs pandas") from exc
-        a = alpha if self.ci == "wald" else self.ci_alpha
+        a = self.interval_alpha(alpha)
         lo_hi = self.conf_int_array(a)
         cols = ["coef", "std err", "z", "P>|z|", f"[{a / 2:g}", f"{1 - a / 2:g}]"]
         par, bse = np.asarray(self.params), np.asarray(self.bse)
@@ -295,10 +322,13 @@ class LogisticInference:
         ----------
         r_matrix : str, ndarray or (ndarray, ndarray)
             A constraint string in the coefficients' names (``"age = yrs_married"``,
-            ``"x1 + x3 = 0, x2 = 1"``; multinomial names ``name[class]``, e.g.
-            ``age[2]`` for class 2.0), a matrix R of
+            ``"x1 + x3 = 0, x2 = 1"``, ``"a = b = 0"`` for two constraints, numbers as
+            ``-.5`` or ``1e-3``: patsy's grammar; multinomial names ``name[class]``,
+            e.g. ``age[2]`` for class 2.0), a matrix R of
             shape (r, q) (then q = 0), or a pair (R, q).
         alpha : float, default 0.05
+            The level of the result's ``conf_int``, ``summary_frame`` and ``summary``
+            (each also takes its own).
 
         Returns
         -------
@@ -336,7 +366,11 @@ class LogisticInference:
         (binary, shape (n,)) or every class' (multinomial, (n, K)).
 
         ``exog`` is what the model was fitted on: the formula's variables (a DataFrame)
-        for a formula fit, else X's columns (without an intercept column).
+        for a formula fit, else X's columns (without an intercept column).  For new
+        data of a formula fit the result is, as statsmodels', a Series (binary) or a
+        DataFrame (multinomial, one column per class) indexed as ``exog``, NaN on the
+        rows with a missing value; a category level the fit did not see is refused
+        (``ValueError`` naming the column and the level).
         """
         from .prediction import predicted_probabilities
 
@@ -345,7 +379,8 @@ class LogisticInference:
     def get_prediction(self, exog=None):
         """Predicted probabilities with delta-method standard errors and intervals.
 
-        Binary: ``p = σ(x̃ᵀβ)``, ``se = p(1−p)·√(x̃ᵀΣx̃)``, intervals
+        Binary: ``p = σ(x̃ᵀβ)``, ``se = p(1−p)·√(x̃ᵀΣx̃)`` (``p(1−p)`` computed as
+        ``σ(η)σ(−η)``, without cancellation at large η), intervals
         ``σ(x̃ᵀβ ± z·√(x̃ᵀΣx̃))`` (formed on the linear predictor and mapped back, so
         inside [0, 1]): statsmodels' ``get_prediction``.  Multinomial (which statsmodels
         lacks): each class' probability with the delta-method se, intervals formed on
@@ -360,7 +395,9 @@ class LogisticInference:
         -------
         PredictionResults
             ``predicted``, ``se``, ``conf_int(alpha)`` and ``summary_frame(alpha)`` with
-            columns ``predicted, se, ci_lower, ci_upper``.
+            columns ``predicted, se, ci_lower, ci_upper``, its rows labelled by the
+            data's index (the fitted rows: those kept after missing values were
+            dropped; new data of a formula: the rows without a missing value).
         """
         from .prediction import get_prediction
 

@@ -200,6 +200,13 @@ class Summary:
         return self.as_html()
 
 
+#: The note under a FLIC fit's table: its intercept's p-value is not 2Φ(−|z|).
+FLIC_NOTE = ("FLIC (logistf's convention): the intercept's P>|z| is the Wald test of "
+             "the intercept refitted with the slopes' linear predictor as an offset "
+             "(se (sum w p(1-p))^-1/2), not 2*Phi(-|z|) of the z shown, which uses the "
+             "intercept's std err in the full design; the slopes' rows are Firth's.")
+
+
 def build_summary(res, alpha, title, yname, odds_ratios):
     """The :class:`Summary` of a :class:`~fastgen.LogisticInference` ``res``."""
     if title is None:
@@ -227,7 +234,7 @@ def build_summary(res, alpha, title, yname, odds_ratios):
     ]
     info = SummaryTable("info", title, data=[[a, b, c, e] for (a, b), (c, e)
                                             in zip(left, right, strict=True)])
-    a = alpha if res.ci == "wald" else res.ci_alpha
+    a = res.interval_alpha(alpha)
     ci = np.asarray(res.conf_int_array(a))
     par, bse = np.asarray(res.params), np.asarray(res.bse)
     z, pv = np.asarray(res.tvalues), np.asarray(res.pvalues)
@@ -264,4 +271,6 @@ def build_summary(res, alpha, title, yname, odds_ratios):
         notes.append("Confidence intervals: profile likelihood.")
     if res.method == "Firth":
         notes.append("Penalised log-likelihoods (Jeffreys prior, Firth 1993).")
+    if res.method == "FLIC" and res.fit_intercept:
+        notes.append(FLIC_NOTE)
     return Summary([info, params], notes)
