@@ -1,4 +1,4 @@
-"""Warm timings of the logistic workloads (W8, W9, W13-W16) in this process, as JSON:
+"""Warm timings of the workloads W1-W9 and W13-W16 in this process, as JSON:
 run it alternately against two trees to compare them side by side on the same machine.
 
 Usage::
@@ -60,7 +60,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--scale", type=float, default=1.0)
-    ap.add_argument("--only", default="W8,W9,W13,W14,W15,W16")
+    ap.add_argument("--only", default="W8,W9,W13,W14,W15,W16",
+                    help="comma-separated ids of W1-W9, W13-W16")
     ap.add_argument("--cpu", action="store_true",
                     help="CPU time of the process instead of wall-clock time (set "
                          "NUMBA_NUM_THREADS=1 and OMP_NUM_THREADS=1 for a fair count)")
@@ -77,6 +78,53 @@ def main(argv=None):
         m = fastgen.fit_logistic(X, y, **kw)
         return m, fastgen.logistic_inference(m, X, y)
 
+    if only & {"W1", "W4"}:
+        X, y = _multinomial(int(1e6 / s), 16, 10, seed=7)
+        if "W1" in only:
+            t, _ = _median(lambda: fastgen.fit_gda(X, y, "pooled"), args.repeats)
+            rows["W1 pooled GDA fit n=1e6 d=16 K=10"] = (t,)
+        if "W4" in only:
+            g = fastgen.fit_gda(X, y, "pooled")
+            t, _ = _median(lambda: fastgen.predict_proba(g, X), args.repeats)
+            rows["W4 pooled GDA predict_proba n=1e6 d=16 K=10"] = (t,)
+    if only & {"W2", "W3"}:
+        X, y = _multinomial(int(2e5 / s), 128, 10, seed=8)
+        if "W2" in only:
+            t, _ = _median(lambda: fastgen.fit_gda(X, y, "per_class"), args.repeats)
+            rows["W2 per-class GDA fit n=2e5 d=128 K=10"] = (t,)
+        if "W3" in only:
+            g = fastgen.fit_gda(X, y, "per_class")
+            t, _ = _median(lambda: fastgen.predict_proba(g, X), args.repeats)
+            rows["W3 per-class GDA predict_proba n=2e5 d=128 K=10"] = (t,)
+    if "W5" in only:
+        X, y = _multinomial(int(1e6 / s), 16, 10, seed=9)
+        t, g = _median(lambda: fastgen.fit_gaussian_nb(X, y), args.repeats)
+        rows["W5 Gaussian NB fit n=1e6 d=16 K=10"] = (t,)
+        t, _ = _median(lambda: fastgen.predict_proba(g, X), args.repeats)
+        rows["W5 Gaussian NB predict_proba"] = (t,)
+    if only & {"W6", "W7"}:
+        import scipy.sparse as sp
+
+        rng = np.random.default_rng(10)
+        n, d, K = int(2e5 / s), 100_000, 20
+        nnz = 100  # per row
+        indptr = np.arange(0, n * nnz + 1, nnz)
+        indices = np.sort(rng.integers(0, d, size=(n, nnz)), axis=1).ravel()
+        C = sp.csr_matrix((rng.integers(1, 4, n * nnz).astype(np.float64), indices,
+                           indptr), shape=(n, d))
+        C.sum_duplicates()
+        yc = rng.integers(0, K, n)
+        if "W6" in only:
+            t, m = _median(lambda: fastgen.fit_multinomial_nb(C, yc), args.repeats)
+            rows["W6 multinomial NB CSR fit n=2e5 d=1e5 nnz=2e7"] = (t,)
+            t, _ = _median(lambda: fastgen.predict_proba(m, C), args.repeats)
+            rows["W6 multinomial NB CSR predict_proba"] = (t,)
+        if "W7" in only:
+            t, m = _median(lambda: fastgen.fit_bernoulli_nb(C, yc, binarize=0.0),
+                           args.repeats)
+            rows["W7 Bernoulli NB CSR fit"] = (t,)
+            t, _ = _median(lambda: fastgen.predict_proba(m, C), args.repeats)
+            rows["W7 Bernoulli NB CSR predict_proba"] = (t,)
     if "W8" in only:
         X, y = _binary(int(2e5 / s), 64)
         t, m = _median(lambda: fastgen.fit_logistic(X, y, l2=1.0), args.repeats)
