@@ -253,7 +253,7 @@ def check_sample_weight(sample_weight, n_samples: int):
             f"{float(w.max()):.3g} is below {_MIN_WEIGHT:.3g} (2^-970), where weighted "
             f"sums come within 2^52 of the subnormal range and lose precision; rescale "
             f"it (e.g. divide it by its largest value)")
-    return w
+    return _kernel_view(w)  # read-only weights (a pandas column) reach kernels writeable
 
 
 #: The largest sample weight must reach 2^-970 ≈ 1.0e-292 (see check_sample_weight).

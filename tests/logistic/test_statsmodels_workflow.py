@@ -76,7 +76,7 @@ def anes_fits(anes):
 ])
 def test_formula_terms_and_estimates_match_statsmodels(fair, formula):
     res = ff.logit(formula, fair)
-    ref = smf.logit(formula, fair).fit(disp=0, tol=1e-12)
+    ref = smf.logit(formula, fair).fit(disp=0, tol=1e-12, maxiter=200)
     assert list(res.params.index) == list(ref.params.index)
     assert list(res.feature_names) == list(ref.model.exog_names)
     assert rel(res.params, ref.params) < TOL
@@ -575,7 +575,7 @@ def test_predictions_and_margins_without_an_intercept():
 ])
 def test_term_order_and_names_match_statsmodels(fair, formula):
     res = ff.logit(formula, fair, tol=1e-12)
-    ref = smf.logit(formula, fair).fit(disp=0, tol=1e-12)
+    ref = smf.logit(formula, fair).fit(disp=0, tol=1e-12, maxiter=200)
     assert list(res.params.index) == list(ref.params.index)
     # positional use refers to the same coefficients
     assert rel(np.asarray(res.params), np.asarray(ref.params)) < TOL
@@ -600,7 +600,7 @@ def test_formula_sees_the_callers_names(fair):
     for formula in ["affair ~ centred(age)", "affair ~ age + z", "affair ~ I(age / K)",
                     "affair ~ numpy.sqrt(age)"]:
         res = ff.logit(formula, fair, tol=1e-12)
-        ref = smf.logit(formula, fair).fit(disp=0, tol=1e-12)
+        ref = smf.logit(formula, fair).fit(disp=0, tol=1e-12, maxiter=200)
         assert list(res.params.index) == list(ref.params.index)
         assert rel(res.params, ref.params) < TOL
     f = "affair ~ centred(age) + I(yrs_married / K)"
