@@ -25,11 +25,10 @@ import numpy as np
 
 
 def _binary(n, d, seed=1):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    beta = rng.normal(size=d) / np.sqrt(d)
-    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ beta)))).astype(np.int64)
-    return X, y
+    """compare_logistic's binary data (this script runs standalone against any tree)."""
+    from compare_logistic import binary_data
+
+    return binary_data(n, d, seed)
 
 
 def _multinomial(n, d, K, seed=2):
@@ -114,17 +113,14 @@ def main(argv=None):
                            indptr), shape=(n, d))
         C.sum_duplicates()
         yc = rng.integers(0, K, n)
-        if "W6" in only:
-            t, m = _median(lambda: fastgen.fit_multinomial_nb(C, yc), args.repeats)
-            rows["W6 multinomial NB CSR fit n=2e5 d=1e5 nnz=2e7"] = (t,)
-            t, _ = _median(lambda: fastgen.predict_proba(m, C), args.repeats)
-            rows["W6 multinomial NB CSR predict_proba"] = (t,)
-        if "W7" in only:
-            t, m = _median(lambda: fastgen.fit_bernoulli_nb(C, yc, binarize=0.0),
-                           args.repeats)
-            rows["W7 Bernoulli NB CSR fit"] = (t,)
-            t, _ = _median(lambda: fastgen.predict_proba(m, C), args.repeats)
-            rows["W7 Bernoulli NB CSR predict_proba"] = (t,)
+        fits = {"W6": ("multinomial NB", fastgen.fit_multinomial_nb, {}),
+                "W7": ("Bernoulli NB", fastgen.fit_bernoulli_nb, {"binarize": 0.0})}
+        for wid in sorted(only & set(fits)):
+            name, fit, kw = fits[wid]
+            t, m = _median(lambda fit=fit, kw=kw: fit(C, yc, **kw), args.repeats)
+            rows[f"{wid} {name} CSR fit n=2e5 d=1e5 nnz=2e7"] = (t,)
+            t, _ = _median(lambda m=m: fastgen.predict_proba(m, C), args.repeats)
+            rows[f"{wid} {name} CSR predict_proba"] = (t,)
     if "W8" in only:
         X, y = _binary(int(2e5 / s), 64)
         t, m = _median(lambda: fastgen.fit_logistic(X, y, l2=1.0), args.repeats)
