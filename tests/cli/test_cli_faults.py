@@ -603,3 +603,38 @@ def test_predictions_shown_on_a_terminal_escape_control_characters(files, tmp_pa
     assert b"\\x1b]0;PWNED\\x07" in shown
     piped = subprocess.run(command, capture_output=True, env=env, timeout=120)
     assert b"\x1b]0;PWNED\x07" in piped.stdout  # not a terminal: as read
+
+
+# ------------------------------------------------------------------ quoting
+
+QUOTES = {
+    "unterminated": ('a,b,y\n0.1,0.2,0\n1.0,2.0,"oops\n1.5,-1,1\n2.0,-2,0\n', 3,
+                     "a quote opens a cell and is never closed"),
+    "unterminated after a quoted newline": (
+        'a,b,y\n0.1,0.2,"multi\nline"\n\n1,2,"x\n3,4,1\n', 5,
+        "a quote opens a cell and is never closed"),
+    "text after a closing quote": ('a,b,y\n0.1,0.2,"c0"x\n1,2,1\n', 2,
+                                   "text after a closing quote"),
+}
+
+
+@pytest.mark.parametrize("command", ["fit", "predict"])
+@pytest.mark.parametrize("case", list(QUOTES))
+def test_a_broken_quote_is_refused_naming_its_line(files, tmp_path, capsys, case, command):
+    text, line, message = QUOTES[case]
+    path = tmp_path / "q.csv"
+    path.write_text(text)
+    args = (["fit", "--model", "lda", path, "--target", "y", "-o", tmp_path / "m.npz"]
+            if command == "fit" else ["predict", files["model"], path])
+    rc, out, err = in_process(args, capsys)
+    assert rc == 2 and out == "", (rc, out, err)
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+    assert f"line {line}: {message}" in err, err
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_well_formed_quotes_still_read(files, tmp_path, capsys):
+    path = tmp_path / "ok.csv"
+    path.write_text('a,b,y\n"0.1",0.2,"multi\nline ""q"" ok"\n1,"2",x\n')
+    rc, out, err = in_process(["predict", files["model"], path], capsys)
+    assert rc == 0 and len(out.splitlines()) == 3, (out, err)
