@@ -520,3 +520,33 @@ def test_a_npy_header_claiming_terabytes_is_refused_before_reading(tmp_path):
     _rewrite(path, members)
     with pytest.raises(fastgen.ParamsFileError, match=r"claims shape \(3, 100000000000\)"):
         fastgen.load_params(path)
+
+
+def _with_stored_names(tmp_path, names):
+    """A params file of 3 features whose header stores ``names``."""
+    import json
+
+    X, y = make_blobs(60, 3, 2, seed=5)
+    path = fastgen.save_params(tmp_path / "m.npz", fastgen.fit_gda(X, y),
+                               feature_names=["a", "b", "c"], target_name="t")
+    members = _members(path)
+    header = json.loads(str(np.load(_io.BytesIO(members["__fastgen__.npy"]))[()]))
+    header["feature_names"] = names
+    members["__fastgen__.npy"] = _npy(json.dumps(header))
+    _rewrite(path, members)
+    return path
+
+
+@pytest.mark.parametrize("names, match", [
+    (["a", "a", "c"], "feature name 'a' more than once"),
+    (["a", "b"], "holds 2 feature names; its model has 3 features"),
+    (["a", "b", "c", "d"], "holds 4 feature names; its model has 3 features"),
+])
+def test_stored_feature_names_that_repeat_or_miscount_are_refused(tmp_path, names, match):
+    path = _with_stored_names(tmp_path, names)
+    with pytest.raises(fastgen.ParamsFileError, match=match):
+        fastgen.load_feature_names(path)
+    with pytest.raises(fastgen.ParamsFileError, match=match):
+        fastgen.load_params(path)
+    assert fastgen.load_feature_names(_with_stored_names(tmp_path, ["c", "b", "a"])) == (
+        ("c", "b", "a"), "t")

@@ -407,6 +407,10 @@ def _feature_columns(args, params, meta, header):
                        f"in the order used for fitting")
     if len(names) != d:
         raise CLIError(f"{args.params!r} names {len(names)} features; the params have {d}")
+    if len(set(names)) != len(names):  # one column read as two features
+        raise CLIError(f"{args.params!r} names a feature more than once "
+                       f"({', '.join(printable(n) for n in names)}); each column is "
+                       f"one feature")
     return [column_index(header, name, args.data) for name in names]
 
 

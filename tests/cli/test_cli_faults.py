@@ -638,3 +638,45 @@ def test_well_formed_quotes_still_read(files, tmp_path, capsys):
     path.write_text('a,b,y\n"0.1",0.2,"multi\nline ""q"" ok"\n1,"2",x\n')
     rc, out, err = in_process(["predict", files["model"], path], capsys)
     assert rc == 0 and len(out.splitlines()) == 3, (out, err)
+
+
+# --------------------------------------------------- feature names of a params file
+
+
+def _stored_names(path, names):
+    """Rewrite the feature names stored in the header of params file ``path``."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    header = json.loads(str(np.load(io.BytesIO(members["__fastgen__.npy"]))[()]))
+    header["feature_names"] = names
+    buf = io.BytesIO()
+    np.save(buf, np.array(json.dumps(header)))
+    members["__fastgen__.npy"] = buf.getvalue()
+    with zipfile.ZipFile(path, "w") as z:
+        for name, raw in members.items():
+            z.writestr(name, raw)
+
+
+@pytest.mark.parametrize("names", [["a", "a"], ["b"], ["a", "b", "y"]])
+@pytest.mark.parametrize("command", ["predict", "info"])
+def test_params_naming_a_column_twice_are_refused(files, tmp_path, capsys, names, command):
+    model = str(tmp_path / "m.npz")
+    shutil.copy(files["model"], model)
+    _stored_names(model, names)
+    rc, out, err = in_process([command, model] + ([files["data"]] if command == "predict"
+                                                  else []), capsys)
+    assert rc == 2 and out == "", (rc, out, err)
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+    assert "feature name" in err, err
+
+
+def test_the_command_line_never_reads_a_column_twice(files, tmp_path, capsys, monkeypatch):
+    """Names from elsewhere than the checked params file (the sidecar of an older file)
+    are checked too."""
+    from fastgen.cli import commands
+
+    monkeypatch.setattr(commands, "load_feature_names", lambda path: (("a", "a"), "y"))
+    rc, out, err = in_process(["predict", files["model"], files["data"]], capsys)
+    assert rc == 2 and out == "" and "names a feature more than once" in err, err
