@@ -433,6 +433,46 @@ def test_a_stuck_save_lock_does_not_hang_the_first_fit(tmp_path):
     assert not glob.glob(str(folder / "*.nbc"))  # compiled, not saved
 
 
+def _small_kernels(cache, preexec_fn=None):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHONPATH=ROOT, NUMBA_CACHE_DIR=str(cache))
+    return subprocess.run([sys.executable, "-W", "error", "-c", _STUCK_LOCK], env=env,
+                          capture_output=True, text=True, timeout=600,
+                          preexec_fn=preexec_fn)
+
+
+def _no_file_writes():
+    """In the child: every write to a file fails with EFBIG (a full disk's stand-in)."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+@pytest.mark.parametrize("how", ["file-size limit", "entries are directories"])
+def test_a_cache_that_cannot_be_written_compiles_without_saving(tmp_path, how):
+    """Saving a kernel fails (EFBIG under a file-size limit, standing in for a full
+    disk; or a directory where its entry goes): the kernels are compiled and used, one
+    warning says the cache cannot be written (a raw OSError ended the fit before)."""
+    cache = tmp_path / "numba-cache"
+    if how == "file-size limit":
+        res = _small_kernels(cache, _no_file_writes)
+    else:
+        assert _small_kernels(cache).returncode == 0
+        entries = glob.glob(str(cache / "*" / "*.nbc"))
+        assert len(entries) >= 2, entries
+        for f in entries:  # loading one is a miss, saving it fails
+            os.remove(f)
+            os.mkdir(f)
+        res = _small_kernels(cache)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert json.loads(res.stdout) == {"codes": [1, 0, 1, 2], "first": 1}
+    lines = [line for line in res.stderr.splitlines() if "numba cache" in line]
+    assert len(lines) == 1 and "cannot write to the numba cache" in lines[0], res.stderr
+    assert "Traceback" not in res.stderr, res.stderr
+
+
 # ------------------------------------------------------ the envelope, property-tested
 
 _NAME = {"fastgen": "1.0", "numba": "0.68.1", "index": "moments.k-10.py311.nbi",

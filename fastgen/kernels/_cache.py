@@ -136,6 +136,7 @@ LOCK_WAIT_SECONDS = 10.0
 
 _reported = False
 _stuck_locks = set()  # cache directories whose lock timed out: later saves do not wait
+_unwritable = set()  # cache directories a save failed in: reported once
 
 
 class _Stale(Exception):
@@ -253,6 +254,18 @@ def _report_bad_entry(where, exc) -> None:
         "" if level == logging.DEBUG else " (further ones are logged at DEBUG)")
 
 
+def _report_unwritable(path, exc) -> None:
+    """Log once per cache directory that a kernel could not be saved in it (the
+    kernel is compiled and used all the same; numba's own save would raise)."""
+    if path in _unwritable:
+        return
+    _unwritable.add(path)
+    logger().warning(
+        "fastgen: cannot write to the numba cache %s (%s: %s); kernels are compiled "
+        "without being saved there", path, type(exc).__name__,
+        exc.strerror or str(exc).splitlines()[0] if str(exc) else "")
+
+
 @contextlib.contextmanager
 def _cache_dir_lock(path):
     """Hold an exclusive lock shared with other processes on the cache directory
@@ -322,9 +335,10 @@ def _unsupported_reason(numba_module, caching_module) -> str | None:
         return (f"numba {version} lacks IndexDataCacheFile.load/save/_load_index/"
                 "_save_index, which fastgen's cache-file wrap needs")
     cache = getattr(caching_module, "Cache", None)
-    if cache is None or not callable(getattr(cache, "load_overload", None)):
-        return (f"numba {version} lacks Cache.load_overload, which fastgen's cache-file "
-                "wrap needs")
+    if cache is None or not all(callable(getattr(cache, name, None))
+                                for name in ("load_overload", "save_overload")):
+        return (f"numba {version} lacks Cache.load_overload/save_overload, which "
+                "fastgen's cache-file wrap needs")
     return None
 
 
@@ -361,6 +375,7 @@ def tolerate_corrupt_cache() -> bool:
     load, save = cls.load, cls.save
     load_index, save_index = cls._load_index, cls._save_index
     load_overload = caching.Cache.load_overload
+    save_overload = caching.Cache.save_overload
 
     def _load_index(self):
         if not _is_fastgen_cache(self):
@@ -444,9 +459,20 @@ def tolerate_corrupt_cache() -> bool:
                               exc)
             return None  # a miss: numba compiles, then save_overload rewrites the entry
 
+    def _save_overload(self, sig, data):
+        try:
+            return save_overload(self, sig, data)
+        except OSError as exc:  # a full disk, EFBIG, an entry that is a directory ...
+            cache_file = getattr(self, "_cache_file", None)
+            if not _is_fastgen_cache(cache_file):
+                raise
+            _report_unwritable(getattr(cache_file, "_cache_path", "?"), exc)
+            return None  # compiled, not saved: as when the save lock is stuck
+
     cls._load_index, cls._save_index = _load_index, _save_index
     cls.load, cls.save = _load, _save
     caching.Cache.load_overload = _load_overload
+    caching.Cache.save_overload = _save_overload
     _PATCHED = True
     return True
 
