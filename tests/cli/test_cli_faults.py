@@ -680,3 +680,45 @@ def test_the_command_line_never_reads_a_column_twice(files, tmp_path, capsys, mo
     monkeypatch.setattr(commands, "load_feature_names", lambda path: (("a", "a"), "y"))
     rc, out, err = in_process(["predict", files["model"], files["data"]], capsys)
     assert rc == 2 and out == "" and "names a feature more than once" in err, err
+
+
+# ----------------------------------------------------- closed standard streams
+
+
+@pytest.fixture(scope="module")
+def warned_model(files, tmp_path_factory):
+    """A model whose sidecar is damaged: ``predict`` and ``info`` warn about it."""
+    d = tmp_path_factory.mktemp("closed")
+    model = str(d / "m.npz")
+    shutil.copy(files["model"], model)
+    with open(model + ".json", "w") as f:
+        f.write("garbage")
+    return model
+
+
+def _py(*args):
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in (sys.executable, "-m", "fastgen", *args))
+
+
+@pytest.mark.parametrize("case", ["warning", "error"])
+def test_a_closed_stderr_never_reaches_stdout(files, warned_model, tmp_path, case):
+    """``2>&-``: warnings and errors were printed into stdout (into the predictions)."""
+    data = files["data"] if case == "warning" else str(tmp_path / "absent.csv")
+    rc, out, err = run(f"{_py('predict', warned_model, data)} 2>&-", shell=True)
+    assert rc == (0 if case == "warning" else 2), (rc, out, err)
+    assert "fastgen" not in out and err == "", out
+    if case == "warning":
+        assert out.splitlines()[0] == "y" and len(out.splitlines()) == 61, out
+
+
+def test_a_closed_stdout_is_one_error_line(warned_model):
+    """``>&-``: an AttributeError traceback before; now exit status 2 and one line (and
+    nothing at all with stderr closed too)."""
+    args = ["info", warned_model]
+    rc, out, err = run(f"{_py(*args)} >&-", shell=True)
+    assert rc == 2 and "Traceback" not in err, err
+    assert err.splitlines()[-1] == ("fastgen: error: cannot write to standard output: "
+                                    "standard output is closed"), err
+    assert run(f"{_py(*args)} >&- 2>&-", shell=True)[::2] == (2, "")
