@@ -433,11 +433,11 @@ def test_a_stuck_save_lock_does_not_hang_the_first_fit(tmp_path):
     assert not glob.glob(str(folder / "*.nbc"))  # compiled, not saved
 
 
-def _small_kernels(cache, preexec_fn=None):
+def _small_kernels(cache, preexec_fn=None, timeout=600):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(PYTHONPATH=ROOT, NUMBA_CACHE_DIR=str(cache))
     return subprocess.run([sys.executable, "-W", "error", "-c", _STUCK_LOCK], env=env,
-                          capture_output=True, text=True, timeout=600,
+                          capture_output=True, text=True, timeout=timeout,
                           preexec_fn=preexec_fn)
 
 
@@ -471,6 +471,36 @@ def test_a_cache_that_cannot_be_written_compiles_without_saving(tmp_path, how):
     lines = [line for line in res.stderr.splitlines() if "numba cache" in line]
     assert len(lines) == 1 and "cannot write to the numba cache" in lines[0], res.stderr
     assert "Traceback" not in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("entry, kind", [("nbi", "fifo"), ("nbc", "fifo"),
+                                         ("nbi", "link to /dev/zero"),
+                                         ("nbc", "huge sparse file")])
+def test_cache_entries_that_are_special_files_are_misses(tmp_path, kind, entry):
+    """An index or data file that is a FIFO (opening it blocked the fit forever), a link
+    to ``/dev/zero`` (read without end) or a file larger than any entry: never opened
+    or read, a miss; the fit succeeds and the entry is rewritten as a file."""
+    from fastgen.kernels import _cache
+
+    cache = tmp_path / "numba-cache"
+    assert _small_kernels(cache).returncode == 0
+    entries = sorted(glob.glob(str(cache / "*" / f"*.{entry}")))
+    assert len(entries) >= 2, entries
+    for f in entries:
+        os.remove(f)
+        if kind == "fifo":
+            os.mkfifo(f)
+        elif kind == "link to /dev/zero":
+            os.symlink("/dev/zero", f)
+        else:
+            with open(f, "wb") as fh:
+                fh.truncate(_cache.MAX_ENTRY_BYTES + 1)
+    res = _small_kernels(cache, timeout=120)  # a timeout is the hang
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert json.loads(res.stdout) == {"codes": [1, 0, 1, 2], "first": 1}
+    lines = [line for line in res.stderr.splitlines() if "numba cache entry" in line]
+    assert len(lines) == 1, res.stderr
+    assert all(stat.S_ISREG(os.lstat(f).st_mode) for f in entries)  # rewritten
 
 
 # ------------------------------------------------------ the envelope, property-tested

@@ -14,6 +14,7 @@ import functools
 import json
 import logging
 import os
+import stat
 import struct
 import sys
 
@@ -134,6 +135,9 @@ _HEAD = len(_MAGIC) + _LENGTHS.size + _DIGEST_SIZE
 #: gives up and leaves the entry unsaved (a stopped job or a hung notebook holding it).
 LOCK_WAIT_SECONDS = 10.0
 
+#: The largest cache file read (bytes); a larger one is a damaged entry (a miss).
+MAX_ENTRY_BYTES = 1 << 30
+
 _reported = False
 _stuck_locks = set()  # cache directories whose lock timed out: later saves do not wait
 _unwritable = set()  # cache directories a save failed in: reported once
@@ -235,10 +239,27 @@ def _opened(raw: bytes, name: dict):
 
 
 def _read_sealed(path, name):
-    """The payload of the sealed file ``path``; FileNotFoundError passes through."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    """The payload of the sealed file ``path``; FileNotFoundError passes through.
+
+    Only a regular file of at most :data:`MAX_ENTRY_BYTES` is read: a FIFO would block
+    the fit (it is never opened), a link to ``/dev/zero`` be read without end; either
+    is a ValueError, a damaged entry (a miss, rewritten by the save)."""
+    _check_entry(path, os.stat(path))  # before opening: opening a FIFO blocks
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        _check_entry(path, st)  # what was opened, should the path have been swapped
+        raw = f.read(st.st_size + 1)
     return _opened(raw, name)
+
+
+def _check_entry(path, st) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError("not a regular file")
+    if st.st_size > MAX_ENTRY_BYTES:
+        raise ValueError(f"{st.st_size} bytes, more than the {MAX_ENTRY_BYTES} a cache "
+                         f"entry may hold")
 
 
 def _report_bad_entry(where, exc) -> None:
