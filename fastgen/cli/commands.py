@@ -293,6 +293,9 @@ def _params_output(output, data):
     missing), checked with its sidecar before anything is read: neither may be a
     directory, a device or the DATA file."""
     output = os.fspath(output)
+    if not os.path.basename(output):  # '' or 'dir/' would write the hidden 'dir/.npz'
+        raise CLIError(f"-o {output!r} names no file; name the params file to write "
+                       f"(e.g. -o model.npz)")
     check_output_file(output, [data], "PARAMS", regular_only=True)
     path = output if output.endswith(".npz") else output + ".npz"
     check_output_file(path, [data], "PARAMS", regular_only=True)
@@ -418,6 +421,9 @@ def predict_csv(args, out=None):
     """``fastgen predict``: labels (and probabilities) for every row of a CSV file."""
     out = sys.stdout if out is None else out
     if args.output is not None:
+        if not os.path.basename(args.output):
+            raise CLIError(f"-o {args.output!r} names no file; name the file to write "
+                           f"the predictions to (e.g. -o predictions.csv)")
         check_output_file(args.output, [args.params, sidecar(args.params), args.data],
                           "the predictions")
     params, meta = _load_params(args.params)

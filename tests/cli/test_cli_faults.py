@@ -722,3 +722,18 @@ def test_a_closed_stdout_is_one_error_line(warned_model):
     assert err.splitlines()[-1] == ("fastgen: error: cannot write to standard output: "
                                     "standard output is closed"), err
     assert run(f"{_py(*args)} >&- 2>&-", shell=True)[::2] == (2, "")
+
+
+@pytest.mark.parametrize("output", ["", "sub/"])
+@pytest.mark.parametrize("command", ["fit", "predict"])
+def test_an_output_naming_no_file_is_refused(files, tmp_path, capsys, monkeypatch, output,
+                                             command):
+    """``fit -o ''`` wrote the hidden files ``.npz`` and ``.npz.json``."""
+    monkeypatch.chdir(tmp_path)
+    args = (["fit", "--model", "lda", files["data"], "--target", "y", "-o", output]
+            if command == "fit" else ["predict", files["model"], files["data"], "-o", output])
+    rc, out, err = in_process(args, capsys)
+    assert rc == 2 and out == "", (rc, out, err)
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+    assert "names no file" in err, err
+    assert os.listdir(tmp_path) == []
