@@ -23,6 +23,7 @@ import io
 import json
 import os
 import stat
+import tokenize
 import zipfile
 import zlib
 
@@ -361,12 +362,13 @@ def _read(path, *, values):
         raise
     except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError, TypeError,
             AttributeError, NotImplementedError, RuntimeError, zlib.error,
-            MemoryError) as exc:
+            MemoryError, SyntaxError, tokenize.TokenError) as exc:
         # ValueError: np.load refusing pickled data, a malformed .npy member, or bad JSON;
         # NotImplementedError: zipfile meeting a zip version or compression it does not
         # support; RuntimeError: an encrypted member; zlib.error: a damaged deflate
         # stream; MemoryError: a member too large for memory (its header is checked
-        # against its size first, so only a genuinely huge file gets here)
+        # against its size first, so only a genuinely huge file gets here);
+        # tokenize.TokenError, SyntaxError: a .npy header numpy's parser cannot read
         raise ParamsFileError(f"{os.fspath(path)!r} could not be read as a fastgen params "
                               f"file: {type(exc).__name__}: {exc}") from None
     return header, out
@@ -392,10 +394,15 @@ def _check_members(archive, path):
             version = np.lib.format.read_magic(fh)
             if version == (1, 0):
                 shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
-            elif version == (2, 0):
+            elif version in ((2, 0), (3, 0)):
+                # 3.0 differs from 2.0 only in the header's encoding (utf-8 field names,
+                # read here as latin-1: the same item size), and numpy reads it
                 shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
-            else:  # 3.0 (utf-8 field names): numpy's reader of every version
-                shape, _, dtype = np.lib.format._read_array_header(fh, version)
+            else:
+                raise ParamsFileError(
+                    f"{os.fspath(path)!r} could not be read as a fastgen params file: the "
+                    f"member {info.filename!r} is .npy format {version[0]}.{version[1]}, "
+                    f"which numpy does not read")
             header_size = fh.tell()
         claimed = int(np.prod(shape, dtype=object)) * dtype.itemsize
         if claimed > info.file_size - header_size:
