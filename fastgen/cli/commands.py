@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import sys
 import warnings
 import zipfile
@@ -244,8 +245,9 @@ def fit(args, out=None):
     if args.output is None and not summary:
         raise CLIError("-o/--output is required (unless --summary is given)")
     path = None if args.output is None else _params_output(args.output, args.data)
-    X, y, names = load_csv(args.data, args.target, max_bytes=_pipe_limit(args),
-                           numeric_labels=getattr(args, "numeric_labels", False))
+    X, y, names, lines = load_csv(args.data, args.target, max_bytes=_pipe_limit(args),
+                                  numeric_labels=getattr(args, "numeric_labels", False),
+                                  with_lines=True)
     kind = feature_kind(X)
     entry = resolve(args.model, kind)
     with warnings.catch_warnings(record=True) as caught:
@@ -254,9 +256,7 @@ def fit(args, out=None):
             params = (fit_logistic(X, y, penalty="firth", correction=correction) if firth
                       else entry.fit_with(X, y, getattr(args, entry.option)))
         except ValueError as exc:
-            if not firth:
-                raise
-            raise CLIError(str(exc)) from None
+            raise CLIError(located(str(exc), args.data, lines, names)) from None
     for w in caught:
         _warn(w.message)
     if entry.name == "bernoulli_nb" and kind != "binary":
@@ -286,6 +286,24 @@ def fit(args, out=None):
     say(f"fitted {entry.name}{how} on {X.shape[0]} rows, {X.shape[1]} features, "
         f"{params.n_classes} classes; wrote {path} and {sidecar(path)}", out)
     return 0
+
+
+_AT_ROW = re.compile(r" at row (\d+)(?:, column (\d+))?")
+
+
+def located(message, path, lines, names):
+    """A model's refusal naming a row (and column) of X, ``"X contains a negative value
+    (-6.0) at row 2, column 1; ..."``, said as the file's line and column name, as
+    parse errors are: ``"'d.csv', line 6, column 'b': X contains a negative value
+    (-6.0); ..."``.  Other messages are returned unchanged."""
+    m = _AT_ROW.search(message)
+    if m is None or int(m.group(1)) >= len(lines) or (
+            m.group(2) is not None and int(m.group(2)) >= len(names)):
+        return message
+    where = f"{path!r}, line {lines[int(m.group(1))]}"
+    if m.group(2) is not None:
+        where += f", column {names[int(m.group(2))]!r}"
+    return f"{where}: {message[:m.start()]}{message[m.end():]}"
 
 
 def _params_output(output, data):
@@ -433,8 +451,12 @@ def predict_csv(args, out=None):
     X = numeric_columns(rows, cols, header, args.data, lines)
     if X.shape[1] != d:
         raise CLIError(f"{args.params!r} expects {d} features; found {X.shape[1]}")
-    pred = predict(params, X)
-    proba = predict_proba(params, X) if args.proba else None
+    try:
+        pred = predict(params, X)
+        proba = predict_proba(params, X) if args.proba else None
+    except ValueError as exc:
+        raise CLIError(located(str(exc), args.data, lines,
+                               [header[j] for j in cols])) from None
     name = load_feature_names(args.params)[1] or (meta or {}).get("target") or "prediction"
     head = [name] + ([f"p({c})" for c in params.classes] if args.proba else [])
     cell = (lambda text: text) if getattr(args, "raw", False) else escape_cell

@@ -334,7 +334,7 @@ def numeric_columns(rows, cols, header, path, lines=None):
     return X
 
 
-def load_csv(path, target, *, max_bytes=None, numeric_labels=False):
+def load_csv(path, target, *, max_bytes=None, numeric_labels=False, with_lines=False):
     """Features and labels from a CSV file: every column but ``target`` is a feature.
 
     Parameters
@@ -353,6 +353,8 @@ def load_csv(path, target, *, max_bytes=None, numeric_labels=False):
     X : ndarray (n, d) float64
     y : ndarray (n,) str labels (int or float with ``numeric_labels``)
     feature_names : list of str
+    lines : list of int
+        With ``with_lines`` only: the file's line number of each row (for messages).
     """
     header, rows, lines = read_csv_lines(path, max_bytes=max_bytes)
     t = column_index(header, target, path)
@@ -361,7 +363,8 @@ def load_csv(path, target, *, max_bytes=None, numeric_labels=False):
         raise CLIError(f"{path!r} has no feature columns besides the target {target!r}")
     X = numeric_columns(rows, cols, header, path, lines)
     y = parse_labels([r[t] for r in rows], path, lines, target, numbers=numeric_labels)
-    return X, y, [header[j] for j in cols]
+    names = [header[j] for j in cols]
+    return (X, y, names, lines) if with_lines else (X, y, names)
 
 
 def load_dataset(spec):

@@ -737,3 +737,41 @@ def test_an_output_naming_no_file_is_refused(files, tmp_path, capsys, monkeypatc
     assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
     assert "names no file" in err, err
     assert os.listdir(tmp_path) == []
+
+
+# ------------------------------------------- model refusals named by line and column
+
+
+def test_a_models_refusal_names_the_files_line_and_column(tmp_path, capsys):
+    """"X contains a negative value (-6.0) at row 2, column 1" named X's indices, not
+    the file's line (blank lines count) and column (the target comes first here)."""
+    path = tmp_path / "neg.csv"
+    path.write_text("y,a,b\n\nx,1,2\ny,3,4\n\nx,5,-6\ny,7,8\n")
+    rc, out, err = in_process(["fit", "--model", "multinomial_nb", path, "--target", "y",
+                               "-o", tmp_path / "m.npz"], capsys)
+    assert rc == 2 and out == "" and err.count("\n") == 1, err
+    assert f"{str(path)!r}, line 6, column 'b': X contains a negative value (-6.0);" in err
+    assert "row 2" not in err, err
+
+
+def test_a_refusal_when_predicting_names_the_files_line(files, tmp_path, capsys,
+                                                         monkeypatch):
+    from fastgen.cli import commands
+
+    def refuse(params, X):
+        raise ValueError("X value at row 1, column 0 (1e+308) overflows float32")
+
+    monkeypatch.setattr(commands, "predict", refuse)
+    path = tmp_path / "p.csv"
+    path.write_text("b,a\n1,2\n\n3,4\n")
+    rc, out, err = in_process(["predict", files["model"], path], capsys)
+    assert rc == 2 and out == "", err
+    assert f"{str(path)!r}, line 4, column 'a': X value (1e+308) overflows" in err, err
+
+
+@pytest.mark.parametrize("message", ["no row here", "X contains NaN at row 9, column 0",
+                                     "X contains NaN at row 0, column 5"])
+def test_refusals_without_a_row_of_the_file_are_unchanged(message):
+    from fastgen.cli.commands import located
+
+    assert located(message, "d.csv", [2, 3], ["a", "b"]) == message
