@@ -468,8 +468,9 @@ def test_a_cache_that_cannot_be_written_compiles_without_saving(tmp_path, how):
         res = _small_kernels(cache)
     assert res.returncode == 0, res.stderr[-3000:]
     assert json.loads(res.stdout) == {"codes": [1, 0, 1, 2], "first": 1}
-    lines = [line for line in res.stderr.splitlines() if "numba cache" in line]
-    assert len(lines) == 1 and "cannot write to the numba cache" in lines[0], res.stderr
+    lines = [line for line in res.stderr.splitlines()
+             if "cannot write to the numba cache" in line]
+    assert len(lines) == 1, res.stderr  # once per cache directory, not once per kernel
     assert "Traceback" not in res.stderr, res.stderr
 
 
