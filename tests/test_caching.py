@@ -441,6 +441,18 @@ def _small_kernels(cache, preexec_fn=None, timeout=600):
                           preexec_fn=preexec_fn)
 
 
+@pytest.fixture(scope="module")
+def filled_cache(tmp_path_factory):
+    """A numba cache holding the two small kernels, filled once: tests copy it."""
+    cache = tmp_path_factory.mktemp("filled") / "numba-cache"
+    assert _small_kernels(cache).returncode == 0
+    return cache
+
+
+def _copy_of(filled_cache, tmp_path):
+    return shutil.copytree(filled_cache, tmp_path / "numba-cache", symlinks=True)
+
+
 def _no_file_writes():
     """In the child: every write to a file fails with EFBIG (a full disk's stand-in)."""
     import resource
@@ -451,15 +463,15 @@ def _no_file_writes():
 
 
 @pytest.mark.parametrize("how", ["file-size limit", "entries are directories"])
-def test_a_cache_that_cannot_be_written_compiles_without_saving(tmp_path, how):
+def test_a_cache_that_cannot_be_written_compiles_without_saving(tmp_path, filled_cache,
+                                                                how):
     """Saving a kernel fails (EFBIG under a file-size limit, standing in for a full
     disk; or a directory where its entry goes): the kernels are compiled and used, one
     warning says the cache cannot be written (a raw OSError ended the fit before)."""
-    cache = tmp_path / "numba-cache"
     if how == "file-size limit":
-        res = _small_kernels(cache, _no_file_writes)
+        res = _small_kernels(tmp_path / "numba-cache", _no_file_writes)
     else:
-        assert _small_kernels(cache).returncode == 0
+        cache = _copy_of(filled_cache, tmp_path)
         entries = glob.glob(str(cache / "*" / "*.nbc"))
         assert len(entries) >= 2, entries
         for f in entries:  # loading one is a miss, saving it fails
@@ -477,14 +489,14 @@ def test_a_cache_that_cannot_be_written_compiles_without_saving(tmp_path, how):
 @pytest.mark.parametrize("entry, kind", [("nbi", "fifo"), ("nbc", "fifo"),
                                          ("nbi", "link to /dev/zero"),
                                          ("nbc", "huge sparse file")])
-def test_cache_entries_that_are_special_files_are_misses(tmp_path, kind, entry):
+def test_cache_entries_that_are_special_files_are_misses(tmp_path, filled_cache, kind,
+                                                         entry):
     """An index or data file that is a FIFO (opening it blocked the fit forever), a link
     to ``/dev/zero`` (read without end) or a file larger than any entry: never opened
     or read, a miss; the fit succeeds and the entry is rewritten as a file."""
     from fastgen.kernels import _cache
 
-    cache = tmp_path / "numba-cache"
-    assert _small_kernels(cache).returncode == 0
+    cache = _copy_of(filled_cache, tmp_path)
     entries = sorted(glob.glob(str(cache / "*" / f"*.{entry}")))
     assert len(entries) >= 2, entries
     for f in entries:
