@@ -23,6 +23,7 @@ import io
 import json
 import os
 import stat
+import tokenize
 import zipfile
 import zlib
 
@@ -207,16 +208,35 @@ def load_feature_names(path):
 
     Each is None where the file does not hold it (``save_params`` was not given it, or
     the file is format version 1).  Raises :class:`ParamsFileError` as
-    :func:`load_params` does.
+    :func:`load_params` does, and for stored names that repeat or whose count is not
+    the model's number of features (the file is read whole to check it).
     """
-    header, _ = _read(path, values=False)
+    header, _params = _load(path)
+    names = header.get("feature_names")
+    return (None if names is None else tuple(names)), header.get("target_name")
+
+
+def _check_stored_names(path, header, n_features):
+    """Refuse the header's feature and target names unless they are str, the feature
+    names distinct and one per feature of the model (a crafted ``["a", "a"]`` would
+    make ``fastgen predict`` read column a twice)."""
     names, target = header.get("feature_names"), header.get("target_name")
     if not (names is None or (isinstance(names, list)
                               and all(isinstance(n, str) for n in names))) \
             or not (target is None or isinstance(target, str)):
         raise ParamsFileError(f"{os.fspath(path)!r} holds malformed feature or target "
                               f"names")
-    return (None if names is None else tuple(names)), target
+    if names is None:
+        return
+    if len(set(names)) != len(names):
+        twice = next(n for i, n in enumerate(names) if n in names[:i])
+        raise ParamsFileError(f"{os.fspath(path)!r} holds the feature name {twice!r} "
+                              f"more than once: each feature has its own name (a "
+                              f"crafted or damaged file)")
+    if len(names) != n_features:
+        raise ParamsFileError(f"{os.fspath(path)!r} holds {len(names)} feature names; "
+                              f"its model has {n_features} features (a crafted or "
+                              f"damaged file)")
 
 
 def _register_all_params():
@@ -229,8 +249,14 @@ def load_params(path):
     """Read params written by :func:`save_params` (its arrays read-only).
 
     ``path`` may omit the ``.npz`` suffix that :func:`save_params` adds.  Raises
-    :class:`ParamsFileError` (a ``ValueError``) for a missing, truncated or foreign file.
+    :class:`ParamsFileError` (a ``ValueError``) for a missing, truncated or foreign file,
+    and for stored feature names that repeat or are not one per feature.
     """
+    return _load(path)[1]
+
+
+def _load(path):
+    """The checked header and params of a params file."""
     header, values = _read(path, values=True)
     cls = PARAMS_TYPES[header["type"]]
     expected = {f.name for f in dataclasses.fields(cls)}
@@ -245,10 +271,11 @@ def load_params(path):
     try:
         params = cls(**values)  # the constructor's checks catch a crafted or damaged file
         params.check_consistency()  # and tables that do not belong together
-        return params
     except (ValueError, TypeError) as exc:
         raise ParamsFileError(f"{os.fspath(path)!r} holds inconsistent params: "
                               f"{exc}") from None
+    _check_stored_names(path, header, params.n_features_in)
+    return header, params
 
 
 def _refuse_special(path, mode):
@@ -335,12 +362,13 @@ def _read(path, *, values):
         raise
     except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError, TypeError,
             AttributeError, NotImplementedError, RuntimeError, zlib.error,
-            MemoryError) as exc:
+            MemoryError, SyntaxError, tokenize.TokenError) as exc:
         # ValueError: np.load refusing pickled data, a malformed .npy member, or bad JSON;
         # NotImplementedError: zipfile meeting a zip version or compression it does not
         # support; RuntimeError: an encrypted member; zlib.error: a damaged deflate
         # stream; MemoryError: a member too large for memory (its header is checked
-        # against its size first, so only a genuinely huge file gets here)
+        # against its size first, so only a genuinely huge file gets here);
+        # tokenize.TokenError, SyntaxError: a .npy header numpy's parser cannot read
         raise ParamsFileError(f"{os.fspath(path)!r} could not be read as a fastgen params "
                               f"file: {type(exc).__name__}: {exc}") from None
     return header, out
@@ -366,10 +394,15 @@ def _check_members(archive, path):
             version = np.lib.format.read_magic(fh)
             if version == (1, 0):
                 shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
-            elif version == (2, 0):
+            elif version in ((2, 0), (3, 0)):
+                # 3.0 differs from 2.0 only in the header's encoding (utf-8 field names,
+                # read here as latin-1: the same item size), and numpy reads it
                 shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
-            else:  # 3.0 (utf-8 field names): numpy's reader of every version
-                shape, _, dtype = np.lib.format._read_array_header(fh, version)
+            else:
+                raise ParamsFileError(
+                    f"{os.fspath(path)!r} could not be read as a fastgen params file: the "
+                    f"member {info.filename!r} is .npy format {version[0]}.{version[1]}, "
+                    f"which numpy does not read")
             header_size = fh.tell()
         claimed = int(np.prod(shape, dtype=object)) * dtype.itemsize
         if claimed > info.file_size - header_size:

@@ -433,6 +433,89 @@ def test_a_stuck_save_lock_does_not_hang_the_first_fit(tmp_path):
     assert not glob.glob(str(folder / "*.nbc"))  # compiled, not saved
 
 
+def _small_kernels(cache, preexec_fn=None, timeout=600):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHONPATH=ROOT, NUMBA_CACHE_DIR=str(cache))
+    return subprocess.run([sys.executable, "-W", "error", "-c", _STUCK_LOCK], env=env,
+                          capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=preexec_fn)
+
+
+@pytest.fixture(scope="module")
+def filled_cache(tmp_path_factory):
+    """A numba cache holding the two small kernels, filled once: tests copy it."""
+    cache = tmp_path_factory.mktemp("filled") / "numba-cache"
+    assert _small_kernels(cache).returncode == 0
+    return cache
+
+
+def _copy_of(filled_cache, tmp_path):
+    return shutil.copytree(filled_cache, tmp_path / "numba-cache", symlinks=True)
+
+
+def _no_file_writes():
+    """In the child: every write to a file fails with EFBIG (a full disk's stand-in)."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+@pytest.mark.parametrize("how", ["file-size limit", "entries are directories"])
+def test_a_cache_that_cannot_be_written_compiles_without_saving(tmp_path, filled_cache,
+                                                                how):
+    """Saving a kernel fails (EFBIG under a file-size limit, standing in for a full
+    disk; or a directory where its entry goes): the kernels are compiled and used, one
+    warning says the cache cannot be written (a raw OSError ended the fit before)."""
+    if how == "file-size limit":
+        res = _small_kernels(tmp_path / "numba-cache", _no_file_writes)
+    else:
+        cache = _copy_of(filled_cache, tmp_path)
+        entries = glob.glob(str(cache / "*" / "*.nbc"))
+        assert len(entries) >= 2, entries
+        for f in entries:  # loading one is a miss, saving it fails
+            os.remove(f)
+            os.mkdir(f)
+        res = _small_kernels(cache)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert json.loads(res.stdout) == {"codes": [1, 0, 1, 2], "first": 1}
+    lines = [line for line in res.stderr.splitlines()
+             if "cannot write to the numba cache" in line]
+    assert len(lines) == 1, res.stderr  # once per cache directory, not once per kernel
+    assert "Traceback" not in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("entry, kind", [("nbi", "fifo"), ("nbc", "fifo"),
+                                         ("nbi", "link to /dev/zero"),
+                                         ("nbc", "huge sparse file")])
+def test_cache_entries_that_are_special_files_are_misses(tmp_path, filled_cache, kind,
+                                                         entry):
+    """An index or data file that is a FIFO (opening it blocked the fit forever), a link
+    to ``/dev/zero`` (read without end) or a file larger than any entry: never opened
+    or read, a miss; the fit succeeds and the entry is rewritten as a file."""
+    from fastgen.kernels import _cache
+
+    cache = _copy_of(filled_cache, tmp_path)
+    entries = sorted(glob.glob(str(cache / "*" / f"*.{entry}")))
+    assert len(entries) >= 2, entries
+    for f in entries:
+        os.remove(f)
+        if kind == "fifo":
+            os.mkfifo(f)
+        elif kind == "link to /dev/zero":
+            os.symlink("/dev/zero", f)
+        else:
+            with open(f, "wb") as fh:
+                fh.truncate(_cache.MAX_ENTRY_BYTES + 1)
+    res = _small_kernels(cache, timeout=120)  # a timeout is the hang
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert json.loads(res.stdout) == {"codes": [1, 0, 1, 2], "first": 1}
+    lines = [line for line in res.stderr.splitlines() if "numba cache entry" in line]
+    assert len(lines) == 1, res.stderr
+    assert all(stat.S_ISREG(os.lstat(f).st_mode) for f in entries)  # rewritten
+
+
 # ------------------------------------------------------ the envelope, property-tested
 
 _NAME = {"fastgen": "1.0", "numba": "0.68.1", "index": "moments.k-10.py311.nbi",

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import sys
 import warnings
 import zipfile
@@ -244,8 +245,9 @@ def fit(args, out=None):
     if args.output is None and not summary:
         raise CLIError("-o/--output is required (unless --summary is given)")
     path = None if args.output is None else _params_output(args.output, args.data)
-    X, y, names = load_csv(args.data, args.target, max_bytes=_pipe_limit(args),
-                           numeric_labels=getattr(args, "numeric_labels", False))
+    X, y, names, lines = load_csv(args.data, args.target, max_bytes=_pipe_limit(args),
+                                  numeric_labels=getattr(args, "numeric_labels", False),
+                                  with_lines=True)
     kind = feature_kind(X)
     entry = resolve(args.model, kind)
     with warnings.catch_warnings(record=True) as caught:
@@ -254,9 +256,7 @@ def fit(args, out=None):
             params = (fit_logistic(X, y, penalty="firth", correction=correction) if firth
                       else entry.fit_with(X, y, getattr(args, entry.option)))
         except ValueError as exc:
-            if not firth:
-                raise
-            raise CLIError(str(exc)) from None
+            raise CLIError(located(str(exc), args.data, lines, names)) from None
     for w in caught:
         _warn(w.message)
     if entry.name == "bernoulli_nb" and kind != "binary":
@@ -288,11 +288,32 @@ def fit(args, out=None):
     return 0
 
 
+_AT_ROW = re.compile(r" at row (\d+)(?:, column (\d+))?")
+
+
+def located(message, path, lines, names):
+    """A model's refusal naming a row (and column) of X, ``"X contains a negative value
+    (-6.0) at row 2, column 1; ..."``, said as the file's line and column name, as
+    parse errors are: ``"'d.csv', line 6, column 'b': X contains a negative value
+    (-6.0); ..."``.  Other messages are returned unchanged."""
+    m = _AT_ROW.search(message)
+    if m is None or int(m.group(1)) >= len(lines) or (
+            m.group(2) is not None and int(m.group(2)) >= len(names)):
+        return message
+    where = f"{path!r}, line {lines[int(m.group(1))]}"
+    if m.group(2) is not None:
+        where += f", column {names[int(m.group(2))]!r}"
+    return f"{where}: {message[:m.start()]}{message[m.end():]}"
+
+
 def _params_output(output, data):
     """The params file ``fastgen fit -o OUTPUT`` writes (``.npz`` appended where
     missing), checked with its sidecar before anything is read: neither may be a
     directory, a device or the DATA file."""
     output = os.fspath(output)
+    if not os.path.basename(output):  # '' or 'dir/' would write the hidden 'dir/.npz'
+        raise CLIError(f"-o {output!r} names no file; name the params file to write "
+                       f"(e.g. -o model.npz)")
     check_output_file(output, [data], "PARAMS", regular_only=True)
     path = output if output.endswith(".npz") else output + ".npz"
     check_output_file(path, [data], "PARAMS", regular_only=True)
@@ -407,6 +428,10 @@ def _feature_columns(args, params, meta, header):
                        f"in the order used for fitting")
     if len(names) != d:
         raise CLIError(f"{args.params!r} names {len(names)} features; the params have {d}")
+    if len(set(names)) != len(names):  # one column read as two features
+        raise CLIError(f"{args.params!r} names a feature more than once "
+                       f"({', '.join(printable(n) for n in names)}); each column is "
+                       f"one feature")
     return [column_index(header, name, args.data) for name in names]
 
 
@@ -414,6 +439,9 @@ def predict_csv(args, out=None):
     """``fastgen predict``: labels (and probabilities) for every row of a CSV file."""
     out = sys.stdout if out is None else out
     if args.output is not None:
+        if not os.path.basename(args.output):
+            raise CLIError(f"-o {args.output!r} names no file; name the file to write "
+                           f"the predictions to (e.g. -o predictions.csv)")
         check_output_file(args.output, [args.params, sidecar(args.params), args.data],
                           "the predictions")
     params, meta = _load_params(args.params)
@@ -423,8 +451,12 @@ def predict_csv(args, out=None):
     X = numeric_columns(rows, cols, header, args.data, lines)
     if X.shape[1] != d:
         raise CLIError(f"{args.params!r} expects {d} features; found {X.shape[1]}")
-    pred = predict(params, X)
-    proba = predict_proba(params, X) if args.proba else None
+    try:
+        pred = predict(params, X)
+        proba = predict_proba(params, X) if args.proba else None
+    except ValueError as exc:
+        raise CLIError(located(str(exc), args.data, lines,
+                               [header[j] for j in cols])) from None
     name = load_feature_names(args.params)[1] or (meta or {}).get("target") or "prediction"
     head = [name] + ([f"p({c})" for c in params.classes] if args.proba else [])
     cell = (lambda text: text) if getattr(args, "raw", False) else escape_cell

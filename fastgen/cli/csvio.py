@@ -152,18 +152,60 @@ def _lines_of(path, limit):
         else:
             with open(path, newline="", encoding="utf-8-sig") as f:
                 text = f.read()
-        reader = csv.reader(io.StringIO(text, newline=""))
+        # strict: an unterminated quote would otherwise swallow the rest of the file
+        # into one cell, and text after a closing quote ("c0"x) be glued to the cell
+        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
         rows, lines, end = [], [], 0
-        for r in reader:
-            if r:  # blank lines are skipped but counted
-                rows.append(r)
-                lines.append(end + 1)
-            end = reader.line_num
+        try:
+            for r in reader:
+                if r:  # blank lines are skipped but counted
+                    rows.append(r)
+                    lines.append(end + 1)
+                end = reader.line_num
+        except csv.Error as exc:
+            raise CLIError(_quote_error(path, text, end, reader.line_num, exc)) from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise CLIError(f"cannot read {path!r}: {exc}") from None
     if "\x00" in text:
         _refuse_nul(path, rows, lines)
     return rows, lines
+
+
+def _open_quote_line(text, first):
+    """The line of the quote still open at the end of ``text`` (its record starting on
+    line ``first``), or None if every quote closes."""
+    lines = text.splitlines(keepends=True)
+    line, opened, quoted, at_start, k = first, None, False, True, 0
+    body = "".join(lines[first - 1:])
+    while k < len(body):
+        c = body[k]
+        if quoted:
+            if c == '"':
+                if body[k + 1:k + 2] == '"':
+                    k += 1
+                else:
+                    quoted = False
+        elif c == '"' and at_start:
+            quoted, opened = True, line
+        at_start = not quoted and c in ",\r\n"
+        if c == "\n" or (c == "\r" and body[k + 1:k + 2] != "\n"):
+            line += 1
+        k += 1
+    return opened if quoted else None
+
+
+def _quote_error(path, text, end, line_num, exc):
+    """The message for a ``csv.Error`` of the strict reader: the line where an
+    unterminated quote opened, or the line with text after a closing quote."""
+    if "expected after" in str(exc):
+        return (f"{path!r}, line {line_num}: text after a closing quote (a quoted cell "
+                f"ends at its closing quote; write \"\" for a quote inside a cell)")
+    opened = _open_quote_line(text, end + 1)
+    if opened is not None or "unexpected end of data" in str(exc):
+        where = opened if opened is not None else end + 1
+        return (f"{path!r}, line {where}: a quote opens a cell and is never closed (the "
+                f"rest of the file would be read as that one cell)")
+    return f"cannot read {path!r}, line {line_num}: {exc}"
 
 
 def _refuse_nul(path, rows, lines):
@@ -292,7 +334,7 @@ def numeric_columns(rows, cols, header, path, lines=None):
     return X
 
 
-def load_csv(path, target, *, max_bytes=None, numeric_labels=False):
+def load_csv(path, target, *, max_bytes=None, numeric_labels=False, with_lines=False):
     """Features and labels from a CSV file: every column but ``target`` is a feature.
 
     Parameters
@@ -311,6 +353,8 @@ def load_csv(path, target, *, max_bytes=None, numeric_labels=False):
     X : ndarray (n, d) float64
     y : ndarray (n,) str labels (int or float with ``numeric_labels``)
     feature_names : list of str
+    lines : list of int
+        With ``with_lines`` only: the file's line number of each row (for messages).
     """
     header, rows, lines = read_csv_lines(path, max_bytes=max_bytes)
     t = column_index(header, target, path)
@@ -319,7 +363,8 @@ def load_csv(path, target, *, max_bytes=None, numeric_labels=False):
         raise CLIError(f"{path!r} has no feature columns besides the target {target!r}")
     X = numeric_columns(rows, cols, header, path, lines)
     y = parse_labels([r[t] for r in rows], path, lines, target, numbers=numeric_labels)
-    return X, y, [header[j] for j in cols]
+    names = [header[j] for j in cols]
+    return (X, y, names, lines) if with_lines else (X, y, names)
 
 
 def load_dataset(spec):

@@ -27,6 +27,7 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import textwrap
@@ -318,6 +319,50 @@ def main(argv=None) -> int:
         (reported on stderr as one ``fastgen: error: ...`` line, escaped by
         :func:`~fastgen.cli.text.printable`).
     """
+    stdout, stderr = sys.stdout, sys.stderr
+    # a closed standard stream (``2>&-``, ``>&-``): its descriptor is taken by the null
+    # device, so that no file the command opens lands on it; diagnostics are then
+    # dropped (``print(file=None)`` would write them into stdout), and output is an error
+    out_closed, err_closed = _fill_if_closed(1, stdout), _fill_if_closed(2, stderr)
+    if err_closed:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - closed in finally
+    if out_closed:
+        sys.stdout = _ClosedStdout()
+    try:
+        return _main(argv)
+    finally:
+        if err_closed:
+            sys.stderr.close()
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _fill_if_closed(fd, stream) -> bool:
+    """Whether the standard stream on ``fd`` is closed (no stream, or no descriptor);
+    a closed descriptor is opened on the null device."""
+    try:
+        os.fstat(fd)
+    except OSError:
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        return True
+    return stream is None
+
+
+class _ClosedStdout:
+    """Standard output that was closed: every write fails (an error, exit status 2)."""
+
+    def write(self, text):
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    flush = write
+
+    def fileno(self):
+        raise ValueError("standard output is closed")
+
+
+def _main(argv):
     parser = build_parser()
     args = parser.parse_args(argv)
     stdout = sys.stdout

@@ -34,5 +34,7 @@ def printable(text) -> str:
 
 
 def say(text, file) -> None:
-    """Print one line of ``text`` to ``file``, escaped by :func:`printable`."""
-    print(printable(text), file=file)
+    """Print one line of ``text`` to ``file``, escaped by :func:`printable`; nothing
+    where ``file`` is None (a closed stderr: ``print`` would write to stdout)."""
+    if file is not None:
+        print(printable(text), file=file)

@@ -14,6 +14,7 @@ import functools
 import json
 import logging
 import os
+import stat
 import struct
 import sys
 
@@ -134,8 +135,12 @@ _HEAD = len(_MAGIC) + _LENGTHS.size + _DIGEST_SIZE
 #: gives up and leaves the entry unsaved (a stopped job or a hung notebook holding it).
 LOCK_WAIT_SECONDS = 10.0
 
+#: The largest cache file read (bytes); a larger one is a damaged entry (a miss).
+MAX_ENTRY_BYTES = 1 << 30
+
 _reported = False
 _stuck_locks = set()  # cache directories whose lock timed out: later saves do not wait
+_unwritable = set()  # cache directories a save failed in: reported once
 
 
 class _Stale(Exception):
@@ -234,10 +239,27 @@ def _opened(raw: bytes, name: dict):
 
 
 def _read_sealed(path, name):
-    """The payload of the sealed file ``path``; FileNotFoundError passes through."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    """The payload of the sealed file ``path``; FileNotFoundError passes through.
+
+    Only a regular file of at most :data:`MAX_ENTRY_BYTES` is read: a FIFO would block
+    the fit (it is never opened), a link to ``/dev/zero`` be read without end; either
+    is a ValueError, a damaged entry (a miss, rewritten by the save)."""
+    _check_entry(path, os.stat(path))  # before opening: opening a FIFO blocks
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        _check_entry(path, st)  # what was opened, should the path have been swapped
+        raw = f.read(st.st_size + 1)
     return _opened(raw, name)
+
+
+def _check_entry(path, st) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError("not a regular file")
+    if st.st_size > MAX_ENTRY_BYTES:
+        raise ValueError(f"{st.st_size} bytes, more than the {MAX_ENTRY_BYTES} a cache "
+                         f"entry may hold")
 
 
 def _report_bad_entry(where, exc) -> None:
@@ -251,6 +273,18 @@ def _report_bad_entry(where, exc) -> None:
         "recompiled and the entry rewritten where the cache is writable%s", where,
         type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "",
         "" if level == logging.DEBUG else " (further ones are logged at DEBUG)")
+
+
+def _report_unwritable(path, exc) -> None:
+    """Log once per cache directory that a kernel could not be saved in it (the
+    kernel is compiled and used all the same; numba's own save would raise)."""
+    if path in _unwritable:
+        return
+    _unwritable.add(path)
+    logger().warning(
+        "fastgen: cannot write to the numba cache %s (%s: %s); kernels are compiled "
+        "without being saved there", path, type(exc).__name__,
+        exc.strerror or str(exc).splitlines()[0] if str(exc) else "")
 
 
 @contextlib.contextmanager
@@ -322,9 +356,10 @@ def _unsupported_reason(numba_module, caching_module) -> str | None:
         return (f"numba {version} lacks IndexDataCacheFile.load/save/_load_index/"
                 "_save_index, which fastgen's cache-file wrap needs")
     cache = getattr(caching_module, "Cache", None)
-    if cache is None or not callable(getattr(cache, "load_overload", None)):
-        return (f"numba {version} lacks Cache.load_overload, which fastgen's cache-file "
-                "wrap needs")
+    if cache is None or not all(callable(getattr(cache, name, None))
+                                for name in ("load_overload", "save_overload")):
+        return (f"numba {version} lacks Cache.load_overload/save_overload, which "
+                "fastgen's cache-file wrap needs")
     return None
 
 
@@ -361,6 +396,7 @@ def tolerate_corrupt_cache() -> bool:
     load, save = cls.load, cls.save
     load_index, save_index = cls._load_index, cls._save_index
     load_overload = caching.Cache.load_overload
+    save_overload = caching.Cache.save_overload
 
     def _load_index(self):
         if not _is_fastgen_cache(self):
@@ -444,9 +480,20 @@ def tolerate_corrupt_cache() -> bool:
                               exc)
             return None  # a miss: numba compiles, then save_overload rewrites the entry
 
+    def _save_overload(self, sig, data):
+        try:
+            return save_overload(self, sig, data)
+        except OSError as exc:  # a full disk, EFBIG, an entry that is a directory ...
+            cache_file = getattr(self, "_cache_file", None)
+            if not _is_fastgen_cache(cache_file):
+                raise
+            _report_unwritable(getattr(cache_file, "_cache_path", "?"), exc)
+            return None  # compiled, not saved: as when the save lock is stuck
+
     cls._load_index, cls._save_index = _load_index, _save_index
     cls.load, cls.save = _load, _save
     caching.Cache.load_overload = _load_overload
+    caching.Cache.save_overload = _save_overload
     _PATCHED = True
     return True
 

@@ -603,3 +603,175 @@ def test_predictions_shown_on_a_terminal_escape_control_characters(files, tmp_pa
     assert b"\\x1b]0;PWNED\\x07" in shown
     piped = subprocess.run(command, capture_output=True, env=env, timeout=120)
     assert b"\x1b]0;PWNED\x07" in piped.stdout  # not a terminal: as read
+
+
+# ------------------------------------------------------------------ quoting
+
+QUOTES = {
+    "unterminated": ('a,b,y\n0.1,0.2,0\n1.0,2.0,"oops\n1.5,-1,1\n2.0,-2,0\n', 3,
+                     "a quote opens a cell and is never closed"),
+    "unterminated after a quoted newline": (
+        'a,b,y\n0.1,0.2,"multi\nline"\n\n1,2,"x\n3,4,1\n', 5,
+        "a quote opens a cell and is never closed"),
+    "text after a closing quote": ('a,b,y\n0.1,0.2,"c0"x\n1,2,1\n', 2,
+                                   "text after a closing quote"),
+}
+
+
+@pytest.mark.parametrize("command", ["fit", "predict"])
+@pytest.mark.parametrize("case", list(QUOTES))
+def test_a_broken_quote_is_refused_naming_its_line(files, tmp_path, capsys, case, command):
+    text, line, message = QUOTES[case]
+    path = tmp_path / "q.csv"
+    path.write_text(text)
+    args = (["fit", "--model", "lda", path, "--target", "y", "-o", tmp_path / "m.npz"]
+            if command == "fit" else ["predict", files["model"], path])
+    rc, out, err = in_process(args, capsys)
+    assert rc == 2 and out == "", (rc, out, err)
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+    assert f"line {line}: {message}" in err, err
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_well_formed_quotes_still_read(files, tmp_path, capsys):
+    path = tmp_path / "ok.csv"
+    path.write_text('a,b,y\n"0.1",0.2,"multi\nline ""q"" ok"\n1,"2",x\n')
+    rc, out, err = in_process(["predict", files["model"], path], capsys)
+    assert rc == 0 and len(out.splitlines()) == 3, (out, err)
+
+
+# --------------------------------------------------- feature names of a params file
+
+
+def _stored_names(path, names):
+    """Rewrite the feature names stored in the header of params file ``path``."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    header = json.loads(str(np.load(io.BytesIO(members["__fastgen__.npy"]))[()]))
+    header["feature_names"] = names
+    buf = io.BytesIO()
+    np.save(buf, np.array(json.dumps(header)))
+    members["__fastgen__.npy"] = buf.getvalue()
+    with zipfile.ZipFile(path, "w") as z:
+        for name, raw in members.items():
+            z.writestr(name, raw)
+
+
+@pytest.mark.parametrize("names", [["a", "a"], ["b"], ["a", "b", "y"]])
+@pytest.mark.parametrize("command", ["predict", "info"])
+def test_params_naming_a_column_twice_are_refused(files, tmp_path, capsys, names, command):
+    model = str(tmp_path / "m.npz")
+    shutil.copy(files["model"], model)
+    _stored_names(model, names)
+    rc, out, err = in_process([command, model] + ([files["data"]] if command == "predict"
+                                                  else []), capsys)
+    assert rc == 2 and out == "", (rc, out, err)
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+    assert "feature name" in err, err
+
+
+def test_the_command_line_never_reads_a_column_twice(files, tmp_path, capsys, monkeypatch):
+    """Names from elsewhere than the checked params file (the sidecar of an older file)
+    are checked too."""
+    from fastgen.cli import commands
+
+    monkeypatch.setattr(commands, "load_feature_names", lambda path: (("a", "a"), "y"))
+    rc, out, err = in_process(["predict", files["model"], files["data"]], capsys)
+    assert rc == 2 and out == "" and "names a feature more than once" in err, err
+
+
+# ----------------------------------------------------- closed standard streams
+
+
+@pytest.fixture(scope="module")
+def warned_model(files, tmp_path_factory):
+    """A model whose sidecar is damaged: ``predict`` and ``info`` warn about it."""
+    d = tmp_path_factory.mktemp("closed")
+    model = str(d / "m.npz")
+    shutil.copy(files["model"], model)
+    with open(model + ".json", "w") as f:
+        f.write("garbage")
+    return model
+
+
+def _py(*args):
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in (sys.executable, "-m", "fastgen", *args))
+
+
+@pytest.mark.parametrize("case", ["warning", "error"])
+def test_a_closed_stderr_never_reaches_stdout(files, warned_model, tmp_path, case):
+    """``2>&-``: warnings and errors were printed into stdout (into the predictions)."""
+    data = files["data"] if case == "warning" else str(tmp_path / "absent.csv")
+    rc, out, err = run(f"{_py('predict', warned_model, data)} 2>&-", shell=True)
+    assert rc == (0 if case == "warning" else 2), (rc, out, err)
+    assert "fastgen" not in out and err == "", out
+    if case == "warning":
+        assert out.splitlines()[0] == "y" and len(out.splitlines()) == 61, out
+
+
+def test_a_closed_stdout_is_one_error_line(warned_model):
+    """``>&-``: an AttributeError traceback before; now exit status 2 and one line (and
+    nothing at all with stderr closed too)."""
+    args = ["info", warned_model]
+    rc, out, err = run(f"{_py(*args)} >&-", shell=True)
+    assert rc == 2 and "Traceback" not in err, err
+    assert err.splitlines()[-1] == ("fastgen: error: cannot write to standard output: "
+                                    "standard output is closed"), err
+    assert run(f"{_py(*args)} >&- 2>&-", shell=True)[::2] == (2, "")
+
+
+@pytest.mark.parametrize("output", ["", "sub/"])
+@pytest.mark.parametrize("command", ["fit", "predict"])
+def test_an_output_naming_no_file_is_refused(files, tmp_path, capsys, monkeypatch, output,
+                                             command):
+    """``fit -o ''`` wrote the hidden files ``.npz`` and ``.npz.json``."""
+    monkeypatch.chdir(tmp_path)
+    args = (["fit", "--model", "lda", files["data"], "--target", "y", "-o", output]
+            if command == "fit" else ["predict", files["model"], files["data"], "-o", output])
+    rc, out, err = in_process(args, capsys)
+    assert rc == 2 and out == "", (rc, out, err)
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+    assert "names no file" in err, err
+    assert os.listdir(tmp_path) == []
+
+
+# ------------------------------------------- model refusals named by line and column
+
+
+def test_a_models_refusal_names_the_files_line_and_column(tmp_path, capsys):
+    """"X contains a negative value (-6.0) at row 2, column 1" named X's indices, not
+    the file's line (blank lines count) and column (the target comes first here)."""
+    path = tmp_path / "neg.csv"
+    path.write_text("y,a,b\n\nx,1,2\ny,3,4\n\nx,5,-6\ny,7,8\n")
+    rc, out, err = in_process(["fit", "--model", "multinomial_nb", path, "--target", "y",
+                               "-o", tmp_path / "m.npz"], capsys)
+    assert rc == 2 and out == "" and err.count("\n") == 1, err
+    assert f"{str(path)!r}, line 6, column 'b': X contains a negative value (-6.0);" in err
+    assert "row 2" not in err, err
+
+
+def test_a_refusal_when_predicting_names_the_files_line(files, tmp_path, capsys,
+                                                         monkeypatch):
+    from fastgen.cli import commands
+
+    def refuse(params, X):
+        raise ValueError("X value at row 1, column 0 (1e+308) overflows float32")
+
+    monkeypatch.setattr(commands, "predict", refuse)
+    path = tmp_path / "p.csv"
+    path.write_text("b,a\n1,2\n\n3,4\n")
+    rc, out, err = in_process(["predict", files["model"], path], capsys)
+    assert rc == 2 and out == "", err
+    assert f"{str(path)!r}, line 4, column 'a': X value (1e+308) overflows" in err, err
+
+
+@pytest.mark.parametrize("message", ["no row here", "X contains NaN at row 9, column 0",
+                                     "X contains NaN at row 0, column 5"])
+def test_refusals_without_a_row_of_the_file_are_unchanged(message):
+    from fastgen.cli.commands import located
+
+    assert located(message, "d.csv", [2, 3], ["a", "b"]) == message
