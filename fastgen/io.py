@@ -209,13 +209,11 @@ def load_feature_names(path):
     the file is format version 1).  Raises :class:`ParamsFileError` as
     :func:`load_params` does.
     """
-    header, _ = _read(path, values=False)
+    # the whole file is checked as load_params checks it: the names must fit the params
+    # (as many as features, the same as the params' own names; _check_header_names)
+    header, values = _read(path, values=True)
+    _build(path, header, values)
     names, target = header.get("feature_names"), header.get("target_name")
-    if not (names is None or (isinstance(names, list)
-                              and all(isinstance(n, str) for n in names))) \
-            or not (target is None or isinstance(target, str)):
-        raise ParamsFileError(f"{os.fspath(path)!r} holds malformed feature or target "
-                              f"names")
     return (None if names is None else tuple(names)), target
 
 
@@ -232,6 +230,11 @@ def load_params(path):
     :class:`ParamsFileError` (a ``ValueError``) for a missing, truncated or foreign file.
     """
     header, values = _read(path, values=True)
+    return _build(path, header, values)
+
+
+def _build(path, header, values):
+    """The params of a file read by :func:`_read`, checked."""
     cls = PARAMS_TYPES[header["type"]]
     expected = {f.name for f in dataclasses.fields(cls)}
     # fields added later with a default (e.g. GDAParams.rank) may be absent from
@@ -244,6 +247,10 @@ def load_params(path):
                               f"{cls.__name__}")
     try:
         params = cls(**values)  # the constructor's checks catch a crafted or damaged file
+        names = header.get("feature_names")
+        if names is not None and len(names) != params.n_features_in:
+            raise ValueError(f"the header's feature_names has {len(names)} names for "
+                             f"{params.n_features_in} features")
         params.check_consistency()  # and tables that do not belong together
         return params
     except (ValueError, TypeError) as exc:
@@ -305,6 +312,8 @@ def _read(path, *, values):
                     f"{os.fspath(path)!r} was written by a newer fastgen (format version "
                     f"{header['version']}); upgrade fastgen to read it"
                 )
+            _check_expected_members(data.zip, path, header)
+            _check_header_names(path, header, data)
             _register_all_params()
             cls = PARAMS_TYPES.get(header.get("type"))
             if cls is None:
@@ -346,6 +355,52 @@ def _read(path, *, values):
     return header, out
 
 
+def _check_header_names(path, header, data):
+    """The header's feature and target names, checked: a list of distinct str, and the
+    same as the params' own ``feature_names`` member where the file holds one (the names
+    are stored twice; :func:`load_feature_names` reads the header, :func:`load_params`
+    the member)."""
+    names, target = header.get("feature_names"), header.get("target_name")
+    if not (names is None or (isinstance(names, list)
+                              and all(isinstance(n, str) for n in names)
+                              and len(set(names)) == len(names))) \
+            or not (target is None or isinstance(target, str)):
+        raise ParamsFileError(f"{os.fspath(path)!r} holds malformed feature or target "
+                              f"names in its header (feature_names must be distinct str); "
+                              f"save the params again")
+    if header["fields"].get("feature_names") == "names":
+        try:
+            own = json.loads(str(data["feature_names"][()]))
+        except (KeyError, ValueError):
+            raise ParamsFileError(f"{os.fspath(path)!r} holds malformed feature "
+                                  f"names") from None
+        if own != names:
+            raise ParamsFileError(
+                f"{os.fspath(path)!r} holds two different lists of feature names (the "
+                f"header's feature_names and the member 'feature_names.npy'), which a "
+                f"saved file keeps equal: a crafted or damaged file; save the params "
+                f"again")
+
+
+def _unexpected_member(path, name):
+    return (f"{os.fspath(path)!r} holds the member {name!r}, which is not one a fastgen "
+            f"params file holds (one '<field>.npy' member per field of the header and "
+            f"{_HEADER + '.npy'!r}): a crafted or damaged file; save the params again")
+
+
+def _check_expected_members(archive, path, header):
+    """Refuse a member that is not the ``.npy`` of a field the header names (or the
+    header itself): numpy would read an extra member under a field's key, silently."""
+    fields = header.get("fields")
+    if not isinstance(fields, dict):
+        raise ParamsFileError(f"{os.fspath(path)!r} holds a malformed fastgen header")
+    expected = {f"{name}.npy" for name, kind in fields.items() if kind != "none"}
+    expected.add(f"{_HEADER}.npy")
+    for name in archive.namelist():
+        if name not in expected:
+            raise ParamsFileError(_unexpected_member(path, name))
+
+
 def _check_members(archive, path):
     """Refuse an archive with a member name twice (the reader would take one of them,
     silently), or a ``.npy`` member whose header claims more data than the member
@@ -359,6 +414,11 @@ def _check_members(archive, path):
                                   f"once: a params file has one member per field (a "
                                   f"crafted or damaged file)")
         seen.add(name)
+        # numpy maps both 'means.npy' and 'means' to the key 'means' (and reads either);
+        # a params file only ever holds '<field>.npy' members at the top level
+        if not name.endswith(".npy") or "/" in name or "\\" in name \
+                or not name[:-4].isidentifier():
+            raise ParamsFileError(_unexpected_member(path, name))
     for info in archive.infolist():
         if not info.filename.endswith(".npy"):
             continue

@@ -2,6 +2,7 @@
 
 import dataclasses
 import gc
+import json
 import io as _io
 import os
 import struct
@@ -520,3 +521,79 @@ def test_a_npy_header_claiming_terabytes_is_refused_before_reading(tmp_path):
     _rewrite(path, members)
     with pytest.raises(fastgen.ParamsFileError, match=r"claims shape \(3, 100000000000\)"):
         fastgen.load_params(path)
+
+
+# --------------------------------------------------------------------------------------
+# issue 42b: a member the format does not name (numpy reads 'means' as the field
+# 'means' too), and the feature names stored twice
+# --------------------------------------------------------------------------------------
+
+#: names a crafted member may take next to '<field>.npy'
+_SHADOWS = [
+    lambda f: f,                     # no extension: numpy's key is the field's
+    lambda f: f.upper() + ".npy",    # another case
+    lambda f: f"sub/{f}.npy",        # a subfolder
+    lambda f: f"{f}.npy.orig",       # appended garbage
+    lambda f: "extra_field.npy",     # a field the header does not name
+]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_member_the_format_does_not_name_is_refused(tmp_path, model):
+    p = MODELS[model](*_data())
+    path = fastgen.save_params(tmp_path / "m.npz", p)
+    members = _members(path)
+    fields = [n[:-4] for n in members if not n.startswith("__")]
+    for i, shadow in enumerate(_SHADOWS):
+        field = fields[i % len(fields)]
+        value = np.load(_io.BytesIO(members[field + ".npy"]))
+        name = shadow(field)
+        _rewrite(path, members, extra=[(name, _npy(value[::-1] if value.ndim else value))])
+        with pytest.raises(fastgen.ParamsFileError,
+                           match=rf"member '{name}', which is not one"):
+            fastgen.load_params(path)
+        with pytest.raises(fastgen.ParamsFileError, match="which is not one"):
+            fastgen.load_feature_names(path)
+    # the header itself cannot be shadowed either
+    _rewrite(path, members, extra=[("__fastgen__", members["__fastgen__.npy"])])
+    with pytest.raises(fastgen.ParamsFileError, match="member '__fastgen__', which"):
+        fastgen.load_params(path)
+
+
+def _named_params():
+    X, _, y = _data()
+    pd = pytest.importorskip("pandas")
+    return fastgen.fit_gda(pd.DataFrame(X, columns=list("abcd")), y)
+
+
+def _edit_header(path, change):
+    members = _members(path)
+    header = json.loads(str(np.load(_io.BytesIO(members["__fastgen__.npy"]))[()]))
+    change(header)
+    members["__fastgen__.npy"] = _npy(np.asarray(json.dumps(header)))
+    _rewrite(path, members)
+
+
+@pytest.mark.parametrize("names,match", [
+    (["a"], "two different lists"),
+    (list("dcba"), "two different lists"),
+    (["a", "a", "b", "c"], "malformed feature or target names"),
+])
+def test_header_names_that_contradict_the_params_are_refused(tmp_path, names, match):
+    p = _named_params()
+    assert p.feature_names == tuple("abcd")
+    path = fastgen.save_params(tmp_path / "m.npz", p)
+    _edit_header(path, lambda h: h.update(feature_names=names))
+    for load in (fastgen.load_params, fastgen.load_feature_names):
+        with pytest.raises(fastgen.ParamsFileError, match=match):
+            load(path)
+
+
+def test_header_names_of_a_model_without_own_names_are_checked(tmp_path):
+    p = _per_class()
+    path = fastgen.save_params(tmp_path / "m.npz", p, feature_names=list("wxyz"))
+    assert fastgen.load_feature_names(path)[0] == tuple("wxyz")
+    _edit_header(path, lambda h: h.update(feature_names=["w"]))
+    for load in (fastgen.load_params, fastgen.load_feature_names):
+        with pytest.raises(fastgen.ParamsFileError, match="has 1 names for 4 features"):
+            load(path)
