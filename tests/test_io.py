@@ -2,8 +2,8 @@
 
 import dataclasses
 import gc
-import json
 import io as _io
+import json
 import os
 import struct
 import warnings
