@@ -314,6 +314,8 @@ class MultinomialNBParams(LinearNB):
     alpha: float
     feature_names: tuple | None = None
 
+    _nonneg_input = True
+
     def _check_fields(self, check):
         self._check_counts_and_tables(check)
 
@@ -417,6 +419,8 @@ class ComplementNBParams(LinearNB):
     alpha: float
     norm: bool
     feature_names: tuple | None = None
+
+    _nonneg_input = True
 
     def _check_fields(self, check):
         self._check_counts_and_tables(check, weights="finite")
