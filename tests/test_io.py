@@ -597,3 +597,50 @@ def test_header_names_of_a_model_without_own_names_are_checked(tmp_path):
     for load in (fastgen.load_params, fastgen.load_feature_names):
         with pytest.raises(fastgen.ParamsFileError, match="has 1 names for 4 features"):
             load(path)
+
+
+# issue 42b: the naive Bayes tables are the smoothed estimates of the stored counts
+def _swap_columns(v):
+    v[..., [0, 1]] = v[..., [1, 0]]
+    return v
+
+
+def _bump_first(v):
+    v.flat[0] = v.flat[0] * 2.0 + 1.0
+    return v
+
+
+@pytest.mark.parametrize("model,field,change,table", [
+    ("multinomial_nb", "feature_log_prob", _swap_columns, "feature_log_prob"),
+    ("multinomial_nb-f32", "feature_log_prob", _swap_columns, "feature_log_prob"),
+    ("multinomial_nb", "feature_count", _bump_first, "feature_log_prob"),
+    ("multinomial_nb-f32", "feature_count", _swap_columns, "feature_log_prob"),
+    ("multinomial_nb", "alpha", lambda a: a * 5.0, "feature_log_prob"),
+    ("bernoulli_nb", "feature_count", _bump_first, "feature_log_prob"),
+    ("bernoulli_nb", "class_count", lambda v: v + 1.0, "feature_log_prob"),
+    ("bernoulli_nb", "alpha", lambda a: a * 0.5, "feature_log_prob"),
+    ("categorical_nb", "feature_log_prob", _swap_columns, "feature_log_prob"),
+    ("categorical_nb", "category_count", _bump_first, "feature_log_prob"),
+    ("categorical_nb", "alpha", lambda a: a + 1.0, "feature_log_prob"),
+])
+def test_nb_tables_must_be_the_estimates_of_their_counts(tmp_path, model, field, change,
+                                                         table):
+    p = MODELS[model](*_data())
+    path = _edit(tmp_path, p, field, change)
+    source = "alpha" if field == table else field
+    with pytest.raises(fastgen.ParamsFileError,
+                       match=rf"{table} must be recomputed from .*{source}"):
+        fastgen.load_params(path)
+
+
+def test_bernoulli_tables_edited_together_are_refused(tmp_path):
+    # log p and log(1 − p) swapped columns together: each still a distribution
+    p = MODELS["bernoulli_nb"](*_data())
+    path = fastgen.save_params(tmp_path / "m.npz", p)
+    members = _members(path)
+    for field in ("feature_log_prob", "neg_feature_log_prob"):
+        value = np.load(_io.BytesIO(members[field + ".npy"]))
+        members[field + ".npy"] = _npy(_swap_columns(value.copy()))
+    _rewrite(path, members)
+    with pytest.raises(fastgen.ParamsFileError, match="feature_log_prob must be recomputed"):
+        fastgen.load_params(path)
