@@ -329,6 +329,28 @@ def log_normalised(check, field, table, axis, dtype):
                           f"edited file)")
 
 
+def recomputed(check, field, have, want, dtype, source):
+    """Fail unless the stored table ``have`` is ``want`` (recomputed in float64 from the
+    primary fields named by ``source``) to the rounding of ``dtype``: the cast to
+    ``dtype`` (ε/2 of each entry) and float64 sums of a row (its width times ε₆₄);
+    equal infinities (log 0) match."""
+    have = np.asarray(have, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    if have.shape != want.shape:
+        check.fail(field, f"must have the shape {want.shape} of {source}")
+    width = want.shape[-1] if want.ndim else 1
+    aw = np.abs(want)
+    tol = 2.0 * np.finfo(dtype).eps * aw + 16.0 * np.finfo(np.float64).eps * (
+        width + 1) * np.maximum(aw, 1.0)
+    with np.errstate(invalid="ignore"):
+        bad = ~((have == want) | (np.abs(have - want) <= tol))
+    if np.any(bad):
+        at = tuple(np.argwhere(bad)[0].tolist())
+        check.fail(field, f"must be recomputed from {source}; at {at} it holds "
+                          f"{have[at]:.17g}, they give {want[at]:.17g} (a damaged or "
+                          f"edited file: save the params again)")
+
+
 class FittedParams:
     """Mixin for frozen parameter dataclasses."""
 

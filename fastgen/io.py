@@ -216,29 +216,6 @@ def load_feature_names(path):
     return (None if names is None else tuple(names)), header.get("target_name")
 
 
-def _check_stored_names(path, header, n_features):
-    """Refuse the header's feature and target names unless they are str, the feature
-    names distinct and one per feature of the model (a crafted ``["a", "a"]`` would
-    make ``fastgen predict`` read column a twice)."""
-    names, target = header.get("feature_names"), header.get("target_name")
-    if not (names is None or (isinstance(names, list)
-                              and all(isinstance(n, str) for n in names))) \
-            or not (target is None or isinstance(target, str)):
-        raise ParamsFileError(f"{os.fspath(path)!r} holds malformed feature or target "
-                              f"names")
-    if names is None:
-        return
-    if len(set(names)) != len(names):
-        twice = next(n for i, n in enumerate(names) if n in names[:i])
-        raise ParamsFileError(f"{os.fspath(path)!r} holds the feature name {twice!r} "
-                              f"more than once: each feature has its own name (a "
-                              f"crafted or damaged file)")
-    if len(names) != n_features:
-        raise ParamsFileError(f"{os.fspath(path)!r} holds {len(names)} feature names; "
-                              f"its model has {n_features} features (a crafted or "
-                              f"damaged file)")
-
-
 def _register_all_params():
     """Import every module that defines a params type (``import fastgen`` imports them
     only on first use), so that :data:`PARAMS_TYPES` knows them all."""
@@ -258,6 +235,11 @@ def load_params(path):
 def _load(path):
     """The checked header and params of a params file."""
     header, values = _read(path, values=True)
+    return _build(path, header, values)
+
+
+def _build(path, header, values):
+    """The params of a file read by :func:`_read`, checked."""
     cls = PARAMS_TYPES[header["type"]]
     expected = {f.name for f in dataclasses.fields(cls)}
     # fields added later with a default (e.g. GDAParams.rank) may be absent from
@@ -274,7 +256,11 @@ def _load(path):
     except (ValueError, TypeError) as exc:
         raise ParamsFileError(f"{os.fspath(path)!r} holds inconsistent params: "
                               f"{exc}") from None
-    _check_stored_names(path, header, params.n_features_in)
+    names = header.get("feature_names")
+    if names is not None and len(names) != params.n_features_in:
+        raise ParamsFileError(f"{os.fspath(path)!r} holds {len(names)} feature names; "
+                              f"its model has {params.n_features_in} features (a crafted "
+                              f"or damaged file)")
     return header, params
 
 
@@ -332,6 +318,8 @@ def _read(path, *, values):
                     f"{os.fspath(path)!r} was written by a newer fastgen (format version "
                     f"{header['version']}); upgrade fastgen to read it"
                 )
+            _check_expected_members(data.zip, path, header)
+            _check_header_names(path, header, data)
             _register_all_params()
             cls = PARAMS_TYPES.get(header.get("type"))
             if cls is None:
@@ -374,6 +362,57 @@ def _read(path, *, values):
     return header, out
 
 
+def _check_header_names(path, header, data):
+    """The header's feature and target names, checked: a list of distinct str, and the
+    same as the params' own ``feature_names`` member where the file holds one (the names
+    are stored twice; :func:`load_feature_names` reads the header, :func:`load_params`
+    the member)."""
+    names, target = header.get("feature_names"), header.get("target_name")
+    if not (names is None or (isinstance(names, list)
+                              and all(isinstance(n, str) for n in names))) \
+            or not (target is None or isinstance(target, str)):
+        raise ParamsFileError(f"{os.fspath(path)!r} holds malformed feature or target "
+                              f"names in its header (feature_names must be str); save "
+                              f"the params again")
+    if names is not None and len(set(names)) != len(names):
+        # a crafted ["a", "a"] would make fastgen predict read column a twice
+        twice = next(n for i, n in enumerate(names) if n in names[:i])
+        raise ParamsFileError(f"{os.fspath(path)!r} holds the feature name {twice!r} "
+                              f"more than once: each feature has its own name (a "
+                              f"crafted or damaged file)")
+    if header["fields"].get("feature_names") == "names":
+        try:
+            own = json.loads(str(data["feature_names"][()]))
+        except (KeyError, ValueError):
+            raise ParamsFileError(f"{os.fspath(path)!r} holds malformed feature "
+                                  f"names") from None
+        if own != names:
+            raise ParamsFileError(
+                f"{os.fspath(path)!r} holds two different lists of feature names (the "
+                f"header's feature_names and the member 'feature_names.npy'), which a "
+                f"saved file keeps equal: a crafted or damaged file; save the params "
+                f"again")
+
+
+def _unexpected_member(path, name):
+    return (f"{os.fspath(path)!r} holds the member {name!r}, which is not one a fastgen "
+            f"params file holds (one '<field>.npy' member per field of the header and "
+            f"{_HEADER + '.npy'!r}): a crafted or damaged file; save the params again")
+
+
+def _check_expected_members(archive, path, header):
+    """Refuse a member that is not the ``.npy`` of a field the header names (or the
+    header itself): numpy would read an extra member under a field's key, silently."""
+    fields = header.get("fields")
+    if not isinstance(fields, dict):
+        raise ParamsFileError(f"{os.fspath(path)!r} holds a malformed fastgen header")
+    expected = {f"{name}.npy" for name, kind in fields.items() if kind != "none"}
+    expected.add(f"{_HEADER}.npy")
+    for name in archive.namelist():
+        if name not in expected:
+            raise ParamsFileError(_unexpected_member(path, name))
+
+
 def _check_members(archive, path):
     """Refuse an archive with a member name twice (the reader would take one of them,
     silently), or a ``.npy`` member whose header claims more data than the member
@@ -387,6 +426,11 @@ def _check_members(archive, path):
                                   f"once: a params file has one member per field (a "
                                   f"crafted or damaged file)")
         seen.add(name)
+        # numpy maps both 'means.npy' and 'means' to the key 'means' (and reads either);
+        # a params file only ever holds '<field>.npy' members at the top level
+        if not name.endswith(".npy") or "/" in name or "\\" in name \
+                or not name[:-4].isidentifier():
+            raise ParamsFileError(_unexpected_member(path, name))
     for info in archive.infolist():
         if not info.filename.endswith(".npy"):
             continue

@@ -3,6 +3,7 @@
 import dataclasses
 import gc
 import io as _io
+import json
 import os
 import struct
 import warnings
@@ -589,3 +590,127 @@ def test_npy_members_of_every_format_numpy_reads_load(tmp_path, version):
             fastgen.load_params(path)
     else:
         _assert_identical(fastgen.load_params(path), p)
+
+
+# --------------------------------------------------------------------------------------
+# issue 42b: a member the format does not name (numpy reads 'means' as the field
+# 'means' too), and the feature names stored twice
+# --------------------------------------------------------------------------------------
+
+#: names a crafted member may take next to '<field>.npy'
+_SHADOWS = [
+    lambda f: f,                     # no extension: numpy's key is the field's
+    lambda f: f.upper() + ".npy",    # another case
+    lambda f: f"sub/{f}.npy",        # a subfolder
+    lambda f: f"{f}.npy.orig",       # appended garbage
+    lambda f: "extra_field.npy",     # a field the header does not name
+]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_member_the_format_does_not_name_is_refused(tmp_path, model):
+    p = MODELS[model](*_data())
+    path = fastgen.save_params(tmp_path / "m.npz", p)
+    members = _members(path)
+    fields = [n[:-4] for n in members if not n.startswith("__")]
+    for i, shadow in enumerate(_SHADOWS):
+        field = fields[i % len(fields)]
+        value = np.load(_io.BytesIO(members[field + ".npy"]))
+        name = shadow(field)
+        _rewrite(path, members, extra=[(name, _npy(value[::-1] if value.ndim else value))])
+        with pytest.raises(fastgen.ParamsFileError,
+                           match=rf"member '{name}', which is not one"):
+            fastgen.load_params(path)
+        with pytest.raises(fastgen.ParamsFileError, match="which is not one"):
+            fastgen.load_feature_names(path)
+    # the header itself cannot be shadowed either
+    _rewrite(path, members, extra=[("__fastgen__", members["__fastgen__.npy"])])
+    with pytest.raises(fastgen.ParamsFileError, match="member '__fastgen__', which"):
+        fastgen.load_params(path)
+
+
+def _named_params():
+    X, _, y = _data()
+    pd = pytest.importorskip("pandas")
+    return fastgen.fit_gda(pd.DataFrame(X, columns=list("abcd")), y)
+
+
+def _edit_header(path, change):
+    members = _members(path)
+    header = json.loads(str(np.load(_io.BytesIO(members["__fastgen__.npy"]))[()]))
+    change(header)
+    members["__fastgen__.npy"] = _npy(np.asarray(json.dumps(header)))
+    _rewrite(path, members)
+
+
+@pytest.mark.parametrize("names,match", [
+    (["a"], "two different lists"),
+    (list("dcba"), "two different lists"),
+    (["a", "a", "b", "c"], "feature name .a. more than once"),
+])
+def test_header_names_that_contradict_the_params_are_refused(tmp_path, names, match):
+    p = _named_params()
+    assert p.feature_names == tuple("abcd")
+    path = fastgen.save_params(tmp_path / "m.npz", p)
+    _edit_header(path, lambda h: h.update(feature_names=names))
+    for load in (fastgen.load_params, fastgen.load_feature_names):
+        with pytest.raises(fastgen.ParamsFileError, match=match):
+            load(path)
+
+
+def test_header_names_of_a_model_without_own_names_are_checked(tmp_path):
+    p = _per_class()
+    path = fastgen.save_params(tmp_path / "m.npz", p, feature_names=list("wxyz"))
+    assert fastgen.load_feature_names(path)[0] == tuple("wxyz")
+    _edit_header(path, lambda h: h.update(feature_names=["w"]))
+    for load in (fastgen.load_params, fastgen.load_feature_names):
+        with pytest.raises(fastgen.ParamsFileError,
+                           match="holds 1 feature names; its model has 4 features"):
+            load(path)
+
+
+# issue 42b: the naive Bayes tables are the smoothed estimates of the stored counts
+def _swap_columns(v):
+    v[..., [0, 1]] = v[..., [1, 0]]
+    return v
+
+
+def _bump_first(v):
+    v.flat[0] = v.flat[0] * 2.0 + 1.0
+    return v
+
+
+@pytest.mark.parametrize("model,field,change,table", [
+    ("multinomial_nb", "feature_log_prob", _swap_columns, "feature_log_prob"),
+    ("multinomial_nb-f32", "feature_log_prob", _swap_columns, "feature_log_prob"),
+    ("multinomial_nb", "feature_count", _bump_first, "feature_log_prob"),
+    ("multinomial_nb-f32", "feature_count", _swap_columns, "feature_log_prob"),
+    ("multinomial_nb", "alpha", lambda a: a * 5.0, "feature_log_prob"),
+    ("bernoulli_nb", "feature_count", _bump_first, "feature_log_prob"),
+    ("bernoulli_nb", "class_count", lambda v: v + 1.0, "feature_log_prob"),
+    ("bernoulli_nb", "alpha", lambda a: a * 0.5, "feature_log_prob"),
+    ("categorical_nb", "feature_log_prob", _swap_columns, "feature_log_prob"),
+    ("categorical_nb", "category_count", _bump_first, "feature_log_prob"),
+    ("categorical_nb", "alpha", lambda a: a + 1.0, "feature_log_prob"),
+])
+def test_nb_tables_must_be_the_estimates_of_their_counts(tmp_path, model, field, change,
+                                                         table):
+    p = MODELS[model](*_data())
+    path = _edit(tmp_path, p, field, change)
+    source = "alpha" if field == table else field
+    with pytest.raises(fastgen.ParamsFileError,
+                       match=rf"{table} must be recomputed from .*{source}"):
+        fastgen.load_params(path)
+
+
+def test_bernoulli_tables_edited_together_are_refused(tmp_path):
+    # log p and log(1 − p) swapped columns together: each still a distribution
+    p = MODELS["bernoulli_nb"](*_data())
+    path = fastgen.save_params(tmp_path / "m.npz", p)
+    members = _members(path)
+    for field in ("feature_log_prob", "neg_feature_log_prob"):
+        value = np.load(_io.BytesIO(members[field + ".npy"]))
+        members[field + ".npy"] = _npy(_swap_columns(value.copy()))
+    _rewrite(path, members)
+    with pytest.raises(fastgen.ParamsFileError, match="feature_log_prob must be recomputed"):
+        fastgen.load_params(path)

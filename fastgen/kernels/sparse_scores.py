@@ -36,7 +36,9 @@ def _linear_row_sum(indptr, indices, data, weights, wflat, nnz, bias, binarize, 
                     i, acc, acc2):
     """acc = b + Σ_{j stored in row i} v(x_ij) W_j· in float64 (W float64 or float32,
     each weight taken exactly).  Returns Σ|v(x_ij)| over the row's terms: NaN if the row
-    holds a NaN/inf (see csr_class_counts), or a column index outside 0..d-1 (W is
+    holds a NaN/inf (see csr_class_counts), a negative value without ``binarize``
+    (the counts of the multinomial and complement models; a running minimum, and the
+    Bernoulli model's binary X is checked before), or a column index outside 0..d-1 (W is
     (d, K)): each index is checked before its weight row is read, and the row stops at
     the first bad one.  One unsigned comparison per stored value, where a separate scan
     of the indices before scoring read them all once more.
@@ -56,6 +58,7 @@ def _linear_row_sum(indptr, indices, data, weights, wflat, nnz, bias, binarize, 
     a = indptr[i]
     e = indptr[i + 1]
     nonfinite = 0.0
+    low = 0.0
     mass = 0.0
     p = a
     if binarize:
@@ -97,6 +100,7 @@ def _linear_row_sum(indptr, indices, data, weights, wflat, nnz, bias, binarize, 
             v0 = np.float64(data[p])
             v1 = np.float64(data[p + 1])
             nonfinite += v0 * 0.0 + v1 * 0.0
+            low = min(low, min(v0, v1))
             mass += abs(v0) + abs(v1)
             j0 = indices[p]
             j1 = indices[p + 1]
@@ -110,12 +114,15 @@ def _linear_row_sum(indptr, indices, data, weights, wflat, nnz, bias, binarize, 
         if p < e:
             v = np.float64(data[p])
             nonfinite += v * 0.0
+            low = min(low, v)
             mass += abs(v)
             j = indices[p]
             if np.uint64(j) >= d:
                 return np.nan
             for k in range(K):
                 acc[k] += v * np.float64(weights[j, k])
+        if low < 0.0:  # counts: a negative value is as bad as a NaN (a running minimum)
+            return np.nan
     for k in range(K):
         acc[k] += acc2[k]
     return mass + nonfinite
@@ -209,7 +216,8 @@ def csr_linear_scores(indptr, indices, data, weights, bias, binarize, threshold,
     ``SCORE_PREFETCH`` stored values ahead); accumulation is in float64 and each row
     is finished per ``mode`` (see :func:`fastgen.kernels.special.finish_rows`).
 
-    Returns the number of rows holding a NaN or infinite stored value, or a column
+    Returns the number of rows holding a NaN or infinite stored value, a negative one
+    (without ``binarize``), or a column
     index outside ``0..d-1`` (found on the way, so X needs no separate scan of its
     values or indices; a bad index is never used); their scores are not meaningful.
     """

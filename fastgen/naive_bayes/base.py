@@ -130,6 +130,27 @@ def _report_bad_rows(X):
     matrix (the message validation gives), else a NaN/inf."""
     check_csr_indices(X)
     report_nonfinite(X)
+    report_negative(X)
+
+
+def report_negative(X):
+    """Raise naming the first negative value of validated X (dense or CSR), if any:
+    the multinomial and complement models score counts, as their fit reads them."""
+    if is_sparse(X):
+        neg = np.flatnonzero(X.data < 0)
+        if not neg.size:
+            return
+        p = int(neg[0])
+        row = int(np.searchsorted(X.indptr, p, side="right") - 1)
+        col, value = int(X.indices[p]), X.data[p]
+    else:
+        flat = int(np.argmax(X.reshape(-1) < 0)) if X.size else 0
+        if not (X.size and X.reshape(-1)[flat] < 0):
+            return
+        (row, col), value = divmod(flat, X.shape[1]), X.reshape(-1)[flat]
+    raise ValueError(f"X contains the negative value {float(value):g} at row {row}, column "
+                     f"{col}: this model scores counts (non-negative values, as its fit "
+                     f"requires); pass counts")
 
 
 #: scores below this cannot overflow on the way (a sum of terms each below it)
@@ -272,6 +293,9 @@ class LinearNB(FittedParams):
     #: True where the model reads X as binary without a threshold (Bernoulli with
     #: binarize=None): scoring then refuses any other value, as the fit does
     _binary_input = False
+    #: True where the model scores counts (multinomial, complement): scoring refuses a
+    #: negative value, as the fit does (the CSR kernel keeps a running minimum)
+    _nonneg_input = False
 
     def _scores(self, X, mode):
         W, b, binarize, threshold = self._form
@@ -288,6 +312,8 @@ class LinearNB(FittedParams):
                 _check_scores_overflow(out, mode, b)
             return out
         report_nonfinite(X)
+        if self._nonneg_input and X.size and X.min() < 0:  # BLAS cannot tell; O(nd)
+            report_negative(X)
         A = (X > threshold).astype(X.dtype) if binarize else X
         with np.errstate(over="ignore", invalid="ignore"):  # checked below
             np.matmul(A, W.astype(X.dtype, copy=False), out=out)

@@ -16,6 +16,7 @@ from .._params import (
     derived_from_checked_input,
     kernel_view,
     log_normalised,
+    recomputed,
     register_params,
 )
 from .._runtime import serial_for_small_inputs
@@ -207,11 +208,16 @@ class CategoricalNBParams(FittedParams):
 
     def _check_derived(self, check):
         """The class log-priors, and each feature's categories per class, are
-        distributions."""
+        distributions; the latter the smoothed estimates of category_count and alpha."""
         log_normalised(check, "class_log_prior", self.class_log_prior, 0, self.dtype)
         for j in range(self.n_categories.shape[0]):
             part = self.feature_log_prob[:, self.offsets[j]:self.offsets[j + 1]]
             log_normalised(check, "feature_log_prob", part, 1, self.dtype)
+        want = categorical_params(self.classes, self.class_count, self.category_count,
+                                  self.n_categories, self.offsets, self.alpha, True, None,
+                                  np.float64)
+        recomputed(check, "feature_log_prob", self.feature_log_prob,
+                   want.feature_log_prob, self.dtype, "category_count and alpha")
 
     @cached_property
     def _table(self):

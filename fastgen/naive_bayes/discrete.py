@@ -24,6 +24,7 @@ from .._params import (
     derived_from_checked_input,
     kernel_view,
     log_normalised,
+    recomputed,
     register_params,
 )
 from .._runtime import serial_for_small_inputs
@@ -209,10 +210,18 @@ class BernoulliNBParams(LinearNB):
         return self.binarize is None
 
     def _check_derived(self, check):
-        """p_kj and 1 − p_kj sum to one (log p and log(1 − p) are one table)."""
+        """p_kj and 1 − p_kj sum to one (log p and log(1 − p) are one table), and both
+        are the smoothed estimates of class_count, feature_count and alpha."""
         super()._check_derived(check)
         both = np.stack([self.feature_log_prob, self.neg_feature_log_prob])
         log_normalised(check, "neg_feature_log_prob", both, 0, self.dtype)
+        want = bernoulli_params(self.classes, self.class_count, self.feature_count,
+                                self.alpha, self.binarize, True, None, np.float64)
+        source = "class_count, feature_count and alpha"
+        recomputed(check, "feature_log_prob", self.feature_log_prob,
+                   want.feature_log_prob, self.dtype, source)
+        recomputed(check, "neg_feature_log_prob", self.neg_feature_log_prob,
+                   want.neg_feature_log_prob, self.dtype, source)
 
     def _linear_form(self):
         flp = self.feature_log_prob.astype(np.float64)
@@ -314,13 +323,20 @@ class MultinomialNBParams(LinearNB):
     alpha: float
     feature_names: tuple | None = None
 
+    _nonneg_input = True
+
     def _check_fields(self, check):
         self._check_counts_and_tables(check)
 
     def _check_derived(self, check):
-        """Each class's θ_k is a distribution over the features."""
+        """Each class's θ_k is a distribution over the features, the smoothed estimate
+        of feature_count and alpha."""
         super()._check_derived(check)
         log_normalised(check, "feature_log_prob", self.feature_log_prob, 1, self.dtype)
+        want = multinomial_params(self.classes, self.class_count, self.feature_count,
+                                  self.alpha, True, None, np.float64)
+        recomputed(check, "feature_log_prob", self.feature_log_prob,
+                   want.feature_log_prob, self.dtype, "feature_count and alpha")
 
     def _linear_form(self):
         return self.feature_log_prob.T, self.class_log_prior, False, 0.0
@@ -417,6 +433,8 @@ class ComplementNBParams(LinearNB):
     alpha: float
     norm: bool
     feature_names: tuple | None = None
+
+    _nonneg_input = True
 
     def _check_fields(self, check):
         self._check_counts_and_tables(check, weights="finite")

@@ -40,7 +40,7 @@ import numpy as np
 from .._runtime import serial_for_small_inputs
 from .._validation import check_merge_operands, feature_names_of, merged_feature_names
 from .feature_counts import check_binarize, check_binary_counts, discrete_counts, fit_inputs
-from .moments import ClassMoments, class_moments, merge_moments
+from .moments import ClassMoments, class_moments, merge_moments, merged_labels
 
 __all__ = ["NB_MODELS", "NBCounts", "nb_counts", "merge_counts"]
 
@@ -252,16 +252,19 @@ def merge_counts(a: NBCounts, b: NBCounts) -> NBCounts:
             f"cannot merge counts with incompatible label types ({a.classes.dtype} and "
             f"{b.classes.dtype})"
         )
-    if a.classes.shape == b.classes.shape and np.array_equal(a.classes, b.classes):
-        classes = a.classes
+    ca, cb = a.classes, b.classes
+    if ca.dtype.kind in "biuf":
+        ca, cb = merged_labels(ca, cb, "counts")  # exact, or refused
+    if ca.shape == cb.shape and np.array_equal(ca, cb):
+        classes = ca
         cc, fc = a.class_count + b.class_count, a.feature_count + b.feature_count
     else:
         try:
-            classes = np.union1d(a.classes, b.classes)
+            classes = np.union1d(ca, cb)
         except TypeError:
             raise ValueError("the two counts have class labels of incompatible types") from None
         K = classes.shape[0]
-        pa, pb = np.searchsorted(classes, a.classes), np.searchsorted(classes, b.classes)
+        pa, pb = np.searchsorted(classes, ca), np.searchsorted(classes, cb)
         cc = _pad_rows(a.class_count, pa, K)
         cc[pb] += b.class_count
         fc = _pad_rows(a.feature_count, pa, K)

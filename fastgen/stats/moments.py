@@ -257,6 +257,42 @@ def _aligned(m: ClassMoments, classes: np.ndarray) -> ClassMoments:
                                scatter=scatter)
 
 
+def merged_labels(a: np.ndarray, b: np.ndarray, what: str):
+    """``(a, b)`` cast to one dtype that holds every label of both exactly.
+
+    Two integer dtypes take int64 (or uint64 where a label is beyond int64); a float
+    side takes their common dtype, where every label keeps its value.  Anything else
+    raises: numpy's common type of int64 and uint64 (or float) is float64, where the
+    labels 2⁵³ and 2⁵³ + 1 are one class.
+    """
+    if a.dtype == b.dtype:
+        return a, b
+    if a.dtype.kind in "biu" and b.dtype.kind in "biu":
+        big = np.iinfo(np.int64).max
+        beyond = any(x.dtype.kind == "u" and x.size and int(x.max()) > big for x in (a, b))
+        negative = any(x.dtype.kind == "i" and x.size and int(x.min()) < 0 for x in (a, b))
+        if not beyond:
+            return a.astype(np.int64), b.astype(np.int64)
+        if not negative:
+            return a.astype(np.uint64), b.astype(np.uint64)
+        raise ValueError(
+            f"cannot merge {what} whose labels are {a.dtype} and {b.dtype}: a negative "
+            f"label and one beyond int64 have no common integer dtype (float64 would "
+            f"merge distinct labels); give both chunks labels of one dtype")
+    dt = np.result_type(a.dtype, b.dtype)
+    for x in (a, b):
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = x.astype(dt)
+            back = y.astype(x.dtype) if np.all(np.isfinite(y)) else None
+        if back is None or not np.array_equal(back, x):
+            bad = (x[0] if back is None else x[back != x][0]).item()
+            raise ValueError(
+                f"cannot merge {what} whose labels are {a.dtype} and {b.dtype}: the "
+                f"label {bad!r} has no exact {dt} value, so distinct labels could merge "
+                f"into one class; give both chunks labels of one dtype (e.g. int64)")
+    return a.astype(dt), b.astype(dt)
+
+
 def merge_moments(a: ClassMoments, b: ClassMoments) -> ClassMoments:
     """Moments of the union of two data sets, exactly (associative and commutative up
     to rounding).
@@ -277,6 +313,9 @@ def merge_moments(a: ClassMoments, b: ClassMoments) -> ClassMoments:
             f"cannot merge moments with incompatible label types ({a.classes.dtype} and "
             f"{b.classes.dtype}): 1 and '1' would be taken for the same class"
         )
+    if family(a.classes) == "number":
+        la, lb = merged_labels(a.classes, b.classes, "moments")
+        a, b = dataclasses.replace(a, classes=la), dataclasses.replace(b, classes=lb)
     try:
         classes = np.union1d(a.classes, b.classes)
     except TypeError:

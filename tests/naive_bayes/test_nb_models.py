@@ -853,3 +853,40 @@ def test_huge_var_smoothing_is_named(fit, var_smoothing):
     y = np.arange(40) % 2
     with pytest.raises(ValueError, match=r"var_smoothing=1e\+\d+ is too large"):
         fit(X, y, var_smoothing)
+
+
+# issue 42b: the count models refuse a negative value at scoring, as their fit does
+@pytest.mark.parametrize("fit", [fg.fit_multinomial_nb, fg.fit_complement_nb])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_count_models_refuse_negative_values_at_scoring(fit, dtype):
+    rng = np.random.default_rng(7)
+    X = rng.poisson(2, (60, 7)).astype(dtype)
+    y = rng.integers(0, 3, 60)
+    p = fit(X, y)
+    # the kernel reads stored values in pairs: a negative first or second of a pair,
+    # or the odd last one
+    for col in (2, 3, 6):
+        Z = X[:8].copy()
+        Z[5, col] = -1e-3
+        for form in (Z, sp.csr_matrix(Z)):
+            before = form.copy()
+            for score in (fg.predict, fg.predict_proba,
+                          fg.predict_log_proba, fg.joint_log_likelihood):
+                with pytest.raises(ValueError,
+                                   match=rf"negative value -0.001 at row 5, column {col}"):
+                    score(p, form)
+            assert (form != before).nnz == 0 if sp.issparse(form) else \
+                np.array_equal(form, before)
+    # counts still score; so do -0.0 entries (not negative)
+    Z = X[:8].copy()
+    Z[1, 1] = -0.0
+    for form in (Z, sp.csr_matrix(Z)):
+        assert fg.predict_proba(p, form).shape == (8, 3)
+
+
+def test_bernoulli_with_a_threshold_still_scores_negative_values():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 5))
+    y = rng.integers(0, 3, 60)
+    p = fg.fit_bernoulli_nb(X, y, binarize=0.0)
+    assert np.isfinite(fg.predict_proba(p, X)).all()
