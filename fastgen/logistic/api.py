@@ -32,7 +32,7 @@ from .._validation import (
     feature_names_of,
 )
 from .._warn import warn
-from .centring import centre, column_shift, to_centred, to_user
+from .centring import centred_frame, to_centred, to_user
 from .data import InMemoryData
 from .diagnostics import collinearity_from_gram, separation_of
 from .newton import NewtonResult, newton_solve
@@ -380,8 +380,7 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     inp = prepare_inputs(X, y, sample_weight)
     d = inp.X.shape[1]
     B0 = initial_coefficients(init, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)
-    shift = column_shift(inp.X, inp.w, opt.fit_intercept)
-    Xc = inp.X if shift is None else centre(inp.X, shift)
+    Xc, shift = centred_frame(inp.X, inp.w, opt.fit_intercept)
     if penalty == "firth":
         from .bias_reduction import fit_bias_reduced
 
@@ -482,11 +481,10 @@ def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
         )
     d = inp.X.shape[1]
     B0 = initial_coefficients(params, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)
-    shift = column_shift(inp.X, inp.w, opt.fit_intercept)
+    Xc, shift = centred_frame(inp.X, inp.w, opt.fit_intercept)
     if shift is not None:
         B0[:, d] = to_centred(B0[:, :d], B0[:, d], shift)
-    data = InMemoryData(inp.X if shift is None else centre(inp.X, shift), inp.codes,
-                        inp.w, opt.fit_intercept)
+    data = InMemoryData(Xc, inp.codes, inp.w, opt.fit_intercept)
     obj = make_objective(data, opt.l2, K, explicit=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -44,7 +44,7 @@ import scipy.special
 import scipy.stats
 
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
-from .centring import centre, column_shift, to_user
+from .centring import centred_frame, to_user
 from .firth import _Penalised, fit_firth
 from .firth_multinomial import fit_firth_multinomial
 from .inference.passes import InferenceData
@@ -222,13 +222,6 @@ def _firth_of(Xc, y, sample_weight, shift):
                                     dtype=firth.intercept.dtype))
 
 
-def _centred_frame(X, w):
-    """``(Xc, shift)``: X in the centred frame of :mod:`fastgen.logistic.centring`
-    (``shift`` None and X itself where no column needs it)."""
-    shift = column_shift(X, w, True)
-    return (X, None) if shift is None else (centre(X, shift), shift)
-
-
 def _centred_beta(model, shift):
     """(p,) binary coefficients of the centred frame, intercept last."""
     beta = _beta(model)
@@ -249,7 +242,7 @@ def corrected_inference(model, X, y, *, infer, sample_weight=None, cov_type="non
     if names is None and model.feature_names is not None:
         names = model.feature_names
     Xv, classes, codes, w = _binary_inputs(X, y, sample_weight)
-    Xc, shift = _centred_frame(Xv, w)
+    Xc, shift = centred_frame(Xv, w, True)
     firth = _firth_of(Xc, y, sample_weight, shift)
     base = infer(firth, X, y, sample_weight=sample_weight, ci=ci, alpha=alpha,
                  feature_names=names)

@@ -39,7 +39,8 @@ import scipy.sparse as sp
 
 from .._validation import is_sparse
 
-__all__ = ["column_sums", "shift_from_sums", "column_shift", "centre", "to_user", "to_centred",
+__all__ = ["column_sums", "shift_from_sums", "column_shift", "centred_frame", "centre",
+           "to_user", "to_centred",
            "covariance_to_user"]
 
 #: Rows per chunk of the dense moment pass (bounds its float64 temporaries).
@@ -121,6 +122,13 @@ def column_shift(X, w, fit_intercept):
         shift = np.zeros(X.shape[1])
         shift[cols] = mean
         return shift if np.all(np.isfinite(shift)) else None
+
+
+def centred_frame(X, w, fit_intercept):
+    """``(Xc, shift)``: X in the centred frame (:func:`column_shift`, :func:`centre`),
+    or X itself and None where no column needs centring."""
+    shift = column_shift(X, w, fit_intercept)
+    return (X, None) if shift is None else (centre(X, shift), shift)
 
 
 def centre(X, shift):

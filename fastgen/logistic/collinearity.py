@@ -227,11 +227,9 @@ def collinear_columns(X, *, fit_intercept=True, sample_weight=None, feature_name
     names = checked_feature_names(feature_names, X.shape[1])
     # in the centred frame of the fits (offset columns would otherwise look parallel
     # to the intercept), the combinations written back in X's columns at the end
-    from .centring import centre, column_shift
+    from .centring import centred_frame
 
-    shift = column_shift(X, w, bool(fit_intercept))
-    if shift is not None:
-        X = centre(X, shift)
+    X, shift = centred_frame(X, w, bool(fit_intercept))
     wv = w if w.shape[0] else np.ones(X.shape[0])
     if is_sparse(X):
         import scipy.sparse as sp

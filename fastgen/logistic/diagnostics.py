@@ -325,11 +325,10 @@ def separation_of(X, codes, w, classes, fit_intercept, feature_names=None):
         codes = codes[keep]
     # the LP in the centred frame of the fits: separation does not change with offsets,
     # but an offset column beside the intercept would leave the LP a near-parallel pair
-    from .centring import centre, column_shift
+    from .centring import centred_frame
 
-    shift = column_shift(X, w, fit_intercept)
-    A, scale = separation_design(X if shift is None else centre(X, shift), fit_intercept,
-                                 keep)
+    Xc, shift = centred_frame(X, w, fit_intercept)
+    A, scale = separation_design(Xc, fit_intercept, keep)
     opt, D, complete = _separation_lp(A, codes, K)
     if opt > SEPARATION_TOL:
         D = direction_in_user_frame(D, scale, shift, X.shape[1], K)

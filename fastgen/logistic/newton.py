@@ -323,7 +323,7 @@ def certified_direction(objective, state, step, dec, tol):
         return step, dec, False
     if getattr(objective, "inexact", False) and forcing(state.grad_scaled) > _CERT_RTOL:
         step, dec = direction(objective, state, _CERT_RTOL)
-    return step, dec, dec <= tol
+    return step, dec, is_converged(dec, tol)
 
 
 def forcing(gscaled, rtol=None):
@@ -381,13 +381,15 @@ def line_search(objective, state, step):
     return None
 
 
-def capped_step(step, gscale):
-    """The step scaled so that no coefficient moves by more than :data:`_STEP_CAP` in
-    its column's units (β_j·r_j), or None where it already does not."""
+def capped_step(step, gscale, cap=None):
+    """The step scaled so that no coefficient moves by more than ``cap`` (default
+    :data:`_STEP_CAP`) in its column's units (β_j·r_j), or None where it already does
+    not."""
+    cap = _STEP_CAP if cap is None else cap
     big = float(np.max(np.abs(step * gscale), initial=0.0))
-    if not (big > _STEP_CAP and np.isfinite(big)):
+    if not (big > cap and np.isfinite(big)):
         return None
-    return step * (_STEP_CAP / big)
+    return step * (cap / big)
 
 
 def final_step(objective, state, step, dec):

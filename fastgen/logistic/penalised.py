@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .newton import newton_solve
+from .newton import capped_step, newton_solve
 
 __all__ = ["PenalisedObjective", "MAX_STEP"]
 
@@ -214,8 +214,8 @@ class PenalisedObjective:
     def limit_step(self, step):
         """The step scaled so that no coefficient moves by more than ``MAX_STEP`` in
         its column's units."""
-        big = float(np.max(np.abs(step * self.obj.scale), initial=0.0))
-        return step * (MAX_STEP / big) if big > MAX_STEP else step
+        short = capped_step(step, self.obj.scale, MAX_STEP)
+        return step if short is None else short
 
     # -- the state at the end
     def state(self):

@@ -25,7 +25,7 @@ from ..._validation import (
     feature_names_of,
 )
 from ..._warn import warn
-from ..centring import centre, column_shift, covariance_to_user, to_centred
+from ..centring import centred_frame, covariance_to_user, to_centred
 from ..params import ConvergenceWarning
 from .checks import (
     InferenceRequest,
@@ -319,11 +319,9 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     groups, n_groups = (group_codes(groups, sample.X.shape[0]) if request.cluster
                         else (None, 0))
     # the pass, the rank checks and the covariance in the centred frame, mapped back
-    shift = column_shift(sample.X, sample.w, model.fit_intercept)
+    Xc, shift = centred_frame(sample.X, sample.w, model.fit_intercept)
     model_c = model
-    Xc = sample.X
     if shift is not None:
-        Xc = centre(sample.X, shift)
         model_c = dataclasses.replace(
             model, intercept=to_centred(model.coef, model.intercept, shift))
     data = InferenceData(Xc, model.fit_intercept)
