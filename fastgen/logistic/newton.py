@@ -112,9 +112,9 @@ class Objective(Protocol):
         first evaluation (with its curvature) and fixed from then on; raises a
         ``ValueError`` naming the column where float64 cannot hold the fit's sums."""
 
-    # Optional: an attribute ``inexact`` (true when ``step`` solves by CG) lets the loop
-    # test convergence with a loose solve first (:func:`converged_on_loose_check`); an
-    # objective without it is solved at full accuracy at every step.
+    # Optional: an attribute ``inexact`` (true when ``step`` solves by CG) makes the loop
+    # confirm a small decrement by a solve at the certificate's residual
+    # (:func:`certified_direction`); an objective without it solves exactly.
 
 
 @dataclass
