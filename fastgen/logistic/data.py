@@ -115,6 +115,7 @@ class InMemoryData:
         self._bounds = {}
         self._s = None
         self._P = None
+        self._column_bounds = None
 
     def bounds(self, slot_size):
         """Row offsets of the groups: fixed by n, the block and the slot size alone."""
@@ -180,6 +181,20 @@ class InMemoryData:
     def column_abs_max(self, j):
         """max |x_ij| over the rows of positive weight (see :func:`column_abs_max`)."""
         return column_abs_max(self.csr if self.sparse else self.X, self.w, j)
+
+    def column_bounds(self):
+        """a_j = max_i |x̃_ij| for every column of X̃ (the intercept's: 1), cached:
+        |x̃_iᵀv| ≤ Σ_j a_j·|v_j| on every row."""
+        if self._column_bounds is None:
+            if self.sparse:
+                indptr, indices, values = self.csr[:3]
+                a = np.zeros(self.d)
+                np.maximum.at(a, indices, np.abs(values))
+            else:
+                a = np.maximum(self.X.max(axis=0, initial=0.0),
+                               -self.X.min(axis=0, initial=0.0))
+            self._column_bounds = np.append(a, 1.0) if self.fit_intercept else a
+        return self._column_bounds
 
     def row_weights(self):
         """The weights w as a full vector (ones when none were given)."""

@@ -41,9 +41,14 @@ distance from the optimum about λ² instead of λ.  The explicit solvers are ex
 Newton-CG fit first solves loosely, and
 since CG's decrement estimate only grows towards ½gᵀH⁻¹g, an estimate above tol proves
 the point unconverged, and one below it is confirmed by a solve to relative residual
-``_CERT_RTOL``.  The gradient's column scales r_j (:meth:`Objective.gradient_scale`,
-each column's root-mean-square) only measure CG's residuals and the separation signals
-in the columns' own units.
+``_CERT_RTOL``.  An explicit solver may certify without the new point's Hessian
+(:meth:`Objective.chord`): the previous point's factor gives ½gᵀH₀⁻¹g, and the row
+curvatures of the logistic and softmax losses change by at most e^{±c·m} when no
+predictor moves by more than m, which bounds ½gᵀH⁻¹g; the chord step then taken leaves
+the point as close as Newton's would.  A step whose decrement is ≤ √tol is therefore
+evaluated without its curvature.  The gradient's column scales r_j
+(:meth:`Objective.gradient_scale`, each column's root-mean-square) only measure CG's
+residuals and the separation signals in the columns' own units.
 
 The solver sees the problem only through an :class:`Objective`; it never touches X, so
 the in-memory, CSR and Dask fits share it.  The linear solvers the objectives use for
@@ -66,7 +71,8 @@ from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
            "direction", "certified_direction", "is_converged", "separation_suspected",
-           "line_search", "capped_step", "final_step", "update", "cholesky_solve", "pcg"]
+           "line_search", "capped_step", "final_step", "update", "cholesky_factor",
+           "factor_solve", "cholesky_solve", "pcg"]
 
 #: In-loop trigger of the exact separation test (see the module docstring): this many
 #: steps, the last ``_SUSPECT_ALIGNED`` along β, and some |η| above ``_SUSPECT_ETA``.
@@ -232,9 +238,12 @@ class NewtonResult:
 # --------------------------------------------------------------------------- linear solves
 
 
-def cholesky_solve(H, rhs, what):
-    """Solve H x = rhs by Cholesky of H scaled to a unit diagonal, D⁻¹HD⁻¹ (D² = diag H),
-    adding jitter 1e-10·I (then ×100) to the scaled matrix if the factorisation fails.
+def cholesky_factor(H, rhs, what):
+    """``(factor, x)``: x solving H x = rhs by the Cholesky factor of H scaled to a unit
+    diagonal, D⁻¹HD⁻¹ (D² = diag H), with jitter 1e-10·I (then ×100) added to the
+    scaled matrix where the factorisation fails or x is not finite; ``factor`` =
+    ``(c, D, jitter)`` (``c`` scipy's ``cho_factor``) solves again by
+    :func:`factor_solve`.
 
     The scaled matrix, hence whether it factorises and how much jitter it takes, does
     not depend on the units of the columns (a zero diagonal entry keeps scale 1)."""
@@ -242,15 +251,15 @@ def cholesky_solve(H, rhs, what):
     dg = np.diag(H)
     D = np.sqrt(np.where((dg > 0.0) & np.isfinite(dg), dg, 1.0))
     Hs = H / D[:, None] / D[None, :]
-    bs = rhs / D
     jitter = 0.0
     for _ in range(6):
         try:
             A = Hs if jitter == 0.0 else Hs + jitter * np.eye(q)
-            c = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
-            x = scipy.linalg.cho_solve(c, bs, check_finite=False) / D
+            factor = (scipy.linalg.cho_factor(A, lower=True, check_finite=False), D,
+                      jitter)
+            x = factor_solve(factor, rhs)
             if np.all(np.isfinite(x)):
-                return x
+                return factor, x
         except np.linalg.LinAlgError:
             pass
         jitter = 1e-10 if jitter == 0.0 else jitter * 100.0
@@ -258,6 +267,17 @@ def cholesky_solve(H, rhs, what):
         f"the {what} is singular even with jitter {jitter:.3g} (relative to its "
         f"diagonal): the features are (nearly) collinear or constant; pass l2 > 0"
     )
+
+
+def factor_solve(factor, rhs):
+    """x with H x = rhs, from the ``factor`` of H that :func:`cholesky_factor` gave."""
+    c, D, _ = factor
+    return scipy.linalg.cho_solve(c, rhs / D, check_finite=False) / D
+
+
+def cholesky_solve(H, rhs, what):
+    """x solving H x = rhs (see :func:`cholesky_factor`)."""
+    return cholesky_factor(H, rhs, what)[1]
 
 
 def pcg(hessp, precond, g, rtol, maxiter, atol=0.0, scale=1.0):
@@ -360,9 +380,11 @@ def separation_suspected(state, l2, step, stopping=False, converged=False):
     return ns > _FINAL_REL_STEP * nb
 
 
-def line_search(objective, state, step):
+def line_search(objective, state, step, curvature=True):
     """Armijo backtracking: the first t in 1, ½, ¼, … with f(β + tΔ) ≤ f + 1e-4·t·gᵀΔ
-    (or, with f flat to rounding, a smaller max|g|).  None if no t in 40 halvings."""
+    (or, with f flat to rounding, a smaller max|g|).  None if no t in 40 halvings.
+    ``curvature``: evaluate the full step's curvature with it (an explicit solver's
+    next step needs it; one its ``chord`` will likely certify does not)."""
     cur = state.current
     f, g = cur.objective, cur.grad
     slope = float(np.vdot(g, step))
@@ -371,7 +393,7 @@ def line_search(objective, state, step):
     t = 1.0
     for ls in range(_MAX_HALVINGS):
         bt = state.beta + t * step
-        ev = objective.evaluate(bt, ls == 0)
+        ev = objective.evaluate(bt, curvature and ls == 0)
         if ev.objective <= f + _ARMIJO * t * slope:
             return LineSearchStep(bt, ev, t)
         if (abs(ev.objective - f) <= 64 * eps * abs(f)
@@ -507,16 +529,24 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     dec_tol = tol * min(1.0, float(mean_weight))
     make_exact = getattr(objective, "make_exact", None)
     limit_step = getattr(objective, "limit_step", None)
+    chord = getattr(objective, "chord", None)
     while True:
-        step, dec = direction(objective, state)
-        step, dec, converged = certified_direction(objective, state, step, dec, dec_tol)
-        if converged and make_exact is not None and make_exact():
-            continue  # an approximate gradient never certifies: solve again, exactly
+        cert = chord(state.current.grad, dec_tol) if chord is not None else None
+        if cert is not None:  # the previous point's Hessian certifies (Objective.chord)
+            step, model, dec = cert
+            converged = True
+        else:
+            step, dec = direction(objective, state)
+            step, dec, converged = certified_direction(objective, state, step, dec,
+                                                       dec_tol)
+            model = dec
+            if converged and make_exact is not None and make_exact():
+                continue  # an approximate gradient never certifies: solve again, exactly
         if converged:
-            # the curvature at the certified point, for the rank checks after the fit
+            # the curvature at (or next to) the certified point, for the rank checks
             gram = objective.curvature_gram() if hasattr(objective, "curvature_gram") \
                 else None
-            final_step(objective, state, step, dec)
+            final_step(objective, state, step, model)
             break
         if not checked and separation_suspected(state, l2, step):
             checked, sep = True, separation()
@@ -524,8 +554,11 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
                 break
         if state.n_iter >= max_iter:
             break
+        # a step this close to the optimum leaves about dec² (Newton's quadratic
+        # convergence): the next point's chord will likely certify, without curvature
         accepted = line_search(objective, state,
-                               step if limit_step is None else limit_step(step))
+                               step if limit_step is None else limit_step(step),
+                               chord is None or not dec <= np.sqrt(max(dec_tol, 0.0)))
         if accepted is None and not getattr(state.current, "approximate", False):
             # from saturated probabilities the Newton step can be astronomically long
             # (the curvature vanishes, the gradient does not): search along it again,

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.linalg
 
 from .collinearity import collinearity_from_gram
-from .newton import cholesky_solve, forcing, pcg
+from .newton import cholesky_factor, factor_solve, forcing, pcg
 
 __all__ = ["BINARY_EXPLICIT_MAX_P", "MULTINOMIAL_EXPLICIT_MAX", "BOHNING_FULL_MAX_P",
            "Evaluation", "BinaryObjective", "MultinomialObjective", "make_objective",
@@ -197,6 +197,37 @@ def _penalty_mask(p, fit_intercept):
     return pen
 
 
+def _put(x, k, v):
+    x[k] = v
+    return x
+
+
+def chord_certificate(data, change, rate, tol, solve, g):
+    """``(x, δ, bound)`` of a chord step, x = solve() = −H₀⁻¹g from the previous point's
+    Hessian H₀, when it certifies convergence at the current point, else None.
+
+    ``change`` (p,) or (K, p) moves every row's predictors by at most m = max_k Σ_j
+    a_j|change_kj| (a_j = ``data.column_bounds()``), which keeps the curvature within
+    e^{±rate·m} of H₀'s, so ½gᵀH⁻¹g ≤ bound = e^{rate·m}·½gᵀH₀⁻¹g.  It certifies where
+    bound ≤ tol and (e^{rate·m} − 1)²·bound ≤ tol²: the chord step leaves (e^{rate·m} −
+    1)² of the decrement where Newton's would leave its square, so the returned point
+    is as close as the certified Newton step would have left it, without the Hessian
+    pass that step costs."""
+    bounds = getattr(data, "column_bounds", None)
+    if bounds is None or not tol > 0.0:
+        return None
+    m = rate * float(np.max(np.abs(change) @ bounds()))
+    if not m <= np.log(2.0):
+        return None  # the curvature may have changed by more than 2×: no certificate
+    grow = float(np.exp(m))
+    x = solve()
+    dec = 0.5 * float(-np.vdot(g, x))
+    bound = grow * dec
+    if not (bound <= tol and (grow - 1.0) ** 2 * bound <= tol * tol):
+        return None
+    return x, dec, bound
+
+
 class BinaryObjective:
     """Penalised binary negative log-likelihood over β = [coef, intercept] (p,).
 
@@ -219,13 +250,15 @@ class BinaryObjective:
         self._diag = None  # unpenalised diagonal of the curvature at the latest evaluation
         self._start = None
         self._start_beta = None
+        self.beta = None  # the latest evaluation's point
+        self._chord_base = None  # (β₀, factor, indices, H) of the latest explicit solve
 
     def evaluate(self, beta, curvature):
         """Loss, objective and gradient at β (and the curvature there if asked)."""
         want = curvature and self.explicit
         loss, g, H, eta_max, s = self.data.binary(beta, want, not self.explicit)
         f, g = _penalised(loss, g, self.l2, self.pen, beta)
-        self.s = s
+        self.s, self.beta = s, beta
         self._diag = None
         if want:
             self._diag = H.diagonal().copy()
@@ -283,9 +316,28 @@ class BinaryObjective:
         """``(G, is_design)``: a p × p matrix with the null space of the design, for the
         collinearity check of an unpenalised fit — the Hessian X̃ᵀdiag(wπ(1−π))X̃ at the
         latest evaluation (explicit solver; ``is_design`` False), or (None, False)."""
-        if self.explicit and self.H is not None:
-            return self.H - np.diag(self.l2 * self.pen), False
+        H = self.H if self.H is not None or self._chord_base is None \
+            else self._chord_base[3]
+        if self.explicit and H is not None:
+            return H - np.diag(self.l2 * self.pen), False
         return None, False
+
+    def chord(self, g, tol):
+        """``(x, δ, bound)`` where the previous point's Hessian certifies convergence at
+        the latest evaluation, else None: x = −H₀⁻¹g, δ = ½gᵀH₀⁻¹g and ``bound`` =
+        e^{m}·δ ≥ ½gᵀH⁻¹g, which must be ≤ ``tol``.
+
+        A row's curvature π(1 − π) has d log/dη = 1 − 2π ∈ [−1, 1], so moving every
+        predictor by at most m keeps it within e^{±m} (the penalty is fixed) and
+        ½gᵀH⁻¹g ≤ e^{m}·δ; m ≤ Σ_j a_j|β_j − β₀_j|, a_j the column's largest |x̃_ij|
+        (``data.column_bounds``).  The rest is :func:`chord_certificate`'s."""
+        base = self._chord_base
+        if base is None or base[0] is self.beta or self.H is not None:
+            return None
+        beta0, factor, k, _ = base
+        x = np.zeros_like(g)
+        return chord_certificate(self.data, self.beta - beta0, 1.0, tol,
+                                 lambda: _put(x, k, factor_solve(factor, -g[k])), g)
 
     @property
     def inexact(self):
@@ -298,11 +350,15 @@ class BinaryObjective:
         ½xᵀHx."""
         if self.explicit:
             if self.keep is None:
-                x = cholesky_solve(self.H, -g, "Hessian")
+                k = slice(None)
+                factor, x = cholesky_factor(self.H, -g, "Hessian")
             else:
                 k = self.keep
                 x = np.zeros_like(g)
-                x[k] = cholesky_solve(self.H[np.ix_(k, k)], -g[k], "Hessian")
+                factor, x[k] = cholesky_factor(self.H[np.ix_(k, k)], -g[k], "Hessian")
+            # an exact factor (no jitter) of the Hessian at β, for :meth:`chord`
+            self._chord_base = (self.beta, factor, k, self.H) if factor[2] == 0.0 \
+                else None
             return x, 0.5 * float(-g @ x)
         data, s = self.data, self.s
         diag = self._curvature_diagonal() + self.l2 * self.pen
@@ -342,6 +398,7 @@ class MultinomialObjective:
         self.keep = None  # the identified columns (identified_columns), None: all
         self._start = None
         self._start_B = None
+        self._chord_base = None  # (B₀, factor, D, indices) of the latest explicit solve
 
     def evaluate(self, B, curvature):
         """Loss, objective and centred gradient at B (P kept for the curvature)."""
@@ -458,6 +515,30 @@ class MultinomialObjective:
             return self._gram, True
         return None, False
 
+    def chord(self, G, tol):
+        """``(X, δ, bound)`` where the previous point's Hessian certifies convergence at
+        the latest evaluation, else None: X = −H₀⁻¹G (centred), δ = ½⟨G, −X⟩ and
+        ``bound`` = e^{4m}·δ ≥ ½GᵀH⁻¹G, which must be ≤ ``tol``.
+
+        A row's softmax curvature diag(P) − PPᵀ is ½Σ_kl P_k P_l (u_k − u_l)² as a form
+        in u; moving the predictors by at most m keeps every P_k within e^{±2m}, so the
+        curvature (the penalty is fixed) stays within e^{±4m} of H₀'s and ½GᵀH⁻¹G ≤
+        e^{4m}·δ; m ≤ max_k Σ_j a_j|B_kj − B₀_kj| (``data.column_bounds``).  The rest
+        is :func:`chord_certificate`'s."""
+        base = self._chord_base
+        if base is None or base[0] is self.B:
+            return None
+        B0, factor, D, k = base
+        K, p = self.K, self.data.p
+
+        def solve():
+            x = np.zeros(K * p)
+            x[k] = factor_solve(factor, -G.reshape(-1)[k] / D[k]) / D[k]
+            x = x.reshape(K, p)
+            return x - x.mean(axis=0)
+
+        return chord_certificate(self.data, self.B - B0, 4.0, tol, solve, G)
+
     def _apply_precond(self, R):
         kind, fac = self._bohning()
         Rc = R - R.mean(axis=0)
@@ -479,13 +560,18 @@ class MultinomialObjective:
         if self.explicit:
             Hs, D = self.hessian()
             if self.keep is None:
-                x = (cholesky_solve(Hs, -G.reshape(-1) / D, "Hessian") / D).reshape(K, p)
+                k = slice(None)
+                factor, x = cholesky_factor(Hs, -G.reshape(-1) / D, "Hessian")
+                x = (x / D).reshape(K, p)
             else:  # the identified columns of every class
                 k = (np.arange(K)[:, None] * p + self.keep[None, :]).ravel()
                 x = np.zeros(K * p)
-                x[k] = cholesky_solve(Hs[np.ix_(k, k)], -G.reshape(-1)[k] / D[k],
-                                      "Hessian") / D[k]
+                factor, xk = cholesky_factor(Hs[np.ix_(k, k)], -G.reshape(-1)[k] / D[k],
+                                             "Hessian")
+                x[k] = xk / D[k]
                 x = x.reshape(K, p)
+            # an exact factor (no jitter) of the Hessian at B, for :meth:`chord`
+            self._chord_base = (self.B, factor, D, k) if factor[2] == 0.0 else None
             x -= x.mean(axis=0)
             return x, 0.5 * float(-np.vdot(G, x))
         data, P = self.data, self.P
