@@ -20,6 +20,8 @@ The caller's arrays are never modified.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import numbers
 import sys
 
@@ -72,6 +74,26 @@ __all__ = [
 configure_process()
 
 
+#: Arrays :func:`check_X` has validated, which a caller passes on to functions that
+#: validate their input again (see :func:`validated`).
+_VALIDATED = contextvars.ContextVar("fastgen_validated", default=())
+
+
+@contextlib.contextmanager
+def validated(*arrays):
+    """Within the block, :func:`check_X` returns these arrays at once.
+
+    For a public function that validated X (``check_X``'s result, or an array derived
+    from it that ``check_X`` would return unchanged) and then calls a function of the
+    same package that validates its input again: inputs are read once for validation.
+    """
+    token = _VALIDATED.set(_VALIDATED.get() + arrays)
+    try:
+        yield
+    finally:
+        _VALIDATED.reset(token)
+
+
 def check_X(
     X,
     *,
@@ -113,6 +135,8 @@ def check_X(
     -------
     ndarray (C-contiguous float32/float64) or scipy.sparse.csr_matrix/csr_array
     """
+    if any(X is a for a in _VALIDATED.get()):
+        return X
     if is_sparse(X):
         if not allow_sparse:
             raise ValueError(

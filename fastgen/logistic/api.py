@@ -30,6 +30,7 @@ from .._validation import (
     check_X,
     check_y,
     feature_names_of,
+    validated,
 )
 from .._warn import warn
 from .centring import centred_frame, to_centred, to_user
@@ -384,11 +385,13 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     if penalty == "firth":
         from .bias_reduction import fit_bias_reduced
 
-        params = fit_bias_reduced(
-            Xc, inp.classes[inp.codes], correction=correction,
-            fit_intercept=opt.fit_intercept, sample_weight=inp.w if inp.w.shape[0] else None,
-            max_iter=opt.max_iter, tol=opt.tol,
-            init=None if init is None else _centred_init(B0, d, shift))
+        with validated(Xc):  # the centred copy of a validated X: finite
+            params = fit_bias_reduced(
+                Xc, inp.classes[inp.codes], correction=correction,
+                fit_intercept=opt.fit_intercept,
+                sample_weight=inp.w if inp.w.shape[0] else None,
+                max_iter=opt.max_iter, tol=opt.tol,
+                init=None if init is None else _centred_init(B0, d, shift))
     else:
         if shift is not None:
             B0 = B0.copy()

@@ -421,28 +421,22 @@ def final_step(objective, state, step, dec):
     where Newton's quadratic model holds; the step from it squares its distance from
     the optimum.  It costs nothing to take: the objective there is the model's,
     f − ½gᵀH⁻¹g (exact to O(λ³)), and the loss that minus the objective's
-    ``penalty(β)`` where it has one.  An objective with ``evaluate_final`` (Firth's,
-    whose Fisher-scoring step is not a Newton step) is evaluated there instead, and the
-    step kept only when the objective did not rise beyond rounding."""
+    ``penalty(β)`` where it has one.  An objective with ``predict_final(β, step)``
+    (Firth's, whose penalty needs a pass to evaluate) predicts its own evaluation
+    there."""
     bt = state.beta + step
-    final = getattr(objective, "evaluate_final", None)
-    if final is None:
+    predict = getattr(objective, "predict_final", None)
+    if predict is not None:
+        ev = predict(bt, step)
+        f = ev.objective
+    else:
         f = state.current.objective - dec
         penalty = getattr(objective, "penalty", None)
         loss = f - penalty(bt) if penalty is not None else state.current.loss - dec
-        update(state, step, LineSearchStep(bt, _Predicted(loss, f, state.current), 1.0),
-               record=False)
-        state.objective_history.append(f)
-        state.grad_norm_history.append(float("nan"))  # not evaluated there
-        return True
-    ev = final(bt)
-    f = state.current.objective
-    eps = np.finfo(np.float64).eps
-    if np.isfinite(ev.objective) and ev.objective <= f + 64 * eps * abs(f):
-        update(state, step, LineSearchStep(bt, ev, 1.0))
-        return True
-    objective.evaluate(state.beta, False)  # the objective's last point is the iterate
-    return False
+        ev = _Predicted(loss, f, state.current)
+    update(state, step, LineSearchStep(bt, ev, 1.0), record=False)
+    state.objective_history.append(f)
+    state.grad_norm_history.append(float("nan"))  # not evaluated there
 
 
 def update(state, step, accepted, record=True):
@@ -504,9 +498,9 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     them): ``limit_step(step)`` caps a step before its line search; ``make_exact()``
     says whether the latest evaluation's gradient was an approximation (an evaluation
     marks one with ``approximate``) and replaces it by the exact one, which alone may
-    certify convergence or end a failed line search; ``evaluate_final(beta)`` evaluates
-    the point the certifying step reaches, where an objective may reuse what it knows
-    (its gradient there is not tested again).
+    certify convergence or end a failed line search; ``predict_final(beta, step)``
+    predicts the evaluation at the point the certifying step reaches (see
+    :func:`final_step`).
 
     Returns
     -------

@@ -9,6 +9,8 @@ Imports: ``newton`` only (the objectives it wraps come from ``firth`` and
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.linalg
 
@@ -116,13 +118,28 @@ class PenalisedObjective:
         self._latest = ev
         return ev
 
-    def evaluate_final(self, beta):
-        """The point the certifying step reaches, with the certified point's exact
-        score correction as its stand-in (the step is within tol of zero: the hat pass
-        would change c by O(step)); its state keeps that correction as ``c``."""
-        if self.obj.pw > 0.0 and self._anchor is not None:
-            self._stand_in = self._anchor[1]
-        return self.evaluate(beta)
+    def predict_final(self, beta, step):
+        """The point the certifying step reaches, predicted from the certified one,
+        whose evaluation (exact, by :meth:`make_exact`) the step came from.
+
+        l there is its quadratic model l + Uᵀs − ½sᵀIs (I is −∇²l for the logistic
+        and softmax likelihoods, so it is exact to O(‖s‖³)); the penalty moves by the
+        gradient of log det I along s, (U* − U)ᵀs.  The step is within tol of zero in
+        nats, so these are as exact as an evaluation would be, for the pass over X one
+        costs.  The information, the score and its correction stay the certified
+        point's."""
+        ev = self._latest
+        st = ev.st
+        new = copy.copy(st)
+        s = np.asarray(step, dtype=np.float64).reshape(-1)
+        new.beta = np.array(beta, dtype=np.float64)
+        gain = float(st.score @ s) - 0.5 * float(s @ (st.H @ s))
+        new.llf = st.llf + gain
+        new.lstar = st.lstar + gain + float(-ev.grad.reshape(-1) @ s - st.score @ s)
+        final = _LazyEvaluation(self, new, None)
+        final._grad = ev.grad
+        self._latest = final
+        return final
 
     def gradient_of(self, ev):
         """−U* of an evaluation (exact, or with its stand-in correction), 0 on the
