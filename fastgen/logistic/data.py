@@ -115,7 +115,6 @@ class InMemoryData:
         self._bounds = {}
         self._s = None
         self._P = None
-        self._column_bounds = None
 
     def bounds(self, slot_size):
         """Row offsets of the groups: fixed by n, the block and the slot size alone."""
@@ -182,19 +181,22 @@ class InMemoryData:
         """max |x_ij| over the rows of positive weight (see :func:`column_abs_max`)."""
         return column_abs_max(self.csr if self.sparse else self.X, self.w, j)
 
-    def column_bounds(self):
-        """a_j = max_i |x̃_ij| for every column of X̃ (the intercept's: 1), cached:
-        |x̃_iᵀv| ≤ Σ_j a_j·|v_j| on every row."""
-        if self._column_bounds is None:
+    def max_predictor_change(self, change):
+        """max_i |x̃_iᵀc| for c = ``change`` (p,), or max_ik |x̃_iᵀc_k| for (K, p): how
+        far moving the coefficients by ``change`` moves any row's predictors."""
+        C = np.atleast_2d(change)
+        d = self.d
+        with blas_single_thread():
             if self.sparse:
+                import scipy.sparse as sp
+
                 indptr, indices, values = self.csr[:3]
-                a = np.zeros(self.d)
-                np.maximum.at(a, indices, np.abs(values))
+                E = sp.csr_matrix((values, indices, indptr), shape=(self.n, d)) @ C[:, :d].T
             else:
-                a = np.maximum(self.X.max(axis=0, initial=0.0),
-                               -self.X.min(axis=0, initial=0.0))
-            self._column_bounds = np.append(a, 1.0) if self.fit_intercept else a
-        return self._column_bounds
+                E = self.X @ C[:, :d].T
+        if self.fit_intercept:
+            E = E + C[:, d]
+        return float(np.max(np.abs(E), initial=0.0))
 
     def row_weights(self):
         """The weights w as a full vector (ones when none were given)."""

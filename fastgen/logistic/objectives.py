@@ -206,17 +206,17 @@ def chord_certificate(data, change, rate, tol, solve, g):
     """``(x, δ, bound)`` of a chord step, x = solve() = −H₀⁻¹g from the previous point's
     Hessian H₀, when it certifies convergence at the current point, else None.
 
-    ``change`` (p,) or (K, p) moves every row's predictors by at most m = max_k Σ_j
-    a_j|change_kj| (a_j = ``data.column_bounds()``), which keeps the curvature within
-    e^{±rate·m} of H₀'s, so ½gᵀH⁻¹g ≤ bound = e^{rate·m}·½gᵀH₀⁻¹g.  It certifies where
-    bound ≤ tol and (e^{rate·m} − 1)²·bound ≤ tol²: the chord step leaves (e^{rate·m} −
-    1)² of the decrement where Newton's would leave its square, so the returned point
-    is as close as the certified Newton step would have left it, without the Hessian
-    pass that step costs."""
-    bounds = getattr(data, "column_bounds", None)
-    if bounds is None or not tol > 0.0:
+    ``change`` (p,) or (K, p), the move from the previous point, moves every row's
+    predictors by at most m (``data.max_predictor_change``), which keeps the curvature
+    within e^{±rate·m} of H₀'s, so ½gᵀH⁻¹g ≤ bound = e^{rate·m}·½gᵀH₀⁻¹g.  It
+    certifies where bound ≤ tol and (e^{rate·m} − 1)²·bound ≤ tol²: the chord step
+    leaves (e^{rate·m} − 1)² of the decrement where Newton's would leave its square, so
+    the returned point is as close as the certified Newton step would have left it,
+    without the Hessian pass that step costs."""
+    moved = getattr(data, "max_predictor_change", None)
+    if moved is None or not tol > 0.0:
         return None
-    m = rate * float(np.max(np.abs(change) @ bounds()))
+    m = rate * moved(change)
     if not m <= np.log(2.0):
         return None  # the curvature may have changed by more than 2×: no certificate
     grow = float(np.exp(m))
@@ -329,8 +329,7 @@ class BinaryObjective:
 
         A row's curvature π(1 − π) has d log/dη = 1 − 2π ∈ [−1, 1], so moving every
         predictor by at most m keeps it within e^{±m} (the penalty is fixed) and
-        ½gᵀH⁻¹g ≤ e^{m}·δ; m ≤ Σ_j a_j|β_j − β₀_j|, a_j the column's largest |x̃_ij|
-        (``data.column_bounds``).  The rest is :func:`chord_certificate`'s."""
+        ½gᵀH⁻¹g ≤ e^{m}·δ.  The rest is :func:`chord_certificate`'s."""
         base = self._chord_base
         if base is None or base[0] is self.beta or self.H is not None:
             return None
@@ -523,8 +522,7 @@ class MultinomialObjective:
         A row's softmax curvature diag(P) − PPᵀ is ½Σ_kl P_k P_l (u_k − u_l)² as a form
         in u; moving the predictors by at most m keeps every P_k within e^{±2m}, so the
         curvature (the penalty is fixed) stays within e^{±4m} of H₀'s and ½GᵀH⁻¹G ≤
-        e^{4m}·δ; m ≤ max_k Σ_j a_j|B_kj − B₀_kj| (``data.column_bounds``).  The rest
-        is :func:`chord_certificate`'s."""
+        e^{4m}·δ.  The rest is :func:`chord_certificate`'s."""
         base = self._chord_base
         if base is None or base[0] is self.B:
             return None
