@@ -27,7 +27,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import _kernel_view
+from ._validation import writeable_view
 from .kernels.special import (
     MODE_JLL,
     MODE_LOG_PROBA,
@@ -516,5 +516,5 @@ def kernel_view(*arrays):
     specialisation per dtype (see :meth:`FittedParams._check_arrays`).  Non-arrays pass
     through.  One argument gives one result, several a tuple.
     """
-    out = tuple(_kernel_view(a) if isinstance(a, np.ndarray) else a for a in arrays)
+    out = tuple(writeable_view(a) if isinstance(a, np.ndarray) else a for a in arrays)
     return out[0] if len(out) == 1 else out

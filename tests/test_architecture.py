@@ -19,6 +19,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "fastgen"
 LAYERS = {
     # Numba kernels: arrays in, arrays out.  Import nothing of fastgen outside themselves.
     "kernels": ("fastgen.kernels",),
+    # What every layer above leans on: input checks, the params base class, process set-up,
+    # warnings and logging.  Private modules of the root, importing only the kernels.
+    "base": ("fastgen._validation", "fastgen._params", "fastgen._runtime", "fastgen._log",
+             "fastgen._warn", "fastgen._atomic", "fastgen._public", "fastgen._version"),
     # Device kernels and checks: a provider like the kernels, for the same statistics.
     "cuda": ("fastgen.cuda",),
     # Sufficient statistics, the one seam between data and the generative models.
@@ -27,14 +31,18 @@ LAYERS = {
     # (GDA, naive Bayes) or through their data protocol and passes (logistic).
     "models": ("fastgen.gda", "fastgen.naive_bayes", "fastgen.logistic"),
     # Adapters to other ecosystems: they call the models, never the other way round.
-    "adapters": ("fastgen.sklearn", "fastgen.dask", "fastgen.cli"),
+    "adapters": ("fastgen.sklearn", "fastgen.dask", "fastgen.cli", "fastgen.formula"),
 }
+# The rest of the root is the public face (``__init__``, ``__main__``, ``scoring``,
+# ``io``, ``datasets``, ``compile``): it may import every layer.
 # The package root itself (``import fastgen``, ``from fastgen import fit_gda``): the
 # public face, which re-exports every layer, so only adapters may import it.
 ROOT_PACKAGE = "fastgen"
 # What each group may not import (besides the rules for every module below).
 FORBIDDEN = {
     "kernels": ("fastgen",),  # anything outside fastgen.kernels
+    "base": (ROOT_PACKAGE,) + LAYERS["cuda"] + LAYERS["stats"] + LAYERS["models"]
+    + LAYERS["adapters"],
     "cuda": (ROOT_PACKAGE,) + LAYERS["stats"] + LAYERS["models"] + LAYERS["adapters"],
     "stats": (ROOT_PACKAGE,) + LAYERS["models"] + LAYERS["adapters"],
     "models": (ROOT_PACKAGE,) + LAYERS["adapters"],
@@ -237,8 +245,6 @@ def test_checker_sees_violations(tmp_path):
         assert "fastgen.logistic.h:1" not in found  # a docstring loads nothing
         assert "fastgen.naive_bayes.i" not in found  # a module of the root, not the root
         assert _group("fastgen.stats.f") == "stats"
-        with pytest.raises(AssertionError, match="_hidden"):
-            test_no_private_names_across_packages()
     finally:
         IMPORTS.clear()
         IMPORTS.update(saved[0])

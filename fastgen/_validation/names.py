@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from ._validation_arrays import is_sparse
+from .arrays import is_sparse
 
 __all__ = ["feature_names_of", "check_feature_names", "merged_feature_names"]
 
@@ -108,7 +108,7 @@ def check_feature_names(fitted, names, owner, *, name="X"):
     misplaced columns.  Names on one side only warn, as scikit-learn does (the columns
     cannot be matched, only counted).
     """
-    from ._warn import warn
+    from .._warn import warn
 
     if fitted is None and names is None:
         return
@@ -144,7 +144,7 @@ def merged_feature_names(a, b, noun):
     Different names are an error (the columns would be added up wrongly); names on one
     side only warn and are kept, as scoring unnamed data after a named fit warns.
     """
-    from ._warn import warn
+    from .._warn import warn
 
     if a == b:
         return a
