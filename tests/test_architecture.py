@@ -9,6 +9,7 @@ does a module named by a string in a module that loads modules by name
 
 import ast
 import pathlib
+import warnings
 
 import pytest
 
@@ -47,9 +48,11 @@ FORBIDDEN = {
     "stats": (ROOT_PACKAGE,) + LAYERS["models"] + LAYERS["adapters"],
     "models": (ROOT_PACKAGE,) + LAYERS["adapters"],
 }
-# For every module: no import circle, no name starting with "_" taken from a module of
-# another package (package-internal modules such as ``_validation`` may be imported,
-# their private names may not), and at most MAX_LINES lines.
+# For every module: no import circle, and no name starting with "_" taken from a module
+# of another package (package-internal modules such as ``_validation`` may be imported,
+# their private names may not).  A module longer than MAX_LINES lines is reported (a
+# ModuleSizeWarning in the test summary), not refused: split a module where its
+# responsibilities part, not where a line count falls.
 MAX_LINES = 600
 # layers-end
 
@@ -205,10 +208,35 @@ def test_no_import_circles():
     assert not found, "import circles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
-@pytest.mark.parametrize("mod", sorted(MODULES))
-def test_module_size(mod):
-    lines = len(MODULES[mod].read_text().splitlines())
-    assert lines <= MAX_LINES, f"{mod} has {lines} lines (at most {MAX_LINES})"
+class ModuleSizeWarning(UserWarning):
+    """A module longer than MAX_LINES: worth a look, not a failure."""
+
+
+def report_long_modules(modules):
+    """Warn (ModuleSizeWarning) for each module of ``modules`` over MAX_LINES lines.
+
+    The suite turns warnings into errors; this one category is let through by a filter
+    local to this call, so that pytest lists it in its warnings summary and the run
+    still passes.  (A skip would read as a test not run, a print is lost unless pytest
+    runs with ``-s``, and a filter for it in the pytest configuration would have to name
+    this test module's import path.)"""
+    long = {}
+    for mod in sorted(modules):
+        lines = len(modules[mod].read_text().splitlines())
+        if lines > MAX_LINES:
+            long[mod] = lines
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ModuleSizeWarning)
+        for mod, lines in long.items():
+            warnings.warn(f"{mod} has {lines} lines (more than {MAX_LINES}): does it have "
+                          f"one job?", ModuleSizeWarning, stacklevel=2)
+    return long
+
+
+def test_module_size():
+    """Long modules are reported, never failed (see report_long_modules)."""
+    long = report_long_modules(MODULES)
+    assert set(long) <= set(MODULES)
 
 
 def test_checker_sees_violations(tmp_path):
@@ -245,6 +273,13 @@ def test_checker_sees_violations(tmp_path):
         assert "fastgen.logistic.h:1" not in found  # a docstring loads nothing
         assert "fastgen.naive_bayes.i" not in found  # a module of the root, not the root
         assert _group("fastgen.stats.f") == "stats"
+        probe.write_text("x = 1\n" * (MAX_LINES + 1))
+        with pytest.warns(ModuleSizeWarning, match=f"fastgen.p.b has {MAX_LINES + 1} lines"):
+            assert report_long_modules({"fastgen.p.b": probe}) == {"fastgen.p.b": MAX_LINES + 1}
+        probe.write_text("x = 1\n" * MAX_LINES)
+        assert report_long_modules({"fastgen.p.b": probe}) == {}
+        with pytest.raises(AssertionError, match="_hidden"):
+            test_no_private_names_across_packages()
     finally:
         IMPORTS.clear()
         IMPORTS.update(saved[0])

@@ -108,7 +108,7 @@ def test_errors():
 
 def _counting(monkeypatch, method):
     """Count the calls of ``firth._Penalised.<method>`` (in ``calls["n"]``)."""
-    from fastgen.logistic import firth
+    from fastgen.logistic import firth_objective as firth
 
     calls = {"n": 0}
     original = getattr(firth._Penalised, method)
@@ -151,7 +151,7 @@ def _large_case(n=8000, seed=5):
 
 def _count_full_passes(monkeypatch, n):
     """Count evaluations over all n rows (the subsample start makes smaller ones)."""
-    from fastgen.logistic import firth
+    from fastgen.logistic import firth_objective as firth
 
     calls = {"full": 0, "sub": 0}
     evaluate = firth._Penalised.evaluate
@@ -168,7 +168,7 @@ def _count_full_passes(monkeypatch, n):
 def test_subsample_start_reaches_the_same_estimate(monkeypatch, kind):
     """Large fits start from the fit on every 20th row: same estimate as the cold start
     (and as firthmodels), in fewer passes over all rows."""
-    from fastgen.logistic import firth
+    from fastgen.logistic import firth_starts
 
     X, y = _large_case()
     w = None
@@ -183,7 +183,7 @@ def test_subsample_start_reaches_the_same_estimate(monkeypatch, kind):
     warm = fastgen.fit_logistic(Xf, y, penalty="firth", sample_weight=w, tol=1e-12)
     warm_calls = dict(calls)
     assert warm_calls["sub"] > 0
-    monkeypatch.setattr(firth, "WARM_START_STRIDE", 10**9)
+    monkeypatch.setattr(firth_starts, "WARM_START_STRIDE", 10**9)
     calls["full"] = calls["sub"] = 0
     cold = fastgen.fit_logistic(Xf, y, penalty="firth", sample_weight=w, tol=1e-12)
     assert calls["sub"] == 0
@@ -198,7 +198,7 @@ def test_subsample_start_reaches_the_same_estimate(monkeypatch, kind):
 def test_subsample_correction_stands_in_for_the_first_hat_pass(monkeypatch):
     """The first full-data Newton step uses the subsample's score correction: at least
     one hat pass fewer than evaluations over all rows, and the same estimate."""
-    from fastgen.logistic import firth
+    from fastgen.logistic import firth_objective as firth
 
     X, y = _large_case()
     n = y.shape[0]
@@ -226,8 +226,9 @@ def test_misleading_stand_in_correction_is_recovered(scale):
     """A stand-in correction far from the true one (none is that far in practice) costs
     steps, never the estimate: it never decides convergence, and without ascent the
     exact correction replaces it."""
-    from fastgen.logistic import firth
+    from fastgen.logistic import firth_objective as firth
     from fastgen.logistic.inference import InferenceData
+    from fastgen.logistic.penalised import _newton
 
     X, y = _large_case(n=3000)
     codes = y.astype(np.int32)
@@ -235,10 +236,10 @@ def test_misleading_stand_in_correction_is_recovered(scale):
     data = InferenceData(X, True)
     beta0 = np.zeros(3)
     free = np.arange(3)
-    ref = firth._newton(firth._Penalised(data, codes, w, 0.5), beta0, free, 100, 1e-12,
+    ref = _newton(firth._Penalised(data, codes, w, 0.5), beta0, free, 100, 1e-12,
                         3000.0)
     c0 = scale * np.random.default_rng(3).normal(size=3)
-    got = firth._newton(firth._Penalised(data, codes, w, 0.5), beta0, free, 100, 1e-12,
+    got = _newton(firth._Penalised(data, codes, w, 0.5), beta0, free, 100, 1e-12,
                         3000.0, c0)
     assert ref[2] and got[2]
     assert rel(got[0].beta, ref[0].beta) < 1e-11
@@ -312,7 +313,7 @@ def test_curvature_is_the_hessian_of_the_penalised_loglik(kind):
     """The penalty's own curvature (taken when Fisher scoring converges slowly) is
     −∂U*/∂β: central differences of a plain-numpy U*, away from and near separation."""
     from fastgen._validation import check_y
-    from fastgen.logistic import firth
+    from fastgen.logistic import firth_objective as firth
     from fastgen.logistic.inference import InferenceData
 
     rng = np.random.default_rng(4)
@@ -403,7 +404,7 @@ def test_fisher_scoring_needs_no_curvature_on_ordinary_data(monkeypatch):
 
 def test_curvature_that_is_not_negative_definite_falls_back(monkeypatch):
     """Where l* is not concave the Newton matrix is I again: the same estimate."""
-    from fastgen.logistic import firth
+    from fastgen.logistic import firth_objective as firth
 
     X, y = _standardised("wine")
     ref = fastgen.fit_logistic(X, y, penalty="firth")

@@ -108,7 +108,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     pv = 2.0 * scipy.stats.norm.sf(np.abs(z))
     counts = sums.class_counts
     if request.method == "Firth":
-        from ..firth import firth_null_loglik
+        from ..firth_objective import firth_null_loglik
 
         llf = llf + 0.5 * logdet
         llnull = firth_null_loglik(counts)
