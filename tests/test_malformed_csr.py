@@ -205,10 +205,8 @@ def test_malformed_csr_is_a_value_error(kind, data, models):
 def _check_X_with_kernel(X, kernel):
     """check_X(X), its structure checked by the parallel kernel (``kernel``) or numpy,
     whatever the size of X."""
-    try:  # the module that holds the constants of the structure check
-        import fastgen._validation.sparse as v
-    except ImportError:  # a checkout from before the split of _validation
-        v = validation
+    import fastgen._validation.sparse as v  # the constants of the structure check
+
     saved = v.STRUCTURE_KERNEL_NNZ, v._STRUCTURE_PIECE_NNZ
     # the kernel in pieces of one stored value: as many pieces as it allows
     v.STRUCTURE_KERNEL_NNZ = 0 if kernel else 2**62

@@ -41,6 +41,7 @@ from .names import (  # noqa: F401 - re-exported
     check_feature_names,
     feature_names_of,
     merged_feature_names,
+    stored_feature_names,
 )
 from .sparse import (  # noqa: F401 - re-exported
     _check_csr,
@@ -63,6 +64,7 @@ __all__ = [
     "feature_names_of",
     "check_feature_names",
     "merged_feature_names",
+    "stored_feature_names",
 ]
 
 # fastgen's process set-up (fastgen/_runtime.py): the kernels configure numba
