@@ -4,18 +4,16 @@ import warnings
 
 import numpy as np
 import pytest
-from reference import assert_params_close
+import scipy.sparse as sp
+from reference import assert_params_close, require
 
-da = pytest.importorskip("dask.array")
-dask = pytest.importorskip("dask")
-sp = pytest.importorskip("scipy.sparse")
+da = require("dask.array")
+dask = require("dask")
 
 import fastgen  # noqa: E402
 import fastgen.dask as fd  # noqa: E402
 
 RTOL = 1e-12
-
-
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +188,7 @@ def test_bad_inputs(data):
 
 def test_local_cluster_with_processes(data):
     """Two worker processes: kernels load from numba's cache, fits equal in memory."""
-    distributed = pytest.importorskip("distributed")
+    distributed = require("distributed")
     X, C, y, w, chunks = _cases(data, "sorted")
     Xd, Cd = _dask(X, chunks), _dask(C, chunks)
     with warnings.catch_warnings():
@@ -272,7 +270,7 @@ def test_separation_over_blocks_is_the_exact_test(case, chunks):
 def test_inference_on_dask_takes_valid_data_as_not_separated(chunks):
     """Breast cancer's first four features: max|η| = 46 at the estimate, but not
     separated; Dask gives the in-memory (statsmodels') standard errors, as in memory."""
-    sm = pytest.importorskip("statsmodels.api")
+    sm = require("statsmodels.api")
     from sklearn.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)

@@ -19,13 +19,14 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.stats
+from reference import require
 from scipy.special import expit, log_expit
 
 import fastgen
 from fastgen.logistic import firth_profile, firth_starts
 
-firthmodels = pytest.importorskip("firthmodels")
-datasets = pytest.importorskip("sklearn.datasets")
+firthmodels = require("firthmodels")
+datasets = require("sklearn.datasets")
 
 CRIT = scipy.stats.chi2.isf(0.05, 1)
 
