@@ -25,11 +25,10 @@ from ._public import LAZY as _LAZY
 _UNLISTED = {"compile": "_compile"}
 
 # Submodules that ``import fastgen`` used to import eagerly: ``fastgen.gda`` and the
-# like keep working as attributes after a plain ``import fastgen``.  ``moments`` and
-# ``streaming`` are deprecated aliases of ``stats`` (a DeprecationWarning on first use).
+# like keep working as attributes after a plain ``import fastgen``.
 _SUBMODULES = frozenset({
-    "io", "scoring", "stats", "gda", "moments", "naive_bayes", "logistic", "streaming",
-    "kernels", "cuda", "_params", "_validation",
+    "io", "scoring", "stats", "gda", "naive_bayes", "logistic", "kernels", "cuda",
+    "_params", "_validation",
 })
 
 

@@ -284,8 +284,9 @@ def run_family(family: str, dtype: str) -> dict:
 
     import fastgen
 
-    from . import _runtime, _validation_sparse
+    from . import _runtime
     from ._log import on_compile
+    from ._validation import sparse as _validation_sparse
 
     compiled = []
 
@@ -299,7 +300,7 @@ def run_family(family: str, dtype: str) -> dict:
             pass
 
     t0 = time.perf_counter()
-    thresholds = (_runtime.SMALL_WORK, _validation_sparse._STRUCTURE_KERNEL_NNZ)
+    thresholds = (_runtime.SMALL_WORK, _validation_sparse.STRUCTURE_KERNEL_NNZ)
     try:
         with warnings.catch_warnings(), on_compile(lambda message: None, log=False), \
                 event.install_listener("numba:compile", _Count()):
@@ -309,10 +310,10 @@ def run_family(family: str, dtype: str) -> dict:
             # parallel kernels, the CSR structure kernel).
             for small_work, structure_nnz in ((1 << 62, 1 << 62), (0, 0)):
                 _runtime.SMALL_WORK = small_work
-                _validation_sparse._STRUCTURE_KERNEL_NNZ = structure_nnz
+                _validation_sparse.STRUCTURE_KERNEL_NNZ = structure_nnz
                 _WARM[family](fastgen, np.dtype(dtype).type)
     finally:
-        _runtime.SMALL_WORK, _validation_sparse._STRUCTURE_KERNEL_NNZ = thresholds
+        _runtime.SMALL_WORK, _validation_sparse.STRUCTURE_KERNEL_NNZ = thresholds
     return {"family": family, "dtype": dtype, "seconds": time.perf_counter() - t0,
             "compiled": len(compiled)}
 

@@ -27,7 +27,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import _kernel_view
+from ._validation import stored_feature_names, writeable_view
 from .kernels.special import (
     MODE_JLL,
     MODE_LOG_PROBA,
@@ -287,26 +287,9 @@ class FieldChecker:
         return c
 
     def feature_names(self):
-        names = getattr(self.params, "feature_names", None)
-        if names is None:
-            return None
-        if isinstance(names, (str, bytes)):
-            self.fail("feature_names", "must be a sequence of str, not one str")
-        if isinstance(names, np.ndarray):
-            names = names.tolist()
-        try:
-            names = tuple(names)
-        except TypeError:
-            self.fail("feature_names", f"must be a sequence of str; got {names!r}")
-        if not all(isinstance(n, str) for n in names):
-            self.fail("feature_names", "must all be str")
-        names = tuple(str(n) for n in names)
-        if len(names) != self.params.n_features_in:
-            self.fail("feature_names", f"has {len(names)} names; the model has "
-                                       f"{self.params.n_features_in} features")
-        if len(set(names)) != len(names):
-            self.fail("feature_names", "must be distinct")
-        return self._set("feature_names", names)
+        names = stored_feature_names(getattr(self.params, "feature_names", None),
+                                     self.params.n_features_in, self.owner)
+        return self._set("feature_names", names) if names is not None else None
 
 
 def log_normalised(check, field, table, axis, dtype):
@@ -516,5 +499,5 @@ def kernel_view(*arrays):
     specialisation per dtype (see :meth:`FittedParams._check_arrays`).  Non-arrays pass
     through.  One argument gives one result, several a tuple.
     """
-    out = tuple(_kernel_view(a) if isinstance(a, np.ndarray) else a for a in arrays)
+    out = tuple(writeable_view(a) if isinstance(a, np.ndarray) else a for a in arrays)
     return out[0] if len(out) == 1 else out

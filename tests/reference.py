@@ -29,6 +29,7 @@ __all__ = [
     "log_posterior",
     "linear_discriminant",
     "rel_err",
+    "require",
 ]
 
 
@@ -211,3 +212,28 @@ def assert_params_close(a, b, rtol=1e-12, skip=()):
             assert v == pytest.approx(u, rel=rtol, abs=1e-300), f.name
         else:
             assert u == v, f.name
+
+
+# ------------------------------------------------------------------ reference packages
+
+
+def require(module, minversion=None):
+    """Import a reference package of the tests (firthmodels, statsmodels, scikit-learn,
+    formulaic, pandas, polars, dask), at least ``minversion`` if given.
+
+    Where it is missing, the calling test (or module, when called at import) is skipped,
+    as ``pytest.importorskip`` would; under ``CI=true`` it fails instead.  The test
+    extra installs every reference, so a skip there means a broken install and a
+    comparison that silently did not run."""
+    import os
+
+    import pytest
+
+    if os.environ.get("CI", "").strip().lower() not in ("1", "true", "yes"):
+        return pytest.importorskip(module, minversion=minversion)
+    try:
+        return pytest.importorskip(module, minversion=minversion)
+    except pytest.skip.Exception as exc:
+        pytest.fail(f"CI=true: a reference test needs {module}"
+                    f"{f' >= {minversion}' if minversion else ''} ({exc.msg}); install "
+                    f"the test extra: pip install -e '.[test]'", pytrace=False)

@@ -86,7 +86,7 @@ def test_gaussian_nb_overflowing_squares_raise(blobs):
 def test_gda_variance_underflow_raises(blobs, covariance):
     """At 1e-160 variances are ~1e-320 (subnormal, a few significant bits): no model
     is representable, full covariances included (their posteriors were off by 7e-4);
-    tests/test_gda_scale.py has the grid of scales."""
+    tests/gda/test_gda_scale.py has the grid of scales."""
     X, y = blobs
     with pytest.raises(fastgen.SingularCovarianceError, match=r"too small for float64"):
         fastgen.fit_gda(X * 1e-160, y, covariance)

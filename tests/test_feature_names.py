@@ -14,11 +14,11 @@ from functools import partial
 
 import numpy as np
 import pytest
-from reference import make_blobs
+from reference import make_blobs, require
 
 import fastgen
 
-pd = pytest.importorskip("pandas")
+pd = require("pandas")
 
 COLS = ["sepal", "petal", "stem", "leaf"]
 SCORERS = {
@@ -61,7 +61,7 @@ FAMILIES = {
 }
 
 
-pl = pytest.importorskip("polars")
+pl = require("polars")
 
 
 class _Frames:
@@ -329,7 +329,7 @@ def test_sklearn_adapters_warn_once_not_twice():
 
 
 def test_dask_scoring_warns_once():
-    da = pytest.importorskip("dask.array")
+    da = require("dask.array")
     from fastgen import dask as fdask
 
     X, y = _gauss()

@@ -24,11 +24,12 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import require
 
 import fastgen
 
-pd = pytest.importorskip("pandas")
-pl = pytest.importorskip("polars")
+pd = require("pandas")
+pl = require("polars")
 
 UNCHANGED, EXACT = "unchanged", "exact"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from reference import make_blobs
+from reference import make_blobs, require
 
 import fastgen
 
@@ -631,7 +631,7 @@ def test_a_member_the_format_does_not_name_is_refused(tmp_path, model):
 
 def _named_params():
     X, _, y = _data()
-    pd = pytest.importorskip("pandas")
+    pd = require("pandas")
     return fastgen.fit_gda(pd.DataFrame(X, columns=list("abcd")), y)
 
 

@@ -205,18 +205,16 @@ def test_malformed_csr_is_a_value_error(kind, data, models):
 def _check_X_with_kernel(X, kernel):
     """check_X(X), its structure checked by the parallel kernel (``kernel``) or numpy,
     whatever the size of X."""
-    try:  # the module that holds the constants of the structure check
-        import fastgen._validation_sparse as v
-    except ImportError:  # a checkout from before the split of _validation
-        v = validation
-    saved = v._STRUCTURE_KERNEL_NNZ, v._STRUCTURE_PIECE_NNZ
+    import fastgen._validation.sparse as v  # the constants of the structure check
+
+    saved = v.STRUCTURE_KERNEL_NNZ, v._STRUCTURE_PIECE_NNZ
     # the kernel in pieces of one stored value: as many pieces as it allows
-    v._STRUCTURE_KERNEL_NNZ = 0 if kernel else 2**62
+    v.STRUCTURE_KERNEL_NNZ = 0 if kernel else 2**62
     v._STRUCTURE_PIECE_NNZ = 1
     try:
         return validation.check_X(X, allow_sparse=True)
     finally:
-        v._STRUCTURE_KERNEL_NNZ, v._STRUCTURE_PIECE_NNZ = saved
+        v.STRUCTURE_KERNEL_NNZ, v._STRUCTURE_PIECE_NNZ = saved
 
 
 @pytest.mark.parametrize("kind", list(BREAKS))

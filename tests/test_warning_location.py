@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from reference import make_blobs
+from reference import make_blobs, require
 
 import fastgen
 from fastgen.kernels import _cache
@@ -43,7 +43,7 @@ def test_alpha_clipped_through_the_streaming_builder_points_at_the_caller():
 
 
 def test_sklearn_adapter_warnings_point_at_the_caller():
-    pytest.importorskip("sklearn")
+    require("sklearn")
     from sklearn.exceptions import ConvergenceWarning
 
     from fastgen.sklearn import LinearDiscriminantAnalysis, LogisticRegressionIRLS, MultinomialNB

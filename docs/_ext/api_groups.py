@@ -123,7 +123,7 @@ FIELD_NOTES = {
 
 def documented_elsewhere(module: str, name: str) -> bool:
     """True when ``module.name`` is a re-export of an object a group already documents
-    under ``fastgen.<name>`` (e.g. ``fastgen.streaming.NBCounts`` is ``fastgen.NBCounts``):
+    under ``fastgen.<name>`` (e.g. ``fastgen.stats.NBCounts`` is ``fastgen.NBCounts``):
     documenting it twice would be a duplicate object description."""
     import importlib
 

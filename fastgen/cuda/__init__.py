@@ -71,30 +71,6 @@ def zero_codes(n):
     return cuda.to_device(np.zeros(n, dtype=np.int32))
 
 
-#: deprecated names: the public functions take device arrays themselves
-_DEPRECATED = ("fit_gda", "fit_gaussian_nb", "class_moments")
-
-
-def __getattr__(name):
-    """``fastgen.cuda.fit_gda``, ``fit_gaussian_nb`` and ``class_moments``: deprecated
-    aliases of the public functions (which take device arrays), kept for one release.
-    They return models, so they resolve through the package's public face, never
-    through an import of a model here."""
-    if name in _DEPRECATED:
-        import warnings
-
-        import fastgen
-
-        warnings.warn(
-            f"fastgen.cuda.{name} is deprecated and will be removed in the next release; "
-            f"fastgen.{name} takes device arrays itself",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(fastgen, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def joint_log_likelihood(params, X):
     """log p(x, y=k) for device X, shape (n, K), as a device array of X's kind."""
     from ._api import joint_log_likelihood as impl

@@ -42,7 +42,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "fastgen.dask needs Dask: pip install 'fastgen[dask]' (dask[array], distributed)"
     ) from exc
 
-from ..logistic.inference import register_adapter
 from .blocks import as_dask_vector, as_dask_X, in_rows, row_blocks, row_starts  # noqa: F401
 from .files import from_npy
 from .fits import fit_bernoulli_nb, fit_gaussian_nb, fit_gda, fit_multinomial_nb
@@ -50,9 +49,6 @@ from .inference import logistic_inference
 from .logistic import MULTINOMIAL_MAX_KP, fit_logistic
 from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba
 from .separation import separation_over_blocks
-
-# fastgen.logistic_inference given a Dask array passes it here (deprecated route)
-register_adapter("dask", logistic_inference)
 
 __all__ = [
     "fit_gda",

@@ -94,7 +94,7 @@ def pjit(func=None, **overrides):
 # parallel kernels bound to their twins.  Inside :func:`serial_code` a call of a
 # kernel from Python runs the twin, so a small input compiles (and loads) only serial
 # code.  Same source, same fixed work split, same order: the twin computes what the
-# parallel kernel computes on one thread (tests/test_serial_twins.py compares them).
+# parallel kernel computes on one thread (tests/kernels/test_serial_twins.py compares them).
 
 _mode = threading.local()
 

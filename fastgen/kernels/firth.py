@@ -137,7 +137,7 @@ def firth_packed_products(ZT, AX, G):
     j·p − j(j − 1)/2), z_i the columns of ``ZT`` (p, rows) and ``AX`` (rows, q).
 
     The product that dominates Firth's curvature pass
-    (:meth:`fastgen.logistic.firth._Penalised.curvature`), p(p + 1)/2 · rows · q
+    (:meth:`fastgen.logistic.firth_objective._Penalised.curvature`), p(p + 1)/2 · rows · q
     multiply-adds.  The work goes by pairs of triangle rows j and p − 1 − j (p + 1
     packed rows per pair), each pair building its own block of P and multiplying it
     by BLAS: every row of G is written by one task, in the same order for any thread

@@ -395,24 +395,3 @@ def class_log_totals(counts, add):
         out[k] = log_total(counts[k], add)
     return out
 
-
-#: old names, kept for one release: a DeprecationWarning on use
-_RENAMED = {
-    "gaussian_nb_scores_by4": "gaussian_nb_scores_four_classes",
-    "by4_is_faster": "four_class_sweep_is_faster",
-    "BY4_MIN_FEATURES": "FOUR_CLASS_SWEEP_MIN_FEATURES",
-}
-
-
-def __getattr__(name):
-    if name in _RENAMED:
-        import warnings
-
-        warnings.warn(
-            f"fastgen.kernels.nb.{name} is deprecated and will be removed in the next "
-            f"release; use {_RENAMED[name]}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return globals()[_RENAMED[name]]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -60,8 +60,12 @@ Modules, each importing only those above it in this list (plus ``fastgen._params
   ``finish_inference``, the finish ``fastgen.dask.logistic_inference`` shares;
 * ``penalised``   l* as an objective of the one loop (PenalisedObjective: Firth's step
   policies), run by every Firth-type fit, FLIC's intercept and the profile;
-* ``firth``       Firth's bias-reduced binary fit (``fit_logistic(penalty="firth")``)
-  and its profile-likelihood intervals (imported by ``api`` and ``inference`` on use).
+* ``firth``       Firth's bias-reduced binary fit (``fit_logistic(penalty="firth")``);
+  ``firth_objective`` its penalised likelihood l* (an objective of the loop),
+  ``firth_starts`` where a Firth fit starts and which maximum of l* it keeps,
+  ``firth_multinomial`` the multinomial fit, ``bias_reduction`` FLIC and FLAC,
+  ``firth_profile`` profile-likelihood intervals (imported by ``api`` and ``inference``
+  on use).
 
 An unpenalised fit (``l2 = 0``, no Firth penalty) warns with ``PerfectSeparationWarning``
 when the data are separated (converged False) and with ``CollinearityWarning`` when the design is

@@ -45,8 +45,9 @@ import scipy.stats
 
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from .centring import centred_frame, to_user
-from .firth import _Penalised, fit_firth
+from .firth import fit_firth
 from .firth_multinomial import fit_firth_multinomial
+from .firth_objective import _Penalised
 from .inference.passes import InferenceData
 from .params import LogisticParams
 from .penalised import _newton

@@ -42,14 +42,8 @@ import scipy.linalg
 
 from .._runtime import kernel_threads, threads_for_work
 from .._validation import check_sample_weight, check_X, check_y
-from .firth import (
-    MULTI_START_ETA,
-    _best_of_starts,
-    _column_scales,
-    _penalised_state,
-    check_start,
-    subsample_start,
-)
+from .firth_objective import _column_scales, _penalised_state
+from .firth_starts import MULTI_START_ETA, _best_of_starts, check_start, subsample_start
 from .inference.passes import InferenceData
 from .objectives import check_curvature_diagonal
 from .params import ConvergenceWarning, LogisticParams
@@ -74,7 +68,7 @@ _CHUNK_BYTES = 8 << 20
 class MultinomialPenalised:
     """l*(β) = l(β) + pw·log det I(β) of the baseline-category logit on (X, y, w), β
     flat (m·p,: equation k's p coefficients at k·p, intercept last): evaluations and
-    modified scores, with the interface of :class:`fastgen.logistic.firth._Penalised`
+    modified scores, with the interface of :class:`fastgen.logistic.firth_objective._Penalised`
     that the Newton loop uses."""
 
     def __init__(self, data, codes, w, pw, n_classes):

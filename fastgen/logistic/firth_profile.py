@@ -10,8 +10,9 @@ tangent), takes a higher maximum where one is found, and returns a bound only at
 converged constrained fit where the statistic equals the quantile to
 ``PROFILE_STAT_TOL`` (:func:`_profile_bound`); otherwise NaN and a warning.  Penalised
 likelihood-ratio p-values refit with :math:`\beta_j = 0`.  With ``penalty_weight = 0``
-the same code profiles the ordinary likelihood.  The objective and its Newton loop are
-:mod:`fastgen.logistic.firth`'s.
+the same code profiles the ordinary likelihood.  The objective is
+:mod:`fastgen.logistic.firth_objective`'s, its Newton loop
+:mod:`fastgen.logistic.penalised`'s.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import scipy.stats
 
 from .._runtime import single_thread_blas_call, threads_for
 from .._warn import warn
-from .firth import _distinct, _Penalised
 from .firth_multinomial import MultinomialPenalised
+from .firth_objective import _Penalised
+from .firth_starts import _distinct
 from .params import ConvergenceWarning
 from .penalised import _newton
 

@@ -252,7 +252,7 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
     :func:`~fastgen.logistic.newton.newton_solve` on :class:`PenalisedObjective`:
     converged when the Newton decrement ½U*ᵀΔ ≤ tol (per unit of mean weight below 1),
     the certifying step then taken.  ``c0`` stands in for Firth's score correction at
-    beta0 (the subsample fit's, see :func:`~fastgen.logistic.firth.subsample_start`).
+    beta0 (the subsample fit's, see :func:`~fastgen.logistic.firth_starts.subsample_start`).
     Returns (state, U*, converged, n_iter, history of −l*, step sizes)."""
     target = PenalisedObjective(obj, free, c0, tol)
     n = obj.data.n

@@ -38,7 +38,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._runtime import serial_for_small_inputs
-from .._validation import check_merge_operands, feature_names_of, merged_feature_names
+from .._validation import (
+    check_merge_operands,
+    feature_names_of,
+    merged_feature_names,
+    stored_feature_names,
+)
 from .feature_counts import check_binarize, check_binary_counts, discrete_counts, fit_inputs
 from .moments import ClassMoments, class_moments, merge_moments, merged_labels
 
@@ -104,12 +109,8 @@ class NBCounts:
                 raise ValueError("the gaussian model needs moments")
         elif self.feature_count is None or self.feature_count.shape[0] != K:
             raise ValueError(f"feature_count must have shape ({K}, n_features)")
-        if self.feature_names is not None:
-            names, d = tuple(self.feature_names), self.n_features
-            if not all(isinstance(n, str) for n in names) or len(names) != d \
-                    or len(set(names)) != d:
-                raise ValueError(f"feature_names must be {d} distinct str")
-            object.__setattr__(self, "feature_names", tuple(str(n) for n in names))
+        object.__setattr__(self, "feature_names", stored_feature_names(
+            self.feature_names, self.n_features, "NBCounts"))
 
     @property
     def n_features(self) -> int:

@@ -26,6 +26,7 @@ from .._validation import (
     check_y,
     feature_names_of,
     merged_feature_names,
+    stored_feature_names,
 )
 from ..kernels import moments as moment_kernels
 
@@ -88,12 +89,8 @@ class ClassMoments:
                 f"scatter of kind {self.kind!r} must have shape {shapes[self.kind]}; "
                 f"got {self.scatter.shape}"
             )
-        if self.feature_names is not None:
-            names = tuple(self.feature_names)
-            if not all(isinstance(n, str) for n in names) or len(names) != d \
-                    or len(set(names)) != d:
-                raise ValueError(f"feature_names must be {d} distinct str")
-            object.__setattr__(self, "feature_names", tuple(str(n) for n in names))
+        object.__setattr__(self, "feature_names",
+                           stored_feature_names(self.feature_names, d, "ClassMoments"))
 
     @property
     def n_features(self) -> int:

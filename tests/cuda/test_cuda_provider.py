@@ -1,5 +1,5 @@
 """fastgen.cuda as a provider: device statistics through fastgen.class_moments, scoring
-from the params' own tables (rank handling included), deprecated model aliases."""
+from the params' own tables (rank handling included)."""
 
 import numpy as np
 import pytest
@@ -96,13 +96,6 @@ def test_class_moments_of_device_X_runs_on_the_device(kind, weighted, monkeypatc
     assert m.kind == c.kind and m.dtype == c.dtype
     for f in ("counts", "means", "scatter"):
         assert rel_err(getattr(m, f), getattr(c, f)) <= 1e-12, (kind, f)
-
-
-@pytest.mark.parametrize("name", ["fit_gda", "fit_gaussian_nb", "class_moments"])
-def test_model_functions_of_fastgen_cuda_are_deprecated_aliases(name):
-    with pytest.warns(DeprecationWarning, match=f"fastgen.cuda.{name}"):
-        func = getattr(fastgen.cuda, name)
-    assert func is getattr(fastgen, name)
 
 
 def test_launches_keep_numba_low_occupancy_warning_to_themselves():

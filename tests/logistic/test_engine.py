@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import example, given
 from hypothesis import strategies as st
+from reference import require
 from reference_logistic import binary_objective, multinomial_objective
 
 import fastgen
@@ -135,7 +136,7 @@ def test_multinomial_offsets_and_csr_with_weights():
 
 
 def test_dask_fit_centres_as_the_in_memory_fit():
-    da = pytest.importorskip("dask.array")
+    da = require("dask.array")
     X, y, _ = _data(2, seed=4)
     Xc = X + np.array([1e7, 0.0, 2019.0])
     m = fastgen.fit_logistic(Xc, y)
@@ -406,7 +407,7 @@ def test_rank_messages_name_the_users_columns():
 def test_firth_reaches_the_optimum(n, events):
     """Firth's estimate within 1e-8 standard errors of firthmodels' at gtol 1e-14,
     ordinary data and rare events alike (Fisher-scoring steps certify by their rate)."""
-    firthmodels = pytest.importorskip("firthmodels")
+    firthmodels = require("firthmodels")
     rng = np.random.default_rng(n)
     X = rng.normal(size=(n, 3))
     if events is None:
@@ -462,7 +463,7 @@ def test_flac_with_rare_events_is_the_augmented_optimum():
     overshot to saturated pseudo-rows, and FLAC returned a wrong model as converged.
     Now: the augmented maximum likelihood (statsmodels GLM on the same augmented
     data), and the mean probability equals the event rate."""
-    sm = pytest.importorskip("statsmodels.api")
+    sm = require("statsmodels.api")
     n = 30000
     rng = np.random.default_rng(1)
     X = rng.normal(size=(n, 2))
@@ -520,7 +521,7 @@ def test_profile_at_an_extreme_offset_keeps_the_slopes():
 
 
 def test_dask_inference_centres_as_the_in_memory_inference():
-    da = pytest.importorskip("dask.array")
+    da = require("dask.array")
     from fastgen import dask as fgdask
 
     X, y, w = _data(2, seed=16, n=400)

@@ -19,13 +19,14 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.stats
+from reference import require
 from scipy.special import expit, log_expit
 
 import fastgen
-from fastgen.logistic import firth, firth_profile
+from fastgen.logistic import firth_profile, firth_starts
 
-firthmodels = pytest.importorskip("firthmodels")
-datasets = pytest.importorskip("sklearn.datasets")
+firthmodels = require("firthmodels")
+datasets = require("sklearn.datasets")
 
 CRIT = scipy.stats.chi2.isf(0.05, 1)
 
@@ -218,13 +219,13 @@ def test_the_start_set_is_tried_only_on_evidence(monkeypatch):
     """Ordinary data (rows ≫ coefficients, Fisher scoring fast, |η| moderate) make one
     run; separated data try the other starts."""
     calls = {"n": 0}
-    ridge = firth._ridge_start
+    ridge = firth_starts._ridge_start
 
     def counting(*args):
         calls["n"] += 1
         return ridge(*args)
 
-    monkeypatch.setattr(firth, "_ridge_start", counting)
+    monkeypatch.setattr(firth_starts, "_ridge_start", counting)
     rng = np.random.default_rng(5)
     for n, d in [(4000, 3), (20000, 16)]:
         X = rng.normal(size=(n, d))
@@ -247,8 +248,8 @@ def test_ridge_start_is_equivariant_to_units(sparse):
     w = np.random.default_rng(0).integers(1, 3, y.shape[0]).astype(float)
     conv = sp.csr_matrix if sparse else np.ascontiguousarray
     codes = y.astype(np.int32)
-    a = firth._ridge_start(conv(X), codes, w, True)
-    b = firth._ridge_start(conv(X * c), codes, w, True)
+    a = firth_starts._ridge_start(conv(X), codes, w, True)
+    b = firth_starts._ridge_start(conv(X * c), codes, w, True)
     np.testing.assert_allclose(b[:-1] * c, a[:-1], rtol=1e-6)
     np.testing.assert_allclose(b[-1], a[-1], rtol=1e-6)
 

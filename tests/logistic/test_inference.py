@@ -7,12 +7,13 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import require
 
 import fastgen
 
 li = importlib.import_module("fastgen.logistic.inference")
 
-sm = pytest.importorskip("statsmodels.api")
+sm = require("statsmodels.api")
 
 TOL = 1e-8
 
@@ -128,7 +129,7 @@ def test_csr_equals_dense(anes):
 
 
 def test_dask_equals_dense(spector):
-    da = pytest.importorskip("dask.array")
+    da = require("dask.array")
     import fastgen.dask
     X, y = spector
     X = X.to_numpy()
@@ -172,7 +173,7 @@ def test_summary_and_frame(spector, anes):
     text = res.summary()
     for word in ["Logit Regression Results", "const", "GPA", "P>|z|", "LL-Null", "nonrobust"]:
         assert word in text
-    pd = pytest.importorskip("pandas")
+    pd = require("pandas")
     df = res.to_frame()
     assert isinstance(df, pd.DataFrame) and list(df.index) == list(res.feature_names)
     assert np.allclose(df["std err"], res.bse)

@@ -3,12 +3,13 @@
 
 import numpy as np
 import pytest
+from reference import require
 
 import fastgen
 from fastgen.cli import main
 
-sm = pytest.importorskip("statsmodels.api")
-pytest.importorskip("sklearn")
+sm = require("statsmodels.api")
+require("sklearn")
 from fastgen.sklearn import LogisticRegression  # noqa: E402
 
 

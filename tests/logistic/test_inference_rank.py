@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from reference import require
 
 import fastgen
 from fastgen.logistic import diagnostics
@@ -20,7 +21,7 @@ from fastgen.logistic import diagnostics
 COLLINEAR_TOL = diagnostics.COLLINEAR_TOL
 ILL_CONDITIONED = getattr(diagnostics, "ILL_CONDITIONED", 1e8)
 
-pd = pytest.importorskip("pandas")
+pd = require("pandas")
 
 
 def _fit_warning(X, y, **kw):

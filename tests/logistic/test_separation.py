@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import require
 
 import fastgen
 import fastgen.logistic.api as api
@@ -295,7 +296,7 @@ def test_collinear_columns_constant_zero_and_sums():
 
 
 def test_fit_warns_collinearity_naming_dataframe_columns():
-    pd = pytest.importorskip("pandas")
+    pd = require("pandas")
     X, y = _onehot()
     df = pd.DataFrame(X, columns=["red", "green", "blue"])
     p, rec = _caught(lambda: fastgen.fit_logistic(df, y))

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from reference import require
 
 import fastgen
 from fastgen.logistic import newton
@@ -92,7 +93,7 @@ def test_every_fit_runs_newton_solve(monkeypatch, name):
 
 
 def test_dask_fit_runs_newton_solve(monkeypatch):
-    da = pytest.importorskip("dask.array")
+    da = require("dask.array")
     from fastgen import dask as fgdask
     from fastgen.logistic import api
 

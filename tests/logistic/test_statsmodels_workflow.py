@@ -13,13 +13,14 @@ import pytest
 import scipy.optimize
 import scipy.special
 import scipy.stats
+from reference import require
 
 import fastgen
 
-pd = pytest.importorskip("pandas")
-pytest.importorskip("formulaic")
-sm = pytest.importorskip("statsmodels.api")
-smf = pytest.importorskip("statsmodels.formula.api")
+pd = require("pandas")
+require("formulaic")
+sm = require("statsmodels.api")
+smf = require("statsmodels.formula.api")
 import fastgen.formula as ff  # noqa: E402
 
 TOL = 1e-6
@@ -487,7 +488,7 @@ def test_margeff_with_frequency_weights_equals_repeated_rows():
 
 
 def test_sklearn_adapter_names_columns_in_warnings_and_errors():
-    pytest.importorskip("sklearn")
+    require("sklearn")
     from sklearn.datasets import load_breast_cancer
 
     from fastgen.sklearn import LogisticRegression

@@ -12,8 +12,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import require
 
-sklearn = pytest.importorskip("sklearn")
+sklearn = require("sklearn", minversion="1.9")  # parity with 1.9's ML covariances
 
 from sklearn import discriminant_analysis as sk_da  # noqa: E402
 from sklearn import naive_bayes as sk_nb  # noqa: E402
@@ -27,9 +28,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import fastgen  # noqa: E402
 from fastgen import sklearn as fs  # noqa: E402
-
-SKLEARN_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2])
-pytestmark = pytest.mark.skipif(SKLEARN_VERSION < (1, 9), reason="parity needs scikit-learn >= 1.9")
 
 ESTIMATORS = [
     fs.LinearDiscriminantAnalysis(),
@@ -326,7 +324,7 @@ def test_params_save_load(tmp_path):
 
 
 def test_string_labels_and_feature_names():
-    pd = pytest.importorskip("pandas")
+    pd = require("pandas")
     X, y = _gaussian()
     labels = np.array(["ant", "bee", "cat"])[y]
     df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
@@ -621,7 +619,7 @@ def test_lda_lsqr_and_eigen_keep_directions_below_the_svd_tol(solver):
 
 
 def test_lda_scores_from_coef_take_frames_without_warnings():
-    pd = pytest.importorskip("pandas")
+    pd = require("pandas")
     X, y = _near_collinear(3)
     df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
     ours = fs.LinearDiscriminantAnalysis(tol=0.5).fit(df, y)  # drops a between-class dir.

@@ -34,7 +34,6 @@ from .api import (
     finish_inference,
     is_dask_array,
     logistic_inference,
-    register_adapter,
     result_in_user_frame,
 )
 from .checks import (
@@ -57,6 +56,6 @@ __all__ = ["LogisticInference", "logistic_inference", "FitData", "labelled", "Su
            "PredictionResults", "MarginalEffects", "MAX_INFERENCE_PARAMS",
            "SEPARATION_ETA", "InferenceData", "PassSums", "reference_coef",
            "InferenceRequest", "check_request", "InferenceSample", "check_sample",
-           "group_codes", "table_row_names", "finish_inference", "register_adapter",
+           "group_codes", "table_row_names", "finish_inference",
            "is_dask_array", "result_in_user_frame"]
 

@@ -46,7 +46,7 @@ from .passes import InferenceData, PassSums, reference_coef
 from .results import FitData, LogisticInference, labelled
 
 __all__ = ["logistic_inference", "finish_inference", "InferenceSample", "check_sample",
-           "register_adapter", "is_dask_array"]
+           "is_dask_array"]
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     pv = 2.0 * scipy.stats.norm.sf(np.abs(z))
     counts = sums.class_counts
     if request.method == "Firth":
-        from ..firth import firth_null_loglik
+        from ..firth_objective import firth_null_loglik
 
         llf = llf + 0.5 * logdet
         llnull = firth_null_loglik(counts)
@@ -218,8 +218,8 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         ``penalty="firth"`` (binary).
     X : array-like (n, d) or scipy sparse matrix
         The data the model was fitted on.  For a Dask array call
-        :func:`fastgen.dask.logistic_inference` (given one here, this function passes
-        it on with a deprecation warning).
+        :func:`fastgen.dask.logistic_inference` (given one here, this function raises
+        a ``TypeError`` saying so).
     y : array-like (n,)
         Labels, among ``model.classes``.
     sample_weight : array-like (n,), optional
@@ -258,12 +258,14 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         for invalid inputs.
     numpy.linalg.LinAlgError
         On a collinear design, naming the columns.
+    TypeError
+        For a Dask array X (pointing to :func:`fastgen.dask.logistic_inference`).
     """
     cov_type = canonical_cov_type(cov_type)
     if is_dask_array(X):
-        return _deprecated_adapter_route(
-            model, X, y, sample_weight=sample_weight, cov_type=cov_type, groups=groups,
-            ci=ci, alpha=alpha, feature_names=feature_names)
+        raise TypeError("logistic_inference takes in-memory X (a numpy array, DataFrame "
+                        "or scipy sparse matrix); for a Dask array call "
+                        "fastgen.dask.logistic_inference with the same arguments")
     result, sample = _inference_arrays(model, X, y, sample_weight=sample_weight,
                                        cov_type=cov_type, groups=groups, ci=ci,
                                        alpha=alpha, feature_names=feature_names,
@@ -376,36 +378,7 @@ def result_in_user_frame(result, model, request, shift):
 
 # --------------------------------------------------------------------------- adapters
 
-#: ``logistic_inference`` for arrays held out of memory, by the top-level module of the
-#: array's type; an adapter registers its own on import (``fastgen.dask`` registers
-#: :func:`fastgen.dask.logistic_inference` for ``"dask"``).
-_ADAPTERS = {}
-
-#: Deprecated route: the adapter module to load when ``logistic_inference`` is given
-#: such an array before its adapter was imported.  Removed with the route.
-_ADAPTER_MODULES = {"dask": "fastgen.dask"}
-
-
-def register_adapter(array_module, function):
-    """Route ``logistic_inference`` on arrays of ``array_module`` (e.g. ``"dask"``) to
-    ``function``, with a deprecation warning (call the adapter's function instead)."""
-    _ADAPTERS[array_module] = function
-
-
 def is_dask_array(X) -> bool:
     """True for a ``dask.array.Array`` (checked without importing Dask)."""
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks")
 
-
-def _deprecated_adapter_route(model, X, y, **kwargs):
-    import importlib
-
-    module = type(X).__module__.split(".")[0]
-    if module not in _ADAPTERS:
-        importlib.import_module(_ADAPTER_MODULES[module])  # registers itself
-    function = _ADAPTERS[module]
-    warn(f"fastgen.logistic_inference on a {module} array is deprecated and will be "
-         f"removed in the next release; call "
-         f"{function.__module__.rsplit('.', 1)[0]}.{function.__name__}(...) with the "
-         f"same arguments", FutureWarning)
-    return function(model, X, y, **kwargs)

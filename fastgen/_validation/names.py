@@ -7,9 +7,10 @@ import sys
 
 import numpy as np
 
-from ._validation_arrays import is_sparse
+from .arrays import is_sparse
 
-__all__ = ["feature_names_of", "check_feature_names", "merged_feature_names"]
+__all__ = ["feature_names_of", "check_feature_names", "merged_feature_names",
+           "stored_feature_names"]
 
 # ------------------------------------------------------------------ feature names
 #
@@ -99,6 +100,34 @@ def _listed(names, limit=8):
     return f"[{shown}{more}]"
 
 
+def stored_feature_names(names, n_features, owner):
+    """The feature names a fitted object stores (params, moments, counts): None, or
+    ``n_features`` distinct str as a tuple.  A ValueError ``"{owner}.feature_names …"``
+    saying what is wrong otherwise."""
+    if names is None:
+        return None
+
+    def fail(problem):
+        raise ValueError(f"{owner}.feature_names {problem}")
+
+    if isinstance(names, (str, bytes)):
+        fail("must be a sequence of str, not one str")
+    if isinstance(names, np.ndarray):
+        names = names.tolist()
+    try:
+        names = tuple(names)
+    except TypeError:
+        fail(f"must be a sequence of str; got {names!r}")
+    if not all(isinstance(n, str) for n in names):
+        fail("must all be str")
+    names = tuple(str(n) for n in names)
+    if len(names) != n_features:
+        fail(f"has {len(names)} names; the model has {n_features} features")
+    if len(set(names)) != len(names):
+        fail("must be distinct")
+    return names
+
+
 def check_feature_names(fitted, names, owner, *, name="X"):
     """Check the names of data scored by a model fitted with names ``fitted``.
 
@@ -108,7 +137,7 @@ def check_feature_names(fitted, names, owner, *, name="X"):
     misplaced columns.  Names on one side only warn, as scikit-learn does (the columns
     cannot be matched, only counted).
     """
-    from ._warn import warn
+    from .._warn import warn
 
     if fitted is None and names is None:
         return
@@ -144,7 +173,7 @@ def merged_feature_names(a, b, noun):
     Different names are an error (the columns would be added up wrongly); names on one
     side only warn and are kept, as scoring unnamed data after a named fit warns.
     """
-    from ._warn import warn
+    from .._warn import warn
 
     if a == b:
         return a

@@ -131,7 +131,7 @@ def _run_user(tmp, d, mode="fastgen"):
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(tmp), root, env.get("PYTHONPATH", "")])
     res = subprocess.run([sys.executable, "-W", "error", "-c", _USER_RUN, str(d), mode],

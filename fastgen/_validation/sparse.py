@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation_arrays import _check_fits, _check_size_and_dtype, report_nonfinite
+from .arrays import _check_fits, _check_size_and_dtype, report_nonfinite
 
 __all__ = ["csr_arrays", "check_csr_indices"]
 
@@ -45,7 +45,7 @@ def _check_csr(X, *, name, dtype, min_samples, finite=True, csr_indices=True):
 #: Matrices with fewer stored values are checked by numpy (no kernel to compile); larger
 #: ones by one parallel read of the indices (numpy's min and max would take two), in
 #: pieces of _STRUCTURE_PIECE_NNZ values (at most 64).
-_STRUCTURE_KERNEL_NNZ = 1 << 19
+STRUCTURE_KERNEL_NNZ = 1 << 19
 _STRUCTURE_PIECE_NNZ = 1 << 18
 
 
@@ -102,13 +102,13 @@ def _check_compressed(X, name, csr_indices=True):
         X = type(X)((data, indices, indptr), shape=X.shape, copy=False)
     ptr = indptr.astype(np.int64, copy=False)
     scan = csr_indices or csc or indices.dtype != np.int32
-    if nnz < _STRUCTURE_KERNEL_NNZ or not scan:
+    if nnz < STRUCTURE_KERNEL_NNZ or not scan:
         down = np.flatnonzero(ptr[1:] < ptr[:-1])
         row = int(down[0]) if down.size else -1
         lo, hi = ((int(indices.min()), int(indices.max())) if scan and nnz and row < 0
                   else (0, -1))  # (0, -1): no index outside the matrix
     else:
-        from .kernels.sparse import csr_structure
+        from ..kernels.sparse import csr_structure
 
         idx = indices if indices.dtype in (np.int32, np.int64) else indices.astype(np.int64)
         row, lo, hi = csr_structure(ptr, idx, max(1, min(64, nnz // _STRUCTURE_PIECE_NNZ)))

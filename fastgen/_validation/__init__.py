@@ -27,24 +27,25 @@ import sys
 
 import numpy as np
 
-from ._runtime import configure_process
-from ._validation_arrays import (  # noqa: F401 - report_nonfinite, _kernel_view re-exported
+from .._runtime import configure_process
+from .arrays import (  # noqa: F401 - report_nonfinite, writeable_view re-exported
     _check_fits,
     _check_size_and_dtype,
-    _kernel_view,
     _missing_name,
     _report_nonfinite,
     is_sparse,
     report_nonfinite,
+    writeable_view,
 )
-from ._validation_labels import LABEL_TYPES, check_y  # noqa: F401 - re-exported
-from ._validation_names import (  # noqa: F401 - re-exported
+from .labels import LABEL_TYPES, check_y  # noqa: F401 - re-exported
+from .names import (  # noqa: F401 - re-exported
     _listed,
     check_feature_names,
     feature_names_of,
     merged_feature_names,
+    stored_feature_names,
 )
-from ._validation_sparse import (  # noqa: F401 - re-exported
+from .sparse import (  # noqa: F401 - re-exported
     _check_csr,
     check_csr_indices,
     csr_arrays,
@@ -65,6 +66,7 @@ __all__ = [
     "feature_names_of",
     "check_feature_names",
     "merged_feature_names",
+    "stored_feature_names",
 ]
 
 # fastgen's process set-up (fastgen/_runtime.py): the kernels configure numba
@@ -165,7 +167,7 @@ def check_X(
         A = np.ascontiguousarray(A, dtype=target)
     if finite:
         _report_nonfinite(A, name)
-    return _kernel_view(A)
+    return writeable_view(A)
 
 
 def _column_label(X, j):
@@ -277,7 +279,7 @@ def check_sample_weight(sample_weight, n_samples: int):
             f"{float(w.max()):.3g} is below {_MIN_WEIGHT:.3g} (2^-970), where weighted "
             f"sums come within 2^52 of the subnormal range and lose precision; rescale "
             f"it (e.g. divide it by its largest value)")
-    return _kernel_view(w)  # read-only weights (a pandas column) reach kernels writeable
+    return writeable_view(w)  # read-only weights (a pandas column) reach kernels writeable
 
 
 #: The largest sample weight must reach 2^-970 ≈ 1.0e-292 (see check_sample_weight).

@@ -4,18 +4,16 @@ import warnings
 
 import numpy as np
 import pytest
-from reference import assert_params_close
+import scipy.sparse as sp
+from reference import assert_params_close, require
 
-da = pytest.importorskip("dask.array")
-dask = pytest.importorskip("dask")
-sp = pytest.importorskip("scipy.sparse")
+da = require("dask.array")
+dask = require("dask")
 
 import fastgen  # noqa: E402
 import fastgen.dask as fd  # noqa: E402
 
 RTOL = 1e-12
-
-
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +188,7 @@ def test_bad_inputs(data):
 
 def test_local_cluster_with_processes(data):
     """Two worker processes: kernels load from numba's cache, fits equal in memory."""
-    distributed = pytest.importorskip("distributed")
+    distributed = require("distributed")
     X, C, y, w, chunks = _cases(data, "sorted")
     Xd, Cd = _dask(X, chunks), _dask(C, chunks)
     with warnings.catch_warnings():
@@ -272,7 +270,7 @@ def test_separation_over_blocks_is_the_exact_test(case, chunks):
 def test_inference_on_dask_takes_valid_data_as_not_separated(chunks):
     """Breast cancer's first four features: max|η| = 46 at the estimate, but not
     separated; Dask gives the in-memory (statsmodels') standard errors, as in memory."""
-    sm = pytest.importorskip("statsmodels.api")
+    sm = require("statsmodels.api")
     from sklearn.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)
@@ -323,9 +321,7 @@ def _inference_case(K, sparse):
 def test_dask_logistic_inference_is_the_in_memory_finish_on_summed_passes(
         cov_type, K, sparse):
     """fastgen.dask.logistic_inference sums the blocks' passes and finishes as in memory:
-    the in-memory results to rounding (the sums are associated by block), bitwise the
-    same finish on the same sums (the deprecated route through
-    fastgen.logistic_inference, which warns and names the new function)."""
+    the in-memory results to rounding (the sums are associated by block)."""
     X, Xd, y, w, groups = _inference_case(K, sparse)
     m = fastgen.fit_logistic(X, y, sample_weight=w, tol=1e-12)
     ref = fastgen.logistic_inference(m, X, y, sample_weight=w, cov_type=cov_type,
@@ -336,11 +332,6 @@ def test_dask_logistic_inference_is_the_in_memory_finish_on_summed_passes(
     np.testing.assert_allclose(got.llf, ref.llf, rtol=1e-12)
     assert (got.nobs, got.n_groups, got.feature_names) == (ref.nobs, ref.n_groups,
                                                          ref.feature_names)
-    with pytest.warns(FutureWarning, match=r"fastgen\.dask\.logistic_inference"):
-        old = fastgen.logistic_inference(m, Xd, y, sample_weight=w, cov_type=cov_type,
-                                         groups=groups)
-    for name in ("params", "bse", "pvalues", "cov_params"):
-        np.testing.assert_array_equal(getattr(old, name), getattr(got, name))
 
 
 @pytest.mark.parametrize("K", [2, 3])
@@ -374,26 +365,21 @@ def test_dask_fit_and_inference_run_the_in_memory_solver_and_finish(monkeypatch,
     assert_params_close(md, m, rtol=1e-8)
 
 
-def test_deprecated_route_loads_the_adapter_itself():
-    """fastgen.logistic_inference on a Dask array, fastgen.dask never imported: the
-    route loads the adapter and answers (with the deprecation warning)."""
-    import subprocess
-    import sys
-
-    code = (
-        "import warnings, numpy as np, dask.array as da, fastgen, sys\n"
-        "rng = np.random.default_rng(0); X = rng.normal(size=(200, 2))\n"
-        "y = (X[:, 0] + rng.logistic(size=200) > 0).astype(int)\n"
-        "m = fastgen.fit_logistic(X, y)\n"
-        "assert 'fastgen.dask' not in sys.modules\n"
-        "with warnings.catch_warnings(record=True) as seen:\n"
-        "    warnings.simplefilter('always')\n"
-        "    r = fastgen.logistic_inference(m, da.from_array(X, chunks=(50, 2)), y)\n"
-        "assert [s.category for s in seen] == [FutureWarning], seen\n"
-        "np.testing.assert_allclose(r.bse, fastgen.logistic_inference(m, X, y).bse, "
-        "rtol=1e-9)\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("K", [2, 3])
+def test_in_memory_inference_refuses_a_dask_array_and_names_the_adapter(K, sparse):
+    """fastgen.logistic_inference on a Dask array raises a TypeError naming
+    fastgen.dask.logistic_inference, without computing the array (the core never
+    routes to an adapter)."""
+    X, Xd, y, w, groups = _inference_case(K, sparse)
+    m = fastgen.fit_logistic(X, y, sample_weight=w)
+    computed = []
+    Xd = Xd.map_blocks(lambda b: computed.append(b.shape) or b, dtype=Xd.dtype,
+                       meta=Xd._meta)
+    with pytest.raises(TypeError, match=r"fastgen\.dask\.logistic_inference"):
+        fastgen.logistic_inference(m, Xd, y, sample_weight=w, cov_type="cluster",
+                                   groups=groups)
+    assert not [shape for shape in computed if shape[0]], computed
 
 
 # --------------------------------------------------------------------------- rows

@@ -21,7 +21,7 @@ import fastgen
 import fastgen._runtime as runtime
 from fastgen.kernels._jit import KernelDispatcher, serial_code, serial_twin
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SERIAL, PARALLEL = 1 << 62, 0
 
 

@@ -10,7 +10,7 @@ still defaults to patsy, whose term order differs from formulaic's: patsy expand
 operators in its own order (``(a + b + c)**2``: the main effects, then the products)
 and then puts the intercept and the terms of categorical factors only first (by
 degree), then the others grouped by their numerical factors (by degree within a
-group).  :func:`statsmodels_order` (``fastgen.formula_order``) reorders formulaic's
+group).  :func:`statsmodels_order` (``fastgen.formula.order``) reorders formulaic's
 terms so, and the columns are named as patsy names them (``Intercept``,
 ``C(religious)[T.2.0]``, ``C(religious)[T.2.0]:age``, ``np.log(age + .5)`` as written,
 ``I(age > 30)[T.True]``): those of a statsmodels fit of the same formula.  The
@@ -26,7 +26,7 @@ stateful transforms): a category level the fit did not see is refused, a row wit
 missing value is dropped by ``get_prediction`` and predicted NaN by ``predict``
 (statsmodels' conventions), and rows keep the data's index.
 
-Imports: numpy, ``fastgen.formula_order`` (pandas and formulaic on use), and
+Imports: numpy, ``fastgen.formula.order`` (pandas and formulaic on use), and
 fastgen's public names.
 """
 
@@ -36,7 +36,7 @@ import dataclasses
 
 import numpy as np
 
-from .formula_order import (
+from .order import (
     boolean_factors,
     categorical_booleans,
     formulaic_module,
@@ -306,7 +306,7 @@ def _fit(formula, data, kw, multinomial, context):
     used = {k: v for k, v in (context or {}).items() if k in words}  # not all globals
     design = FormulaDesign(formula, rhs.model_spec, tuple(columns), fit_intercept,
                            context=used, fit_index=data.index[kept])
-    from .logistic.inference import labelled
+    from ..logistic.inference import labelled
 
     res = dataclasses.replace(res, feature_names=names, dep_name=dep_name, design=design,
                               params=np.asarray(res.params), bse=np.asarray(res.bse),

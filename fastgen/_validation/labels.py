@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation_arrays import _kernel_view, _missing_name, is_sparse
-from .kernels.labels import int_label_codes
+from ..kernels.labels import int_label_codes
+from .arrays import _missing_name, is_sparse, writeable_view
 
 __all__ = ["check_y", "LABEL_TYPES"]
 
@@ -49,7 +49,7 @@ def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: in
             # one integer dtype for the kernel (every label dtype would compile its own
             # specialisation); the values are the same
             present, codes = int_label_codes(
-                _kernel_view(np.ascontiguousarray(ai, dtype=np.int64)), lo, span)
+                writeable_view(np.ascontiguousarray(ai, dtype=np.int64)), lo, span)
             classes = (np.flatnonzero(present) + lo).astype(ai.dtype)
             if a.dtype.kind == "b":
                 classes = classes.astype(bool)

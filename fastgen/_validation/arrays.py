@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from .kernels.labels import NONFINITE_SCAN_BLOCK, first_nonfinite, nonfinite_block
+from ..kernels.labels import NONFINITE_SCAN_BLOCK, first_nonfinite, nonfinite_block
 
 __all__ = ["is_sparse", "report_nonfinite"]
 
@@ -41,7 +41,7 @@ def _first_nonfinite_flat(a: np.ndarray) -> int:
     if a.dtype.type not in _FLOAT_TYPES:  # long double: no kernel specialisation
         bad = np.flatnonzero(~np.isfinite(a))
         return int(bad[0]) if bad.size else -1
-    a = _kernel_view(a)  # one specialisation for read-only inputs too
+    a = writeable_view(a)  # one specialisation for read-only inputs too
     if a.shape[0] < 2 * NONFINITE_SCAN_BLOCK:  # too small to be worth waking the thread pool
         return int(first_nonfinite(a))
     if a.dtype == np.float64:
@@ -102,7 +102,7 @@ def _check_fits(A: np.ndarray, target: np.dtype, name: str) -> None:
             )
 
 
-def _kernel_view(A: np.ndarray) -> np.ndarray:
+def writeable_view(A: np.ndarray) -> np.ndarray:
     """A writeable-flagged alias of a read-only array (no copy).
 
     numba compiles a separate specialisation of every kernel for read-only arrays, which

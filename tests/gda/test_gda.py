@@ -657,7 +657,7 @@ _DETERMINISM_SCRIPT = textwrap.dedent("""
 
 
 def test_results_do_not_depend_on_thread_count():
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/
     root = os.path.dirname(here)
     digests = []
     for threads in ("1", "2"):
