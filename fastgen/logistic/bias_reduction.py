@@ -44,12 +44,13 @@ import scipy.special
 import scipy.stats
 
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
+from .._warn import warn
 from .centring import centred_frame, to_user
 from .firth import fit_firth
 from .firth_multinomial import fit_firth_multinomial
 from .firth_objective import _Penalised
 from .inference.passes import InferenceData
-from .params import LogisticParams
+from .params import ConvergenceWarning, LogisticParams
 from .penalised import _newton
 from .ridge import ridge_fit
 
@@ -153,6 +154,16 @@ def _binary_inputs(X, y, sample_weight):
     return X, classes, codes, w
 
 
+def _refit_converged(firth, converged, correction):
+    """Whether the corrected fit converged; a ConvergenceWarning where Firth's fit did
+    (it warns itself otherwise) but the correction's own fit did not."""
+    if firth.converged and not converged:
+        warn(f"fit_logistic(penalty='firth', correction={correction!r}): Firth's fit "
+             f"converged but the correction's maximum-likelihood fit did not; "
+             f"converged=False", ConvergenceWarning)
+    return bool(firth.converged and converged)
+
+
 def fit_flic(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol=1e-8,
              init=None) -> LogisticParams:
     """FLIC: Firth's slopes, the intercept re-estimated by maximum likelihood with the
@@ -170,7 +181,7 @@ def fit_flic(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol=
     return dataclasses.replace(
         firth, intercept=np.array([st.beta[-1]], dtype=firth.intercept.dtype),
         solver="flic", log_likelihood=float(st.llf),
-        converged=bool(firth.converged and converged))
+        converged=_refit_converged(firth, converged, "flic"))
 
 
 def _augmented(X, codes, w, h):
@@ -211,7 +222,7 @@ def fit_flac(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol=
     return dataclasses.replace(
         firth, coef=beta[:d].reshape(1, -1).astype(firth.coef.dtype),
         intercept=np.array([beta[d]], dtype=firth.intercept.dtype), solver="flac",
-        log_likelihood=llf, converged=bool(firth.converged and converged))
+        log_likelihood=llf, converged=_refit_converged(firth, converged, "flac"))
 
 
 def _firth_of(Xc, y, sample_weight, shift):

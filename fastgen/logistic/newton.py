@@ -375,8 +375,8 @@ def separation_suspected(state, l2, step, stopping=False, converged=False):
                 and state.current.eta_max > _SUSPECT_ETA)
     if not converged:
         return True
-    nb = float(np.linalg.norm(state.beta * state.gscale))  # lengths in the columns' units
-    ns = float(np.linalg.norm(step * state.gscale))
+    nb = _norm(state.beta * state.gscale)  # lengths in the columns' units
+    ns = _norm(step * state.gscale)
     return ns > _FINAL_REL_STEP * nb
 
 
@@ -439,6 +439,15 @@ def final_step(objective, state, step, dec):
     state.grad_norm_history.append(float("nan"))  # not evaluated there
 
 
+def _norm(v):
+    """‖v‖₂ without overflow or underflow in its squares (the largest entry factored
+    out): far starts and constrained fits reach coefficients near float64's limits."""
+    big = float(np.max(np.abs(v), initial=0.0))
+    if not (big > 0.0 and np.isfinite(big)):
+        return big
+    return big * float(np.linalg.norm(v / big))
+
+
 def update(state, step, accepted, record=True):
     """Move to the accepted point, count the step and (``record``) record it."""
     # Alignment of the step with the iterate: along a separating direction the
@@ -447,7 +456,7 @@ def update(state, step, accepted, record=True):
     # so that no product of two norms underflows.
     beta = state.beta * state.gscale
     step = step * state.gscale
-    nb, ns = np.linalg.norm(beta), np.linalg.norm(step)
+    nb, ns = _norm(beta), _norm(step)
     cos = float(np.vdot(step / ns, beta / nb)) if nb > 0 and ns > 0 else 0.0
     state.aligned = state.aligned + 1 if cos > 0.9 else 0
     state.beta, state.current = accepted.beta, accepted.evaluation

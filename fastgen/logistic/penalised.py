@@ -218,11 +218,20 @@ class PenalisedObjective:
         decrement δ_F = ½U*ᵀI⁻¹U* is about (1 − ρ) times l*'s own ½U*ᵀJ⁻¹U*, and the
         step it takes leaves ρ² of that.  So the step certifies with δ_F/(1 − ρ), made
         large enough that the certified point, after its step, is within tol² as a
-        Newton step would leave it: ``δ_F/(1 − ρ)·max(1, ρ²/tol)``."""
-        if not new_point:
+        Newton step would leave it: ``δ_F/(1 − ρ)·max(1, ρ²/tol)``.
+
+        Without the penalty (pw = 0: FLIC's intercept refit, the profile's ordinary
+        fits) I is −∇²l itself (the logistic and softmax links are canonical): the
+        step is Newton's and δ_F l's own decrement.  Decrements at the objective's
+        rounding carry no rate: their ratio is noise, and the previous point was
+        already as converged as f can show."""
+        if not new_point or self.obj.pw == 0.0:
             return dec
         prev, self._dec_prev = self._dec_prev, dec
         if not prev or not np.isfinite(prev) or prev <= 0.0:
+            return dec
+        f = abs(float(self._latest.st.lstar))
+        if prev <= 64.0 * np.finfo(np.float64).eps * max(f, 1.0):
             return dec
         rho2 = min(dec / prev, 0.98)
         est = dec / (1.0 - np.sqrt(rho2))
