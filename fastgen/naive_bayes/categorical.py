@@ -20,17 +20,15 @@ from .._params import (
     register_params,
 )
 from .._runtime import serial_for_small_inputs
-from .._validation import csr_arrays, feature_names_of, is_sparse
-from ..kernels.nb import categorical_scores
-from ..kernels.sparse import csr_categorical_scores
+from .._validation import feature_names_of
 from ..stats.category_counts import (  # the counting pass, shared with fastgen.nb_counts
     category_layout,
     category_offsets,
-    check_categories,
     check_min_categories,
     count_categories,
 )
-from .base import check_alpha, fit_inputs, handed_over, log_priors, score_bounds
+from .base import check_alpha, fit_inputs, handed_over, log_priors
+from .scoring import CATEGORICAL_SCORER, CategoricalTables
 
 __all__ = ["CategoricalNBParams", "fit_categorical_nb", "categorical_params"]
 
@@ -69,7 +67,7 @@ class CategoricalNBParams(FittedParams):
     alpha: float
     feature_names: tuple | None = None
 
-    accepts_sparse = True
+    scorer = CATEGORICAL_SCORER
     _feature_table = "feature_log_prob"
 
     @property
@@ -112,22 +110,19 @@ class CategoricalNBParams(FittedParams):
         recomputed(check, "feature_log_prob", self.feature_log_prob,
                    want.feature_log_prob, self.dtype, "category_count and alpha")
 
-    @cached_property
-    def _table(self):
-        return kernel_view(np.ascontiguousarray(self.feature_log_prob.T, dtype=np.float64))
+    def scoring_tables(self):
+        """("categorical", :class:`~fastgen.naive_bayes.scoring.CategoricalTables`):
+        log p(x_j = c | k) as a (Σ_j m_j, K) float64 table, the offsets, the class log
+        priors and the numbers of categories, for
+        :data:`~fastgen.naive_bayes.scoring.CATEGORICAL_SCORER`."""
+        return self._scoring_tables
 
-    def _scores(self, X, mode):
-        check_categories(X, self.n_categories)
-        table = self._table
-        offsets = kernel_view(self.offsets)
-        bias = self.class_log_prior.astype(np.float64)
-        out = np.empty((X.shape[0], bias.shape[0]), dtype=self.dtype)
-        if is_sparse(X):
-            indptr, indices, data = csr_arrays(X)
-            base = bias + table[offsets[:-1]].sum(axis=0)
-            return csr_categorical_scores(indptr, indices, data, table, offsets, base,
-                                          mode, score_bounds(indptr), out)
-        return categorical_scores(X, table, offsets, bias, mode, out)
+    @cached_property
+    def _scoring_tables(self):
+        table = kernel_view(np.ascontiguousarray(self.feature_log_prob.T, dtype=np.float64))
+        return "categorical", CategoricalTables(table, kernel_view(self.offsets),
+                                                self.class_log_prior.astype(np.float64),
+                                                self.n_categories)
 
 
 @serial_for_small_inputs(0)
