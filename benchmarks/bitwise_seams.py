@@ -36,7 +36,10 @@ def _data(seed=0, n=3000, d=40, K=4):
     Xc = Xc.astype(np.float64)
     Xcat = np.minimum(rng.poisson(np.abs(centres[y]) + 0.5), 7).astype(np.float64)
     w = rng.uniform(0.2, 3.0, n)
-    return Xg, Xc, Xcat, y, w
+    Xl = rng.normal(size=(n, 8)) * [1.0, 2.0, 0.5, 1.0, 3.0, 1.0, 1.0, 0.2]
+    Xl[rng.random((n, 8)) < 0.3] = 0.0  # CSR keeps the zeros implicit
+    yl = np.argmax(Xl @ rng.normal(size=(8, K)) * 0.5 + rng.gumbel(size=(n, K)), axis=1)
+    return Xg, Xc, Xcat, y, w, Xl, yl
 
 
 def _forms(X, sparse):
@@ -64,6 +67,20 @@ def _record(out, name, params, Xt):
         out[f"{name}.{fn}"] = np.asarray(getattr(fastgen, fn)(params, Xt))
 
 
+def _infer(out, name, X, y, w):
+    """The inference of an unpenalised fit: nonrobust, HC1 and cluster covariances."""
+    import fastgen
+
+    params = fastgen.fit_logistic(X, y, sample_weight=w)
+
+    groups = np.arange(X.shape[0]) % 37
+    for cov, kw in (("nonrobust", {}), ("HC1", {}), ("cluster", {"groups": groups})):
+        r = fastgen.logistic_inference(params, X, y, sample_weight=w, cov_type=cov, **kw)
+        for field in ("cov_params", "bse", "llf", "llnull"):
+            v = getattr(r, field)
+            out[f"{name}.inference.{cov}.{field}"] = np.asarray(v() if callable(v) else v)
+
+
 def save(path):
     import warnings
 
@@ -71,7 +88,7 @@ def save(path):
 
     warnings.simplefilter("ignore")
     out = {}
-    Xg, Xc, Xcat, y, w = _data()
+    Xg, Xc, Xcat, y, w, Xl, yl = _data()
     split = 2500
     for wname, wt in (("", None), ("w", w[:split])):
         for cov in ("pooled", "per_class", "diagonal", "pooled_diagonal"):
@@ -94,12 +111,14 @@ def save(path):
             p = fastgen.fit_categorical_nb(X[:split], y[:split], sample_weight=wt,
                                            min_categories=9)
             _record(out, f"catnb.{form}{wname}", p, X[split:])
-        for form, X in _forms(Xg[:, :8] - 30.0, True):
-            yb = (y[:split] % 2)
+        for form, X in _forms(Xl, True):
+            yb = (yl[:split] % 2)
             p = fastgen.fit_logistic(X[:split], yb, sample_weight=wt, l2=0.1)
             _record(out, f"logit.{form}{wname}", p, X[split:])
-            p = fastgen.fit_logistic(X[:split], y[:split], sample_weight=wt, l2=0.1)
+            _infer(out, f"logit.{form}{wname}", X[:split], yb, wt)
+            p = fastgen.fit_logistic(X[:split], yl[:split], sample_weight=wt, l2=0.1)
             _record(out, f"mlogit.{form}{wname}", p, X[split:])
+            _infer(out, f"mlogit.{form}{wname}", X[:split], yl[:split], wt)
     np.savez(path, **out)
     print(f"{len(out)} arrays saved to {path}")
 

@@ -11,8 +11,11 @@ summing into its own vector, merged in a fixed order.  Results therefore do not
 depend on the thread count.
 """
 
+from typing import NamedTuple
+
 import numpy as np
-from numba import prange
+from numba import prange, types
+from numba.extending import overload
 
 from ._jit import jit, pjit
 from .labels import class_order
@@ -28,9 +31,8 @@ from .sparse_scores import (  # noqa: F401 - the scoring kernels, importable fro
 )
 
 __all__ = [
-    "LOGS_NONE",
-    "LOGS_MULTINOMIAL",
-    "LOGS_BERNOULLI",
+    "NormalisedLogRows",
+    "LogRowPair",
     "count_rows_ahead",
     "count_plan",
     "values_count_as_one",
@@ -110,11 +112,89 @@ def csr_structure(indptr, indices, n_blocks):
     return np.int64(-1), lows.min(), highs.max()
 
 
-#: What :func:`csr_class_tables` computes beside the counts: nothing, the multinomial
-#: table log θ_kj, or the two Bernoulli tables log p_kj and log(1 − p_kj).
-LOGS_NONE = 0
-LOGS_MULTINOMIAL = 1
-LOGS_BERNOULLI = 2
+# ----------------------------------------------------------------- finish steps
+#
+# What :func:`csr_class_tables` does with a class row of counts once it is complete,
+# while it is in cache: nothing (``finish=None``), or one of the typed steps below,
+# each filling its own output tables.  The model chooses the step and its constants
+# (naive_bayes/discrete.py); numba compiles the kernel once per step type.
+
+
+class NormalisedLogRows(NamedTuple):
+    """Finish step: out_kj = log(F_kj + α) − log(Σ_j F_kj + α·d), the sum by
+    :func:`~fastgen.kernels.nb.row_total`; the same entries as
+    :func:`~fastgen.kernels.nb.log_counts` with
+    :func:`~fastgen.kernels.nb.class_log_totals` give for the same counts."""
+
+    alpha: float
+    #: (T,) log(arange(T) + α), as for :func:`~fastgen.kernels.nb.log_counts`
+    table: np.ndarray
+    #: (K, d) float64, C-contiguous, written in place
+    out: np.ndarray
+
+
+class LogRowPair(NamedTuple):
+    """Finish step: out_a_kj = log(F_kj + α) − shift_k and out_b_kj =
+    log(base_k − F_kj + α) − shift_k, from one read of the row
+    (:func:`bernoulli_log_rows`)."""
+
+    alpha: float
+    shift: np.ndarray  #: (K,)
+    base: np.ndarray  #: (K,)
+    table: np.ndarray  #: (T,), as for :class:`NormalisedLogRows`
+    out_a: np.ndarray  #: (K, d) float64, C-contiguous, written in place
+    out_b: np.ndarray  #: (K, d) float64, C-contiguous, written in place
+
+
+def _step(finish):
+    """The finish step class of a numba type (None for ``finish=None``)."""
+    if isinstance(finish, types.NoneType):
+        return None
+    return getattr(finish, "instance_class", None)
+
+
+def needs_whole_row(finish):
+    """Whether the finish step needs the class row complete (all its columns) first."""
+
+
+def row_total_of(finish, row):
+    """The per-class constant the finish step takes from a complete row (0.0 if none)."""
+
+
+def finish_columns(finish, k, row, j0, j1, total):
+    """The finish step on columns ``j0:j1`` of class row ``k`` (``total`` from
+    :func:`row_total_of` where :func:`needs_whole_row`)."""
+
+
+@overload(needs_whole_row, jit_options={"error_model": "numpy"})
+def _needs_whole_row(finish):
+    whole = _step(finish) is NormalisedLogRows
+    return lambda finish: whole
+
+
+@overload(row_total_of, jit_options={"error_model": "numpy"})
+def _row_total_of(finish, row):
+    if _step(finish) is NormalisedLogRows:
+        return lambda finish, row: log_total(row, finish.alpha * row.shape[0])
+    return lambda finish, row: 0.0
+
+
+@overload(finish_columns, jit_options={"error_model": "numpy"})
+def _finish_columns(finish, k, row, j0, j1, total):
+    step = _step(finish)
+    if step is NormalisedLogRows:
+        def normalised(finish, k, row, j0, j1, total):
+            log_smoothed_row(row, 0.0, 1.0, finish.alpha, total, finish.table,
+                             finish.out[k], j0, j1)
+        return normalised
+    if step is LogRowPair:
+        def pair(finish, k, row, j0, j1, total):
+            bernoulli_log_rows(row, finish.base[k], finish.alpha, finish.shift[k],
+                               finish.table, finish.out_a[k], finish.out_b[k], j0, j1)
+        return pair
+    if step is None:
+        return lambda finish, k, row, j0, j1, total: None
+    return None
 
 #: Stored values the class-count kernel prefetches ahead, in whole rows (at least
 #: ``_MIN_ROWS_AHEAD``, at most ``_MAX_ROWS_AHEAD``); see :func:`count_rows_ahead`.
@@ -294,16 +374,17 @@ def bernoulli_log_rows(counts_row, n_k, alpha, shift, table, out_a, out_b, j0, j
 
 
 @pjit
-def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split, logs,
-                     out, log_a, log_b):
+def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split, finish,
+                     out):
     """Per-class feature sums F_kj = Σ_{i: y_i=k} w_i v(x_ij) over the stored values,
-    and the naive Bayes log tables of each class row as soon as it is complete.
+    and a finish step (the naive Bayes log tables) of each class row as soon as it is
+    complete.
 
     v(x) = x, or with ``binarize`` v(x) = 1 if x > threshold else 0 (``threshold``
     must be >= 0 so that implicit zeros map to 0).  The rows are grouped by class (a
     counting sort, ascending within a class) and each class row of the table is
     written by one work item, which zeroes it, adds its rows' values in that order
-    and, with ``logs``, turns it into logarithms while it is in cache: no partial
+    and, with a ``finish`` step, turns it into logarithms while it is in cache: no partial
     tables, no merge.  With ``col_blocks`` > 1 a class row is cut into that many
     column ranges, each its own work item reading all the class's rows (for few
     classes on many threads).  Every entry receives the same additions in the same
@@ -325,37 +406,29 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
         (see :func:`count_plan`): column ranges per class row and prefetch distance,
         both >= 1, and whether to look first for values that all count as one
         (:func:`values_count_as_one`: then only the column indices are read)
-    logs : (kind, alpha, shift, table)
-        ``kind`` :data:`LOGS_NONE` (counts only), :data:`LOGS_MULTINOMIAL`:
-        log θ_kj = log(F_kj + α) − log(Σ_j F_kj + α·d), the sum by
-        :func:`~fastgen.kernels.nb.row_total` (``shift`` unused), or
-        :data:`LOGS_BERNOULLI`: log(F_kj + α) − shift_k and
-        log(N_k − F_kj + α) − shift_k with ``shift`` (2, K): row 0 the shifts, row 1
-        N_k.  ``table`` as for :func:`~fastgen.kernels.nb.log_counts`; the entries are
-        those :func:`~fastgen.kernels.nb.log_counts` and
-        :func:`~fastgen.kernels.nb.class_log_totals` give for the same counts.
+    finish : None, :class:`NormalisedLogRows` or :class:`LogRowPair`
+        None: the counts alone; else the step applied to each complete class row,
+        writing its own tables (the entries :func:`~fastgen.kernels.nb.log_counts` and
+        :func:`~fastgen.kernels.nb.class_log_totals` give for the same counts).
     out : (K, d) float64, C-contiguous: the counts
-    log_a, log_b : (K, d) float64, C-contiguous, or unused: the multinomial table in
-        ``log_a``; the Bernoulli tables log p in ``log_a`` and log(1 − p) in ``log_b``
 
     Returns
     -------
     first_bad : int
         Position in ``data`` of a stored value that is NaN or infinite, or (without
         ``binarize``) negative; -1 if there is none.  With several, the lowest of the
-        first ones found in each class's rows.  The log tables are not meaningful then.
+        first ones found in each class's rows.  The finish step's tables are not
+        meaningful then.
     """
     K, d = out.shape
     col_blocks = max(1, min(split[0], d))
     ahead = split[1]
-    kind, alpha, shift, table = logs
     nnz = indptr[indptr.shape[0] - 1]
     ones = split[2] and values_count_as_one(data, nnz, binarize, threshold)
     order, start = class_order(codes, K)
     n_items = K * col_blocks
     bad = np.full(n_items, -1, dtype=np.int64)
     whole = col_blocks == 1
-    add = alpha * d
     for it in prange(n_items):
         k = it // col_blocks
         blk = it - k * col_blocks
@@ -370,21 +443,19 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
             bad[it] = _count_class(indptr, indices, data, w, order, start[k],
                                    start[k + 1], row, binarize, threshold, j0, j1, whole,
                                    ahead)
-        if whole and kind == LOGS_MULTINOMIAL:
-            log_smoothed_row(row, 0.0, 1.0, alpha, log_total(row, add), table, log_a[k],
-                             0, d)
-        elif kind == LOGS_BERNOULLI:
-            bernoulli_log_rows(row, shift[1, k], alpha, shift[0, k], table, log_a[k],
-                               log_b[k], j0, j1)
-    if not whole and kind == LOGS_MULTINOMIAL:
+        if not needs_whole_row(finish):
+            finish_columns(finish, k, row, j0, j1, 0.0)
+        elif whole:
+            finish_columns(finish, k, row, 0, d, row_total_of(finish, row))
+    if not whole and needs_whole_row(finish):
         totals = np.empty(K)
         for k in prange(K):
-            totals[k] = log_total(out[k], add)
+            totals[k] = row_total_of(finish, out[k])
         for it in prange(n_items):
             k = it // col_blocks
             blk = it - k * col_blocks
-            log_smoothed_row(out[k], 0.0, 1.0, alpha, totals[k], table, log_a[k],
-                             d * blk // col_blocks, d * (blk + 1) // col_blocks)
+            finish_columns(finish, k, out[k], d * blk // col_blocks,
+                           d * (blk + 1) // col_blocks, totals[k])
     first = -1
     for it in range(n_items):
         if bad[it] >= 0 and (first < 0 or bad[it] < first):
@@ -402,11 +473,8 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
     """
     n = indptr.shape[0] - 1
     out = np.empty((n_classes, n_features))
-    none = np.empty((0, 0))
     first = csr_class_tables(indptr, indices, data, codes, w, binarize, threshold,
-                             count_plan(indptr[n], n, col_blocks),
-                             (LOGS_NONE, 1.0, np.empty((2, 0)), np.empty(0)),
-                             out, none, none)
+                             count_plan(indptr[n], n, col_blocks), None, out)
     return out, first
 
 
