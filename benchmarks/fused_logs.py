@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+from _common import median_seconds
 
 
 def _w6(seed=10, n=200_000, d=100_000, K=20, per_row=100):
@@ -57,16 +58,6 @@ def _separate(C, y, model):
     return discrete.bernoulli_params(classes, cc, fc, 1.0, 0.0, True, None, X.dtype)
 
 
-def _median(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        t = time.process_time()
-        fn()
-        times.append(time.process_time() - t)
-    return float(np.median(times))
-
-
 def main():
     import fastgen
 
@@ -81,10 +72,12 @@ def main():
             b = _separate(C, y, model)
             assert a.feature_log_prob.tobytes() == b.feature_log_prob.tobytes()
             for _ in range(2):  # alternated
-                for how, fn in (("fit", lambda: fit(C, y, **kw)),
-                                ("separate", lambda: _separate(C, y, model))):
+                for how, fn in (("fit", lambda C=C, y=y, fit=fit, kw=kw: fit(C, y, **kw)),
+                                ("separate", lambda C=C, y=y, model=model:
+                                 _separate(C, y, model))):
                     key = f"{name} | {model} | {how}"
-                    out.setdefault(key, []).append(_median(fn, args.repeats))
+                    t, _ = median_seconds(fn, args.repeats, clock=time.process_time)
+                    out.setdefault(key, []).append(t)
     print(json.dumps({k: [round(1e3 * t, 2) for t in v] for k, v in out.items()}, indent=1))
 
 
