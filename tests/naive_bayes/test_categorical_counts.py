@@ -179,3 +179,18 @@ def test_dask_fit_refuses_what_the_in_memory_fit_refuses():
     X[7, 0] = 1.5
     with pytest.raises(ValueError, match="non-integer category code.*row 7, column 0"):
         fd.fit_categorical_nb(_dask(X, (50, 70)), y)
+
+
+def test_sklearn_partial_fit_merges_counts_of_growing_layouts():
+    """The scikit-learn adapter streams through nb_counts/merge_counts: batches whose
+    codes reach wider tables give the fit on all rows, bit for bit (unit weights)."""
+    pytest.importorskip("sklearn")
+    from fastgen.sklearn import CategoricalNB
+
+    X, y, _ = _codes(7)
+    X[-5:, 2] = [9.0, 10.0, 11.0, 12.0, 13.0]  # feature 2 widens in the last batch
+    est = CategoricalNB(min_categories=3)
+    for lo in range(0, len(y), 60):
+        est.partial_fit(X[lo:lo + 60], y[lo:lo + 60], classes=np.unique(y))
+    assert est.params_ == fastgen.fit_categorical_nb(X, y, min_categories=3)
+    assert [t.shape[1] for t in est.category_count_] == list(est.params_.n_categories)
