@@ -14,8 +14,7 @@ depend on the thread count.
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange, types
-from numba.extending import overload
+from numba import prange
 
 from ._jit import jit, pjit
 from .labels import class_order
@@ -31,8 +30,10 @@ from .sparse_scores import (  # noqa: F401 - the scoring kernels, importable fro
 )
 
 __all__ = [
-    "NormalisedLogRows",
-    "LogRowPair",
+    "LogRows",
+    "no_logs",
+    "normalised_logs",
+    "log_pair",
     "count_rows_ahead",
     "count_plan",
     "values_count_as_one",
@@ -112,89 +113,68 @@ def csr_structure(indptr, indices, n_blocks):
     return np.int64(-1), lows.min(), highs.max()
 
 
-# ----------------------------------------------------------------- finish steps
+# ----------------------------------------------------------------- finish step
 #
 # What :func:`csr_class_tables` does with a class row of counts once it is complete,
-# while it is in cache: nothing (``finish=None``), or one of the typed steps below,
-# each filling its own output tables.  The model chooses the step and its constants
-# (naive_bayes/discrete.py); numba compiles the kernel once per step type.
+# while it is in cache.  One record type for every step, so that numba compiles the
+# kernel once (a type per step would compile it once per step: benchmarks/NOTES.md);
+# the model builds the step with :func:`normalised_logs` or :func:`log_pair` and its
+# own constants (naive_bayes/discrete.py), the counts alone take :func:`no_logs`.
 
 
-class NormalisedLogRows(NamedTuple):
-    """Finish step: out_kj = log(F_kj + α) − log(Σ_j F_kj + α·d), the sum by
-    :func:`~fastgen.kernels.nb.row_total`; the same entries as
-    :func:`~fastgen.kernels.nb.log_counts` with
-    :func:`~fastgen.kernels.nb.class_log_totals` give for the same counts."""
+class LogRows(NamedTuple):
+    """The finish step of :func:`csr_class_tables`: log tables of each class row.
+
+    Where ``out_a`` has rows: out_a_kj = log(F_kj + α) − s_k, with
+    s_k = log(Σ_j F_kj + α·d) (the sum by :func:`~fastgen.kernels.nb.row_total`) if
+    ``normalise``, else ``shift[k]``; where ``out_b`` has rows too:
+    out_b_kj = log(base_k − F_kj + α) − shift_k, both from one read of the row
+    (:func:`bernoulli_log_rows`).  The entries are those
+    :func:`~fastgen.kernels.nb.log_counts` (with
+    :func:`~fastgen.kernels.nb.class_log_totals`) gives for the same counts.
+    """
 
     alpha: float
+    normalise: bool
     #: (T,) log(arange(T) + α), as for :func:`~fastgen.kernels.nb.log_counts`
     table: np.ndarray
-    #: (K, d) float64, C-contiguous, written in place
-    out: np.ndarray
+    shift: np.ndarray  #: (K,), or empty
+    base: np.ndarray  #: (K,), or empty
+    out_a: np.ndarray  #: (K, d) float64, C-contiguous, written in place; or (0, 0)
+    out_b: np.ndarray  #: (K, d) float64, C-contiguous, written in place; or (0, 0)
 
 
-class LogRowPair(NamedTuple):
-    """Finish step: out_a_kj = log(F_kj + α) − shift_k and out_b_kj =
-    log(base_k − F_kj + α) − shift_k, from one read of the row
-    (:func:`bernoulli_log_rows`)."""
-
-    alpha: float
-    shift: np.ndarray  #: (K,)
-    base: np.ndarray  #: (K,)
-    table: np.ndarray  #: (T,), as for :class:`NormalisedLogRows`
-    out_a: np.ndarray  #: (K, d) float64, C-contiguous, written in place
-    out_b: np.ndarray  #: (K, d) float64, C-contiguous, written in place
+@jit
+def no_logs():
+    """The finish step that leaves the counts alone."""
+    return LogRows(1.0, False, np.empty(0), np.empty(0), np.empty(0), np.empty((0, 0)),
+                   np.empty((0, 0)))
 
 
-def _step(finish):
-    """The finish step class of a numba type (None for ``finish=None``)."""
-    if isinstance(finish, types.NoneType):
-        return None
-    return getattr(finish, "instance_class", None)
+def normalised_logs(alpha, table, out):
+    """out_kj = log(F_kj + α) − log(Σ_j F_kj + α·d) into ``out`` (K, d)."""
+    return LogRows(float(alpha), True, table, np.empty(0), np.empty(0), out,
+                   np.empty((0, 0)))
 
 
-def needs_whole_row(finish):
-    """Whether the finish step needs the class row complete (all its columns) first."""
+def log_pair(alpha, shift, base, table, out_a, out_b):
+    """out_a_kj = log(F_kj + α) − shift_k and out_b_kj = log(base_k − F_kj + α) −
+    shift_k into ``out_a``, ``out_b`` (K, d)."""
+    return LogRows(float(alpha), False, table, shift, base, out_a, out_b)
 
 
-def row_total_of(finish, row):
-    """The per-class constant the finish step takes from a complete row (0.0 if none)."""
-
-
-def finish_columns(finish, k, row, j0, j1, total):
-    """The finish step on columns ``j0:j1`` of class row ``k`` (``total`` from
-    :func:`row_total_of` where :func:`needs_whole_row`)."""
-
-
-@overload(needs_whole_row, jit_options={"error_model": "numpy"})
-def _needs_whole_row(finish):
-    whole = _step(finish) is NormalisedLogRows
-    return lambda finish: whole
-
-
-@overload(row_total_of, jit_options={"error_model": "numpy"})
-def _row_total_of(finish, row):
-    if _step(finish) is NormalisedLogRows:
-        return lambda finish, row: log_total(row, finish.alpha * row.shape[0])
-    return lambda finish, row: 0.0
-
-
-@overload(finish_columns, jit_options={"error_model": "numpy"})
+@jit
 def _finish_columns(finish, k, row, j0, j1, total):
-    step = _step(finish)
-    if step is NormalisedLogRows:
-        def normalised(finish, k, row, j0, j1, total):
-            log_smoothed_row(row, 0.0, 1.0, finish.alpha, total, finish.table,
-                             finish.out[k], j0, j1)
-        return normalised
-    if step is LogRowPair:
-        def pair(finish, k, row, j0, j1, total):
-            bernoulli_log_rows(row, finish.base[k], finish.alpha, finish.shift[k],
-                               finish.table, finish.out_a[k], finish.out_b[k], j0, j1)
-        return pair
-    if step is None:
-        return lambda finish, k, row, j0, j1, total: None
-    return None
+    """The finish step on columns ``j0:j1`` of class row ``k``; ``total`` is s_k of a
+    normalised step (see :class:`LogRows`)."""
+    if finish.out_b.shape[0] > 0:
+        bernoulli_log_rows(row, finish.base[k], finish.alpha, finish.shift[k],
+                           finish.table, finish.out_a[k], finish.out_b[k], j0, j1)
+    elif finish.out_a.shape[0] > 0:
+        s = total if finish.normalise else finish.shift[k]
+        log_smoothed_row(row, 0.0, 1.0, finish.alpha, s, finish.table, finish.out_a[k],
+                         j0, j1)
+
 
 #: Stored values the class-count kernel prefetches ahead, in whole rows (at least
 #: ``_MIN_ROWS_AHEAD``, at most ``_MAX_ROWS_AHEAD``); see :func:`count_rows_ahead`.
@@ -406,10 +386,9 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
         (see :func:`count_plan`): column ranges per class row and prefetch distance,
         both >= 1, and whether to look first for values that all count as one
         (:func:`values_count_as_one`: then only the column indices are read)
-    finish : None, :class:`NormalisedLogRows` or :class:`LogRowPair`
-        None: the counts alone; else the step applied to each complete class row,
-        writing its own tables (the entries :func:`~fastgen.kernels.nb.log_counts` and
-        :func:`~fastgen.kernels.nb.class_log_totals` give for the same counts).
+    finish : :class:`LogRows`
+        The step applied to each complete class row, writing its own tables
+        (:func:`no_logs`: none, the counts alone).
     out : (K, d) float64, C-contiguous: the counts
 
     Returns
@@ -429,6 +408,10 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
     n_items = K * col_blocks
     bad = np.full(n_items, -1, dtype=np.int64)
     whole = col_blocks == 1
+    # a normalised single table needs each class row complete (all its columns) first
+    normalise = finish.normalise and finish.out_a.shape[0] > 0
+    single = finish.out_b.shape[0] == 0
+    add = finish.alpha * d
     for it in prange(n_items):
         k = it // col_blocks
         blk = it - k * col_blocks
@@ -443,19 +426,19 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
             bad[it] = _count_class(indptr, indices, data, w, order, start[k],
                                    start[k + 1], row, binarize, threshold, j0, j1, whole,
                                    ahead)
-        if not needs_whole_row(finish):
-            finish_columns(finish, k, row, j0, j1, 0.0)
+        if not (normalise and single):
+            _finish_columns(finish, k, row, j0, j1, 0.0)
         elif whole:
-            finish_columns(finish, k, row, 0, d, row_total_of(finish, row))
-    if not whole and needs_whole_row(finish):
+            _finish_columns(finish, k, row, 0, d, log_total(row, add))
+    if not whole and normalise and single:
         totals = np.empty(K)
         for k in prange(K):
-            totals[k] = row_total_of(finish, out[k])
+            totals[k] = log_total(out[k], add)
         for it in prange(n_items):
             k = it // col_blocks
             blk = it - k * col_blocks
-            finish_columns(finish, k, out[k], d * blk // col_blocks,
-                           d * (blk + 1) // col_blocks, totals[k])
+            _finish_columns(finish, k, out[k], d * blk // col_blocks,
+                            d * (blk + 1) // col_blocks, totals[k])
     first = -1
     for it in range(n_items):
         if bad[it] >= 0 and (first < 0 or bad[it] < first):
@@ -474,7 +457,7 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
     n = indptr.shape[0] - 1
     out = np.empty((n_classes, n_features))
     first = csr_class_tables(indptr, indices, data, codes, w, binarize, threshold,
-                             count_plan(indptr[n], n, col_blocks), None, out)
+                             count_plan(indptr[n], n, col_blocks), no_logs(), out)
     return out, first
 
 

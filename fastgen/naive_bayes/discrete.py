@@ -30,7 +30,7 @@ from .._params import (
 from .._runtime import serial_for_small_inputs
 from .._validation import feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
-from ..kernels.sparse import LogRowPair, NormalisedLogRows
+from ..kernels.sparse import log_pair, normalised_logs
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
     check_binarize,
     check_binary_counts,
@@ -133,9 +133,9 @@ def _finish_step(X, model, alpha, cc):
     K, d = cc.shape[0], X.shape[1]
     table = _log_table(alpha, K * d)
     if model == "multinomial":
-        return NormalisedLogRows(float(alpha), table, np.empty((K, d)))
-    return LogRowPair(float(alpha), log_allow_zero(cc + 2.0 * alpha), cc, table,
-                      np.empty((K, d)), np.empty((K, d)))
+        return normalised_logs(alpha, table, np.empty((K, d)))
+    return log_pair(alpha, log_allow_zero(cc + 2.0 * alpha), cc, table, np.empty((K, d)),
+                    np.empty((K, d)))
 
 
 def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):
@@ -164,7 +164,7 @@ def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):
             X, codes, w, K, binarize=bernoulli_threshold,
             threshold=binarize if bernoulli_threshold else 0.0, finish=finish)
         reject_flagged_value(X, bad, model)
-        tables = (finish.out,) if model == "multinomial" else (finish.out_a, finish.out_b)
+        tables = (finish.out_a,) if model == "multinomial" else (finish.out_a, finish.out_b)
     # the counts are this fit's own: the params keep them without a copy
     return classes, handed_over(cc), handed_over(fc), binarize, X.dtype, names, tables
 

@@ -27,7 +27,7 @@ from .._validation import (
     report_nonfinite,
 )
 from ..kernels.nb import dense_class_counts
-from ..kernels.sparse import count_plan, csr_class_tables
+from ..kernels.sparse import count_plan, csr_class_tables, no_logs
 
 __all__ = [
     "fit_inputs",
@@ -92,9 +92,9 @@ def _value_at(X, flat):
 def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, finish=None):
     """(K, d) float64 weighted feature sums and the flat position of a negative value.
 
-    CSR X with a ``finish`` step (:class:`~fastgen.kernels.sparse.NormalisedLogRows`,
-    :class:`~fastgen.kernels.sparse.LogRowPair`) also fills the step's tables from the
-    same pass; dense X takes none (the caller finishes from the counts).
+    CSR X with a ``finish`` step (:class:`~fastgen.kernels.sparse.LogRows`) also fills
+    the step's tables from the same pass; dense X takes none (the caller finishes from
+    the counts).
     """
     d = X.shape[1]
     if is_sparse(X):
@@ -103,7 +103,8 @@ def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, finis
         # get 4 KB pages: a page fault per 4 KB on first touch)
         out = np.empty((K, d))
         first = csr_class_tables(indptr, indices, data, codes, w, bool(binarize),
-                                 float(threshold), csr_count_split(X, K), finish, out)
+                                 float(threshold), csr_count_split(X, K),
+                                 no_logs() if finish is None else finish, out)
         return out, first
     n = X.shape[0]
     G = _n_groups(n * d, K, d)
