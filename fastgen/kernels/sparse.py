@@ -125,12 +125,12 @@ def csr_structure(indptr, indices, n_blocks):
 class LogRows(NamedTuple):
     """The finish step of :func:`csr_class_tables`: log tables of each class row.
 
-    Where ``out_a`` has rows: out_a_kj = log(F_kj + α) − s_k, with
-    s_k = log(Σ_j F_kj + α·d) (the sum by :func:`~fastgen.kernels.nb.row_total`) if
-    ``normalise``, else ``shift[k]``; where ``out_b`` has rows too:
-    out_b_kj = log(base_k − F_kj + α) − shift_k, both from one read of the row
-    (:func:`bernoulli_log_rows`).  The entries are those
-    :func:`~fastgen.kernels.nb.log_counts` (with
+    Normalised (``normalise``, ``out_a`` only): out_a_kj = log(F_kj + α) −
+    log(Σ_j F_kj + α·d), the sum by :func:`~fastgen.kernels.nb.row_total`.  A pair
+    (``out_b`` with rows too): out_a_kj = log(F_kj + α) − shift_k and
+    out_b_kj = log(base_k − F_kj + α) − shift_k, from one read of the row
+    (:func:`bernoulli_log_rows`).  Neither (empty tables): the counts alone.  The
+    entries are those :func:`~fastgen.kernels.nb.log_counts` (with
     :func:`~fastgen.kernels.nb.class_log_totals`) gives for the same counts.
     """
 
@@ -144,7 +144,6 @@ class LogRows(NamedTuple):
     out_b: np.ndarray  #: (K, d) float64, C-contiguous, written in place; or (0, 0)
 
 
-@jit
 def no_logs():
     """The finish step that leaves the counts alone."""
     return LogRows(1.0, False, np.empty(0), np.empty(0), np.empty(0), np.empty((0, 0)),
@@ -161,19 +160,6 @@ def log_pair(alpha, shift, base, table, out_a, out_b):
     """out_a_kj = log(F_kj + α) − shift_k and out_b_kj = log(base_k − F_kj + α) −
     shift_k into ``out_a``, ``out_b`` (K, d)."""
     return LogRows(float(alpha), False, table, shift, base, out_a, out_b)
-
-
-@jit
-def _finish_columns(finish, k, row, j0, j1, total):
-    """The finish step on columns ``j0:j1`` of class row ``k``; ``total`` is s_k of a
-    normalised step (see :class:`LogRows`)."""
-    if finish.out_b.shape[0] > 0:
-        bernoulli_log_rows(row, finish.base[k], finish.alpha, finish.shift[k],
-                           finish.table, finish.out_a[k], finish.out_b[k], j0, j1)
-    elif finish.out_a.shape[0] > 0:
-        s = total if finish.normalise else finish.shift[k]
-        log_smoothed_row(row, 0.0, 1.0, finish.alpha, s, finish.table, finish.out_a[k],
-                         j0, j1)
 
 
 #: Stored values the class-count kernel prefetches ahead, in whole rows (at least
@@ -408,10 +394,11 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
     n_items = K * col_blocks
     bad = np.full(n_items, -1, dtype=np.int64)
     whole = col_blocks == 1
-    # a normalised single table needs each class row complete (all its columns) first
-    normalise = finish.normalise and finish.out_a.shape[0] > 0
-    single = finish.out_b.shape[0] == 0
-    add = finish.alpha * d
+    alpha, table = finish.alpha, finish.table
+    pair = finish.out_b.shape[0] > 0
+    # a normalised table needs each class row complete (all its columns) first
+    normalise = finish.normalise and finish.out_a.shape[0] > 0 and not pair
+    add = alpha * d
     for it in prange(n_items):
         k = it // col_blocks
         blk = it - k * col_blocks
@@ -426,19 +413,21 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
             bad[it] = _count_class(indptr, indices, data, w, order, start[k],
                                    start[k + 1], row, binarize, threshold, j0, j1, whole,
                                    ahead)
-        if not (normalise and single):
-            _finish_columns(finish, k, row, j0, j1, 0.0)
-        elif whole:
-            _finish_columns(finish, k, row, 0, d, log_total(row, add))
-    if not whole and normalise and single:
+        if pair:
+            bernoulli_log_rows(row, finish.base[k], alpha, finish.shift[k], table,
+                               finish.out_a[k], finish.out_b[k], j0, j1)
+        elif whole and normalise:
+            log_smoothed_row(row, 0.0, 1.0, alpha, log_total(row, add), table,
+                             finish.out_a[k], 0, d)
+    if not whole and normalise:
         totals = np.empty(K)
         for k in prange(K):
             totals[k] = log_total(out[k], add)
         for it in prange(n_items):
             k = it // col_blocks
             blk = it - k * col_blocks
-            _finish_columns(finish, k, out[k], d * blk // col_blocks,
-                            d * (blk + 1) // col_blocks, totals[k])
+            log_smoothed_row(out[k], 0.0, 1.0, alpha, totals[k], table, finish.out_a[k],
+                             d * blk // col_blocks, d * (blk + 1) // col_blocks)
     first = -1
     for it in range(n_items):
         if bad[it] >= 0 and (first < 0 or bad[it] < first):
@@ -457,7 +446,9 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
     n = indptr.shape[0] - 1
     out = np.empty((n_classes, n_features))
     first = csr_class_tables(indptr, indices, data, codes, w, binarize, threshold,
-                             count_plan(indptr[n], n, col_blocks), no_logs(), out)
+                             count_plan(indptr[n], n, col_blocks),
+                             LogRows(1.0, False, np.empty(0), np.empty(0), np.empty(0),
+                                     np.empty((0, 0)), np.empty((0, 0))), out)
     return out, first
 
 
