@@ -49,16 +49,17 @@ def make_data(n, d, K, *, seed=0, per_class_scale=True, dtype=np.float64):
     return X, y
 
 
-def median_seconds(fn, repeats=5, warmup=1):
+def median_seconds(fn, repeats=5, warmup=1, clock=time.perf_counter):
     """Call ``fn`` ``warmup`` times untimed (JIT compile / cache load), then ``repeats``
-    times; return (median seconds, list of all timings)."""
+    times; return (median seconds, list of all timings).  ``clock``: wall time, or
+    ``time.process_time`` for this process's CPU time (robust to other load)."""
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return statistics.median(times), times
 
 

@@ -2,8 +2,10 @@
 
 A params object is a frozen dataclass whose fields are numpy arrays or plain scalars
 (int, float, bool, str), plus ``feature_names``: the column names of the data frame it
-was fitted on (a tuple of str), or None.  It knows how to score already-validated data;
-the public functions in :mod:`fastgen.scoring` validate X once and call these methods.
+was fitted on (a tuple of str), or None.  It hands over the tables of its scoring
+formula (:meth:`FittedParams.scoring_tables`) to its family's scorer
+(``params.scorer``, :mod:`fastgen._scorer`), which validates X once and picks the host
+or device kernels; the public functions in :mod:`fastgen.scoring` call the scorer.
 
 Every params object is checked when it is built, whatever built it (a fit,
 :func:`dataclasses.replace`, :func:`fastgen.load_params`, a direct call): shapes that
@@ -12,10 +14,8 @@ model needs them, and sorted distinct classes.  A failure is a ValueError naming
 field, so that nothing inconsistent reaches a kernel.  Two params objects compare equal
 (``==``) when their fields hold equal values; they are not hashable.
 
-Subclasses implement ``_joint_log_likelihood(X)`` and may override
-``_predict_log_proba`` / ``_predict_proba`` with faster fused paths (the pooled GDA
-model, for instance, needs only ``X·W + b`` for posteriors), and ``_check_fields`` with
-their own checks.
+Subclasses name their ``scorer``, implement ``scoring_tables()`` and
+``_check_fields`` (their own checks), and may add ``_check_derived``.
 """
 
 from __future__ import annotations
@@ -27,14 +27,8 @@ import numbers
 
 import numpy as np
 
+from ._scorer import Scorer
 from ._validation import stored_feature_names, writeable_view
-from .kernels.special import (
-    MODE_JLL,
-    MODE_LOG_PROBA,
-    MODE_PROBA,
-    argmax_rows,
-    finish_all_rows,
-)
 
 __all__ = ["FittedParams", "FieldChecker", "register_params", "PARAMS_TYPES",
            "kernel_view", "attach_feature_names", "derived_from_checked_input"]
@@ -337,11 +331,14 @@ def recomputed(check, field, have, want, dtype, source):
 class FittedParams:
     """Mixin for frozen parameter dataclasses."""
 
-    #: whether scoring accepts scipy CSR input
-    accepts_sparse: bool = False
-    #: whether scoring finds non-finite X through its own results, so that validation
-    #: can skip the up-front scan (a full extra read of X)
-    checks_finite_scores: bool = False
+    #: the model family's :class:`~fastgen._scorer.Scorer`: it scores X with the
+    #: tables of :meth:`scoring_tables`
+    scorer: Scorer
+
+    @property
+    def accepts_sparse(self) -> bool:
+        """Whether scoring accepts scipy CSR input (that of the family's scorer)."""
+        return self.scorer.accepts_sparse
 
     #: name of the (K, d) array field that fixes the model's width and dtype: its last
     #: axis has one entry per feature, its dtype is the one scoring computes in
@@ -420,34 +417,11 @@ class FittedParams:
     def n_classes(self) -> int:
         return int(self.classes.shape[0])
 
-    def _scores(self, X, mode):
-        """Joint log-likelihoods, log posteriors or posteriors (``mode``, see
-        :mod:`fastgen.kernels.special`) of validated X.
-
-        Models with fused scoring kernels override this; the default normalises the rows
-        of :meth:`_joint_log_likelihood` in place.
-        """
-        jll = self._joint_log_likelihood(X)
-        if mode != MODE_JLL:
-            finish_all_rows(jll, mode)
-        return jll
-
-    def _joint_log_likelihood(self, X):
-        # a subclass overrides this or _scores (defining neither would recurse)
-        return self._scores(X, MODE_JLL)
-
-    def _predict_log_proba(self, X):
-        return self._scores(X, MODE_LOG_PROBA)
-
-    def _predict_proba(self, X):
-        return self._scores(X, MODE_PROBA)
-
-    def _predict(self, X):
-        return self.classes[argmax_rows(self._decision_scores(X))]
-
-    def _decision_scores(self, X):
-        """Scores whose row-wise argmax is the predicted class (default: the jll)."""
-        return self._joint_log_likelihood(X)
+    def scoring_tables(self):
+        """``(kind, tables)``: the float64 tables of the scoring formula, for the
+        family's scorer (``self.scorer``, host or device kernels); see
+        :mod:`fastgen._scorer`."""
+        raise NotImplementedError  # pragma: no cover - every params type defines it
 
     def _check_arrays(self):
         """Reject object arrays (params must round-trip through npz without pickle) and

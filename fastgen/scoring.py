@@ -1,7 +1,10 @@
 """Scoring functions shared by every params type.
 
-Each validates X once (dense or, where the model allows, CSR; converted to the dtype
-the params were fitted in) and calls the params object's kernels.
+Each checks the params and X's column names, then hands X to the params' scorer
+(``params.scorer``, :mod:`fastgen._scorer`), which validates X once (dense or, where
+the model allows, CSR; converted to the dtype the params were fitted in) and scores it
+with the params' tables on the host kernels, or on the device kernels of
+:mod:`fastgen.cuda` for a CUDA array.
 
 Feature names follow scikit-learn's rule.  Params fitted on a data frame whose column
 names are all str keep them (``params.feature_names``); a data frame scored with other
@@ -15,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cuda as _cuda
 from ._params import FittedParams
 from ._runtime import serial_for_small_inputs
-from ._validation import check_feature_names, check_n_features, check_X, feature_names_of
+from ._scorer import MODE_JLL, MODE_LOG_PROBA, MODE_PREDICT, MODE_PROBA
+from ._validation import check_feature_names, feature_names_of
 
 __all__ = ["joint_log_likelihood", "predict_log_proba", "predict_proba", "predict"]
 
@@ -39,24 +42,11 @@ def _check_names(params, X):
         check_feature_names(params.feature_names, names, type(params).__name__)
 
 
-def _prepare(params, X):
-    X = check_X(X, allow_sparse=params.accepts_sparse, dtype=params.dtype,
-                finite=not params.checks_finite_scores,
-                csr_indices=not getattr(params, "checks_csr_indices", False))
-    check_n_features(X, params.n_features_in)
-    return X
-
-
-def _score(params, X, name):
-    """The scoring function ``name`` of X: device arrays go to :mod:`fastgen.cuda`'s
-    function of that name, the rest is validated once and goes to the params object's
-    ``_<name>`` method."""
+def _score(params, X, mode):
+    """Scores (or labels, ``MODE_PREDICT``) of X by the params' scorer."""
     _check_params(params)
     _check_names(params, X)
-    if _cuda.is_device_array(X):
-        return getattr(_cuda, name)(params, X)
-    X = _prepare(params, X)
-    return getattr(params, "_" + name)(X)
+    return params.scorer.score(params, X, mode)
 
 
 @serial_for_small_inputs(1)
@@ -66,7 +56,7 @@ def joint_log_likelihood(params, X) -> np.ndarray:
     For discriminative models (logistic regression) this is the unnormalised log
     posterior (the linear predictor of each class).
     """
-    return _score(params, X, "joint_log_likelihood")
+    return _score(params, X, MODE_JLL)
 
 
 @serial_for_small_inputs(1)
@@ -75,16 +65,16 @@ def predict_log_proba(params, X) -> np.ndarray:
 
     A row for which every class has log-likelihood -inf gets -inf everywhere, not NaN.
     """
-    return _score(params, X, "predict_log_proba")
+    return _score(params, X, MODE_LOG_PROBA)
 
 
 @serial_for_small_inputs(1)
 def predict_proba(params, X) -> np.ndarray:
     """p(y=k | x), shape (n, K); rows sum to one."""
-    return _score(params, X, "predict_proba")
+    return _score(params, X, MODE_PROBA)
 
 
 @serial_for_small_inputs(1)
 def predict(params, X) -> np.ndarray:
     """The most probable class label of each row, taken from ``params.classes``."""
-    return _score(params, X, "predict")
+    return _score(params, X, MODE_PREDICT)

@@ -57,6 +57,7 @@ GROUPS = {
     ]),
     "dask": ("fastgen.dask", [
         "from_npy", "fit_gda", "fit_gaussian_nb", "fit_multinomial_nb", "fit_bernoulli_nb",
+        "fit_categorical_nb",
         "fit_logistic", "logistic_inference", "joint_log_likelihood", "predict_log_proba",
         "predict_proba", "predict", "MULTINOMIAL_MAX_KP",
     ]),

@@ -223,7 +223,8 @@ class KernelsDirective(SphinxDirective):
             lines += [module, "~" * len(module), "", f".. automodule:: {module}", ""]
             for name in getattr(mod, "__all__", []):
                 obj = getattr(mod, name)
-                kind = "autofunction" if callable(obj) else "autodata"
+                kind = ("autoclass" if isinstance(obj, type) else
+                        "autofunction" if callable(obj) else "autodata")
                 lines += [f".. {kind}:: {module}.{name}", ""]
         node = nodes.section()
         node.document = self.state.document

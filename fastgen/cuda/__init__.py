@@ -11,11 +11,12 @@ arrays, PyTorch CUDA tensors, numba device arrays) to the functions of this pack
   identical run to run; float32 X is accumulated in float64) and come back as small
   host arrays; the statistics layer and the models build the usual params from them,
   with the CPU path's code.
-* Scoring takes its tables from the params object (``params.scoring_tables()``: the
-  tables the CPU scoring uses, rank handling included).
-* ``joint_log_likelihood``, ``predict_log_proba`` and ``predict_proba`` return a device
-  array of the caller's kind (CuPy in, CuPy out; PyTorch in, PyTorch out; numba in,
-  numba out); ``predict`` returns host labels, since classes may be strings.
+* Scoring (:func:`score`) takes the tables a params object hands over
+  (``params.scoring_tables()``: the tables the CPU scoring uses, rank handling
+  included), from the scorer of the model family, which picks these kernels for a
+  device array.  Scores come back as a device array of the caller's kind (CuPy in,
+  CuPy out; PyTorch in, PyTorch out; numba in, numba out), predictions as host class
+  codes, which the scorer turns into labels (classes may be strings).
 * Inputs are validated on the device with the CPU path's messages ("X contains NaN at
   row 17, column 3").  Labels may be on the host or the device.
 
@@ -36,10 +37,11 @@ __all__ = [
     "device_rows",
     "moments_arrays",
     "zero_codes",
-    "joint_log_likelihood",
-    "predict_log_proba",
-    "predict_proba",
-    "predict",
+    "score",
+    "MODE_JLL",
+    "MODE_LOG_PROBA",
+    "MODE_PROBA",
+    "MODE_PREDICT",
 ]
 
 
@@ -71,30 +73,22 @@ def zero_codes(n):
     return cuda.to_device(np.zeros(n, dtype=np.int32))
 
 
-def joint_log_likelihood(params, X):
-    """log p(x, y=k) for device X, shape (n, K), as a device array of X's kind."""
-    from ._api import joint_log_likelihood as impl
-
-    return impl(params, X)
+#: What :func:`score` returns: joint log-likelihoods, log posteriors, posteriors, or
+#: the class code of each row.
+MODE_JLL, MODE_LOG_PROBA, MODE_PROBA, MODE_PREDICT = 0, 1, 2, 3
 
 
-def predict_log_proba(params, X):
-    """log p(y=k | x) = jll − logsumexp(jll) (row maximum first) for device X; a row of
-    all −inf gives −inf, not NaN."""
-    from ._api import predict_log_proba as impl
+def score(kind, tables, X, mode, dtype, n_features):
+    """Scores of device X from the float64 tables a params object hands over
+    (``params.scoring_tables()``), checked on the device.
 
-    return impl(params, X)
+    ``kind`` ``"pooled"``: (c, coef, bc, M, const), jll_k(x) = (x − c)ᵀcoef_k + bc_k +
+    const − ½‖M(x − c)‖²; ``"per_class"``: (μ, L⁻¹, bias), jll_k(x) = bias_k −
+    ½‖L_k⁻¹(x − μ_k)‖²; ``"diagonal"``: (μ, 1/σ², const), jll_k(x) = const_k −
+    ½ Σ_j (x_j − μ_kj)²/σ²_kj.  X is converted to ``dtype`` and must have
+    ``n_features`` columns.  Returns a device array of X's kind (``MODE_JLL``,
+    ``MODE_LOG_PROBA``: jll − logsumexp(jll), a row of all −inf giving −inf;
+    ``MODE_PROBA``), or for ``MODE_PREDICT`` the host class code of each row."""
+    from ._api import score_tables
 
-
-def predict_proba(params, X):
-    """p(y=k | x) for device X, as a device array of X's kind; rows sum to one."""
-    from ._api import predict_proba as impl
-
-    return impl(params, X)
-
-
-def predict(params, X):
-    """The most probable class of each row of device X, as host labels."""
-    from ._api import predict as impl
-
-    return impl(params, X)
+    return score_tables(kind, tables, X, mode, dtype, n_features)

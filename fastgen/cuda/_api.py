@@ -6,8 +6,9 @@ are coded by small kernels (integer labels; any other label type is copied to th
 which costs n values, not n·d), sample weights are checked by one kernel.  Arrays in,
 arrays out: the moments come back as small host arrays, which the statistics layer
 (:mod:`fastgen.stats`) turns into ``ClassMoments`` and the models into params; scoring
-takes its tables from the params object (``params.scoring_tables()``, the tables the
-CPU scoring uses), so no model code is duplicated or imported here.
+takes the tables the params hand over (``params.scoring_tables()``, the tables the
+CPU scoring uses) from the family's scorer, so no model code is duplicated or imported
+here.
 """
 
 from __future__ import annotations
@@ -26,10 +27,7 @@ __all__ = [
     "device_labels",
     "device_weights",
     "moments_arrays_device",
-    "joint_log_likelihood",
-    "predict_log_proba",
-    "predict_proba",
-    "predict",
+    "score_tables",
 ]
 
 #: Threads per CUDA block.  Results do not depend on it (the work split and every
@@ -316,62 +314,29 @@ def _unpack(v, d, tj, tl):
 # ----------------------------------------------------------------------- scoring
 
 
-def _score(params, X, mode):
-    from .._params import FittedParams
+def score_tables(kind, tables, X, mode, dtype, n_features):
+    """Scores of device X from float64 scoring tables (see :func:`fastgen.cuda.score`):
+    a device array of X's kind, or for ``MODE_PREDICT`` the host class codes."""
     from .._validation import check_n_features
 
-    if not isinstance(params, FittedParams):
-        raise ValueError(
-            f"params must be a fitted fastgen params object (e.g. the result of fit_gda); "
-            f"got {type(params).__name__}"
-        )
-    if not hasattr(params, "scoring_tables"):
-        raise ValueError(
-            f"device arrays can be scored with GDAParams and GaussianNBParams; got "
-            f"{type(params).__name__} (copy X to the host, e.g. cupy.asnumpy(X), to score it)"
-        )
-    # the params' own tables (float64), as the CPU scoring uses them
-    kernel, tables = params.scoring_tables()
-    Xd = device_X(X, dtype=params.dtype)
-    check_n_features(Xd, params.n_features_in)
+    Xd = device_X(X, dtype=dtype)
+    check_n_features(Xd, n_features)
     n, d = Xd.shape
-    K = params.n_classes
-    out = cuda.device_array((n, K), dtype=params.dtype)
+    K = tables[1].shape[1] if kind == "pooled" else tables[0].shape[0]  # coef (d, K); μ (K, d)
+    out = cuda.device_array((n, K), dtype=dtype)
     pred = cuda.device_array(n if mode == device_kernels.MODE_PREDICT else 1, dtype=np.int32)
     bad = cuda.to_device(np.array([n * d, n], dtype=np.int64))
     dev = [cuda.to_device(np.ascontiguousarray(t)) if isinstance(t, np.ndarray) else t
            for t in tables]
-    if kernel == "diagonal":
-        _launch(device_kernels.scores_diagonal, n, Xd, *dev, mode, out, pred, bad)
-    elif kernel == "pooled":
-        _launch(device_kernels.scores_pooled, n, Xd, *dev, mode, out, pred, bad)
-    else:
-        _launch(device_kernels.scores_per_class, n, Xd, *dev, mode, out, pred, bad)
+    kernel = {"diagonal": device_kernels.scores_diagonal,
+              "pooled": device_kernels.scores_pooled,
+              "per_class": device_kernels.scores_per_class}[kind]
+    _launch(kernel, n, Xd, *dev, mode, out, pred, bad)
     flat, row = (int(v) for v in _host(bad))
     if flat < n * d:
         _raise_nonfinite(Xd, flat, "X")
     if row < n:  # X is finite, so its scores overflowed (as the CPU path reports it)
         raise ValueError(_OVERFLOW.format(name="X"))
     if mode == device_kernels.MODE_PREDICT:
-        return params.classes[_host(pred)]
+        return _host(pred)
     return like_caller(out, X)
-
-
-def joint_log_likelihood(params, X):
-    """:func:`fastgen.joint_log_likelihood` of device X: a device array of X's kind."""
-    return _score(params, X, device_kernels.MODE_JLL)
-
-
-def predict_log_proba(params, X):
-    """:func:`fastgen.predict_log_proba` of device X: a device array of X's kind."""
-    return _score(params, X, device_kernels.MODE_LOG_PROBA)
-
-
-def predict_proba(params, X):
-    """:func:`fastgen.predict_proba` of device X: a device array of X's kind."""
-    return _score(params, X, device_kernels.MODE_PROBA)
-
-
-def predict(params, X):
-    """:func:`fastgen.predict` of device X: labels on the host (classes may be strings)."""
-    return _score(params, X, device_kernels.MODE_PREDICT)

@@ -44,7 +44,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from .blocks import as_dask_vector, as_dask_X, in_rows, row_blocks, row_starts  # noqa: F401
 from .files import from_npy
-from .fits import fit_bernoulli_nb, fit_gaussian_nb, fit_gda, fit_multinomial_nb
+from .fits import (
+    fit_bernoulli_nb,
+    fit_categorical_nb,
+    fit_gaussian_nb,
+    fit_gda,
+    fit_multinomial_nb,
+)
 from .inference import logistic_inference
 from .logistic import MULTINOMIAL_MAX_KP, fit_logistic
 from .scoring import joint_log_likelihood, predict, predict_log_proba, predict_proba
@@ -55,6 +61,7 @@ __all__ = [
     "fit_gaussian_nb",
     "fit_multinomial_nb",
     "fit_bernoulli_nb",
+    "fit_categorical_nb",
     "fit_logistic",
     "logistic_inference",
     "separation_over_blocks",

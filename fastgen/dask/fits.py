@@ -4,9 +4,18 @@ builders as the in-memory fits."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from .._validation import check_X
 from ..gda import SCATTER_FOR, GDAParams, check_gda_options, gda_from_moments
 from ..naive_bayes import nb_from_counts
 from ..stats import class_moments, merge_counts, merge_moments, nb_counts
+from ..stats.category_counts import (
+    category_widths,
+    check_categories,
+    check_min_categories,
+    column_max,
+)
 from .blocks import (
     SPLIT_EVERY,
     as_dask_vector,
@@ -17,7 +26,8 @@ from .blocks import (
     tree_reduce,
 )
 
-__all__ = ["fit_gda", "fit_gaussian_nb", "fit_multinomial_nb", "fit_bernoulli_nb"]
+__all__ = ["fit_gda", "fit_gaussian_nb", "fit_multinomial_nb", "fit_bernoulli_nb",
+           "fit_categorical_nb"]
 
 
 def _block_moments(X, y, w, kind):
@@ -76,20 +86,71 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
 # --------------------------------------------------------------------------- naive Bayes
 
 
-def _block_counts(X, y, w, model, binarize, classes):
+def _block_counts(X, y, w, model, binarize, classes, n_categories=None):
     if X.shape[0] == 0:
         return None
+    if model == "categorical":
+        return nb_counts(X, y, model, sample_weight=w, classes=classes,
+                         n_categories=n_categories)
     return nb_counts(X, y, model, sample_weight=w, binarize=binarize, classes=classes)
 
 
-def _fit_nb(X, y, sample_weight, model, binarize, split_every, options):
+def _fit_nb(X, y, sample_weight, model, binarize, split_every, options,
+            min_categories=None):
     X = as_dask_X(X)
     y = as_dask_vector(y, X, "y")
     w = as_dask_vector(sample_weight, X, "sample_weight")
     classes, _ = classes_and_counts(y, w)
-    parts = map_rows(_block_counts, X, row_blocks(X, y, w), model, binarize, classes)
+    blocks = row_blocks(X, y, w)
+    n_cat = None
+    if model == "categorical":
+        n_cat = _category_widths(X, blocks, min_categories, split_every)
+    parts = map_rows(_block_counts, X, blocks, model, binarize, classes, n_cat)
     c = tree_reduce(parts, merge_counts, split_every).compute()
     return nb_from_counts(c, **options)
+
+
+def _block_column_max(X, y, w):
+    """One block's largest code per column, its codes checked (None: no rows)."""
+    if X.shape[0] == 0:
+        return None
+    X = check_X(X, allow_sparse=True)
+    check_categories(X)
+    return column_max(X)
+
+
+def _block_codes(X, y, w, cols):
+    """The distinct codes of the columns ``cols`` of one block (CSR: with 0 where a
+    row stores nothing in the column)."""
+    X = check_X(X, allow_sparse=True, min_samples=0)
+    if hasattr(X, "indices"):
+        out = []
+        for j in cols:
+            stored = X.data[X.indices == j]
+            extra = [0.0] if stored.shape[0] < X.shape[0] else []
+            out.append(np.unique(np.concatenate([stored, extra])))
+        return out
+    return [np.unique(X[:, j]) for j in cols]
+
+
+def _union_codes(a, b):
+    return [np.union1d(u, v) for u, v in zip(a, b, strict=True)]
+
+
+def _category_widths(X, blocks, min_categories, split_every):
+    """The widths m_j of the categorical tables over all blocks, as the in-memory fit
+    takes them: one pass for the largest codes, and a second over the few features
+    wider than the floor (their distinct codes) only if there are any."""
+    min_cat = check_min_categories(min_categories, X.shape[1])
+    colmax = tree_reduce(map_rows(_block_column_max, X, blocks),
+                         np.maximum, split_every).compute()
+
+    def distinct(cols):
+        sets = tree_reduce(map_rows(_block_codes, X, blocks, cols), _union_codes,
+                           split_every).compute()
+        return np.array([s.shape[0] for s in sets])
+
+    return category_widths(colmax, min_cat, distinct, lambda j, code: f" in column {j}")
 
 
 def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None,
@@ -126,3 +187,17 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     return _fit_nb(X, y, sample_weight, "bernoulli", binarize, split_every,
                    {"alpha": alpha, "fit_prior": fit_prior, "class_prior": class_prior})
 
+
+
+def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=None,
+                       split_every: int = SPLIT_EVERY):
+    """Categorical naive Bayes on a Dask array (dense or CSR blocks of category codes).
+
+    One pass finds the number of categories m_j of each feature over all blocks (as
+    :func:`fastgen.fit_categorical_nb` does, stray codes refused); then per block N_k
+    and N_kjc = Σ_{i: y_i=k, x_ij=c} w_i in that one layout, summed in a tree, and
+    log p(x_j = c | k) = log(N_kjc + α) − log(Σ_c N_kjc + α·m_j) on the client.
+    Equals :func:`fastgen.fit_categorical_nb`.
+    """
+    return _fit_nb(X, y, sample_weight, "categorical", None, split_every,
+                   {"alpha": alpha}, min_categories)

@@ -5,6 +5,8 @@ class moments (one read of X, on the host or the device: :func:`fastgen.class_mo
 
 * :mod:`~fastgen.gda.params`: ``GDAParams`` and its scoring tables (one implementation,
   used by the CPU kernels and by :mod:`fastgen.cuda`);
+* :mod:`~fastgen.gda.scoring`: the scorer of the Gaussian models (GDA and Gaussian naive
+  Bayes): which kernels score their tables, host or device;
 * :mod:`~fastgen.gda.covariance`: class moments → Σ per covariance model (shrinkage,
   ``reg``, the rank of a singular pooled Σ, the advice of a failed per-class fit);
 * :mod:`~fastgen.gda.fit`: the option checks, ``fit_gda`` and ``gda_from_moments``;

@@ -1,8 +1,9 @@
 """The params of Gaussian discriminant analysis and their scoring tables.
 
 :class:`GDAParams` holds the fitted model; its scoring tables (computed once per params
-object, in float64) serve every scorer: the CPU kernels take them in the params' dtype,
-the device kernels of :mod:`fastgen.cuda` as :meth:`GDAParams.scoring_tables` gives them.
+object, in float64, handed over by :meth:`GDAParams.scoring_tables`) serve the scorer
+of :mod:`fastgen.gda.scoring`, which takes them to the CPU kernels (in the params'
+dtype) or the device kernels of :mod:`fastgen.cuda`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,8 @@ import numpy as np
 import scipy.linalg
 
 from .._params import FittedParams, kernel_view, register_params
-from .._runtime import blas_single_thread
-from .._validation import check_finite_result
 from ..kernels import gaussian as gaussian_kernels
-from ..kernels.special import MODE_JLL, finish_all_rows
-from ..kernels.tiles import linear_posteriors, serves_linear_posteriors
+from .scoring import GAUSSIAN_SCORER, DiagonalTables, PerClassTables, PooledTables
 
 __all__ = ["GDAParams", "SingularCovarianceError", "COVARIANCE_TYPES", "SCATTER_FOR",
            "within_sd"]
@@ -74,8 +72,7 @@ class GDAParams(FittedParams):
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
     """
 
-    #: scoring detects non-finite X from the scores themselves (see ``_check_rows``)
-    checks_finite_scores = True
+    scorer = GAUSSIAN_SCORER
     _feature_table = "means"
 
     classes: np.ndarray
@@ -160,11 +157,6 @@ class GDAParams(FittedParams):
         return P, np.ascontiguousarray(R[::-1, ::-1])
 
     @functools.cached_property
-    def _pooled_coef_t(self):
-        """coefᵀ (K, d), C-contiguous: the layout of the tiled posteriors."""
-        return np.ascontiguousarray(self._pooled_tables[0].T)
-
-    @functools.cached_property
     def _pooled_tables64(self):
         """(c, coef, bc, M, const) in float64: the centre c, coef = Σ⁻¹(μ_k − c) (d, K),
         bc_k = −½(μ_k − c)ᵀΣ⁻¹(μ_k − c) + log p_k, the lower triangular M with
@@ -180,15 +172,6 @@ class GDAParams(FittedParams):
         return c, np.ascontiguousarray(coef), bc, np.ascontiguousarray(M), const
 
     @functools.cached_property
-    def _pooled_tables(self):
-        """coef, bc, M, const and c (see ``_pooled_tables64``) in the params' dtype, as
-        the CPU kernels take them."""
-        c, coef, bc, M, const = self._pooled_tables64
-        dt = self.dtype
-        return (np.ascontiguousarray(coef, dtype=dt), bc.astype(dt),
-                np.ascontiguousarray(M, dtype=dt), const, c.astype(dt))
-
-    @functools.cached_property
     def _per_class_tables64(self):
         """(L_k⁻¹ (K, d, d), bias (K,)) in float64, bias_k = log p_k − ½(log|Σ_k| +
         d·log 2π)."""
@@ -199,23 +182,6 @@ class GDAParams(FittedParams):
         bias = self._log_prior - 0.5 * (self.log_det.astype(np.float64)
                                         + d * gaussian_kernels.LOG_2PI)
         return Linv, bias
-
-    @functools.cached_property
-    def _per_class_tables(self):
-        Linv, bias = self._per_class_tables64
-        return np.ascontiguousarray(Linv, dtype=self.dtype), bias.astype(self.dtype)
-
-    @functools.cached_property
-    def _stacked_tables(self):
-        """[L_1⁻ᵀ … L_K⁻ᵀ] (d, K·d) and a_k = L_k⁻¹(μ_k − c) for the stacked kernel."""
-        Linv, _ = self._per_class_tables
-        Linv = Linv.astype(np.float64)
-        K, d = self.means.shape
-        c = self._center
-        stacked = np.ascontiguousarray(Linv.transpose(2, 0, 1).reshape(d, K * d))
-        A = np.einsum("kjl,kl->kj", Linv, self.means.astype(np.float64) - c)
-        dt = self.dtype
-        return stacked.astype(dt), np.ascontiguousarray(A), c.astype(dt)
 
     @functools.cached_property
     def _diagonal_tables(self):
@@ -231,100 +197,32 @@ class GDAParams(FittedParams):
                            np.ascontiguousarray(bias, dtype=np.float64))
 
     def scoring_tables(self):
-        """(kind, tables): the float64 tables of the scoring formula, for scorers outside
-        this package (the device kernels of :mod:`fastgen.cuda`).
-
-        The CPU scoring takes the same tables (in the params' dtype): one
+        """(kind, tables): the float64 tables of the scoring formula, which the scorer
+        (:data:`~fastgen.gda.scoring.GAUSSIAN_SCORER`) takes to the CPU kernels (in the
+        params' dtype) or the device kernels of :mod:`fastgen.cuda`: one
         implementation, rank handling included.
 
-        * ``"pooled"``: (c, coef, bc, M, const), jll_k(x) = (x − c)ᵀcoef_k + bc_k + const
-          − ½‖M(x − c)‖², M lower triangular (see :class:`GDAParams` for rank < d);
-        * ``"per_class"``: (μ (K, d), L⁻¹ (K, d, d), bias (K,)),
-          jll_k(x) = bias_k − ½‖L_k⁻¹(x − μ_k)‖²;
-        * ``"diagonal"`` (also ``pooled_diagonal``): (μ (K, d), 1/σ² (K, d), const (K,)),
-          jll_k(x) = const_k − ½ Σ_j (x_j − μ_kj)²/σ²_kj.
+        * ``"pooled"``: :class:`~fastgen.gda.scoring.PooledTables` (c, coef, bc, M,
+          const), jll_k(x) = (x − c)ᵀcoef_k + bc_k + const − ½‖M(x − c)‖², M lower
+          triangular (see :class:`GDAParams` for rank < d);
+        * ``"per_class"``: :class:`~fastgen.gda.scoring.PerClassTables` (μ (K, d),
+          L⁻¹ (K, d, d), bias (K,), c), jll_k(x) = bias_k − ½‖L_k⁻¹(x − μ_k)‖²;
+        * ``"diagonal"`` (also ``pooled_diagonal``):
+          :class:`~fastgen.gda.scoring.DiagonalTables` (μ (K, d), 1/σ² (K, d),
+          const (K,)), jll_k(x) = const_k − ½ Σ_j (x_j − μ_kj)²/σ²_kj.
         """
+        return self._scoring_tables
+
+    @functools.cached_property
+    def _scoring_tables(self):
         ct = self.covariance_type
         if ct == "pooled":
-            return "pooled", self._pooled_tables64
+            return "pooled", PooledTables(*self._pooled_tables64)
         if ct == "per_class":
             Linv, bias = self._per_class_tables64
-            return "per_class", (self.means.astype(np.float64), Linv, bias)
-        return "diagonal", tuple(self._diagonal_tables)
-
-    # ---- scoring on validated X ----
-    def _scores(self, X, mode):
-        """Joint log-likelihoods (``MODE_JLL``), log posteriors or posteriors.
-
-        The kernels write the scores; a second parallel pass normalises the rows (fusing
-        the normalisation into the BLAS-based kernels did not pay: benchmarks/NOTES.md).
-        The pooled model's posteriors on float64 data with d ≤ ``LINEAR_TILE_MAX_D`` go
-        in one pass by transposed tiles instead, without BLAS (``linear_posteriors``).
-        """
-        if (mode != MODE_JLL and self.covariance_type == "pooled"
-                and serves_linear_posteriors(X, self.dtype)):
-            # one pass by transposed tiles, no BLAS (see kernels.tiles.linear_posteriors)
-            _, bc, _, _, c = self._pooled_tables
-            s = np.empty((X.shape[0], self.n_classes))
-            self._check_rows(X, linear_posteriors(X, c, self._pooled_coef_t, bc, mode, s))
-            return s
-        if self.covariance_type in ("diagonal", "pooled_diagonal"):
-            # the Gaussian naive Bayes kernels: the same scores, finished per mode in
-            # the same pass (four classes per sweep from 16 features on)
-            from ..kernels import nb as nb_kernels  # the naive Bayes kernels when needed
-
-            means, inv_var, const = self._diagonal_tables
-            s = np.empty((X.shape[0], self.n_classes), dtype=self.dtype)
-            kernel = nb_kernels.gaussian_nb_kernel_for(X.shape[1], self.n_classes)
-            self._check_rows(X, kernel(X, means, inv_var, const, mode, s))
-            return s
-        s = self._raw_scores(X, mode)
-        self._check_rows(X, finish_all_rows(s, mode))
-        return s
-
-    @staticmethod
-    def _check_rows(X, n_bad):
-        """Scoring skips the up-front scan of X (``checks_finite_scores``): a row of
-        scores with a NaN or a non-finite maximum can only come from a non-finite or
-        overflowing x (every class with a positive prior scores finitely otherwise)."""
-        if n_bad:
-            check_finite_result(X, np.array([np.nan]))
-
-    def _raw_scores(self, X, mode):
-        n = X.shape[0]
-        out = np.empty((n, self.n_classes), dtype=self.dtype)
-        ct = self.covariance_type
-        if ct == "pooled":
-            coef, bc, Linv, const, c = self._pooled_tables
-            if mode != MODE_JLL:
-                # posteriors need only the linear part (X − c)·W + b: the shared
-                # quadratic term cancels
-                Linv = np.empty((0, 0), self.dtype)
-            with blas_single_thread():
-                return gaussian_kernels.pooled_scores(X, c, coef, bc, Linv, const, out)
-        if ct == "per_class":
-            Linv, bias = self._per_class_tables
-            d = X.shape[1]
-            with blas_single_thread(d >= gaussian_kernels.TRMM_MIN_D):
-                if gaussian_kernels.TRMM_MIN_D <= d < gaussian_kernels.STACKED_MAX_D:
-                    stacked, A, c = self._stacked_tables
-                    return gaussian_kernels.per_class_scores_stacked(X, c, stacked, A, bias,
-                                                                     out)
-                return gaussian_kernels.per_class_scores(X, kernel_view(self.means), Linv,
-                                                         bias, out)
-        raise AssertionError(f"no raw scores for covariance_type={ct!r}")
-
-    def _decision_scores(self, X):
-        if self.covariance_type != "pooled":
-            return self._scores(X, MODE_JLL)
-        # any scores with the posteriors' row-wise argmax will do: for the pooled model
-        # the linear part alone
-        coef, bc, _, _, c = self._pooled_tables
-        out = np.empty((X.shape[0], self.n_classes), dtype=self.dtype)
-        with blas_single_thread():
-            gaussian_kernels.pooled_scores(X, c, coef, bc, np.empty((0, 0), self.dtype), 0.0, out)
-        self._check_rows(X, finish_all_rows(out, MODE_JLL))
-        return out
+            return "per_class", PerClassTables(self.means.astype(np.float64), Linv, bias,
+                                               self._center)
+        return "diagonal", DiagonalTables(*self._diagonal_tables)
 
 
 def within_sd(cov):

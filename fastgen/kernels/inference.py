@@ -22,6 +22,8 @@ Reference-class parametrisation (statsmodels' MNLogit, and binary as its m = 1 c
 Parameters are indexed equation-major, ``k·p + j``.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import prange
 
@@ -34,6 +36,10 @@ from .reference_class import reference_probabilities, sigmoid_pair
 from .special import sum_slots
 
 __all__ = [
+    "PassData",
+    "CsrPassData",
+    "PassOptions",
+    "GroupSlots",
     "firth_packed_products",
     "reference_probabilities",
     "inference_pass",
@@ -51,13 +57,59 @@ __all__ = [
 ]
 
 
+class PassData(NamedTuple):
+    """What a dense pass reads: X (n, d), the class codes y, the weights w (empty: all
+    ones), the coefficients B (m, p), and ``R_out``, which receives w_i r_ik when it
+    has n rows."""
+
+    X: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    B: np.ndarray
+    R_out: np.ndarray
+
+
+class CsrPassData(NamedTuple):
+    """What a CSR pass reads: :class:`PassData` with X as its CSR arrays and d."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    d: int
+    y: np.ndarray
+    w: np.ndarray
+    B: np.ndarray
+    R_out: np.ndarray
+
+
+class PassOptions(NamedTuple):
+    """What a pass computes: the intercept's column, whether w holds weights, whether
+    to store the residuals, form the meat and form the information."""
+
+    fit_intercept: bool
+    weighted: bool
+    store_r: bool
+    want_meat: bool
+    want_info: bool
+
+
+class GroupSlots(NamedTuple):
+    """One group's zeroed slots: the score ``g``, the information ``H`` and the meat
+    ``M`` (shapes per kernel)."""
+
+    g: np.ndarray
+    H: np.ndarray
+    M: np.ndarray
+
+
 @jit(inline="always")
-def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_info,
-                  start, stop, eta, pr, qr, Zs, Zm, gr, R_out, ll, eta_max):
+def _binary_block(data, opts, start, stop, eta, pr, qr, Zs, Zm, gr, ll, eta_max):
     """Rows ``start:stop`` of :func:`inference_pass` for m = 1: log-likelihood, score,
     (``want_info``) the SYRK rows ``√(w P (1 − P)) x̃`` and (``want_meat``) ``√w r x̃``,
     written straight from X in one loop (``eta``, ``pr``, ``qr`` are (1,) scratch).
     Returns the updated ``(ll, eta_max)``."""
+    X, y, w, B, R_out = data
+    fit_intercept, weighted, store_r, want_meat, want_info = opts
     d = X.shape[1]
     for i in range(start, stop):
         row = i - start
@@ -93,10 +145,11 @@ def _binary_block(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_
 
 
 @jit(fastmath=REASSOC)
-def _binary_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_info,
-                  lo, hi, block, R_out, gr, Hp, Mg):
+def _binary_group(data, opts, lo, hi, block, slots):
     """Rows ``lo:hi`` of :func:`inference_pass` for m = 1, into one group's zeroed
-    slots ``gr`` (p,), ``Hp`` (1, p, p) and ``Mg``.  Returns ``(ll, max |η|)``."""
+    slots: g (p,), H (1, p, p) and M.  Returns ``(ll, max |η|)``."""
+    gr, Hp, Mg = slots
+    want_meat, want_info = opts.want_meat, opts.want_info
     p = gr.shape[0]
     mm = Mg.shape[0]
     Zs = np.zeros((block, p))
@@ -111,9 +164,8 @@ def _binary_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_
         rows = stop - start
         # one fused row loop writes the SYRK rows √(w P Q) x̃ straight from X (no copy
         # of the block, no second loop over it)
-        ll, eta_max = _binary_block(X, y, w, B, fit_intercept, weighted, store_r,
-                                    want_meat, want_info, start, stop, eta, pr, qr,
-                                    Zs, Zm, gr, R_out, ll, eta_max)
+        ll, eta_max = _binary_block(data, opts, start, stop, eta, pr, qr, Zs, Zm, gr,
+                                    ll, eta_max)
         if want_info:
             syrk_upper(Zs, rows, Hp[0])
         if want_meat:
@@ -122,10 +174,12 @@ def _binary_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat, want_
 
 
 @jit(fastmath=REASSOC)
-def _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r, want_meat,
-                       want_info, lo, hi, block, R_out, gr, Hp, Mg):
+def _multinomial_group(data, opts, lo, hi, block, slots):
     """Rows ``lo:hi`` of :func:`inference_pass` for m ≥ 2, into one group's zeroed
-    slots ``gr`` (m·p,), ``Hp`` (npair, p, p) and ``Mg``.  Returns ``(ll, max |η|)``."""
+    slots: g (m·p,), H (npair, p, p) and M.  Returns ``(ll, max |η|)``."""
+    X, y, w, B, R_out = data
+    fit_intercept, weighted, store_r, want_meat, want_info = opts
+    gr, Hp, Mg = slots
     d = X.shape[1]
     m = B.shape[0]
     p = d + 1 if fit_intercept else d
@@ -232,10 +286,11 @@ def inference_pass_binary(X, y, w, B, fit_intercept, bounds, block, want_meat, R
     g_s = np.zeros((G, p))
     h_s = np.zeros((G, 1, p, p))
     m_s = np.zeros((G, mm, mm))
+    data = PassData(X, y, w, B, R_out)
+    opts = PassOptions(fit_intercept, weighted, store_r, want_meat, want_info)
     for gi in prange(G):
-        ll, eta_max = _binary_group(X, y, w, B, fit_intercept, weighted, store_r,
-                                    want_meat, want_info, bounds[gi], bounds[gi + 1],
-                                    block, R_out, g_s[gi], h_s[gi], m_s[gi])
+        ll, eta_max = _binary_group(data, opts, bounds[gi], bounds[gi + 1], block,
+                                    GroupSlots(g_s[gi], h_s[gi], m_s[gi]))
         ll_s[gi] = ll
         eta_max_slots[gi] = eta_max
     return _finish_pass(ll_s, eta_max_slots, g_s, h_s, m_s, 1, p, want_meat)
@@ -255,10 +310,11 @@ def inference_pass_multinomial(X, y, w, B, fit_intercept, bounds, block, want_me
     g_s = np.zeros((G, m * p))
     h_s = np.zeros((G, m * (m + 1) // 2, p, p))
     m_s = np.zeros((G, mm, mm))
+    data = PassData(X, y, w, B, R_out)
+    opts = PassOptions(fit_intercept, weighted, store_r, want_meat, want_info)
     for gi in prange(G):
-        ll, eta_max = _multinomial_group(X, y, w, B, fit_intercept, weighted, store_r,
-                                         want_meat, want_info, bounds[gi], bounds[gi + 1],
-                                         block, R_out, g_s[gi], h_s[gi], m_s[gi])
+        ll, eta_max = _multinomial_group(data, opts, bounds[gi], bounds[gi + 1], block,
+                                         GroupSlots(g_s[gi], h_s[gi], m_s[gi]))
         ll_s[gi] = ll
         eta_max_slots[gi] = eta_max
     return _finish_pass(ll_s, eta_max_slots, g_s, h_s, m_s, m, p, want_meat)
@@ -311,10 +367,12 @@ def use_tiles(m, p):
 
 
 @jit
-def _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted, store_r,
-               want_info, want_meat, lo, hi, R_out, g_out, h_out, m_out):
-    """Rows ``lo:hi`` of :func:`inference_pass_csr`, into one group's slots ``g_out``
-    (m·p,), ``h_out`` (m·p, m·p) and ``m_out``.  Returns ``(ll, max |η|)``."""
+def _csr_group(csr, opts, lo, hi, slots):
+    """Rows ``lo:hi`` of :func:`inference_pass_csr` (``csr`` a :class:`CsrPassData`),
+    into one group's slots: g (m·p,), H (m·p, m·p) and M.  Returns ``(ll, max |η|)``."""
+    indptr, indices, data, d, y, w, B, R_out = csr
+    fit_intercept, weighted, store_r, want_meat, want_info = opts
+    g_out, h_out, m_out = slots
     m = B.shape[0]
     p = d + 1 if fit_intercept else d
     # sums in arrays of its own (they alias nothing), copied to the slots at the end
@@ -396,10 +454,11 @@ def inference_pass_csr(indptr, indices, data, d, y, w, B, fit_intercept, bounds,
     m_s = np.zeros((G, mm, mm))
     # the per-group work lives in a serial helper, not inlined: a small parallel body
     # compiles far faster
+    csr = CsrPassData(indptr, indices, data, d, y, w, B, R_out)
+    opts = PassOptions(fit_intercept, weighted, store_r, want_meat, want_info)
     for gi in prange(G):
-        ll, eta_max = _csr_group(indptr, indices, data, d, y, w, B, fit_intercept, weighted,
-                                 store_r, want_info, want_meat, bounds[gi], bounds[gi + 1],
-                                 R_out, g_s[gi], h_s[gi], m_s[gi])
+        ll, eta_max = _csr_group(csr, opts, bounds[gi], bounds[gi + 1],
+                                 GroupSlots(g_s[gi], h_s[gi], m_s[gi]))
         ll_s[gi] = ll
         eta_max_slots[gi] = eta_max
     return sum_slots(ll_s), sum_slots(g_s), sum_slots(h_s), sum_slots(m_s), eta_max_slots.max()

@@ -11,6 +11,8 @@ summing into its own vector, merged in a fixed order.  Results therefore do not
 depend on the thread count.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import prange
 
@@ -28,9 +30,10 @@ from .sparse_scores import (  # noqa: F401 - the scoring kernels, importable fro
 )
 
 __all__ = [
-    "LOGS_NONE",
-    "LOGS_MULTINOMIAL",
-    "LOGS_BERNOULLI",
+    "LogRows",
+    "no_logs",
+    "normalised_logs",
+    "log_pair",
     "count_rows_ahead",
     "count_plan",
     "values_count_as_one",
@@ -110,11 +113,54 @@ def csr_structure(indptr, indices, n_blocks):
     return np.int64(-1), lows.min(), highs.max()
 
 
-#: What :func:`csr_class_tables` computes beside the counts: nothing, the multinomial
-#: table log θ_kj, or the two Bernoulli tables log p_kj and log(1 − p_kj).
-LOGS_NONE = 0
-LOGS_MULTINOMIAL = 1
-LOGS_BERNOULLI = 2
+# ----------------------------------------------------------------- finish step
+#
+# What :func:`csr_class_tables` does with a class row of counts once it is complete,
+# while it is in cache.  One record type for every step, so that numba compiles the
+# kernel once (a type per step would compile it once per step: benchmarks/NOTES.md);
+# the model builds the step with :func:`normalised_logs` or :func:`log_pair` and its
+# own constants (naive_bayes/discrete.py), the counts alone take :func:`no_logs`.
+
+
+class LogRows(NamedTuple):
+    """The finish step of :func:`csr_class_tables`: log tables of each class row.
+
+    Normalised (``normalise``, ``out_a`` only): out_a_kj = log(F_kj + α) −
+    log(Σ_j F_kj + α·d), the sum by :func:`~fastgen.kernels.nb.row_total`.  A pair
+    (``out_b`` with rows too): out_a_kj = log(F_kj + α) − shift_k and
+    out_b_kj = log(base_k − F_kj + α) − shift_k, from one read of the row
+    (:func:`bernoulli_log_rows`).  Neither (empty tables): the counts alone.  The
+    entries are those :func:`~fastgen.kernels.nb.log_counts` (with
+    :func:`~fastgen.kernels.nb.class_log_totals`) gives for the same counts.
+    """
+
+    alpha: float
+    normalise: bool
+    #: (T,) log(arange(T) + α), as for :func:`~fastgen.kernels.nb.log_counts`
+    table: np.ndarray
+    shift: np.ndarray  #: (K,), or empty
+    base: np.ndarray  #: (K,), or empty
+    out_a: np.ndarray  #: (K, d) float64, C-contiguous, written in place; or (0, 0)
+    out_b: np.ndarray  #: (K, d) float64, C-contiguous, written in place; or (0, 0)
+
+
+def no_logs():
+    """The finish step that leaves the counts alone."""
+    return LogRows(1.0, False, np.empty(0), np.empty(0), np.empty(0), np.empty((0, 0)),
+                   np.empty((0, 0)))
+
+
+def normalised_logs(alpha, table, out):
+    """out_kj = log(F_kj + α) − log(Σ_j F_kj + α·d) into ``out`` (K, d)."""
+    return LogRows(float(alpha), True, table, np.empty(0), np.empty(0), out,
+                   np.empty((0, 0)))
+
+
+def log_pair(alpha, shift, base, table, out_a, out_b):
+    """out_a_kj = log(F_kj + α) − shift_k and out_b_kj = log(base_k − F_kj + α) −
+    shift_k into ``out_a``, ``out_b`` (K, d)."""
+    return LogRows(float(alpha), False, table, shift, base, out_a, out_b)
+
 
 #: Stored values the class-count kernel prefetches ahead, in whole rows (at least
 #: ``_MIN_ROWS_AHEAD``, at most ``_MAX_ROWS_AHEAD``); see :func:`count_rows_ahead`.
@@ -294,16 +340,17 @@ def bernoulli_log_rows(counts_row, n_k, alpha, shift, table, out_a, out_b, j0, j
 
 
 @pjit
-def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split, logs,
-                     out, log_a, log_b):
+def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split, finish,
+                     out):
     """Per-class feature sums F_kj = Σ_{i: y_i=k} w_i v(x_ij) over the stored values,
-    and the naive Bayes log tables of each class row as soon as it is complete.
+    and a finish step (the naive Bayes log tables) of each class row as soon as it is
+    complete.
 
     v(x) = x, or with ``binarize`` v(x) = 1 if x > threshold else 0 (``threshold``
     must be >= 0 so that implicit zeros map to 0).  The rows are grouped by class (a
     counting sort, ascending within a class) and each class row of the table is
     written by one work item, which zeroes it, adds its rows' values in that order
-    and, with ``logs``, turns it into logarithms while it is in cache: no partial
+    and, with a ``finish`` step, turns it into logarithms while it is in cache: no partial
     tables, no merge.  With ``col_blocks`` > 1 a class row is cut into that many
     column ranges, each its own work item reading all the class's rows (for few
     classes on many threads).  Every entry receives the same additions in the same
@@ -325,36 +372,32 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
         (see :func:`count_plan`): column ranges per class row and prefetch distance,
         both >= 1, and whether to look first for values that all count as one
         (:func:`values_count_as_one`: then only the column indices are read)
-    logs : (kind, alpha, shift, table)
-        ``kind`` :data:`LOGS_NONE` (counts only), :data:`LOGS_MULTINOMIAL`:
-        log θ_kj = log(F_kj + α) − log(Σ_j F_kj + α·d), the sum by
-        :func:`~fastgen.kernels.nb.row_total` (``shift`` unused), or
-        :data:`LOGS_BERNOULLI`: log(F_kj + α) − shift_k and
-        log(N_k − F_kj + α) − shift_k with ``shift`` (2, K): row 0 the shifts, row 1
-        N_k.  ``table`` as for :func:`~fastgen.kernels.nb.log_counts`; the entries are
-        those :func:`~fastgen.kernels.nb.log_counts` and
-        :func:`~fastgen.kernels.nb.class_log_totals` give for the same counts.
+    finish : :class:`LogRows`
+        The step applied to each complete class row, writing its own tables
+        (:func:`no_logs`: none, the counts alone).
     out : (K, d) float64, C-contiguous: the counts
-    log_a, log_b : (K, d) float64, C-contiguous, or unused: the multinomial table in
-        ``log_a``; the Bernoulli tables log p in ``log_a`` and log(1 − p) in ``log_b``
 
     Returns
     -------
     first_bad : int
         Position in ``data`` of a stored value that is NaN or infinite, or (without
         ``binarize``) negative; -1 if there is none.  With several, the lowest of the
-        first ones found in each class's rows.  The log tables are not meaningful then.
+        first ones found in each class's rows.  The finish step's tables are not
+        meaningful then.
     """
     K, d = out.shape
     col_blocks = max(1, min(split[0], d))
     ahead = split[1]
-    kind, alpha, shift, table = logs
     nnz = indptr[indptr.shape[0] - 1]
     ones = split[2] and values_count_as_one(data, nnz, binarize, threshold)
     order, start = class_order(codes, K)
     n_items = K * col_blocks
     bad = np.full(n_items, -1, dtype=np.int64)
     whole = col_blocks == 1
+    alpha, table = finish.alpha, finish.table
+    pair = finish.out_b.shape[0] > 0
+    # a normalised table needs each class row complete (all its columns) first
+    normalise = finish.normalise and finish.out_a.shape[0] > 0 and not pair
     add = alpha * d
     for it in prange(n_items):
         k = it // col_blocks
@@ -370,20 +413,20 @@ def csr_class_tables(indptr, indices, data, codes, w, binarize, threshold, split
             bad[it] = _count_class(indptr, indices, data, w, order, start[k],
                                    start[k + 1], row, binarize, threshold, j0, j1, whole,
                                    ahead)
-        if whole and kind == LOGS_MULTINOMIAL:
-            log_smoothed_row(row, 0.0, 1.0, alpha, log_total(row, add), table, log_a[k],
-                             0, d)
-        elif kind == LOGS_BERNOULLI:
-            bernoulli_log_rows(row, shift[1, k], alpha, shift[0, k], table, log_a[k],
-                               log_b[k], j0, j1)
-    if not whole and kind == LOGS_MULTINOMIAL:
+        if pair:
+            bernoulli_log_rows(row, finish.base[k], alpha, finish.shift[k], table,
+                               finish.out_a[k], finish.out_b[k], j0, j1)
+        elif whole and normalise:
+            log_smoothed_row(row, 0.0, 1.0, alpha, log_total(row, add), table,
+                             finish.out_a[k], 0, d)
+    if not whole and normalise:
         totals = np.empty(K)
         for k in prange(K):
             totals[k] = log_total(out[k], add)
         for it in prange(n_items):
             k = it // col_blocks
             blk = it - k * col_blocks
-            log_smoothed_row(out[k], 0.0, 1.0, alpha, totals[k], table, log_a[k],
+            log_smoothed_row(out[k], 0.0, 1.0, alpha, totals[k], table, finish.out_a[k],
                              d * blk // col_blocks, d * (blk + 1) // col_blocks)
     first = -1
     for it in range(n_items):
@@ -402,11 +445,10 @@ def csr_class_counts(indptr, indices, data, codes, w, n_features, n_classes, bin
     """
     n = indptr.shape[0] - 1
     out = np.empty((n_classes, n_features))
-    none = np.empty((0, 0))
     first = csr_class_tables(indptr, indices, data, codes, w, binarize, threshold,
                              count_plan(indptr[n], n, col_blocks),
-                             (LOGS_NONE, 1.0, np.empty((2, 0)), np.empty(0)),
-                             out, none, none)
+                             LogRows(1.0, False, np.empty(0), np.empty(0), np.empty(0),
+                                     np.empty((0, 0)), np.empty((0, 0))), out)
     return out, first
 
 

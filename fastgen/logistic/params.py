@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._params import FieldChecker, FittedParams, kernel_view, register_params
-from .._validation import report_nonfinite
+from .._params import FieldChecker, FittedParams, register_params
+from .scoring import LOGISTIC_SCORER, LogisticTables, linear_predictor
 
 __all__ = ["LogisticParams", "ConvergenceWarning", "PerfectSeparationWarning",
            "CollinearityWarning"]
@@ -105,11 +105,7 @@ class LogisticParams(FittedParams):
     n_hessp: int
     feature_names: tuple | None = None
 
-    accepts_sparse = True
-    #: scoring finds non-finite X through the linear predictor (a NaN or an infinity in
-    #: x_i makes η_i non-finite whatever the coefficients: 0·inf is NaN too) and scans X
-    #: only then, to name the entry; finite X whose η overflows is scored as before
-    checks_finite_scores = True
+    scorer = LOGISTIC_SCORER
     _feature_table = "coef"
 
     def __post_init__(self):
@@ -166,78 +162,16 @@ class LogisticParams(FittedParams):
                     check.fail(name, "must sum to zero over the classes in the symmetric "
                                      "parametrization (a damaged or edited file)")
 
-
-    def _scores(self, X, mode):
-        """Multinomial posteriors of dense float64 X with at most ``LINEAR_TILE_MAX_D``
-        features in one pass by transposed tiles (scores, exponentials and normalisation
-        in L1, the output written once, where the BLAS product, the intercept's
-        addition and a normalising pass each read and write the scores); everything
-        else as :class:`~fastgen._params.FittedParams` does."""
-        from ..kernels.special import MODE_JLL, MODE_PROBA
-        from ..kernels.tiles import linear_posteriors, serves_linear_posteriors
-
-        if (mode != MODE_JLL and self.coef.shape[0] > 1
-                and serves_linear_posteriors(X, self.coef.dtype)):
-            out = np.empty((X.shape[0], self.coef.shape[0]))
-            coef, intercept = kernel_view(np.ascontiguousarray(self.coef),
-                                          np.ascontiguousarray(self.intercept))
-            bad = linear_posteriors(X, np.zeros(X.shape[1]), coef, intercept, mode, out)
-            # A score that overflowed to −∞ below a finite maximum leaves a posterior of
-            # exactly 0 (a log-posterior of −∞), which the kernel does not flag; exact
-            # zeros need a spread of scores above 745 otherwise, so such rows are rare
-            # enough to be rescored from η, which is checked (one reduction of ``out``).
-            if not bad and out.size:
-                with np.errstate(over="ignore", invalid="ignore"):
-                    bad = (out.min() == 0.0 if mode == MODE_PROBA
-                           else not np.isfinite(out.sum()))
-            if bad:
-                return super()._scores(X, mode)
-            return out
-        return super()._scores(X, mode)
-
-    def _linear_predictor(self, X):
-        """η = X·coefᵀ + intercept (n, K') of validated X.  A NaN or an infinity in η
-        raises a ``ValueError``: naming the first NaN or infinity of X, or else the row
-        whose products overflow (rescale), as GDA and naive Bayes do."""
-        with np.errstate(over="ignore", invalid="ignore"):  # found just below
-            eta = X @ self.coef.T
-            eta = np.asarray(eta)
-            eta += self.intercept
-        if not np.isfinite(eta).all():
-            report_nonfinite(X)
-            i = int(np.flatnonzero(~np.isfinite(eta).all(axis=1))[0])
-            row = X[i].toarray().ravel() if hasattr(X, "toarray") else X[i]
-            raise ValueError(
-                f"X has values so large that the linear predictor X·coefᵀ + intercept "
-                f"overflows {eta.dtype} at row {i} (|x| up to "
-                f"{float(np.max(np.abs(row), initial=0.0)):.3g}); rescale the features "
-                f"(e.g. divide by their standard deviation) and refit")
-        return eta
+    def scoring_tables(self):
+        """("logistic", :class:`~fastgen.logistic.scoring.LogisticTables` (coef (K', d),
+        intercept (K',)) in the params' dtype): η = X·coefᵀ + intercept, for
+        :data:`~fastgen.logistic.scoring.LOGISTIC_SCORER`."""
+        return "logistic", LogisticTables(self.coef, self.intercept)
 
     def decision_function(self, X):
         """Linear predictor ``X·coefᵀ + intercept`` on already validated X, shape (n, K').
 
         Raises ValueError naming the first NaN or infinity of X, or the row whose
         linear predictor overflows (scoring skips the up-front scan of X:
-        ``checks_finite_scores``)."""
-        return self._linear_predictor(X)
-
-    def _joint_log_likelihood(self, X):
-        eta = self.decision_function(X)
-        if eta.shape[1] == 1:
-            return np.concatenate([np.zeros_like(eta), eta], axis=1)
-        return eta
-
-    def _predict_proba(self, X):
-        if self.coef.shape[0] == 1:
-            from scipy.special import expit  # lazily: keeps `import fastgen` light
-
-            eta = self.decision_function(X)
-            return np.concatenate([expit(-eta), expit(eta)], axis=1)
-        return super()._predict_proba(X)
-
-    def _predict_log_proba(self, X):
-        if self.coef.shape[0] == 1:
-            eta = self.decision_function(X)
-            return np.concatenate([-np.logaddexp(0, eta), -np.logaddexp(0, -eta)], axis=1)
-        return super()._predict_log_proba(X)
+        ``checks_finite_scores`` of the scorer)."""
+        return linear_predictor(self, X)

@@ -17,13 +17,15 @@ float64 and kept in float64.
 Modules:
 
 * :mod:`~fastgen.naive_bayes.base`: argument checks, priors, the counting helpers and
-  ``LinearNB``, the scoring base of the models linear in their features;
+  ``LinearNB``, the params base of the models linear in their features;
 * :mod:`~fastgen.naive_bayes.gaussian`: ``GaussianNBParams``, ``fit_gaussian_nb``;
 * :mod:`~fastgen.naive_bayes.discrete`: Bernoulli, multinomial and complement params and
   fits, and ``discrete_counts``, the one counting pass they share;
 * :mod:`~fastgen.naive_bayes.categorical`: ``CategoricalNBParams``, ``fit_categorical_nb``;
 * :mod:`~fastgen.naive_bayes.from_counts`: ``nb_from_counts`` and the
-  ``*_from_counts`` / ``*_from_moments`` builders: params from statistics.
+  ``*_from_counts`` / ``*_from_moments`` builders: params from statistics;
+* :mod:`~fastgen.naive_bayes.scoring`: the scorers of the linear and categorical models
+  (Gaussian naive Bayes scores with :mod:`fastgen.gda.scoring`).
 
 The models read X through the statistics layer (:mod:`fastgen.stats`: ``NBCounts``,
 ``nb_counts``, ``merge_counts`` and the counting pass; re-exported here) and import the

@@ -20,126 +20,17 @@ from .._params import (
     register_params,
 )
 from .._runtime import serial_for_small_inputs
-from .._validation import csr_arrays, feature_names_of, is_sparse
-from ..kernels.nb import categorical_counts, categorical_scores
-from ..kernels.sparse import csr_categorical_counts, csr_categorical_scores
-from .base import (
-    check_alpha,
-    fit_inputs,
-    handed_over,
-    locate_flat,
-    log_priors,
-    score_bounds,
-    weighted_class_count,
+from .._validation import feature_names_of
+from ..stats.category_counts import (  # the counting pass, shared with fastgen.nb_counts
+    category_layout,
+    category_offsets,
+    check_min_categories,
+    count_categories,
 )
+from .base import check_alpha, fit_inputs, handed_over, log_priors
+from .scoring import CATEGORICAL_SCORER, CategoricalTables
 
 __all__ = ["CategoricalNBParams", "fit_categorical_nb", "categorical_params"]
-
-
-def _check_categories(X, n_categories=None):
-    """Raise unless every value of X is a non-negative integer (< n_categories[j])."""
-    if is_sparse(X):
-        vals, cols = X.data, X.indices
-    else:
-        vals, cols = X.reshape(-1), None
-    if vals.size == 0:
-        return
-    bad = (vals < 0) | (vals != np.floor(vals))
-    if n_categories is not None:
-        limit = n_categories[cols] if cols is not None else np.tile(n_categories,
-                                                                     X.shape[0])
-        bad |= vals >= limit
-    if not bad.any():
-        return
-    flat = int(np.argmax(bad))
-    i, j = locate_flat(X, flat)
-    v = vals[flat]
-    if v < 0 or v != np.floor(v):
-        kind = "a negative" if v < 0 else "a non-integer"
-        raise ValueError(
-            f"X contains {kind} category code ({float(v)!r}) at row {i}, column {j}; categorical "
-            f"naive Bayes needs integer codes 0, 1, 2, ... (e.g. from an ordinal encoder)"
-        )
-    raise ValueError(
-        f"X has category {int(v)} at row {i}, column {j}, but feature {j} was fitted with "
-        f"{int(n_categories[j])} categories (0..{int(n_categories[j]) - 1}); refit with "
-        f"min_categories covering it"
-    )
-
-
-#: A feature's table is at most max(CATEGORY_FLOOR, CATEGORY_SPREAD × its distinct codes)
-#: categories wide unless ``min_categories`` asks for more: a code past that would
-#: widen the table by a stray value (one code of 1e9 would ask for 1e9 columns).
-CATEGORY_FLOOR = 1024
-CATEGORY_SPREAD = 16
-
-
-def _distinct_codes(X, cols):
-    """The number of distinct codes in each column ``cols`` of checked X (CSR: the
-    implicit zeros are code 0)."""
-    if not is_sparse(X):
-        S = np.sort(X[:, cols], axis=0)
-        return (np.diff(S, axis=0) != 0).sum(axis=0) + 1
-    sel = np.flatnonzero(np.isin(X.indices, cols))
-    c, v = X.indices[sel], X.data[sel]
-    order = np.lexsort((v, c))
-    c, v = c[order], v[order]
-    new = np.ones(c.shape[0], dtype=bool)
-    new[1:] = (c[1:] != c[:-1]) | (v[1:] != v[:-1])
-    d = X.shape[1]
-    distinct = np.bincount(c[new], minlength=d)[cols]
-    stored = np.bincount(c, minlength=d)[cols]
-    zero_stored = np.bincount(c[new & (v == 0)], minlength=d)[cols]
-    return distinct + ((stored < X.shape[0]) & (zero_stored == 0))
-
-
-def _check_table_width(X, colmax, min_cat):
-    """Raise where a feature's largest code would make its table far wider than its
-    codes need (see :data:`CATEGORY_FLOOR`), naming the column, the code and its row."""
-    floor = np.full(colmax.shape[0], CATEGORY_FLOOR)
-    if min_cat is not None:
-        floor = np.maximum(floor, min_cat)
-    cols = np.flatnonzero(colmax + 1 > floor)
-    if cols.size == 0:
-        return
-    distinct = _distinct_codes(X, cols)
-    over = colmax[cols] + 1 > np.maximum(floor[cols], CATEGORY_SPREAD * distinct)
-    if not over.any():
-        return
-    k = int(np.argmax(over))
-    j = int(cols[k])
-    code = colmax[j]
-    if is_sparse(X):
-        pos = np.flatnonzero((X.indices == j) & (X.data == code))[0]
-        i = int(np.searchsorted(X.indptr, pos, side="right") - 1)
-    else:
-        i = int(np.argmax(X[:, j] == code))
-    width = int(code) + 1
-    raise ValueError(
-        f"X has category code {int(code)} at row {i}, column {j}, but feature {j} has "
-        f"{int(distinct[k])} distinct codes: its table would be {width} categories wide. "
-        f"Categorical naive Bayes numbers the categories 0, 1, 2, ... (e.g. from an "
-        f"ordinal encoder); if feature {j} really has {width} categories, pass "
-        f"min_categories of at least {width} for it"
-    )
-
-
-def _check_min_categories(min_categories, d):
-    if min_categories is None:
-        return None
-    m = np.asarray(min_categories)
-    if m.dtype.kind not in "iu":
-        raise ValueError(f"min_categories must be integers; got dtype {m.dtype}")
-    if m.ndim == 0:
-        m = np.full(d, int(m))
-    if m.shape != (d,):
-        raise ValueError(
-            f"min_categories must be an int or have shape ({d},), one per feature; got "
-            f"shape {m.shape}"
-        )
-    if np.any(m < 0):
-        raise ValueError("min_categories must be non-negative")
-    return m.astype(np.int64)
 
 
 @register_params
@@ -176,7 +67,7 @@ class CategoricalNBParams(FittedParams):
     alpha: float
     feature_names: tuple | None = None
 
-    accepts_sparse = True
+    scorer = CATEGORICAL_SCORER
     _feature_table = "feature_log_prob"
 
     @property
@@ -219,22 +110,19 @@ class CategoricalNBParams(FittedParams):
         recomputed(check, "feature_log_prob", self.feature_log_prob,
                    want.feature_log_prob, self.dtype, "category_count and alpha")
 
-    @cached_property
-    def _table(self):
-        return kernel_view(np.ascontiguousarray(self.feature_log_prob.T, dtype=np.float64))
+    def scoring_tables(self):
+        """("categorical", :class:`~fastgen.naive_bayes.scoring.CategoricalTables`):
+        log p(x_j = c | k) as a (Σ_j m_j, K) float64 table, the offsets, the class log
+        priors and the numbers of categories, for
+        :data:`~fastgen.naive_bayes.scoring.CATEGORICAL_SCORER`."""
+        return self._scoring_tables
 
-    def _scores(self, X, mode):
-        _check_categories(X, self.n_categories)
-        table = self._table
-        offsets = kernel_view(self.offsets)
-        bias = self.class_log_prior.astype(np.float64)
-        out = np.empty((X.shape[0], bias.shape[0]), dtype=self.dtype)
-        if is_sparse(X):
-            indptr, indices, data = csr_arrays(X)
-            base = bias + table[offsets[:-1]].sum(axis=0)
-            return csr_categorical_scores(indptr, indices, data, table, offsets, base,
-                                          mode, score_bounds(indptr), out)
-        return categorical_scores(X, table, offsets, bias, mode, out)
+    @cached_property
+    def _scoring_tables(self):
+        table = kernel_view(np.ascontiguousarray(self.feature_log_prob.T, dtype=np.float64))
+        return "categorical", CategoricalTables(table, kernel_view(self.offsets),
+                                                self.class_log_prior.astype(np.float64),
+                                                self.n_categories)
 
 
 @serial_for_small_inputs(0)
@@ -271,28 +159,9 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     names = feature_names_of(X)
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True)
     alpha = check_alpha(alpha)
-    d = X.shape[1]
-    min_cat = _check_min_categories(min_categories, d)
-    _check_categories(X)
-    K = classes.shape[0]
-    if is_sparse(X):
-        colmax = np.zeros(d)
-        if X.data.size:
-            np.maximum.at(colmax, X.indices, X.data)
-    else:
-        colmax = X.max(axis=0)
-    _check_table_width(X, colmax, min_cat)
-    n_cat = colmax.astype(np.int64) + 1
-    if min_cat is not None:
-        n_cat = np.maximum(n_cat, min_cat)
-    offsets = np.zeros(d + 1, dtype=np.int64)
-    np.cumsum(n_cat, out=offsets[1:])
-    cc = weighted_class_count(codes, w, K)
-    if is_sparse(X):
-        indptr, indices, data = csr_arrays(X)
-        counts = csr_categorical_counts(indptr, indices, data, codes, w, K, offsets, cc)
-    else:
-        counts = categorical_counts(X, codes, w, K, offsets)
+    n_cat = category_layout(X, check_min_categories(min_categories, X.shape[1]))
+    offsets = category_offsets(n_cat)
+    cc, counts = count_categories(X, codes, w, classes.shape[0], offsets)
     # every table here is fresh: the params keep them without copies
     return categorical_params(classes, handed_over(cc), handed_over(counts),
                               handed_over(n_cat), handed_over(offsets), alpha, True, None,

@@ -30,7 +30,7 @@ from .._params import (
 from .._runtime import serial_for_small_inputs
 from .._validation import feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
-from ..kernels.sparse import LOGS_BERNOULLI, LOGS_MULTINOMIAL
+from ..kernels.sparse import log_pair, normalised_logs
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
     check_binarize,
     check_binary_counts,
@@ -124,14 +124,18 @@ def _multinomial_log_total(fc, alpha):
                             float(alpha) * fc.shape[1])
 
 
-def _fused_logs(X, model, alpha, cc):
-    """The ``logs`` argument of the CSR count kernel for the fit of ``model``
-    ("multinomial" or "bernoulli"): its log tables come from the counting pass."""
-    table = _log_table(alpha, cc.shape[0] * X.shape[1])
+def _finish_step(X, model, alpha, cc):
+    """The finish step of the CSR count kernel for the fit of ``model`` ("multinomial"
+    or "bernoulli"), its tables fresh: the model's log tables from the counting pass,
+    by the formulas of :func:`multinomial_params` and :func:`bernoulli_params`
+    (log θ_kj = log(N_kj + α) − log(Σ_j N_kj + α·d); log p_kj = log(F_kj + α) −
+    log(N_k + 2α) and log(1 − p_kj) = log(N_k − F_kj + α) − log(N_k + 2α))."""
+    K, d = cc.shape[0], X.shape[1]
+    table = _log_table(alpha, K * d)
     if model == "multinomial":
-        return LOGS_MULTINOMIAL, float(alpha), np.empty((2, 0)), table
-    shift = np.stack([log_allow_zero(cc + 2.0 * alpha), cc])
-    return LOGS_BERNOULLI, float(alpha), shift, table
+        return normalised_logs(alpha, table, np.empty((K, d)))
+    return log_pair(alpha, log_allow_zero(cc + 2.0 * alpha), cc, table, np.empty((K, d)),
+                    np.empty((K, d)))
 
 
 def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):
@@ -155,12 +159,12 @@ def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):
     else:
         cc = weighted_class_count(codes, w, K)
         bernoulli_threshold = model == "bernoulli" and binarize is not None
-        fc, log_a, log_b, bad = class_feature_counts(
+        finish = _finish_step(X, model, alpha, cc)
+        fc, bad = class_feature_counts(
             X, codes, w, K, binarize=bernoulli_threshold,
-            threshold=binarize if bernoulli_threshold else 0.0,
-            logs=_fused_logs(X, model, alpha, cc))
+            threshold=binarize if bernoulli_threshold else 0.0, finish=finish)
         reject_flagged_value(X, bad, model)
-        tables = (log_a,) if model == "multinomial" else (log_a, log_b)
+        tables = (finish.out_a,) if model == "multinomial" else (finish.out_a, finish.out_b)
     # the counts are this fit's own: the params keep them without a copy
     return classes, handed_over(cc), handed_over(fc), binarize, X.dtype, names, tables
 

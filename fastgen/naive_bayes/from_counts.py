@@ -45,7 +45,10 @@ def nb_from_counts(counts: NBCounts, **options):
       ``class_prior``: log θ_kj = log(N_kj + α) − log(Σ_j N_kj + α·d);
     * ``"complement"`` → :class:`ComplementNBParams`, options ``alpha``, ``norm``;
     * ``"bernoulli"`` → :class:`BernoulliNBParams`, options ``alpha``, ``fit_prior``,
-      ``class_prior``: p_kj = (F_kj + α) / (N_k + 2α).
+      ``class_prior``: p_kj = (F_kj + α) / (N_k + 2α);
+    * ``"categorical"`` → :class:`CategoricalNBParams`, options ``alpha``,
+      ``fit_prior``, ``class_prior``: log p(x_j = c | k) = log(N_kjc + α) −
+      log(Σ_c N_kjc + α·m_j).
 
     Parameters
     ----------
@@ -65,6 +68,8 @@ def nb_from_counts(counts: NBCounts, **options):
         return multinomial_nb_from_counts(*args, **kw, **options)
     if counts.model == "complement":
         return complement_nb_from_counts(*args, **kw, **options)
+    if counts.model == "categorical":
+        return categorical_nb_from_counts(*args, counts.n_categories, **kw, **options)
     return bernoulli_nb_from_counts(*args, binarize=counts.binarize, **kw, **options)
 
 

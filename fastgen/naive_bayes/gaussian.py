@@ -14,8 +14,8 @@ import numpy as np
 
 from .._params import FittedParams, kernel_view, log_normalised, register_params
 from .._runtime import serial_for_small_inputs
-from .._validation import check_finite_result, check_priors, check_scalar
-from ..kernels import nb as nb_kernels
+from .._validation import check_priors, check_scalar
+from ..gda.scoring import GAUSSIAN_SCORER, DiagonalTables
 from ..stats.moments import (
     check_floor_finite,
     check_variances_representable,
@@ -48,8 +48,7 @@ class GaussianNBParams(FittedParams):
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
     """
 
-    #: NaN/inf in X is found through the scores (no separate scan of X)
-    checks_finite_scores = True
+    scorer = GAUSSIAN_SCORER
 
     classes: np.ndarray
     class_count: np.ndarray
@@ -60,7 +59,6 @@ class GaussianNBParams(FittedParams):
     var_smoothing: float
     feature_names: tuple | None = None
 
-    accepts_sparse = False
     _feature_table = "means"
 
     def _check_fields(self, check):
@@ -87,21 +85,13 @@ class GaussianNBParams(FittedParams):
         const = self.class_log_prior.astype(np.float64) - 0.5 * np.sum(
             np.log(2.0 * np.pi * var), axis=1
         )
-        return kernel_view(means, np.ascontiguousarray(1.0 / var), const)
+        return DiagonalTables(*kernel_view(means, np.ascontiguousarray(1.0 / var), const))
 
     def scoring_tables(self):
-        """("diagonal", (μ (K, d), 1/σ² (K, d), const (K,))) in float64, const_k =
-        log π_k − ½ Σ_j log 2πσ²_kj: the tables of the CPU scoring, for scorers outside
-        this package (the device kernels of :mod:`fastgen.cuda`)."""
-        return "diagonal", tuple(self._tables)
-
-    def _scores(self, X, mode):
-        means, inv_var, const = self._tables
-        out = np.empty((X.shape[0], const.shape[0]), dtype=self.dtype)
-        kernel = nb_kernels.gaussian_nb_kernel_for(X.shape[1], const.shape[0])
-        if kernel(X, means, inv_var, const, mode, out):
-            check_finite_result(X, np.array([np.nan]))  # names the bad entry of X
-        return out
+        """("diagonal", :class:`~fastgen.gda.scoring.DiagonalTables` (μ (K, d), 1/σ²
+        (K, d), const (K,))) in float64, const_k = log π_k − ½ Σ_j log 2πσ²_kj: the
+        tables of the Gaussian scorer (:mod:`fastgen.gda.scoring`), host or device."""
+        return "diagonal", self._tables
 
 
 @serial_for_small_inputs(0)

@@ -24,7 +24,6 @@ from .. import (
     AlphaClippedWarning,
     ClassMoments,
     NBCounts,
-    fit_categorical_nb,
     joint_log_likelihood,
     merge_counts,
     nb_counts,
@@ -32,7 +31,7 @@ from .. import (
 )
 from .._validation import check_y
 from .._warn import warn
-from ..naive_bayes import ALPHA_MIN, categorical_nb_from_counts
+from ..naive_bayes import ALPHA_MIN
 from .base import FastgenClassifier
 
 __all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB", "ComplementNB", "CategoricalNB"]
@@ -481,43 +480,31 @@ class CategoricalNB(_DiscreteNB):
         return tags
 
     def _reset(self):
-        for name in ("_class_count", "_feature_count", "_n_categories"):
-            self.__dict__.pop(name, None)
-
-    def _accumulate(self, batch, pos):
-        K = self.classes_.shape[0]
-        if not hasattr(self, "_class_count"):
-            self._class_count = np.zeros(K)
-            self._feature_count = np.zeros((K, batch.category_count.shape[1]))
-        self._class_count[pos] += batch.class_count
-        self._feature_count[pos] += batch.category_count
+        self.__dict__.pop("_counts", None)
 
     def _batch(self, X, y, sample_weight):
-        # a later batch is counted with at least the categories seen so far, so that the
-        # accumulated table only ever grows
-        mc = getattr(self, "_n_categories", self.min_categories)
-        p = fit_categorical_nb(X, y, min_categories=mc, sample_weight=sample_weight)
-        if hasattr(self, "_n_categories") and not np.array_equal(p.n_categories,
-                                                                 self._n_categories):
-            old, new = self._n_categories, p.n_categories
-            old_off = np.concatenate([[0], np.cumsum(old)])
-            cols = (np.repeat(p.offsets[:-1], old)
-                    + np.arange(old_off[-1]) - np.repeat(old_off[:-1], old))
-            grown = np.zeros((self._feature_count.shape[0], int(p.offsets[-1])))
-            grown[:, cols] = self._feature_count
-            self._feature_count = grown
-            self._n_categories = new
-        self._n_categories = p.n_categories
-        return p
+        # a later batch is counted with at least the categories seen so far (as its
+        # min_categories: the fit's check of stray codes allows them)
+        total = self.__dict__.get("_counts")
+        mc = self.min_categories if total is None else total.n_categories
+        return nb_counts(X, y, "categorical", sample_weight=sample_weight,
+                         min_categories=mc)
+
+    def _accumulate(self, batch, pos):
+        total = self.__dict__.get("_counts")
+        if total is None:
+            K = self.classes_.shape[0]
+            total = NBCounts("categorical", self.classes_, np.zeros(K),
+                             feature_count=np.zeros((K, batch.feature_count.shape[1])),
+                             dtype=batch.dtype, n_categories=batch.n_categories)
+        self._counts = merge_counts(total, batch)  # widens each feature's categories
 
     def _build(self, dtype):
-        alpha = self._model_alpha()
+        counts = dataclasses.replace(self._counts, dtype=str(dtype))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", AlphaClippedWarning)
-            return categorical_nb_from_counts(
-                self.classes_, self._class_count, self._feature_count, self._n_categories,
-                alpha=alpha, fit_prior=self.fit_prior, class_prior=self.class_prior,
-                dtype=dtype)
+            return nb_from_counts(counts, alpha=self._model_alpha(), fit_prior=self.fit_prior,
+                                  class_prior=self.class_prior)
 
     def _check_inputs(self, X):
         super()._check_inputs(X)

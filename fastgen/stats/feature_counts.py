@@ -7,8 +7,8 @@
     F_kj = Σ_{i: y_i=k} w_i [x_ij > t]     (Bernoulli with binarize=t; x_ij if None).
 
 Dense X goes to :func:`fastgen.kernels.nb.dense_class_counts`, scipy CSR X to
-:func:`fastgen.kernels.sparse.csr_class_tables` (which can also give the fits' log
-tables in the same pass).  :func:`discrete_counts` is the counting pass of the
+:func:`fastgen.kernels.sparse.csr_class_tables` (which can also run a fit's finish step,
+its log tables, in the same pass).  :func:`discrete_counts` is the counting pass of the
 Bernoulli, multinomial and complement fits and of :func:`fastgen.nb_counts`.
 """
 
@@ -27,7 +27,7 @@ from .._validation import (
     report_nonfinite,
 )
 from ..kernels.nb import dense_class_counts
-from ..kernels.sparse import LOGS_BERNOULLI, LOGS_NONE, count_plan, csr_class_tables
+from ..kernels.sparse import count_plan, csr_class_tables, no_logs
 
 __all__ = [
     "fit_inputs",
@@ -89,32 +89,27 @@ def _value_at(X, flat):
     return X.data[flat] if is_sparse(X) else X.reshape(-1)[flat]
 
 
-def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, logs=None):
+def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, finish=None):
     """(K, d) float64 weighted feature sums and the flat position of a negative value.
 
-    CSR X with ``logs`` (see :func:`~fastgen.kernels.sparse.csr_class_tables`) also
-    returns the log tables, from the same pass: ``(counts, log_a, log_b, first)``.
+    CSR X with a ``finish`` step (:class:`~fastgen.kernels.sparse.LogRows`) also fills
+    the step's tables from the same pass; dense X takes none (the caller finishes from
+    the counts).
     """
     d = X.shape[1]
     if is_sparse(X):
         indptr, indices, data = csr_arrays(X)
-        kind = LOGS_NONE if logs is None else logs[0]
-        # fresh tables from numpy, which asks for huge pages (arrays numba allocates get
-        # 4 KB pages: a page fault per 4 KB on first touch)
+        # a fresh table from numpy, which asks for huge pages (arrays numba allocates
+        # get 4 KB pages: a page fault per 4 KB on first touch)
         out = np.empty((K, d))
-        log_a = np.empty((K, d) if kind != LOGS_NONE else (0, 0))
-        log_b = np.empty((K, d) if kind == LOGS_BERNOULLI else (0, 0))
         first = csr_class_tables(indptr, indices, data, codes, w, bool(binarize),
                                  float(threshold), csr_count_split(X, K),
-                                 _NO_LOGS if logs is None else logs, out, log_a, log_b)
-        return (out, first) if logs is None else (out, log_a, log_b, first)
+                                 no_logs() if finish is None else finish, out)
+        return out, first
     n = X.shape[0]
     G = _n_groups(n * d, K, d)
     return dense_class_counts(X, codes, w, K, bool(binarize), float(threshold),
                               _dense_bounds(n, G))
-
-
-_NO_LOGS = (LOGS_NONE, 1.0, np.empty((2, 0)), np.empty(0))
 
 
 def csr_count_split(X, K):

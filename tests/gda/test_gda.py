@@ -695,6 +695,7 @@ def test_pooled_posteriors_by_tiles_equal_the_two_pass_path(d, K):
     """The pooled posteriors in one pass by transposed tiles (d ≤ LINEAR_TILE_MAX_D;
     both tile sizes, several work items, a short last tile) against the BLAS scores
     normalised by finish_all_rows, and against scikit-learn."""
+    from fastgen.gda.scoring import raw_scores
     from fastgen.kernels import tiles
     from fastgen.kernels.special import MODE_LOG_PROBA, MODE_PROBA, finish_all_rows
 
@@ -708,7 +709,7 @@ def test_pooled_posteriors_by_tiles_equal_the_two_pass_path(d, K):
     for mode, public in ((MODE_PROBA, fastgen.predict_proba),
                          (MODE_LOG_PROBA, fastgen.predict_log_proba)):
         got = public(m, X)
-        two = m._raw_scores(X, mode)
+        two = raw_scores(m, X, mode)
         assert finish_all_rows(two, mode) == 0
         np.testing.assert_allclose(got, two, rtol=1e-12, atol=1e-13)
     np.testing.assert_array_equal(X, X0)

@@ -179,7 +179,7 @@ def test_gaussian_scores_by_four_classes(d, K, dtype, monkeypatch):
                                    rtol=1e-5 if dtype == np.float32 else 1e-10, atol=1e-12)
     assert len(chosen) == 4 and all(k is expected for k in chosen)
 
-    means, inv_var, const = p._tables
+    means, inv_var, const = p.scoring_tables()[1]
     for mode in (0, 1, 2):
         a = np.empty((n, K), dtype)
         b = np.empty((n, K), dtype)

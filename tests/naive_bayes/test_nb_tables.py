@@ -19,15 +19,18 @@ import fastgen
 import fastgen.naive_bayes.discrete as nb_discrete
 from fastgen.kernels.nb import class_log_totals, log_counts, row_total
 from fastgen.kernels.sparse import (
-    LOGS_BERNOULLI,
-    LOGS_MULTINOMIAL,
-    LOGS_NONE,
     count_plan,
     csr_class_tables,
+    log_pair,
+    no_logs,
+    normalised_logs,
     values_count_as_one,
 )
 from fastgen.kernels.sparse_scores import _top_two
 from fastgen.naive_bayes import bernoulli_nb_from_counts, multinomial_nb_from_counts
+
+#: the finish steps of the count kernel these tests run
+LOGS_NONE, LOGS_MULTINOMIAL, LOGS_BERNOULLI = "none", "multinomial", "bernoulli"
 
 SETTINGS = settings()  # the profile's (tests/conftest.py): derandomized by default
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -65,14 +68,16 @@ def _tables(X, codes, w, K, binarize, threshold, split, kind, alpha=1.0):
     wt = np.ones(codes.shape[0]) if w.shape[0] == 0 else w
     N = np.bincount(codes, weights=wt, minlength=K)
     table = np.log(np.arange(min(4096, K * d // 8), dtype=np.float64) + alpha)
-    shift = np.stack([np.log(N + 2 * alpha), N]) if kind == LOGS_BERNOULLI else \
-        np.empty((2, 0))
     out = np.empty((K, d))
     la = np.empty((K, d) if kind != LOGS_NONE else (0, 0))
     lb = np.empty((K, d) if kind == LOGS_BERNOULLI else (0, 0))
+    finish = no_logs()
+    if kind == LOGS_MULTINOMIAL:
+        finish = normalised_logs(alpha, table, la)
+    elif kind == LOGS_BERNOULLI:
+        finish = log_pair(alpha, np.log(N + 2 * alpha), N, table, la, lb)
     first = csr_class_tables(X.indptr.astype(np.int64), X.indices, X.data, codes, w,
-                             binarize, threshold, split, (kind, alpha, shift, table), out,
-                             la, lb)
+                             binarize, threshold, split, finish, out)
     return out, la, lb, first, N, table
 
 
