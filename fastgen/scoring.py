@@ -9,6 +9,9 @@ names, or the same names in another order, is a ValueError that lists the missin
 unexpected and misplaced columns.  Scoring an array after a data-frame fit, or a data
 frame after an array fit, warns (a UserWarning): the columns can then be counted but not
 matched.
+
+``nan_policy="marginalize"`` scores a row with NaN by the marginal likelihood of its
+observed features (:mod:`fastgen.scoring_missing`); the default "raise" refuses NaN.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from . import cuda as _cuda
 from ._params import FittedParams
 from ._runtime import serial_for_small_inputs
 from ._validation import check_feature_names, check_n_features, check_X, feature_names_of
+from .scoring_missing import check_nan_policy, score_marginal
 
 __all__ = ["joint_log_likelihood", "predict_log_proba", "predict_proba", "predict"]
 
@@ -47,44 +51,65 @@ def _prepare(params, X):
     return X
 
 
-def _score(params, X, name):
+def _score(params, X, name, nan_policy="raise"):
     """The scoring function ``name`` of X: device arrays go to :mod:`fastgen.cuda`'s
     function of that name, the rest is validated once and goes to the params object's
-    ``_<name>`` method."""
+    ``_<name>`` method (with ``nan_policy="marginalize"``, through
+    :func:`fastgen.scoring_missing.score_marginal`)."""
     _check_params(params)
+    check_nan_policy(nan_policy)
     _check_names(params, X)
     if _cuda.is_device_array(X):
+        if nan_policy != "raise":
+            raise ValueError("nan_policy='marginalize' is not available for device "
+                             "arrays; score host arrays")
         return getattr(_cuda, name)(params, X)
+    if nan_policy == "marginalize":
+        return score_marginal(params, X, name)
     X = _prepare(params, X)
     return getattr(params, "_" + name)(X)
 
 
 @serial_for_small_inputs(1)
-def joint_log_likelihood(params, X) -> np.ndarray:
+def joint_log_likelihood(params, X, *, nan_policy="raise") -> np.ndarray:
     """log p(x, y=k) = log p(x | y=k) + log p(y=k) for each row and class, shape (n, K).
 
     For discriminative models (logistic regression) this is the unnormalised log
     posterior (the linear predictor of each class).
+
+    ``nan_policy``: "raise" refuses NaN in X; "marginalize" integrates the missing
+    features out (see the module docstring).
     """
-    return _score(params, X, "joint_log_likelihood")
+    return _score(params, X, "joint_log_likelihood", nan_policy)
 
 
 @serial_for_small_inputs(1)
-def predict_log_proba(params, X) -> np.ndarray:
+def predict_log_proba(params, X, *, nan_policy="raise") -> np.ndarray:
     """log p(y=k | x), shape (n, K), normalised with a stable log-sum-exp.
 
     A row for which every class has log-likelihood -inf gets -inf everywhere, not NaN.
+
+    ``nan_policy``: "raise" refuses NaN in X; "marginalize" integrates the missing
+    features out (see the module docstring).
     """
-    return _score(params, X, "predict_log_proba")
+    return _score(params, X, "predict_log_proba", nan_policy)
 
 
 @serial_for_small_inputs(1)
-def predict_proba(params, X) -> np.ndarray:
-    """p(y=k | x), shape (n, K); rows sum to one."""
-    return _score(params, X, "predict_proba")
+def predict_proba(params, X, *, nan_policy="raise") -> np.ndarray:
+    """p(y=k | x), shape (n, K); rows sum to one.
+
+    ``nan_policy``: "raise" refuses NaN in X; "marginalize" integrates the missing
+    features out (see the module docstring).
+    """
+    return _score(params, X, "predict_proba", nan_policy)
 
 
 @serial_for_small_inputs(1)
-def predict(params, X) -> np.ndarray:
-    """The most probable class label of each row, taken from ``params.classes``."""
-    return _score(params, X, "predict")
+def predict(params, X, *, nan_policy="raise") -> np.ndarray:
+    """The most probable class label of each row, taken from ``params.classes``.
+
+    ``nan_policy``: "raise" refuses NaN in X; "marginalize" integrates the missing
+    features out (see the module docstring).
+    """
+    return _score(params, X, "predict", nan_policy)

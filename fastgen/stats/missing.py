@@ -1,0 +1,231 @@
+"""Missing features (NaN in X): rows grouped by missingness pattern, and the Gaussian
+passes over them.
+
+A Gaussian's observed coordinates o of a row are Gaussian again, N(μ_o, Σ_oo).  The
+passes here work with the precision Λ = Σ⁻¹ and update it per pattern instead of
+factoring Σ_oo: with r = P_o(x − μ) (the residual, zero at the missing coordinates m),
+
+    (x_o − μ_o)ᵀ Σ_oo⁻¹ (x_o − μ_o) = rᵀΛr − uᵀ Λ_mm⁻¹ u,    u = (Λr)_m,
+    log|Σ_oo| = log|Σ| + log|Λ_mm|,
+    E[x_m | x_o] = μ_m − Λ_mm⁻¹ u,    Cov[x_m | x_o] = Λ_mm⁻¹
+
+(the Schur complement of Λ_mm).  The bulk of the work is one product of the rows with
+Λ, as for complete rows; each pattern factors only its small Λ_mm, once.  The same
+pieces give the marginal log-densities that score a row with NaN and the conditional
+expectations of an EM step (:func:`conditional_moments`), which takes fractional class
+memberships so that a row can belong to several classes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from ..kernels.special import MODE_JLL
+
+__all__ = ["MissingPatterns", "missing_patterns", "pattern_factors", "gaussian_marginal",
+           "conditional_moments", "diagonal_marginal_jll", "precision_of", "LOG_2PI",
+           "nan_rows"]
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+# rows per block of the per-row corrections: bounds the (rows, s, K) temporaries
+_BLOCK = 1 << 16
+
+
+def nan_rows(X) -> np.ndarray:
+    """(n,) bool: the rows of validated dense X that hold a NaN."""
+    return np.isnan(X).any(axis=1)
+
+
+@dataclass(frozen=True)
+class MissingPatterns:
+    """Rows grouped by which features are missing.
+
+    ``missing`` (n, d) bool marks the NaN entries; ``patterns`` (P, d) bool the
+    distinct rows of it; ``pattern_of`` (n,) the pattern of each row; ``n_missing`` (P,)
+    the number of missing features of each pattern.
+    """
+
+    missing: np.ndarray
+    patterns: np.ndarray
+    pattern_of: np.ndarray
+    n_missing: np.ndarray
+
+    def groups(self):
+        """(s, rows, pats, idx) for each missing count s ≥ 1 present: ``rows`` the rows
+        with s missing features, ``pats`` the patterns with s missing, ``idx`` (P_s, s)
+        their missing columns (ascending), and ``pattern_of`` mapped to positions in
+        ``pats`` via the returned rows' ``local`` (see :meth:`local`)."""
+        out = []
+        for s in np.unique(self.n_missing):
+            s = int(s)
+            if s == 0:
+                continue
+            pats = np.flatnonzero(self.n_missing == s)
+            idx = np.nonzero(self.patterns[pats])[1].reshape(-1, s)
+            local = np.full(self.patterns.shape[0], -1, dtype=np.intp)
+            local[pats] = np.arange(pats.shape[0])
+            rows = np.flatnonzero(self.n_missing[self.pattern_of] == s)
+            out.append((s, rows, local[self.pattern_of[rows]], idx))
+        return out
+
+
+def missing_patterns(missing) -> MissingPatterns:
+    """Group the rows of the (n, d) bool mask ``missing`` by pattern (bits packed into
+    8-byte words, then one sort)."""
+    missing = np.ascontiguousarray(missing, dtype=bool)
+    n, d = missing.shape
+    packed = np.packbits(missing, axis=1)
+    width = -(-packed.shape[1] // 8) * 8
+    if width != packed.shape[1]:
+        packed = np.concatenate([packed, np.zeros((n, width - packed.shape[1]), np.uint8)],
+                                axis=1)
+    words = np.ascontiguousarray(packed).view(np.uint64)
+    if words.shape[1] == 1:
+        _, first, inverse = np.unique(words[:, 0], return_index=True, return_inverse=True)
+    else:
+        keys = words.view(np.dtype((np.void, 8 * words.shape[1])))[:, 0]
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    patterns = missing[first]
+    return MissingPatterns(missing, patterns, inverse.reshape(-1).astype(np.intp),
+                           patterns.sum(axis=1))
+
+
+def pattern_factors(precision, idx):
+    """Per pattern of one missing count s: (Lmm⁻¹ (P_s, s, s), log|Λ_mm| (P_s,)) with
+    Lmm the lower Cholesky factor of Λ_mm, the precision restricted to the missing
+    columns ``idx`` (P_s, s).  Λ_mm of a positive definite Λ is positive definite."""
+    Lmm_blocks = precision[idx[:, :, None], idx[:, None, :]]
+    Lmm = np.linalg.cholesky(Lmm_blocks)
+    logdet = 2.0 * np.log(np.diagonal(Lmm, axis1=1, axis2=2)).sum(axis=1)
+    eye = np.broadcast_to(np.eye(idx.shape[1]), Lmm.shape)
+    inv = np.linalg.solve(Lmm, eye) if idx.shape[1] > 1 else 1.0 / Lmm
+    return inv, logdet
+
+
+def _residuals(X, missing, mean):
+    """P_o(x − μ): the residuals with 0 at the missing entries (float64)."""
+    return np.where(missing, 0.0, X - mean)
+
+
+def gaussian_marginal(X, pats: MissingPatterns, mean, precision, log_det, *,
+                      impute=False, factors=None):
+    """log N(x_o; μ_o, Σ_oo) of every row of X (NaN marks the missing entries), and with
+    ``impute`` the conditional means E[x | x_o] (the observed x_o kept) and the
+    per-pattern conditional covariances.
+
+    ``precision`` is Λ = Σ⁻¹ (d, d) and ``log_det`` log|Σ|.  Returns (logpdf (n,),
+    imputed (n, d) or None, cond_cov) where ``cond_cov`` maps each missing count s to
+    (rows, Λ_mm⁻¹ per row's pattern as (P_s, s, s), the pattern of each row, idx).
+    A row with every feature missing has log-density 0.  ``factors``: a dict that
+    keeps the pattern factors of ``precision`` between calls (classes sharing one Σ).
+    """
+    R = _residuals(X, pats.missing, mean)
+    Y = R @ precision
+    quad = np.einsum("ij,ij->i", R, Y)
+    n_obs = X.shape[1] - pats.n_missing[pats.pattern_of]
+    logpdf = -0.5 * (quad + n_obs * LOG_2PI + log_det)
+    imputed = np.where(pats.missing, 0.0, X).astype(np.float64) if impute else None
+    cond = {}
+    for s, rows, local, idx in pats.groups():
+        if factors is not None and s in factors:
+            inv, logdet_mm = factors[s]
+        else:
+            inv, logdet_mm = pattern_factors(precision, idx)
+            if factors is not None:
+                factors[s] = inv, logdet_mm
+        for b in range(0, rows.shape[0], _BLOCK):
+            r = rows[b:b + _BLOCK]
+            p = local[b:b + _BLOCK]
+            u = np.take_along_axis(Y[r], idx[p], axis=1)
+            w = np.einsum("nab,nb->na", inv[p], u)
+            logpdf[r] += 0.5 * (np.einsum("na,na->n", w, w) - logdet_mm[p])
+            if impute:
+                shift = np.einsum("nba,nb->na", inv[p], w)  # Λ_mm⁻¹u = Lmm⁻ᵀ Lmm⁻¹ u
+                cols = idx[p]
+                imputed[r[:, None], cols] = mean[cols] - shift
+        if impute:
+            cov_mm = np.einsum("pba,pbc->pac", inv, inv)  # Lmm⁻ᵀ Lmm⁻¹ = Λ_mm⁻¹
+            cond[s] = (rows, cov_mm, local, idx)
+    every = pats.n_missing[pats.pattern_of] == X.shape[1]
+    logpdf[every] = 0.0
+    return logpdf, imputed, cond
+
+
+def precision_of(cov):
+    """(Λ = Σ⁻¹, log|Σ|) from a positive definite Σ by Cholesky; LinAlgError if not."""
+    L = np.linalg.cholesky(cov)
+    Linv = scipy.linalg.solve_triangular(L, np.eye(cov.shape[0]), lower=True)
+    return Linv.T @ Linv, 2.0 * float(np.sum(np.log(np.diag(L))))
+
+
+def conditional_moments(X, pats: MissingPatterns, resp, means, covariances, pooled):
+    """One E-step of the Gaussian EM with missing features (Little & Rubin 2002, §8.2)
+    and the observed-data log-likelihood of the current parameters.
+
+    ``resp`` (n, K) are the row weights of each class (the sample weight for the
+    row's class and 0 elsewhere with known labels; weight times membership otherwise);
+    ``means`` (K, d); ``covariances`` (d, d) if ``pooled`` else (K, d, d).  For class k
+    with weights r_ik, the expected statistics of the complete data are
+
+        W_k = Σ_i r_ik,   μ'_k = Σ_i r_ik x̂_ik / W_k,
+        S_k = Σ_i r_ik [(x̂_ik − μ'_k)(x̂_ik − μ'_k)ᵀ + C_ik],
+
+    x̂_ik = E[x_i | x_io, y=k] and C_ik its conditional covariance (Λ_mm⁻¹ on the
+    missing block, 0 elsewhere).  Returns (W (K,), μ' (K, d), S (K, d, d) or the pooled
+    sum (d, d), loglik) with loglik = Σ_ik r_ik log N(x_io; μ_k,o, Σ_k,oo), the
+    observed-data log-likelihood of x given the class weights (without the priors).
+    Raises LinAlgError where a covariance is not positive definite.
+    """
+    K, d = means.shape
+    W = np.zeros(K)
+    mu = np.zeros((K, d))
+    S = np.zeros((d, d)) if pooled else np.zeros((K, d, d))
+    loglik = 0.0
+    shared = precision_of(covariances) if pooled else None
+    for k in range(K):
+        sel = np.flatnonzero(resp[:, k] > 0)
+        if sel.size == 0:
+            continue
+        r = resp[sel, k]
+        sub = MissingPatterns(pats.missing[sel], pats.patterns, pats.pattern_of[sel],
+                              pats.n_missing)
+        prec, log_det = shared if pooled else precision_of(covariances[k])
+        logpdf, xhat, cond = gaussian_marginal(X[sel], sub, means[k], prec, log_det,
+                                               impute=True)
+        loglik += float(r @ logpdf)
+        W[k] = r.sum()
+        mu[k] = (r @ xhat) / W[k]
+        D = xhat - mu[k]
+        Sk = (D * r[:, None]).T @ D
+        for _s, rows, cov_mm, local, idx in ((s,) + c for s, c in cond.items()):
+            wpat = np.bincount(local, weights=r[rows], minlength=idx.shape[0])
+            add = np.einsum("p,pac->pac", wpat, cov_mm)
+            np.add.at(Sk, (idx[:, :, None], idx[:, None, :]), add)
+        if pooled:
+            S += Sk
+        else:
+            S[k] = Sk
+    return W, mu, S, loglik
+
+
+def diagonal_marginal_jll(X, missing, tables, kernel):
+    """Joint log-likelihoods (n, K) float64 of a diagonal Gaussian model with the
+    missing features left out: log π_k − ½ Σ_{j∈o} [log 2πσ²_kj + (x_j − μ_kj)²/σ²_kj].
+
+    ``tables`` are (μ (K, d), 1/σ² (K, d), const (K,)), const_k = log π_k −
+    ½ Σ_j log 2πσ²_kj (a diagonal model's ``scoring_tables()``); ``kernel`` the
+    complete-data scoring kernel ``kernel(X, μ, 1/σ², const, mode, out)``.  The missing
+    entries are filled with the class-weighted centre c and scored by ``kernel``; the
+    terms of the filled entries, −½[(c_j − μ_kj)²/σ²_kj + log 2πσ²_kj], are then taken
+    out by one product of the missing mask with their (K, d) table.
+    """
+    means, inv_var, const = (np.asarray(t, dtype=np.float64) for t in tables)
+    fill = means.mean(axis=0)
+    Xf = np.where(missing, fill.astype(X.dtype), X)
+    out = np.empty((X.shape[0], means.shape[0]), dtype=X.dtype)
+    kernel(np.ascontiguousarray(Xf), means, inv_var, const, MODE_JLL, out)
+    terms = (fill - means) ** 2 * inv_var + LOG_2PI - np.log(inv_var)
+    return out.astype(np.float64) + 0.5 * (missing.astype(np.float64) @ terms.T)
