@@ -14,19 +14,12 @@ import numpy as np
 
 from ._validation import check_n_features, check_X, is_sparse
 from .kernels.special import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA, finish_all_rows
+from .stats.missing import NAN_POLICIES, check_nan_policy
 
 __all__ = ["NAN_POLICIES", "check_nan_policy", "score_marginal"]
 
-NAN_POLICIES = ("raise", "marginalize")
 _MODES = {"joint_log_likelihood": MODE_JLL, "predict_log_proba": MODE_LOG_PROBA,
           "predict_proba": MODE_PROBA, "predict": MODE_JLL}
-
-
-def check_nan_policy(nan_policy):
-    """``nan_policy`` checked: "raise" (NaN is an error) or "marginalize"."""
-    if not isinstance(nan_policy, str) or nan_policy not in NAN_POLICIES:
-        raise ValueError(f"nan_policy must be 'raise' or 'marginalize'; got {nan_policy!r}")
-    return nan_policy
 
 
 def _report_infinite(X):

@@ -18,7 +18,12 @@ import numpy as np
 import scipy.linalg
 
 from ..kernels import nb as nb_kernels
-from ..stats.missing import diagonal_marginal_jll, gaussian_marginal, missing_patterns
+from ..stats.missing import (
+    diagonal_marginal_jll,
+    gaussian_marginal,
+    missing_patterns,
+    shared_gaussian_marginal,
+)
 
 __all__ = ["marginal_joint_log_likelihood"]
 
@@ -50,12 +55,12 @@ def marginal_joint_log_likelihood(params, X, missing) -> np.ndarray:
     chol = params.cholesky.astype(np.float64)
     log_det = params.log_det.astype(np.float64)
     Xf = X.astype(np.float64, copy=False)
+    if ct == "pooled":
+        return log_prior + shared_gaussian_marginal(Xf, pats, means, _precision(chol),
+                                                    log_det[0])
     out = np.empty((X.shape[0], K))
-    shared = _precision(chol) if ct == "pooled" else None
-    factors = {} if ct == "pooled" else None
     for k in range(K):
-        prec = shared if ct == "pooled" else _precision(chol[k])
-        logpdf, _, _ = gaussian_marginal(Xf, pats, means[k], prec, log_det[k],
-                                         factors=factors)
+        logpdf, _, _ = gaussian_marginal(Xf, pats, means[k], _precision(chol[k]),
+                                         log_det[k])
         out[:, k] = logpdf + log_prior[k]
     return out

@@ -104,6 +104,7 @@ def _multinomial(params, X, missing):
             if far.any():
                 log_obs[far] = np.log(_dot(1.0 - M, theta.T))[far]
     total = np.asarray(Xf.sum(axis=1), dtype=np.float64).reshape(-1, 1)
+    log_obs[total[:, 0] == 0] = 0.0  # no observed count: the priors (set below)
     out = params.class_log_prior + _dot(Xf, flp.T) - total * log_obs
     out[total[:, 0] == 0] = np.broadcast_to(params.class_log_prior, (1, flp.shape[0]))
     return out

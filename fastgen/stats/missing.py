@@ -22,16 +22,27 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
 
 from ..kernels.special import MODE_JLL
 
 __all__ = ["MissingPatterns", "missing_patterns", "pattern_factors", "gaussian_marginal",
-           "conditional_moments", "diagonal_marginal_jll", "precision_of", "LOG_2PI",
-           "nan_rows"]
+           "conditional_moments", "shared_gaussian_marginal", "diagonal_marginal_jll", "precision_of", "LOG_2PI",
+           "nan_rows", "NAN_POLICIES", "check_nan_policy", "AvailableCase", "available_case", "pairwise_covariance"]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 # rows per block of the per-row corrections: bounds the (rows, s, K) temporaries
 _BLOCK = 1 << 16
+
+
+NAN_POLICIES = ("raise", "marginalize")
+
+
+def check_nan_policy(nan_policy):
+    """``nan_policy`` checked: "raise" (NaN in X is an error) or "marginalize"."""
+    if not isinstance(nan_policy, str) or nan_policy not in NAN_POLICIES:
+        raise ValueError(f"nan_policy must be 'raise' or 'marginalize'; got {nan_policy!r}")
+    return nan_policy
 
 
 def nan_rows(X) -> np.ndarray:
@@ -53,6 +64,10 @@ class MissingPatterns:
     pattern_of: np.ndarray
     n_missing: np.ndarray
 
+    def patterns_index(self, s):
+        """The patterns with s missing features, in the order of :meth:`groups`."""
+        return np.flatnonzero(self.n_missing == s)
+
     def groups(self):
         """(s, rows, pats, idx) for each missing count s ≥ 1 present: ``rows`` the rows
         with s missing features, ``pats`` the patterns with s missing, ``idx`` (P_s, s)
@@ -63,7 +78,7 @@ class MissingPatterns:
             s = int(s)
             if s == 0:
                 continue
-            pats = np.flatnonzero(self.n_missing == s)
+            pats = self.patterns_index(s)
             idx = np.nonzero(self.patterns[pats])[1].reshape(-1, s)
             local = np.full(self.patterns.shape[0], -1, dtype=np.intp)
             local[pats] = np.arange(pats.shape[0])
@@ -107,11 +122,50 @@ def pattern_factors(precision, idx):
 
 def _residuals(X, missing, mean):
     """P_o(x − μ): the residuals with 0 at the missing entries (float64)."""
-    return np.where(missing, 0.0, X - mean)
+    R = np.subtract(X, mean, dtype=np.float64)
+    R[missing] = 0.0
+    return R
+
+
+def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det):
+    """(n, K) log N(x_o; μ_k,o, Σ_oo) of every row of X for K classes sharing one Σ
+    (precision Λ, log|Σ| ``log_det``), in one product of the rows with Λ.
+
+    With c the mean of the class means, z = P_o(x − c) and δ_k = μ_k − c, the residual
+    of class k is r_k = z − P_oδ_k, so that (Λr_k)_m = (Λz)_m − B_m, B = ΛP_oδ_k a
+    table per pattern, and rᵀΛr = zᵀΛz − 2δ_kᵀP_oΛz + δ_kᵀP_oΛP_oδ_k.
+    """
+    K, d = means.shape
+    c = means.mean(axis=0)
+    Z = _residuals(X, pats.missing, c)
+    Y = Z @ precision
+    q0 = np.einsum("ij,ij->i", Z, Y)
+    delta = means - c
+    observed = ~pats.patterns  # (P, d)
+    OD = observed[:, :, None] * delta.T[None]  # (P, d, K): P_oδ_k per pattern
+    B = np.matmul(precision, OD)  # ΛP_oδ_k
+    c_pk = np.einsum("pjk,pjk->pk", OD, B)
+    n_obs = d - pats.n_missing
+    out = -0.5 * (log_det + n_obs * LOG_2PI)[pats.pattern_of][:, None] - 0.5 * (
+        q0[:, None] + c_pk[pats.pattern_of])
+    Ym = np.where(pats.missing, 0.0, Y)  # P_oΛz
+    out += Ym @ delta.T
+    for s, rows, local, idx in pats.groups():
+        inv, logdet_mm = pattern_factors(precision, idx)
+        Bm = np.take_along_axis(B[pats.patterns_index(s)], idx[:, :, None], axis=1)
+        for b in range(0, rows.shape[0], _BLOCK):
+            r = rows[b:b + _BLOCK]
+            p = local[b:b + _BLOCK]
+            u = Y[r[:, None], idx[p]][:, :, None] - Bm[p]  # (rows, s, K)
+            w = np.matmul(inv[p], u)
+            out[r] += 0.5 * (np.einsum("nak,nak->nk", w, w) - logdet_mm[p][:, None])
+    every = pats.n_missing[pats.pattern_of] == d
+    out[every] = 0.0
+    return out
 
 
 def gaussian_marginal(X, pats: MissingPatterns, mean, precision, log_det, *,
-                      impute=False, factors=None):
+                      impute=False):
     """log N(x_o; μ_o, Σ_oo) of every row of X (NaN marks the missing entries), and with
     ``impute`` the conditional means E[x | x_o] (the observed x_o kept) and the
     per-pattern conditional covariances.
@@ -119,8 +173,7 @@ def gaussian_marginal(X, pats: MissingPatterns, mean, precision, log_det, *,
     ``precision`` is Λ = Σ⁻¹ (d, d) and ``log_det`` log|Σ|.  Returns (logpdf (n,),
     imputed (n, d) or None, cond_cov) where ``cond_cov`` maps each missing count s to
     (rows, Λ_mm⁻¹ per row's pattern as (P_s, s, s), the pattern of each row, idx).
-    A row with every feature missing has log-density 0.  ``factors``: a dict that
-    keeps the pattern factors of ``precision`` between calls (classes sharing one Σ).
+    A row with every feature missing has log-density 0.
     """
     R = _residuals(X, pats.missing, mean)
     Y = R @ precision
@@ -130,16 +183,11 @@ def gaussian_marginal(X, pats: MissingPatterns, mean, precision, log_det, *,
     imputed = np.where(pats.missing, 0.0, X).astype(np.float64) if impute else None
     cond = {}
     for s, rows, local, idx in pats.groups():
-        if factors is not None and s in factors:
-            inv, logdet_mm = factors[s]
-        else:
-            inv, logdet_mm = pattern_factors(precision, idx)
-            if factors is not None:
-                factors[s] = inv, logdet_mm
+        inv, logdet_mm = pattern_factors(precision, idx)
         for b in range(0, rows.shape[0], _BLOCK):
             r = rows[b:b + _BLOCK]
             p = local[b:b + _BLOCK]
-            u = np.take_along_axis(Y[r], idx[p], axis=1)
+            u = Y[r[:, None], idx[p]]
             w = np.einsum("nab,nb->na", inv[p], u)
             logpdf[r] += 0.5 * (np.einsum("na,na->n", w, w) - logdet_mm[p])
             if impute:
@@ -229,3 +277,75 @@ def diagonal_marginal_jll(X, missing, tables, kernel):
     kernel(np.ascontiguousarray(Xf), means, inv_var, const, MODE_JLL, out)
     terms = (fill - means) ** 2 * inv_var + LOG_2PI - np.log(inv_var)
     return out.astype(np.float64) + 0.5 * (missing.astype(np.float64) @ terms.T)
+
+
+@dataclass(frozen=True)
+class AvailableCase:
+    """Available-case statistics of each class and feature over the observed entries:
+    W_k the class weights (every row), N_kj the weight of the rows of class k that
+    observe feature j, μ_kj their mean and S_kj = Σ w_i (x_ij − μ_kj)² their sum of
+    squares; ``centred`` (n, d) x_ij − μ_{y_i}j with 0 at the missing entries."""
+
+    counts: np.ndarray
+    observed: np.ndarray
+    means: np.ndarray
+    sumsq: np.ndarray
+    centred: np.ndarray
+
+
+def _class_matrix(codes, w, K):
+    """The sparse (K, n) matrix of the row weights by class: H @ A sums A by class."""
+    n = codes.shape[0]
+    weights = w if w.shape[0] else np.ones(n)
+    return scipy.sparse.csr_matrix((weights, (codes, np.arange(n))), shape=(K, n))
+
+
+def available_case(X, missing, codes, w, K, classes) -> AvailableCase:
+    """:class:`AvailableCase` of validated dense X (two passes: means, then centred
+    squares).  Raises a ValueError naming the feature (and class) with no observed
+    value: its distribution cannot be estimated."""
+    empty = np.flatnonzero(missing.all(axis=0))
+    if empty.size:
+        raise ValueError(
+            f"X has no observed value in column {empty[0]} (every entry is NaN): its "
+            f"distribution cannot be estimated; drop the column")
+    H = _class_matrix(codes, w, K)
+    O = (~missing).astype(np.float64)
+    W = np.asarray(H.sum(axis=1), dtype=np.float64).reshape(-1)
+    N = np.asarray(H @ O)
+    bad = np.argwhere(~(N > 0))
+    if bad.size:
+        k, j = bad[0]
+        raise ValueError(
+            f"class {classes[k]!r} has no observed value of feature {j} (with positive "
+            f"weight): its mean cannot be estimated; drop the feature or the class")
+    X0 = np.where(missing, 0.0, X).astype(np.float64)
+    means = np.asarray(H @ X0) / N
+    D = X0 - means[codes]
+    D[missing] = 0.0
+    return AvailableCase(W, N, means, np.asarray(H @ (D * D)), D)
+
+
+def pairwise_covariance(ac: AvailableCase, codes, w, missing, K, pooled):
+    """The pairwise available-case covariances Σ_jl = Σ w_i d_ij d_il / Σ w_i over the
+    rows observing both j and l (d the centred values), pooled (d, d) or per class
+    (K, d, d); a pair never observed together gets 0.  Not always positive definite:
+    where it is not, its diagonal."""
+    O = (~missing).astype(np.float64)
+    wt = w if w.shape[0] else np.ones(codes.shape[0])
+    groups = [np.arange(codes.shape[0])] if pooled else [np.flatnonzero(codes == k)
+                                                           for k in range(K)]
+    out = []
+    for rows in groups:
+        D, Ok, wk = ac.centred[rows], O[rows], wt[rows]
+        num = (D * wk[:, None]).T @ D
+        den = (Ok * wk[:, None]).T @ Ok
+        with np.errstate(invalid="ignore", divide="ignore"):
+            S = np.where(den > 0, num / den, 0.0)
+        S = 0.5 * (S + S.T)
+        try:
+            np.linalg.cholesky(S)
+        except np.linalg.LinAlgError:
+            S = np.diag(np.diag(S))
+        out.append(S)
+    return out[0] if pooled else np.stack(out)
