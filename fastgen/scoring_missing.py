@@ -14,27 +14,12 @@ import numpy as np
 
 from ._validation import check_n_features, check_X, is_sparse
 from .kernels.special import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA, finish_all_rows
-from .stats.missing import NAN_POLICIES, check_nan_policy
+from .stats.missing import NAN_POLICIES, check_nan_policy, reject_infinite
 
 __all__ = ["NAN_POLICIES", "check_nan_policy", "score_marginal"]
 
 _MODES = {"joint_log_likelihood": MODE_JLL, "predict_log_proba": MODE_LOG_PROBA,
           "predict_proba": MODE_PROBA, "predict": MODE_JLL}
-
-
-def _report_infinite(X):
-    """Raise naming the first infinite entry of validated X (NaN allowed)."""
-    data = X.data if is_sparse(X) else X.reshape(-1)
-    bad = np.flatnonzero(np.isinf(data))
-    if not bad.size:
-        return
-    p = int(bad[0])
-    if is_sparse(X):
-        row = int(np.searchsorted(X.indptr, p, side="right") - 1)
-        col = int(X.indices[p])
-    else:
-        row, col = divmod(p, X.shape[1])
-    raise ValueError(f"X contains infinity at row {row}, column {col}")
 
 
 def _nan_mask(X):
@@ -71,7 +56,7 @@ def score_marginal(params, X, name):
     docstring); ``params`` checked, X not yet validated."""
     X = check_X(X, allow_sparse=params.accepts_sparse, dtype=params.dtype, finite=False)
     check_n_features(X, params.n_features_in)
-    _report_infinite(X)
+    reject_infinite(X)
     incomplete, missing = _nan_mask(X)
     if not incomplete.any():
         return getattr(params, "_" + name)(X)

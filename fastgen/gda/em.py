@@ -142,10 +142,6 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
             f"shrinkage={shrinkage!r} with NaN in X: the estimated intensity needs the "
             f"fourth moments of the complete data, which EM does not give; pass a float "
             f"shrinkage or None")
-    infinite = np.argwhere(np.isinf(X))
-    if infinite.size:
-        raise ValueError(f"X contains infinity at row {infinite[0][0]}, column "
-                         f"{infinite[0][1]}")
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
     priors, reg, shrinkage = check_options(classes)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._runtime import blas_single_thread, serial_for_small_inputs
-from .._validation import check_priors, check_scalar, check_X, feature_names_of
+from .._validation import check_priors, check_scalar, feature_names_of
 from ..cuda import is_device_array
-from ..stats.missing import check_nan_policy
+from ..stats.missing import check_nan_policy, nan_input
 from ..stats.moments import ClassMoments, class_rows
 from .covariance import inverse_within_sd, params_from_moments
 from .params import COVARIANCE_TYPES, SCATTER_FOR, GDAParams
@@ -177,13 +177,14 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         the correlation matrix.
     """
     _check_covariance_type(covariance)
-    if check_nan_policy(nan_policy) == "marginalize" and not is_device_array(X):
+    check_nan_policy(nan_policy)
+    if nan_policy == "marginalize" and not is_device_array(X):
         from .em import check_em_options, fit_gda_missing  # only for data with NaN
 
         em_tol, em_max_iter = check_em_options(em_tol, em_max_iter)
         names = feature_names_of(X)
-        Xv = check_X(X, finite=False)
-        if np.isnan(Xv).any():
+        Xv = nan_input(X, nan_policy)
+        if Xv is not None:
             with blas_single_thread():
                 return fit_gda_missing(
                     Xv, y, covariance, sample_weight, shrinkage, unbiased, var_smoothing,

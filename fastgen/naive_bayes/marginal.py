@@ -26,7 +26,7 @@ import scipy.sparse
 from .._validation import is_sparse
 from ..kernels import nb as nb_kernels
 from ..stats.feature_counts import check_binary_values
-from ..stats.missing import diagonal_marginal_jll
+from ..stats.missing import diagonal_marginal_jll, filled, missing_matrix
 from .base import report_negative
 from .categorical import _check_categories
 
@@ -38,15 +38,7 @@ _BLOCK = 1 << 14
 def _filled(X, missing):
     """X with its NaN entries set to 0 (a copy) and the missing mask as float64 (dense
     or CSR, like X)."""
-    if is_sparse(X):
-        nan = np.isnan(X.data)
-        Xf = X.copy()
-        Xf.data[nan] = 0.0
-        M = X.copy().astype(np.float64)
-        M.data = nan.astype(np.float64)
-        M.eliminate_zeros()
-        return Xf, M
-    return np.where(missing, 0.0, X).astype(X.dtype), missing.astype(np.float64)
+    return filled(X), missing_matrix(X)
 
 
 def _dot(A, B):

@@ -24,11 +24,14 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
+from .._validation import check_X
 from ..kernels.special import MODE_JLL
 
 __all__ = ["MissingPatterns", "missing_patterns", "pattern_factors", "gaussian_marginal",
-           "conditional_moments", "shared_gaussian_marginal", "diagonal_marginal_jll", "precision_of", "LOG_2PI",
-           "nan_rows", "NAN_POLICIES", "check_nan_policy", "AvailableCase", "available_case", "pairwise_covariance"]
+           "conditional_moments", "shared_gaussian_marginal", "diagonal_marginal_jll",
+           "precision_of", "LOG_2PI", "nan_rows", "NAN_POLICIES", "check_nan_policy",
+           "nan_input", "has_nan", "reject_infinite", "class_matrix", "AvailableCase",
+           "available_case", "pairwise_covariance", "filled", "binary_counts_observed"]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 # rows per block of the per-row corrections: bounds the (rows, s, K) temporaries
@@ -43,6 +46,41 @@ def check_nan_policy(nan_policy):
     if not isinstance(nan_policy, str) or nan_policy not in NAN_POLICIES:
         raise ValueError(f"nan_policy must be 'raise' or 'marginalize'; got {nan_policy!r}")
     return nan_policy
+
+
+def reject_infinite(X):
+    """Raise naming the first infinite entry of validated X (dense or CSR; NaN
+    allowed)."""
+    data = X.data if scipy.sparse.issparse(X) else X.reshape(-1)
+    bad = np.flatnonzero(np.isinf(data))
+    if not bad.size:
+        return
+    p = int(bad[0])
+    if scipy.sparse.issparse(X):
+        row = int(np.searchsorted(X.indptr, p, side="right") - 1)
+        col = int(X.indices[p])
+    else:
+        row, col = divmod(p, X.shape[1])
+    raise ValueError(f"X contains infinity at row {row}, column {col}")
+
+
+def has_nan(X) -> bool:
+    """Whether validated X (dense, or the stored values of CSR) holds a NaN."""
+    data = X.data if scipy.sparse.issparse(X) else X
+    return bool(np.isnan(data).any())
+
+
+def nan_input(X, nan_policy, *, allow_sparse=False):
+    """For a fit: X validated with NaN allowed (infinity refused) when ``nan_policy`` is
+    "marginalize" and X holds a NaN, else None (the complete-data fit then runs on X as
+    given, unchanged)."""
+    if check_nan_policy(nan_policy) != "marginalize":
+        return None
+    Xv = check_X(X, allow_sparse=allow_sparse, finite=False)
+    if not has_nan(Xv):
+        return None
+    reject_infinite(Xv)
+    return Xv
 
 
 def nan_rows(X) -> np.ndarray:
@@ -293,7 +331,7 @@ class AvailableCase:
     centred: np.ndarray
 
 
-def _class_matrix(codes, w, K):
+def class_matrix(codes, w, K):
     """The sparse (K, n) matrix of the row weights by class: H @ A sums A by class."""
     n = codes.shape[0]
     weights = w if w.shape[0] else np.ones(n)
@@ -309,7 +347,7 @@ def available_case(X, missing, codes, w, K, classes) -> AvailableCase:
         raise ValueError(
             f"X has no observed value in column {empty[0]} (every entry is NaN): its "
             f"distribution cannot be estimated; drop the column")
-    H = _class_matrix(codes, w, K)
+    H = class_matrix(codes, w, K)
     O = (~missing).astype(np.float64)
     W = np.asarray(H.sum(axis=1), dtype=np.float64).reshape(-1)
     N = np.asarray(H @ O)
@@ -349,3 +387,42 @@ def pairwise_covariance(ac: AvailableCase, codes, w, missing, K, pooled):
             S = np.diag(np.diag(S))
         out.append(S)
     return out[0] if pooled else np.stack(out)
+
+
+def filled(X, value=0.0):
+    """A copy of validated X (dense or CSR) with its NaN entries set to ``value``."""
+    if scipy.sparse.issparse(X):
+        out = X.copy()
+        out.data = np.where(np.isnan(X.data), value, X.data).astype(X.dtype)
+        return out
+    return np.where(np.isnan(X), value, X).astype(X.dtype)
+
+
+def missing_matrix(X):
+    """The NaN entries of validated X as 1.0 (float64): dense, or CSR for CSR X."""
+    if scipy.sparse.issparse(X):
+        M = X.copy().astype(np.float64)
+        M.data = np.isnan(X.data).astype(np.float64)
+        M.eliminate_zeros()
+        return M
+    return np.isnan(X).astype(np.float64)
+
+
+def _dense(A):
+    return np.asarray(A.toarray() if scipy.sparse.issparse(A) else A, dtype=np.float64)
+
+
+def binary_counts_observed(X, codes, w, K, binarize):
+    """(N_k (K,), F_kj (K, d), N_kj (K, d)) of validated X with NaN entries (dense or
+    CSR): the class weights, the weighted counts of the observed entries with value 1
+    (x > ``binarize``, or x itself when None) and the weights of the rows of class k
+    that observe feature j."""
+    A = filled(X)
+    if binarize is not None:
+        if scipy.sparse.issparse(A):
+            A.data = (A.data > binarize).astype(np.float64)
+        else:
+            A = (A > binarize).astype(np.float64)
+    H = class_matrix(codes, w, K)
+    cc = np.asarray(H.sum(axis=1), dtype=np.float64).reshape(-1)
+    return cc, _dense(H @ A), cc[:, None] - _dense(H @ missing_matrix(X))
