@@ -9,7 +9,8 @@
   covariances (their diagonal where those are not positive definite).  Each iteration
   is one pass of conditional expectations
   (:func:`fastgen.stats.missing.conditional_moments`) and an M-step; it stops when the
-  observed-data log-likelihood rises by less than ``em_tol`` relative to its size.
+  observed-data log-likelihood rises by at most ``em_tol`` per unit of row weight (a
+  rule that, unlike a change relative to |ℓ|, does not depend on the units).
 
 ``reg`` and a float ``shrinkage`` apply once, to the converged covariance (EM gives the
 maximum-likelihood estimate, as the complete-data fit's moments do); estimated
@@ -64,7 +65,10 @@ def em_gaussian(X, pats: MissingPatterns, resp, means, covariance, pooled, class
     ``resp`` (n, K): each row's weight for each class (fixed here: known labels).  The
     history holds ``log_prior_total`` + Σ_ik r_ik log N(x_io; μ_k,o, Σ_k,oo) at the
     start and after each iteration; the loop stops when an iteration raises it by at
-    most ``em_tol``·|ℓ| (``converged``) or after ``em_max_iter`` iterations.
+    most ``em_tol``·W, W = Σ_ik r_ik (``converged``: the mean gain per row), or after
+    ``em_max_iter`` iterations.  The gain of an iteration does not depend on the units
+    or offsets of the features (ℓ itself does, by a constant), so neither does the
+    stopping rule.
     """
     history = []
     n_iter = 0
@@ -84,7 +88,7 @@ def em_gaussian(X, pats: MissingPatterns, resp, means, covariance, pooled, class
                 f"parameters); use covariance='pooled' or 'diagonal', or drop "
                 f"features") from None
         history.append(loglik + log_prior_total)
-        if len(history) > 1 and history[-1] - history[-2] <= em_tol * abs(history[-1]):
+        if len(history) > 1 and history[-1] - history[-2] <= em_tol * W.sum():
             converged = True
             break
         if n_iter >= em_max_iter:

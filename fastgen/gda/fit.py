@@ -145,8 +145,9 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         value, or a class with none for some feature, raises.  Without NaN the fit is
         the complete-data one.
     em_tol : float ≥ 0, default 1e-8
-        EM stops when an iteration raises the observed-data log-likelihood ℓ by at
-        most em_tol·|ℓ|.
+        EM stops when an iteration raises the observed-data log-likelihood by at most
+        em_tol·W (W the total sample weight: the mean gain per row; unlike a change
+        relative to |ℓ| this does not depend on the units of the features).
     em_max_iter : int ≥ 0, default 200
         At most this many EM iterations (then a ConvergenceWarning).
 

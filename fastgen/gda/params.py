@@ -74,8 +74,8 @@ class GDAParams(FittedParams):
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
     n_iter, converged, log_likelihood_history : int, bool, (n_iter + 1,) float64, or None
         A fit by EM (missing features, ``fit_gda(..., nan_policy="marginalize")`` with
-        a full covariance): the number of EM iterations, whether the relative change of
-        the observed-data log-likelihood fell below ``em_tol``, and that
+        a full covariance): the number of EM iterations, whether the last one raised
+        the observed-data log-likelihood by at most ``em_tol`` per row, and that
         log-likelihood Σ_i w_i [log π_{y_i} + log N(x_io; μ_{y_i},o, Σ_oo)] at the start
         and after each iteration (it never decreases).  None for every other fit.
     """

@@ -354,8 +354,9 @@ def available_case(X, missing, codes, w, K, classes) -> AvailableCase:
     bad = np.argwhere(~(N > 0))
     if bad.size:
         k, j = bad[0]
+        label = classes[k].item() if hasattr(classes[k], "item") else classes[k]
         raise ValueError(
-            f"class {classes[k]!r} has no observed value of feature {j} (with positive "
+            f"class {label!r} has no observed value of feature {j} (with positive "
             f"weight): its mean cannot be estimated; drop the feature or the class")
     X0 = np.where(missing, 0.0, X).astype(np.float64)
     means = np.asarray(H @ X0) / N
