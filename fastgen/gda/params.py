@@ -72,12 +72,16 @@ class GDAParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter, converged, log_likelihood_history : int, bool, (n_iter + 1,) float64, or None
-        A fit by EM (missing features, ``fit_gda(..., nan_policy="marginalize")`` with
-        a full covariance): the number of EM iterations, whether the last one raised
-        the observed-data log-likelihood by at most ``em_tol`` per row, and that
-        log-likelihood Σ_i w_i [log π_{y_i} + log N(x_io; μ_{y_i},o, Σ_oo)] at the start
-        and after each iteration (it never decreases).  None for every other fit.
+    n_iter : int or None
+        A fit by EM (missing features: ``fit_gda(..., nan_policy="marginalize")`` with a
+        full covariance): the number of EM iterations; None for every other fit.
+    converged : bool or None
+        Whether the last EM iteration raised the observed-data log-likelihood by at
+        most ``em_tol`` per unit of row weight; None without EM.
+    log_likelihood_history : (n_iter + 1,) float64 or None
+        The observed-data log-likelihood Σ_i w_i [log π_{y_i} + log N(x_io; μ_{y_i},o,
+        Σ_oo)] at the start and after each EM iteration (it never decreases); None
+        without EM.
     """
 
     #: scoring detects non-finite X from the scores themselves (see ``_check_rows``)

@@ -177,26 +177,25 @@ def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det
     c = means.mean(axis=0)
     Z = _residuals(X, pats.missing, c)
     Y = Z @ precision
-    q0 = np.einsum("ij,ij->i", Z, Y)
     delta = means - c
-    observed = ~pats.patterns  # (P, d)
-    OD = observed[:, :, None] * delta.T[None]  # (P, d, K): P_oδ_k per pattern
+    OD = (~pats.patterns)[:, :, None] * delta.T[None]  # (P, d, K): P_oδ_k per pattern
     B = np.matmul(precision, OD)  # ΛP_oδ_k
-    c_pk = np.einsum("pjk,pjk->pk", OD, B)
-    n_obs = d - pats.n_missing
-    out = -0.5 * (log_det + n_obs * LOG_2PI)[pats.pattern_of][:, None] - 0.5 * (
-        q0[:, None] + c_pk[pats.pattern_of])
-    Ym = np.where(pats.missing, 0.0, Y)  # P_oΛz
-    out += Ym @ delta.T
+    # per pattern: −½(log|Σ| + |o|·log 2π + δ_kᵀP_oΛP_oδ_k), the Λ_mm terms added below
+    table = -0.5 * (np.einsum("pjk,pjk->pk", OD, B)
+                    + (log_det + (d - pats.n_missing) * LOG_2PI)[:, None])
+    out = table[pats.pattern_of]
+    out -= 0.5 * np.einsum("ij,ij->i", Z, Y)[:, None]
     for s, rows, local, idx in pats.groups():
         inv, logdet_mm = pattern_factors(precision, idx)
         Bm = np.take_along_axis(B[pats.patterns_index(s)], idx[:, :, None], axis=1)
         for b in range(0, rows.shape[0], _BLOCK):
             r = rows[b:b + _BLOCK]
             p = local[b:b + _BLOCK]
-            u = Y[r[:, None], idx[p]][:, :, None] - Bm[p]  # (rows, s, K)
+            u = Y[r[:, None], idx[p]][:, :, None] - Bm[p]  # (Λr_k)_m, (rows, s, K)
             w = np.matmul(inv[p], u)
             out[r] += 0.5 * (np.einsum("nak,nak->nk", w, w) - logdet_mm[p][:, None])
+    Y[pats.missing] = 0.0  # P_oΛz
+    out += Y @ delta.T
     every = pats.n_missing[pats.pattern_of] == d
     out[every] = 0.0
     return out
