@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from .._runtime import blas_single_thread
 from ..kernels import nb as nb_kernels
 from ..stats.missing import (
     diagonal_marginal_jll,
@@ -50,17 +51,25 @@ def marginal_joint_log_likelihood(params, X, missing) -> np.ndarray:
             f"covariance), so the observed features of a row have no marginal density; "
             f"refit with reg>0 (or drop the constant or collinear features) to score rows "
             f"with NaN")
-    pats = missing_patterns(missing)
+    # rows grouped by pattern (slices, not gathers), back in their order at the end
+    order, pats = missing_patterns(missing).sorted()
     means = params.means.astype(np.float64)
     chol = params.cholesky.astype(np.float64)
     log_det = params.log_det.astype(np.float64)
-    Xf = X.astype(np.float64, copy=False)
+    Xs = X[order].astype(np.float64, copy=False)
+    with blas_single_thread():  # as the complete-data scoring: no spinning BLAS threads
+        sorted_out = _sorted_scores(Xs, pats, means, chol, log_det, ct)
+    out = np.empty_like(sorted_out)
+    out[order] = sorted_out + log_prior
+    return out
+
+
+def _sorted_scores(Xs, pats, means, chol, log_det, ct):
+    K = means.shape[0]
     if ct == "pooled":
-        return log_prior + shared_gaussian_marginal(Xf, pats, means, _precision(chol),
-                                                    log_det[0])
-    out = np.empty((X.shape[0], K))
+        return shared_gaussian_marginal(Xs, pats, means, _precision(chol), log_det[0])
+    out = np.empty((Xs.shape[0], K))
     for k in range(K):
-        logpdf, _, _ = gaussian_marginal(Xf, pats, means[k], _precision(chol[k]),
-                                         log_det[k])
-        out[:, k] = logpdf + log_prior[k]
+        out[:, k], _, _ = gaussian_marginal(Xs, pats, means[k], _precision(chol[k]),
+                                            log_det[k])
     return out

@@ -101,33 +101,60 @@ class MissingPatterns:
     patterns: np.ndarray
     pattern_of: np.ndarray
     n_missing: np.ndarray
+    contiguous: bool = False
 
     def patterns_index(self, s):
         """The patterns with s missing features, in the order of :meth:`groups`."""
         return np.flatnonzero(self.n_missing == s)
 
+    def sorted(self):
+        """(order, the same patterns with the rows taken in ``order``): rows grouped by
+        pattern, patterns by missing count, so that :meth:`groups` gives slices (views
+        instead of gathers).  Take X's rows in ``order`` too."""
+        order = np.argsort(self.pattern_of, kind="stable")
+        return order, MissingPatterns(self.missing[order], self.patterns,
+                                      self.pattern_of[order], self.n_missing, True)
+
     def groups(self):
-        """(s, rows, pats, idx) for each missing count s ≥ 1 present: ``rows`` the rows
-        with s missing features, ``pats`` the patterns with s missing, ``idx`` (P_s, s)
-        their missing columns (ascending), and ``pattern_of`` mapped to positions in
-        ``pats`` via the returned rows' ``local`` (see :meth:`local`)."""
+        """(s, rows, local, idx) for each missing count s ≥ 1 present: ``rows`` the rows
+        with s missing features (a slice where the rows are :meth:`sorted`, else their
+        indices), ``local`` each row's pattern among those with s missing
+        (:meth:`patterns_index`), ``idx`` (P_s, s) their missing columns, ascending."""
         out = []
+        if self.contiguous:
+            bounds = np.searchsorted(self.pattern_of, np.arange(self.n_missing.shape[0] + 1))
         for s in np.unique(self.n_missing):
             s = int(s)
             if s == 0:
                 continue
             pats = self.patterns_index(s)
             idx = np.nonzero(self.patterns[pats])[1].reshape(-1, s)
-            local = np.full(self.patterns.shape[0], -1, dtype=np.intp)
-            local[pats] = np.arange(pats.shape[0])
-            rows = np.flatnonzero(self.n_missing[self.pattern_of] == s)
-            out.append((s, rows, local[self.pattern_of[rows]], idx))
+            if self.contiguous:  # patterns sorted by missing count: one run of rows
+                rows = slice(int(bounds[pats[0]]), int(bounds[pats[-1] + 1]))
+                local = self.pattern_of[rows] - pats[0]
+            else:
+                where = np.full(self.patterns.shape[0], -1, dtype=np.intp)
+                where[pats] = np.arange(pats.shape[0])
+                rows = np.flatnonzero(self.n_missing[self.pattern_of] == s)
+                local = where[self.pattern_of[rows]]
+            out.append((s, rows, local, idx))
         return out
+
+
+def blocks(rows, size):
+    """(part of ``rows``, offset) in pieces of at most ``size`` rows (``rows`` a slice
+    or an index array)."""
+    if isinstance(rows, slice):
+        for a in range(rows.start, rows.stop, size):
+            yield slice(a, min(a + size, rows.stop)), a - rows.start
+    else:
+        for a in range(0, rows.shape[0], size):
+            yield rows[a:a + size], a
 
 
 def missing_patterns(missing) -> MissingPatterns:
     """Group the rows of the (n, d) bool mask ``missing`` by pattern (bits packed into
-    8-byte words, then one sort)."""
+    8-byte words, then one sort); the patterns are numbered by missing count."""
     missing = np.ascontiguousarray(missing, dtype=bool)
     n, d = missing.shape
     packed = np.packbits(missing, axis=1)
@@ -141,9 +168,12 @@ def missing_patterns(missing) -> MissingPatterns:
     else:
         keys = words.view(np.dtype((np.void, 8 * words.shape[1])))[:, 0]
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    patterns = missing[first]
-    return MissingPatterns(missing, patterns, inverse.reshape(-1).astype(np.intp),
-                           patterns.sum(axis=1))
+    counts = missing[first].sum(axis=1)
+    by_count = np.argsort(counts, kind="stable")
+    rank = np.empty_like(by_count)
+    rank[by_count] = np.arange(by_count.shape[0])
+    return MissingPatterns(missing, missing[first[by_count]],
+                           rank[inverse.reshape(-1)].astype(np.intp), counts[by_count])
 
 
 def pattern_factors(precision, idx):
@@ -188,10 +218,9 @@ def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det
     for s, rows, local, idx in pats.groups():
         inv, logdet_mm = pattern_factors(precision, idx)
         Bm = np.take_along_axis(B[pats.patterns_index(s)], idx[:, :, None], axis=1)
-        for b in range(0, rows.shape[0], _BLOCK):
-            r = rows[b:b + _BLOCK]
-            p = local[b:b + _BLOCK]
-            u = Y[r[:, None], idx[p]][:, :, None] - Bm[p]  # (Λr_k)_m, (rows, s, K)
+        for r, at in blocks(rows, _BLOCK):
+            p = local[at:at + _BLOCK]
+            u = np.take_along_axis(Y[r], idx[p], axis=1)[:, :, None] - Bm[p]  # (Λr_k)_m
             w = np.matmul(inv[p], u)
             out[r] += 0.5 * (np.einsum("nak,nak->nk", w, w) - logdet_mm[p][:, None])
     Y[pats.missing] = 0.0  # P_oΛz
@@ -221,16 +250,17 @@ def gaussian_marginal(X, pats: MissingPatterns, mean, precision, log_det, *,
     cond = {}
     for s, rows, local, idx in pats.groups():
         inv, logdet_mm = pattern_factors(precision, idx)
-        for b in range(0, rows.shape[0], _BLOCK):
-            r = rows[b:b + _BLOCK]
-            p = local[b:b + _BLOCK]
-            u = Y[r[:, None], idx[p]]
+        for r, at in blocks(rows, _BLOCK):
+            p = local[at:at + _BLOCK]
+            cols = idx[p]
+            u = np.take_along_axis(Y[r], cols, axis=1)
             w = np.einsum("nab,nb->na", inv[p], u)
             logpdf[r] += 0.5 * (np.einsum("na,na->n", w, w) - logdet_mm[p])
             if impute:
                 shift = np.einsum("nba,nb->na", inv[p], w)  # Λ_mm⁻¹u = Lmm⁻ᵀ Lmm⁻¹ u
-                cols = idx[p]
-                imputed[r[:, None], cols] = mean[cols] - shift
+                part = imputed[r]
+                np.put_along_axis(part, cols, mean[cols] - shift, axis=1)
+                imputed[r] = part
         if impute:
             cov_mm = np.einsum("pba,pbc->pac", inv, inv)  # Lmm⁻ᵀ Lmm⁻¹ = Λ_mm⁻¹
             cond[s] = (rows, cov_mm, local, idx)
