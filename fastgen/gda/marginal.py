@@ -18,7 +18,6 @@ import numpy as np
 import scipy.linalg
 
 from .._runtime import blas_single_thread
-from ..kernels import nb as nb_kernels
 from ..stats.missing import (
     diagonal_marginal_jll,
     gaussian_marginal,
@@ -43,33 +42,28 @@ def marginal_joint_log_likelihood(params, X, missing) -> np.ndarray:
         log_prior = np.log(params.priors.astype(np.float64))
     ct = params.covariance_type
     if ct in ("diagonal", "pooled_diagonal"):
-        kernel = nb_kernels.gaussian_nb_kernel_for(d, K)
-        return diagonal_marginal_jll(X, missing, params.scoring_tables()[1], kernel)
+        return diagonal_marginal_jll(X, params.means, params.covariance, log_prior)
     if params.rank < d:
         raise ValueError(
             f"this pooled model has rank {params.rank} < {d} (a singular within-class "
             f"covariance), so the observed features of a row have no marginal density; "
             f"refit with reg>0 (or drop the constant or collinear features) to score rows "
             f"with NaN")
-    # rows grouped by pattern (slices, not gathers), back in their order at the end
-    order, pats = missing_patterns(missing).sorted()
+    pats = missing_patterns(missing)
     means = params.means.astype(np.float64)
     chol = params.cholesky.astype(np.float64)
     log_det = params.log_det.astype(np.float64)
+    if ct == "pooled":  # one pass over the rows, in their order
+        return shared_gaussian_marginal(X, pats, means, _precision(chol), log_det[0],
+                                        log_prior)
+    # per class: rows grouped by pattern (slices, not gathers), back in order at the end
+    order, pats = pats.sorted()
     Xs = X[order].astype(np.float64, copy=False)
+    sorted_out = np.empty((X.shape[0], K))
     with blas_single_thread():  # as the complete-data scoring: no spinning BLAS threads
-        sorted_out = _sorted_scores(Xs, pats, means, chol, log_det, ct)
+        for k in range(K):
+            sorted_out[:, k], _, _ = gaussian_marginal(Xs, pats, means[k],
+                                                       _precision(chol[k]), log_det[k])
     out = np.empty_like(sorted_out)
     out[order] = sorted_out + log_prior
-    return out
-
-
-def _sorted_scores(Xs, pats, means, chol, log_det, ct):
-    K = means.shape[0]
-    if ct == "pooled":
-        return shared_gaussian_marginal(Xs, pats, means, _precision(chol), log_det[0])
-    out = np.empty((Xs.shape[0], K))
-    for k in range(K):
-        out[:, k], _, _ = gaussian_marginal(Xs, pats, means[k], _precision(chol[k]),
-                                            log_det[k])
     return out

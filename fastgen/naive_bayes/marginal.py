@@ -24,7 +24,6 @@ import numpy as np
 import scipy.sparse
 
 from .._validation import is_sparse
-from ..kernels import nb as nb_kernels
 from ..stats.feature_counts import check_binary_values
 from ..stats.missing import diagonal_marginal_jll, filled, missing_matrix
 from .base import report_negative
@@ -59,9 +58,7 @@ def _all_missing(X, missing):
 
 
 def _gaussian(params, X, missing):
-    K, d = params.means.shape
-    return diagonal_marginal_jll(X, missing, params.scoring_tables()[1],
-                                 nb_kernels.gaussian_nb_kernel_for(d, K))
+    return diagonal_marginal_jll(X, params.means, params.variances, params.class_log_prior)
 
 
 def _bernoulli(params, X, missing):

@@ -25,10 +25,12 @@ import scipy.linalg
 import scipy.sparse
 
 from .._validation import check_X
+from ..kernels.missing import diagonal_marginal_scores, shared_marginal_scores
 from ..kernels.special import MODE_JLL
 
 __all__ = ["MissingPatterns", "missing_patterns", "pattern_factors", "gaussian_marginal",
            "conditional_moments", "shared_gaussian_marginal", "diagonal_marginal_jll",
+           "pattern_tables",
            "precision_of", "LOG_2PI", "nan_rows", "NAN_POLICIES", "check_nan_policy",
            "nan_input", "has_nan", "reject_infinite", "class_matrix", "AvailableCase",
            "available_case", "pairwise_covariance", "filled", "binary_counts_observed"]
@@ -195,9 +197,36 @@ def _residuals(X, missing, mean):
     return R
 
 
-def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det):
-    """(n, K) log N(x_o; μ_k,o, Σ_oo) of every row of X for K classes sharing one Σ
-    (precision Λ, log|Σ| ``log_det``), in one product of the rows with Λ.
+def pattern_tables(precision, pats: MissingPatterns):
+    """The factors of every pattern as the row kernels take them: (idx_ptr, idx,
+    inv_ptr, inv, log|Λ_mm| (P,)), pattern p's missing columns ``idx[idx_ptr[p]:
+    idx_ptr[p + 1]]`` and its L_mm⁻¹ (s × s, row-major) ``inv[inv_ptr[p]:...]``."""
+    s_of = pats.n_missing.astype(np.intp)
+    idx_ptr = np.zeros(s_of.shape[0] + 1, dtype=np.intp)
+    np.cumsum(s_of, out=idx_ptr[1:])
+    inv_ptr = np.zeros(s_of.shape[0] + 1, dtype=np.intp)
+    np.cumsum(s_of * s_of, out=inv_ptr[1:])
+    idx = np.empty(int(idx_ptr[-1]), dtype=np.intp)
+    inv = np.empty(int(inv_ptr[-1]))
+    logdet = np.zeros(s_of.shape[0])
+    for s in np.unique(s_of):
+        if s == 0:
+            continue
+        pats_s = pats.patterns_index(s)  # numbered by missing count: one range
+        p0, p1 = int(pats_s[0]), int(pats_s[-1]) + 1
+        cols = np.nonzero(pats.patterns[p0:p1])[1].reshape(-1, s)
+        f_inv, f_logdet = pattern_factors(precision, cols)
+        idx[idx_ptr[p0]:idx_ptr[p1]] = cols.reshape(-1)
+        inv[inv_ptr[p0]:inv_ptr[p1]] = f_inv.reshape(-1)
+        logdet[p0:p1] = f_logdet
+    return idx_ptr, idx, inv_ptr, inv, logdet
+
+
+def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det,
+                             log_prior):
+    """(n, K) log π_k + log N(x_o; μ_k,o, Σ_oo) of every row of X (NaN marks the
+    missing entries) for K classes sharing one Σ (precision Λ, log|Σ| ``log_det``), in
+    one pass (:func:`fastgen.kernels.missing.shared_marginal_scores`).
 
     With c the mean of the class means, z = P_o(x − c) and δ_k = μ_k − c, the residual
     of class k is r_k = z − P_oδ_k, so that (Λr_k)_m = (Λz)_m − B_m, B = ΛP_oδ_k a
@@ -205,28 +234,17 @@ def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det
     """
     K, d = means.shape
     c = means.mean(axis=0)
-    Z = _residuals(X, pats.missing, c)
-    Y = Z @ precision
-    delta = means - c
+    delta = np.ascontiguousarray(means - c)
     OD = (~pats.patterns)[:, :, None] * delta.T[None]  # (P, d, K): P_oδ_k per pattern
-    B = np.matmul(precision, OD)  # ΛP_oδ_k
-    # per pattern: −½(log|Σ| + |o|·log 2π + δ_kᵀP_oΛP_oδ_k), the Λ_mm terms added below
+    B = np.ascontiguousarray(np.matmul(precision, OD))  # ΛP_oδ_k
+    idx_ptr, idx, inv_ptr, inv, logdet_mm = pattern_tables(precision, pats)
     table = -0.5 * (np.einsum("pjk,pjk->pk", OD, B)
-                    + (log_det + (d - pats.n_missing) * LOG_2PI)[:, None])
-    out = table[pats.pattern_of]
-    out -= 0.5 * np.einsum("ij,ij->i", Z, Y)[:, None]
-    for s, rows, local, idx in pats.groups():
-        inv, logdet_mm = pattern_factors(precision, idx)
-        Bm = np.take_along_axis(B[pats.patterns_index(s)], idx[:, :, None], axis=1)
-        for r, at in blocks(rows, _BLOCK):
-            p = local[at:at + _BLOCK]
-            u = np.take_along_axis(Y[r], idx[p], axis=1)[:, :, None] - Bm[p]  # (Λr_k)_m
-            w = np.matmul(inv[p], u)
-            out[r] += 0.5 * (np.einsum("nak,nak->nk", w, w) - logdet_mm[p][:, None])
-    Y[pats.missing] = 0.0  # P_oΛz
-    out += Y @ delta.T
-    every = pats.n_missing[pats.pattern_of] == d
-    out[every] = 0.0
+                    + (log_det + logdet_mm + (d - pats.n_missing) * LOG_2PI)[:, None])
+    out = np.empty((X.shape[0], K))
+    shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision), delta,
+                           np.ascontiguousarray(table), B, idx_ptr, idx, inv_ptr, inv,
+                           np.ascontiguousarray(log_prior, dtype=np.float64), MODE_JLL,
+                           out)
     return out
 
 
@@ -326,24 +344,24 @@ def conditional_moments(X, pats: MissingPatterns, resp, means, covariances, pool
     return W, mu, S, loglik
 
 
-def diagonal_marginal_jll(X, missing, tables, kernel):
+def diagonal_marginal_jll(X, means, variances, log_prior):
     """Joint log-likelihoods (n, K) float64 of a diagonal Gaussian model with the
-    missing features left out: log π_k − ½ Σ_{j∈o} [log 2πσ²_kj + (x_j − μ_kj)²/σ²_kj].
+    missing features (NaN in X) left out, in one pass
+    (:func:`fastgen.kernels.missing.diagonal_marginal_scores`)::
 
-    ``tables`` are (μ (K, d), 1/σ² (K, d), const (K,)), const_k = log π_k −
-    ½ Σ_j log 2πσ²_kj (a diagonal model's ``scoring_tables()``); ``kernel`` the
-    complete-data scoring kernel ``kernel(X, μ, 1/σ², const, mode, out)``.  The missing
-    entries are filled with the class-weighted centre c and scored by ``kernel``; the
-    terms of the filled entries, −½[(c_j − μ_kj)²/σ²_kj + log 2πσ²_kj], are then taken
-    out by one product of the missing mask with their (K, d) table.
+        log π_k − ½ Σ_{j∈o} [log 2πσ²_kj + (x_j − μ_kj)²/σ²_kj].
+
+    ``variances`` (K, d) or (d,) (shared by the classes).
     """
-    means, inv_var, const = (np.asarray(t, dtype=np.float64) for t in tables)
-    fill = means.mean(axis=0)
-    Xf = np.where(missing, fill.astype(X.dtype), X)
-    out = np.empty((X.shape[0], means.shape[0]), dtype=X.dtype)
-    kernel(np.ascontiguousarray(Xf), means, inv_var, const, MODE_JLL, out)
-    terms = (fill - means) ** 2 * inv_var + LOG_2PI - np.log(inv_var)
-    return out.astype(np.float64) + 0.5 * (missing.astype(np.float64) @ terms.T)
+    K, d = means.shape
+    var = np.broadcast_to(np.asarray(variances, dtype=np.float64), (K, d))
+    out = np.empty((X.shape[0], K))
+    diagonal_marginal_scores(X, np.ascontiguousarray(means, dtype=np.float64),
+                             np.ascontiguousarray(1.0 / var),
+                             np.ascontiguousarray(np.log(2.0 * np.pi * var)),
+                             np.ascontiguousarray(log_prior, dtype=np.float64), MODE_JLL,
+                             out)
+    return out
 
 
 @dataclass(frozen=True)

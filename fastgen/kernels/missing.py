@@ -1,0 +1,112 @@
+"""Scoring kernels for rows with missing features (NaN in X): one pass over the rows.
+
+A row's NaN entries are its missing features m, the rest o.  Both kernels write the
+joint log-likelihoods of the observed features, log π_k + log p(x_o | y=k), and finish
+each block of rows per ``mode`` (:func:`fastgen.kernels.special.finish_rows`).  numpy
+versions of the same formulas took 9-15× the complete-data scoring (many passes over
+the rows and gathers per pattern; benchmarks/NOTES.md), hence one kernel pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ._jit import REASSOC, pjit
+from .special import ROW_BLOCK, finish_rows
+
+__all__ = ["diagonal_marginal_scores", "shared_marginal_scores"]
+
+
+@pjit(fastmath=REASSOC)
+def diagonal_marginal_scores(X, means, inv_var, log_var, bias, mode, out):
+    """Diagonal Gaussian scores over the observed features::
+
+        jll_ik = bias_k − ½ Σ_{j: x_ij not NaN} [(x_ij − μ_kj)²/σ²_kj + log 2πσ²_kj].
+
+    X (n, d) float32/float64 C-contiguous; means, inv_var, log_var (K, d) float64 (μ,
+    1/σ², log 2πσ²); bias (K,) float64 (log π_k); out (n, K), written in place.
+    Returns the number of rows with a NaN or non-finite maximum score.
+    """
+    n, d = X.shape
+    K = bias.shape[0]
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    bad = 0
+    for b in prange(nb):
+        r0 = b * ROW_BLOCK
+        r1 = min(n, r0 + ROW_BLOCK)
+        for i in range(r0, r1):
+            for k in range(K):
+                s = 0.0
+                for j in range(d):
+                    x = np.float64(X[i, j])
+                    if x == x:
+                        t = x - means[k, j]
+                        s += t * t * inv_var[k, j] + log_var[k, j]
+                out[i, k] = bias[k] - 0.5 * s
+        bad += finish_rows(out, r0, r1, mode)
+    return bad
+
+
+@pjit
+def shared_marginal_scores(X, pattern_of, centre, precision, delta, table, B, idx_ptr,
+                           idx, inv_ptr, inv, bias, mode, out):
+    """Gaussian scores over the observed features for classes sharing one Σ.
+
+    With z = P_o(x − c) (0 at the missing entries), y = Λz and r_k = z − P_oδ_k
+    (δ_k = μ_k − c), the quadratic form of the observed block is
+    rᵀΛr − uᵀΛ_mm⁻¹u with u = (Λr_k)_m = y_m − (ΛP_oδ_k)_m, so::
+
+        jll_ik = bias_k + table_pk − ½ zᵀy + Σ_{j∈o} y_j δ_kj + ½ ‖L_mm⁻¹ u‖²,
+
+    ``table`` (P, K) = −½(δ_kᵀP_oΛP_oδ_k + log|Σ| + log|Λ_mm| + |o|·log 2π) per pattern p,
+    ``B`` (P, d, K) = ΛP_oδ_k, and per pattern its missing columns
+    ``idx[idx_ptr[p]:idx_ptr[p+1]]`` and L_mm⁻¹ row-major in ``inv[inv_ptr[p]:...]``.
+    A row with every feature missing gets bias_k.  ``pattern_of`` (n,) intp.
+    """
+    n, d = X.shape
+    K = bias.shape[0]
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    bad = 0
+    for b in prange(nb):
+        r0 = b * ROW_BLOCK
+        r1 = min(n, r0 + ROW_BLOCK)
+        z = np.empty(d)
+        y = np.empty(d)
+        u = np.empty(d)
+        for i in range(r0, r1):
+            p = pattern_of[i]
+            a0 = idx_ptr[p]
+            s = idx_ptr[p + 1] - a0
+            if s == d:
+                for k in range(K):
+                    out[i, k] = bias[k]
+                continue
+            for j in range(d):
+                x = np.float64(X[i, j])
+                z[j] = x - centre[j] if x == x else 0.0
+            q0 = 0.0
+            for j in range(d):
+                t = 0.0
+                for l in range(d):
+                    t += precision[j, l] * z[l]
+                y[j] = t
+                q0 += z[j] * t
+            c0 = inv_ptr[p]
+            for k in range(K):
+                acc = bias[k] + table[p, k] - 0.5 * q0
+                for j in range(d):
+                    acc += y[j] * delta[k, j]
+                for a in range(s):
+                    j = idx[a0 + a]
+                    acc -= y[j] * delta[k, j]  # the sum runs over o only
+                    u[a] = y[j] - B[p, j, k]
+                w2 = 0.0
+                for a in range(s):
+                    t = 0.0
+                    for c in range(a + 1):
+                        t += inv[c0 + a * s + c] * u[c]
+                    w2 += t * t
+                out[i, k] = acc + 0.5 * w2
+        bad += finish_rows(out, r0, r1, mode)
+    return bad
