@@ -48,7 +48,7 @@ def diagonal_marginal_scores(X, means, inv_var, log_var, bias, mode, out):
     return bad
 
 
-@pjit
+@pjit(fastmath=REASSOC)
 def shared_marginal_scores(X, pattern_of, centre, precision, delta, table, B, idx_ptr,
                            idx, inv_ptr, inv, bias, mode, out):
     """Gaussian scores over the observed features for classes sharing one Σ.
