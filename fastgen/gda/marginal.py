@@ -17,10 +17,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .._runtime import blas_single_thread
 from ..stats.missing import (
+    class_gaussian_marginal,
     diagonal_marginal_jll,
-    gaussian_marginal,
     missing_patterns,
     shared_gaussian_marginal,
 )
@@ -56,14 +55,5 @@ def marginal_joint_log_likelihood(params, X, missing) -> np.ndarray:
     if ct == "pooled":  # one pass over the rows, in their order
         return shared_gaussian_marginal(X, pats, means, _precision(chol), log_det[0],
                                         log_prior)
-    # per class: rows grouped by pattern (slices, not gathers), back in order at the end
-    order, pats = pats.sorted()
-    Xs = X[order].astype(np.float64, copy=False)
-    sorted_out = np.empty((X.shape[0], K))
-    with blas_single_thread():  # as the complete-data scoring: no spinning BLAS threads
-        for k in range(K):
-            sorted_out[:, k], _, _ = gaussian_marginal(Xs, pats, means[k],
-                                                       _precision(chol[k]), log_det[k])
-    out = np.empty_like(sorted_out)
-    out[order] = sorted_out + log_prior
-    return out
+    precisions = np.stack([_precision(Lk) for Lk in chol])
+    return class_gaussian_marginal(X, pats, means, precisions, log_det, log_prior)

@@ -15,7 +15,9 @@ from numba import prange
 from ._jit import REASSOC, pjit
 from .special import ROW_BLOCK, finish_rows
 
-__all__ = ["diagonal_marginal_scores", "shared_marginal_scores"]
+__all__ = ["diagonal_marginal_scores", "shared_marginal_scores", "class_marginal_scores"]
+
+LOG_2PI = 1.8378770664093453  # log 2π
 
 
 @pjit(fastmath=REASSOC)
@@ -108,5 +110,55 @@ def shared_marginal_scores(X, pattern_of, centre, precision, delta, table, B, id
                         t += inv[c0 + a * s + c] * u[c]
                     w2 += t * t
                 out[i, k] = acc + 0.5 * w2
+        bad += finish_rows(out, r0, r1, mode)
+    return bad
+
+
+@pjit(fastmath=REASSOC)
+def class_marginal_scores(X, pattern_of, means, precision, const, idx_ptr, idx, inv_ptr,
+                          inv, logdet_mm, mode, out):
+    """Gaussian scores over the observed features, one Σ_k per class.
+
+    With r = P_o(x − μ_k) and y = Λ_k r, the quadratic form of the observed block is
+    rᵀy − ‖L_mm⁻¹ y_m‖² (the Schur complement of Λ_k,mm), so::
+
+        jll_ik = const_k − ½(rᵀy − ‖L_k,mm⁻¹ y_m‖² + log|Λ_k,mm| + |o|·log 2π),
+
+    const_k = log π_k − ½ log|Σ_k|; ``precision`` (K, d, d), per pattern p its missing
+    columns ``idx[idx_ptr[p]:idx_ptr[p+1]]`` and per class L_k,mm⁻¹ row-major in
+    ``inv[k, inv_ptr[p]:...]``, log|Λ_k,mm| in ``logdet_mm[k, p]``.  (A row with every
+    feature missing gets log π_k up to rounding; the caller sets it exactly.)
+    """
+    n, d = X.shape
+    K = const.shape[0]
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    bad = 0
+    for b in prange(nb):
+        r0 = b * ROW_BLOCK
+        r1 = min(n, r0 + ROW_BLOCK)
+        r = np.empty(d)
+        y = np.empty(d)
+        for i in range(r0, r1):
+            p = pattern_of[i]
+            a0 = idx_ptr[p]
+            s = idx_ptr[p + 1] - a0
+            c0 = inv_ptr[p]
+            for k in range(K):
+                for j in range(d):
+                    x = np.float64(X[i, j])
+                    r[j] = x - means[k, j] if x == x else 0.0
+                q = 0.0
+                for j in range(d):
+                    t = 0.0
+                    for m in range(d):
+                        t += precision[k, j, m] * r[m]
+                    y[j] = t
+                    q += r[j] * t
+                for a in range(s):
+                    t = 0.0
+                    for c in range(a + 1):
+                        t += inv[k, c0 + a * s + c] * y[idx[a0 + c]]
+                    q -= t * t
+                out[i, k] = const[k] - 0.5 * (q + logdet_mm[k, p] + (d - s) * LOG_2PI)
         bad += finish_rows(out, r0, r1, mode)
     return bad

@@ -485,11 +485,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default None
         Solver "eigen" only.
     nan_policy : {"raise", "marginalize"}, default "raise"
-        "marginalize": NaN in X marks missing values (the ``allow_nan`` tag).  ``fit``
-        estimates by EM (``fastgen.fit_gda(..., nan_policy="marginalize")``; solver
-        "svd", no covariance estimator or estimated shrinkage), and ``predict``,
-        ``predict_proba`` and ``predict_log_proba`` score each row by the marginal
-        Gaussian of its observed features.
+        As in :class:`LinearDiscriminantAnalysis`; ``reg_param`` applies once, to the
+        converged per-class covariances.
 
     Attributes
     ----------

@@ -25,12 +25,16 @@ import scipy.linalg
 import scipy.sparse
 
 from .._validation import check_X
-from ..kernels.missing import diagonal_marginal_scores, shared_marginal_scores
+from ..kernels.missing import (
+    class_marginal_scores,
+    diagonal_marginal_scores,
+    shared_marginal_scores,
+)
 from ..kernels.special import MODE_JLL
 
 __all__ = ["MissingPatterns", "missing_patterns", "pattern_factors", "gaussian_marginal",
            "conditional_moments", "shared_gaussian_marginal", "diagonal_marginal_jll",
-           "pattern_tables",
+           "pattern_tables", "class_gaussian_marginal",
            "precision_of", "LOG_2PI", "nan_rows", "NAN_POLICIES", "check_nan_policy",
            "nan_input", "has_nan", "reject_infinite", "class_matrix", "AvailableCase",
            "available_case", "pairwise_covariance", "filled", "binary_counts_observed"]
@@ -103,55 +107,25 @@ class MissingPatterns:
     patterns: np.ndarray
     pattern_of: np.ndarray
     n_missing: np.ndarray
-    contiguous: bool = False
 
     def patterns_index(self, s):
         """The patterns with s missing features, in the order of :meth:`groups`."""
         return np.flatnonzero(self.n_missing == s)
 
-    def sorted(self):
-        """(order, the same patterns with the rows taken in ``order``): rows grouped by
-        pattern, patterns by missing count, so that :meth:`groups` gives slices (views
-        instead of gathers).  Take X's rows in ``order`` too."""
-        order = np.argsort(self.pattern_of, kind="stable")
-        return order, MissingPatterns(self.missing[order], self.patterns,
-                                      self.pattern_of[order], self.n_missing, True)
-
     def groups(self):
         """(s, rows, local, idx) for each missing count s ≥ 1 present: ``rows`` the rows
-        with s missing features (a slice where the rows are :meth:`sorted`, else their
-        indices), ``local`` each row's pattern among those with s missing
+        with s missing features, ``local`` each one's pattern among those with s missing
         (:meth:`patterns_index`), ``idx`` (P_s, s) their missing columns, ascending."""
         out = []
-        if self.contiguous:
-            bounds = np.searchsorted(self.pattern_of, np.arange(self.n_missing.shape[0] + 1))
         for s in np.unique(self.n_missing):
             s = int(s)
             if s == 0:
                 continue
-            pats = self.patterns_index(s)
+            pats = self.patterns_index(s)  # numbered by missing count: one range
             idx = np.nonzero(self.patterns[pats])[1].reshape(-1, s)
-            if self.contiguous:  # patterns sorted by missing count: one run of rows
-                rows = slice(int(bounds[pats[0]]), int(bounds[pats[-1] + 1]))
-                local = self.pattern_of[rows] - pats[0]
-            else:
-                where = np.full(self.patterns.shape[0], -1, dtype=np.intp)
-                where[pats] = np.arange(pats.shape[0])
-                rows = np.flatnonzero(self.n_missing[self.pattern_of] == s)
-                local = where[self.pattern_of[rows]]
-            out.append((s, rows, local, idx))
+            rows = np.flatnonzero(self.n_missing[self.pattern_of] == s)
+            out.append((s, rows, self.pattern_of[rows] - pats[0], idx))
         return out
-
-
-def blocks(rows, size):
-    """(part of ``rows``, offset) in pieces of at most ``size`` rows (``rows`` a slice
-    or an index array)."""
-    if isinstance(rows, slice):
-        for a in range(rows.start, rows.stop, size):
-            yield slice(a, min(a + size, rows.stop)), a - rows.start
-    else:
-        for a in range(0, rows.shape[0], size):
-            yield rows[a:a + size], a
 
 
 def missing_patterns(missing) -> MissingPatterns:
@@ -248,6 +222,26 @@ def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det
     return out
 
 
+def class_gaussian_marginal(X, pats: MissingPatterns, means, precisions, log_dets,
+                            log_prior):
+    """(n, K) log π_k + log N(x_o; μ_k,o, Σ_k,oo) of every row of X (NaN marks the
+    missing entries), one Σ_k per class (``precisions`` (K, d, d), ``log_dets`` (K,)),
+    in one pass (:func:`fastgen.kernels.missing.class_marginal_scores`)."""
+    K, d = means.shape
+    tables = [pattern_tables(precisions[k], pats) for k in range(K)]
+    idx_ptr, idx, inv_ptr = tables[0][:3]
+    inv = np.ascontiguousarray(np.stack([t[3] for t in tables]))
+    logdet_mm = np.stack([t[4] for t in tables])
+    out = np.empty((X.shape[0], K))
+    class_marginal_scores(X, pats.pattern_of, np.ascontiguousarray(means, dtype=np.float64),
+                          np.ascontiguousarray(precisions),
+                          np.asarray(log_prior, dtype=np.float64) - 0.5 * np.asarray(log_dets),
+                          idx_ptr, idx, inv_ptr, inv, np.ascontiguousarray(logdet_mm),
+                          MODE_JLL, out)
+    out[pats.n_missing[pats.pattern_of] == d] = log_prior  # nothing observed: the priors
+    return out
+
+
 def gaussian_marginal(X, pats: MissingPatterns, mean, precision, log_det, *,
                       impute=False):
     """log N(x_o; μ_o, Σ_oo) of every row of X (NaN marks the missing entries), and with
@@ -268,7 +262,8 @@ def gaussian_marginal(X, pats: MissingPatterns, mean, precision, log_det, *,
     cond = {}
     for s, rows, local, idx in pats.groups():
         inv, logdet_mm = pattern_factors(precision, idx)
-        for r, at in blocks(rows, _BLOCK):
+        for at in range(0, rows.shape[0], _BLOCK):
+            r = rows[at:at + _BLOCK]
             p = local[at:at + _BLOCK]
             cols = idx[p]
             u = np.take_along_axis(Y[r], cols, axis=1)
