@@ -381,9 +381,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         # X·coef_ᵀ + intercept_ as decision_function computes it, on X validated
         # once (decision_function would validate again, and warn about the names of a
         # frame already converted)
-        if np.isnan(X).any():
-            raise ValueError("X contains NaN, which this model's posteriors (from coef_, "
-                             "as tol dropped a between-class direction) cannot score")
+        if np.isnan(X).any():  # posteriors from coef_: tol dropped a direction
+            raise ValueError("X contains NaN, which these posteriors cannot score")
         f = X.astype(np.float64) @ self.coef_.T.astype(np.float64) + self.intercept_
         if len(self.classes_) == 2:
             f = np.column_stack([np.zeros(f.shape[0]), f[:, 0]])
@@ -523,17 +522,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     def _fit(self, X, y):
         if np.unique(y).shape[0] < 2:
             raise ValueError("The number of classes has to be greater than one. Got 1 class.")
-        em = None
-        if self._missing:  # EM (maximum likelihood) first; reg_param applied below
-            em = fit_gda(X, y, "per_class", priors=self.priors, tol=0.0,
-                         nan_policy="marginalize")
-            m = _moments_with(ClassMoments(em.classes, em.n_per_class.astype(np.float64),
-                                           em.means.astype(np.float64),
-                                           np.zeros(em.covariance.shape), "per_class",
-                                           str(X.dtype)),
-                              em.covariance.astype(np.float64), "per_class")
-        else:
-            m = class_moments(X, y, kind="per_class")
+        em = fit_gda(X, y, "per_class", priors=self.priors, tol=0.0,
+                     nan_policy="marginalize") if self._missing else None  # reg: below
+        m = class_moments(X, y, kind="per_class") if em is None else _moments_with(
+            ClassMoments(em.classes, em.n_per_class.astype(np.float64),
+                         em.means.astype(np.float64), np.zeros(em.covariance.shape),
+                         "per_class", str(X.dtype)), em.covariance.astype(np.float64),
+            "per_class")
         d = X.shape[1]
         for k, c in enumerate(m.classes):
             if m.counts[k] == 1:
