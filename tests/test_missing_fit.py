@@ -371,3 +371,22 @@ def test_a_singular_em_iterate_is_a_clear_error():
         warnings.simplefilter("ignore", fastgen.ConvergenceWarning)
         with pytest.raises(fastgen.SingularCovarianceError, match="class 1"):
             fastgen.fit_gda(X, y, "per_class", nan_policy="marginalize", em_max_iter=500)
+
+
+def test_data_frames_and_float32():
+    pd = pytest.importorskip("pandas")
+    X, y = make_blobs(120, 3, 2, seed=32)
+    Xm = _with_nan(X, _mask(120, 3, 0.2, 33))
+    frame = pd.DataFrame(Xm, columns=["a", "b", "c"])
+    for kind in ("pooled", "diagonal"):
+        p = fastgen.fit_gda(frame, y, kind, nan_policy="marginalize")
+        assert p.feature_names == ("a", "b", "c")
+        plain = fastgen.fit_gda(Xm, y, kind, nan_policy="marginalize")
+        np.testing.assert_array_equal(p.means, plain.means)
+        np.testing.assert_array_equal(fastgen.predict(p, frame, nan_policy="marginalize"),
+                                      fastgen.predict(plain, Xm, nan_policy="marginalize"))
+        p32 = fastgen.fit_gda(Xm.astype(np.float32), y, kind, nan_policy="marginalize")
+        assert p32.dtype == np.float32
+        np.testing.assert_allclose(p32.means, p.means, rtol=1e-5)
+    g = fastgen.fit_gaussian_nb(frame, y, nan_policy="marginalize")
+    assert g.feature_names == ("a", "b", "c")
