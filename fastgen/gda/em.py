@@ -26,13 +26,8 @@ import numpy as np
 
 from .._validation import check_sample_weight, check_scalar, check_y
 from .._warn import warn
-from ..stats.missing import (
-    MissingPatterns,
-    available_case,
-    conditional_moments,
-    missing_patterns,
-    pairwise_covariance,
-)
+from ..stats.available import available_case, pairwise_covariance
+from ..stats.missing import MissingPatterns, conditional_moments, missing_patterns
 from ..stats.moments import ClassMoments
 from .covariance import params_from_moments
 from .params import SingularCovarianceError

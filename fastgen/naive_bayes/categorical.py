@@ -23,7 +23,8 @@ from .._runtime import serial_for_small_inputs
 from .._validation import csr_arrays, feature_names_of, is_sparse
 from ..kernels.nb import categorical_counts, categorical_scores
 from ..kernels.sparse import csr_categorical_counts, csr_categorical_scores
-from ..stats.missing import check_nan_policy, filled, has_nan, reject_infinite
+from ..stats.available import filled
+from ..stats.missing import check_nan_policy, has_nan, reject_infinite
 from .base import (
     check_alpha,
     fit_inputs,

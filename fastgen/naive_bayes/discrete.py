@@ -31,6 +31,7 @@ from .._runtime import serial_for_small_inputs
 from .._validation import check_sample_weight, check_y, feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
 from ..kernels.sparse import LOGS_BERNOULLI, LOGS_MULTINOMIAL
+from ..stats.available import binary_counts_observed, filled
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
     check_binarize,
     check_binary_counts,
@@ -40,7 +41,7 @@ from ..stats.feature_counts import (  # the counting pass, shared with fastgen.n
     reject_flagged_value,
     weighted_class_count,
 )
-from ..stats.missing import binary_counts_observed, filled, nan_input
+from ..stats.missing import nan_input
 from .base import (
     LinearNB,
     check_alpha,

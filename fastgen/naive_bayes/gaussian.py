@@ -24,7 +24,8 @@ from .._validation import (
 )
 from ..cuda import is_device_array
 from ..kernels import nb as nb_kernels
-from ..stats.missing import available_case, nan_input
+from ..stats.available import available_case
+from ..stats.missing import nan_input
 from ..stats.moments import (
     ClassMoments,
     check_floor_finite,
@@ -173,7 +174,7 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
 
 def _fit_missing(X, y, priors, var_smoothing, sample_weight, names):
     """:func:`fit_gaussian_nb` of validated X with NaN entries: available-case
-    moments (:func:`fastgen.stats.missing.available_case`)."""
+    moments (:func:`fastgen.stats.available.available_case`)."""
     classes, codes = check_y(y, X.shape[0])
     w = check_sample_weight(sample_weight, X.shape[0])
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)

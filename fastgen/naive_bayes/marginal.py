@@ -24,8 +24,9 @@ import numpy as np
 import scipy.sparse
 
 from .._validation import is_sparse
+from ..stats.available import filled, missing_matrix
 from ..stats.feature_counts import check_binary_values
-from ..stats.missing import diagonal_marginal_jll, filled, missing_matrix
+from ..stats.missing import diagonal_marginal_jll
 from .base import report_negative
 from .categorical import _check_categories
 
