@@ -53,7 +53,12 @@ def _marginal_scorer(params):
 
 def score_marginal(params, X, name):
     """The scoring function ``name`` of X, rows with NaN integrated out (see the module
-    docstring); ``params`` checked, X not yet validated."""
+    docstring); ``params`` checked, X not yet validated.
+
+    Where most rows have a NaN, every row is scored by the marginal scorer in place (no
+    gather of the incomplete rows) and the complete rows are then overwritten by the
+    params' own scores of them; else only the incomplete rows are gathered and scored.
+    """
     X = check_X(X, allow_sparse=params.accepts_sparse, dtype=params.dtype, finite=False)
     check_n_features(X, params.n_features_in)
     reject_infinite(X)
@@ -61,16 +66,21 @@ def score_marginal(params, X, name):
     if not incomplete.any():
         return getattr(params, "_" + name)(X)
     scorer = _marginal_scorer(params)
-    rows = np.flatnonzero(incomplete)
-    part = X[rows]
-    jll = scorer(params, part, None if missing is None else missing[rows])
-    complete = np.flatnonzero(~incomplete)
     mode = _MODES[name]
+    complete = np.flatnonzero(~incomplete)
+    in_place = complete.size < X.shape[0] // 2
+    rows = slice(None) if in_place else np.flatnonzero(incomplete)
+    part, part_missing = (X, missing) if in_place else (
+        X[rows], None if missing is None else missing[rows])
+    # posteriors need the scores only up to a constant per row
+    jll = scorer(params, part, part_missing, relative=mode != MODE_JLL or name == "predict")
     if mode != MODE_JLL:
         finish_all_rows(jll, mode)
     if name == "predict":
         out = np.empty(X.shape[0], dtype=params.classes.dtype)
         out[rows] = params.classes[np.argmax(jll, axis=1)]
+    elif in_place:
+        out = jll.astype(params.dtype, copy=False)
     else:
         out = np.empty((X.shape[0], params.n_classes), dtype=params.dtype)
         out[rows] = jll

@@ -405,3 +405,23 @@ def test_parallel_kernels_agree_with_their_serial_twins(kind):
     incomplete = M.any(axis=1)
     np.testing.assert_array_equal(whole[incomplete], parts[incomplete])
     _close(whole[:300], ref_gda(p, Xm[:300]))
+
+
+@pytest.mark.parametrize("d", [1, 8, 16, 20, 21, 70])
+def test_patterns_group_the_rows_exactly(d):
+    from fastgen.stats.missing import missing_patterns
+
+    M = np.random.default_rng(d).random((500, d)) < 0.3
+    M[:3] = [True] * d, [False] * d, M[0]
+    pats = missing_patterns(M)
+    np.testing.assert_array_equal(pats.patterns[pats.pattern_of], M)
+    assert np.unique(pats.patterns, axis=0).shape[0] == pats.patterns.shape[0]
+    assert np.all(np.diff(pats.n_missing) >= 0)
+
+
+@pytest.mark.parametrize("kind", ["pooled", "per_class"])
+def test_many_features_take_the_sorted_patterns(kind):
+    X, y = make_blobs(300, 22, 2, seed=60)
+    p = fastgen.fit_gda(X, y, kind, reg=1e-2)
+    Xm = _with_nan(X[:40], _mask(40, 22, 0.3, 61))
+    _close(fastgen.joint_log_likelihood(p, Xm, nan_policy="marginalize"), ref_gda(p, Xm))

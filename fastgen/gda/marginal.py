@@ -33,9 +33,11 @@ def _precision(L):
     return Linv.T @ Linv
 
 
-def marginal_joint_log_likelihood(params, X, missing) -> np.ndarray:
+def marginal_joint_log_likelihood(params, X, missing, relative=False) -> np.ndarray:
     """(n, K) float64 joint log-likelihoods of the rows of validated dense X, whose
-    NaN entries (``missing``, (n, d) bool) are integrated out."""
+    NaN entries (``missing``, (n, d) bool) are integrated out; with ``relative``, the
+    pooled model leaves out the terms shared by the classes (−½zᵀΛz: posteriors
+    and labels need the scores only up to a constant per row)."""
     K, d = params.means.shape
     with np.errstate(divide="ignore"):
         log_prior = np.log(params.priors.astype(np.float64))
@@ -54,6 +56,6 @@ def marginal_joint_log_likelihood(params, X, missing) -> np.ndarray:
     log_det = params.log_det.astype(np.float64)
     if ct == "pooled":  # one pass over the rows, in their order
         return shared_gaussian_marginal(X, pats, means, _precision(chol), log_det[0],
-                                        log_prior)
+                                        log_prior, quadratic=not relative)
     precisions = np.stack([_precision(Lk) for Lk in chol])
     return class_gaussian_marginal(X, pats, means, precisions, log_det, log_prior)

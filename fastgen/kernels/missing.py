@@ -51,20 +51,22 @@ def diagonal_marginal_scores(X, means, inv_var, log_var, bias, mode, out):
 
 
 @pjit(fastmath=REASSOC)
-def shared_marginal_scores(X, pattern_of, centre, precision, delta, table, B, idx_ptr,
-                           idx, inv_ptr, inv, bias, mode, out):
+def shared_marginal_scores(X, pattern_of, centre, precision, table, B, idx_ptr, idx,
+                           inv_ptr, inv, bias, quadratic, mode, out):
     """Gaussian scores over the observed features for classes sharing one Σ.
 
-    With z = P_o(x − c) (0 at the missing entries), y = Λz and r_k = z − P_oδ_k
-    (δ_k = μ_k − c), the quadratic form of the observed block is
-    rᵀΛr − uᵀΛ_mm⁻¹u with u = (Λr_k)_m = y_m − (ΛP_oδ_k)_m, so::
+    With z = P_o(x − c) (0 at the missing entries) and r_k = z − P_oδ_k (δ_k = μ_k − c),
+    the quadratic form of the observed block is r_kᵀΛr_k − uᵀΛ_mm⁻¹u with
+    u = (Λr_k)_m = (Λz)_m − (ΛP_oδ_k)_m, so::
 
-        jll_ik = bias_k + table_pk − ½ zᵀy + Σ_{j∈o} y_j δ_kj + ½ ‖L_mm⁻¹ u‖²,
+        jll_ik = bias_k + table_pk − ½ zᵀΛz + zᵀB_pk + ½ ‖L_mm⁻¹ u‖²,
 
     ``table`` (P, K) = −½(δ_kᵀP_oΛP_oδ_k + log|Σ| + log|Λ_mm| + |o|·log 2π) per pattern p,
-    ``B`` (P, d, K) = ΛP_oδ_k, and per pattern its missing columns
+    ``B`` (P, K, d): B_pk = ΛP_oδ_k, and per pattern its missing columns
     ``idx[idx_ptr[p]:idx_ptr[p+1]]`` and L_mm⁻¹ row-major in ``inv[inv_ptr[p]:...]``.
-    A row with every feature missing gets bias_k.  ``pattern_of`` (n,) intp.
+    Without ``quadratic`` the term −½zᵀΛz, the same for every class, is left out
+    (enough for posteriors and labels).  A row with every feature missing gets bias_k.
+    Per row: d·K + s·d + s²·K products (and d² with ``quadratic``).
     """
     n, d = X.shape
     K = bias.shape[0]
@@ -74,7 +76,7 @@ def shared_marginal_scores(X, pattern_of, centre, precision, delta, table, B, id
         r0 = b * ROW_BLOCK
         r1 = min(n, r0 + ROW_BLOCK)
         z = np.empty(d)
-        y = np.empty(d)
+        ym = np.empty(d)
         u = np.empty(d)
         for i in range(r0, r1):
             p = pattern_of[i]
@@ -88,21 +90,25 @@ def shared_marginal_scores(X, pattern_of, centre, precision, delta, table, B, id
                 x = np.float64(X[i, j])
                 z[j] = x - centre[j] if x == x else 0.0
             q0 = 0.0
-            for j in range(d):
+            if quadratic:
+                for j in range(d):
+                    t = 0.0
+                    for m in range(d):
+                        t += precision[j, m] * z[m]
+                    q0 += z[j] * t
+            for a in range(s):
                 t = 0.0
-                for l in range(d):
-                    t += precision[j, l] * z[l]
-                y[j] = t
-                q0 += z[j] * t
+                jm = idx[a0 + a]
+                for m in range(d):
+                    t += precision[jm, m] * z[m]
+                ym[a] = t
             c0 = inv_ptr[p]
             for k in range(K):
                 acc = bias[k] + table[p, k] - 0.5 * q0
                 for j in range(d):
-                    acc += y[j] * delta[k, j]
+                    acc += z[j] * B[p, k, j]
                 for a in range(s):
-                    j = idx[a0 + a]
-                    acc -= y[j] * delta[k, j]  # the sum runs over o only
-                    u[a] = y[j] - B[p, j, k]
+                    u[a] = ym[a] - B[p, k, idx[a0 + a]]
                 w2 = 0.0
                 for a in range(s):
                     t = 0.0

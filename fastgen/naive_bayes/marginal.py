@@ -131,10 +131,11 @@ _SCORERS = {"GaussianNBParams": _gaussian, "BernoulliNBParams": _bernoulli,
             "MultinomialNBParams": _multinomial, "CategoricalNBParams": _categorical}
 
 
-def marginal_joint_log_likelihood(params, X, missing) -> np.ndarray:
+def marginal_joint_log_likelihood(params, X, missing, relative=False) -> np.ndarray:
     """(n, K) float64 joint log-likelihoods of validated X (dense, or CSR where the
     model takes it) with the NaN entries integrated out (see the module docstring);
-    ``missing`` is the (n, d) bool NaN mask of dense X (None for CSR)."""
+    ``missing`` is the (n, d) bool NaN mask of dense X (None for CSR).  (``relative``:
+    scores up to a constant per row would do; these are exact either way.)"""
     name = type(params).__name__
     if name == "ComplementNBParams":
         raise ValueError(

@@ -123,9 +123,14 @@ class MissingPatterns:
         return out
 
 
+#: up to this many features, patterns are told apart by counting their 2^d keys (no sort)
+_COUNT_KEYS_MAX_D = 20
+
+
 def missing_patterns(missing) -> MissingPatterns:
     """Group the rows of the (n, d) bool mask ``missing`` by pattern (bits packed into
-    8-byte words, then one sort); the patterns are numbered by missing count."""
+    integer keys: counted for d ≤ 20, else sorted); the patterns are numbered by
+    missing count."""
     missing = np.ascontiguousarray(missing, dtype=bool)
     n, d = missing.shape
     packed = np.packbits(missing, axis=1)
@@ -133,17 +138,23 @@ def missing_patterns(missing) -> MissingPatterns:
     if width != packed.shape[1]:
         packed = np.concatenate([packed, np.zeros((n, width - packed.shape[1]), np.uint8)],
                                 axis=1)
-    words = np.ascontiguousarray(packed).view(np.uint64)
-    if words.shape[1] == 1:
-        _, first, inverse = np.unique(words[:, 0], return_index=True, return_inverse=True)
+    words = np.ascontiguousarray(packed).view(">u8")
+    if d <= _COUNT_KEYS_MAX_D:
+        keys = (words[:, 0] >> np.uint64(64 - d)).astype(np.intp)
+        present = np.flatnonzero(np.bincount(keys, minlength=1 << d))
+        number = np.empty(1 << d, dtype=np.intp)
+        number[present] = np.arange(present.shape[0])
+        inverse = number[keys]
+        patterns = ((present[:, None] >> np.arange(d - 1, -1, -1)) & 1).astype(bool)
     else:
         keys = words.view(np.dtype((np.void, 8 * words.shape[1])))[:, 0]
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    counts = missing[first].sum(axis=1)
+        patterns = missing[first]
+    counts = patterns.sum(axis=1)
     by_count = np.argsort(counts, kind="stable")
     rank = np.empty_like(by_count)
     rank[by_count] = np.arange(by_count.shape[0])
-    return MissingPatterns(missing, missing[first[by_count]],
+    return MissingPatterns(missing, patterns[by_count],
                            rank[inverse.reshape(-1)].astype(np.intp), counts[by_count])
 
 
@@ -192,28 +203,30 @@ def pattern_tables(precision, pats: MissingPatterns):
 
 
 def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det,
-                             log_prior):
+                             log_prior, quadratic=True):
     """(n, K) log π_k + log N(x_o; μ_k,o, Σ_oo) of every row of X (NaN marks the
     missing entries) for K classes sharing one Σ (precision Λ, log|Σ| ``log_det``), in
     one pass (:func:`fastgen.kernels.missing.shared_marginal_scores`).
 
     With c the mean of the class means, z = P_o(x − c) and δ_k = μ_k − c, the residual
     of class k is r_k = z − P_oδ_k, so that (Λr_k)_m = (Λz)_m − B_m, B = ΛP_oδ_k a
-    table per pattern, and rᵀΛr = zᵀΛz − 2δ_kᵀP_oΛz + δ_kᵀP_oΛP_oδ_k.
+    table per pattern, and rᵀΛr = zᵀΛz − 2δ_kᵀP_oΛz + δ_kᵀP_oΛP_oδ_k.  Without
+    ``quadratic`` the term −½zᵀΛz, the same for every class, is left out.
     """
     K, d = means.shape
     c = means.mean(axis=0)
-    delta = np.ascontiguousarray(means - c)
+    delta = means - c
     OD = (~pats.patterns)[:, :, None] * delta.T[None]  # (P, d, K): P_oδ_k per pattern
-    B = np.ascontiguousarray(np.matmul(precision, OD))  # ΛP_oδ_k
+    B = np.matmul(precision, OD)  # ΛP_oδ_k
     idx_ptr, idx, inv_ptr, inv, logdet_mm = pattern_tables(precision, pats)
     table = -0.5 * (np.einsum("pjk,pjk->pk", OD, B)
                     + (log_det + logdet_mm + (d - pats.n_missing) * LOG_2PI)[:, None])
     out = np.empty((X.shape[0], K))
-    shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision), delta,
-                           np.ascontiguousarray(table), B, idx_ptr, idx, inv_ptr, inv,
-                           np.ascontiguousarray(log_prior, dtype=np.float64), MODE_JLL,
-                           out)
+    shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision),
+                           np.ascontiguousarray(table),
+                           np.ascontiguousarray(B.transpose(0, 2, 1)), idx_ptr, idx,
+                           inv_ptr, inv, np.ascontiguousarray(log_prior, dtype=np.float64),
+                           bool(quadratic), MODE_JLL, out)
     return out
 
 
