@@ -51,22 +51,26 @@ def diagonal_marginal_scores(X, means, inv_var, log_var, bias, mode, out):
 
 
 @pjit(fastmath=REASSOC)
-def shared_marginal_scores(X, pattern_of, centre, precision, table, B, idx_ptr, idx,
-                           inv_ptr, inv, bias, quadratic, mode, out):
+def shared_marginal_scores(X, pattern_of, centre, precision, delta, G, cdd, idx_ptr, idx,
+                           inv_ptr, inv, logdet_mm, bias, quadratic, mode, out):
     """Gaussian scores over the observed features for classes sharing one Σ.
 
-    With z = P_o(x − c) (0 at the missing entries) and r_k = z − P_oδ_k (δ_k = μ_k − c),
-    the quadratic form of the observed block is r_kᵀΛr_k − uᵀΛ_mm⁻¹u with
-    u = (Λr_k)_m = (Λz)_m − (ΛP_oδ_k)_m, so::
+    With z = P_o(x − c) (0 at the missing entries m) and r_k = z − P_oδ_k
+    (δ_k = μ_k − c), the quadratic form of the observed block is
+    r_kᵀΛr_k − uᵀΛ_mm⁻¹u with u = (Λr_k)_m, so::
 
-        jll_ik = bias_k + table_pk − ½ zᵀΛz + zᵀB_pk + ½ ‖L_mm⁻¹ u‖²,
+        jll_ik = bias_k − ½(zᵀΛz − 2 zᵀΛP_oδ_k + δ_kᵀP_oΛP_oδ_k + log|Λ_mm|
+                           + |o|·log 2π) + ½ ‖L_mm⁻¹ u‖²,
 
-    ``table`` (P, K) = −½(δ_kᵀP_oΛP_oδ_k + log|Σ| + log|Λ_mm| + |o|·log 2π) per pattern p,
-    ``B`` (P, K, d): B_pk = ΛP_oδ_k, and per pattern its missing columns
-    ``idx[idx_ptr[p]:idx_ptr[p+1]]`` and L_mm⁻¹ row-major in ``inv[inv_ptr[p]:...]``.
-    Without ``quadratic`` the term −½zᵀΛz, the same for every class, is left out
-    (enough for posteriors and labels).  A row with every feature missing gets bias_k.
-    Per row: d·K + s·d + s²·K products (and d² with ``quadratic``).
+    every term from the class tables G = Λδ (``G[k]`` = Λδ_k) and ``cdd`` (δ_kᵀΛδ_k)
+    and the few missing entries (zᵀΛP_oδ_k = zᵀG_k − (Λz)_mᵀδ_k,m, and so on), so that a
+    row reads only the tables of its pattern that have its missing count's size: its
+    missing columns ``idx[idx_ptr[p]:idx_ptr[p+1]]``, L_mm⁻¹ row-major in
+    ``inv[inv_ptr[p]:...]`` and ``logdet_mm[p]``.  ``bias_k`` = log π_k − ½ log|Σ|.
+    Without ``quadratic`` the term −½zᵀΛz, the same for every class, is left out (enough
+    for posteriors and labels).  A row with every feature missing gets
+    ``bias_k + ½ log|Σ|`` through ``cdd`` and ``logdet_mm`` (the caller sets it
+    exactly).  Per row: d·K + s·d + s²·K products (and d² with ``quadratic``).
     """
     n, d = X.shape
     K = bias.shape[0]
@@ -82,10 +86,6 @@ def shared_marginal_scores(X, pattern_of, centre, precision, table, B, idx_ptr, 
             p = pattern_of[i]
             a0 = idx_ptr[p]
             s = idx_ptr[p + 1] - a0
-            if s == d:
-                for k in range(K):
-                    out[i, k] = bias[k]
-                continue
             for j in range(d):
                 x = np.float64(X[i, j])
                 z[j] = x - centre[j] if x == x else 0.0
@@ -103,19 +103,28 @@ def shared_marginal_scores(X, pattern_of, centre, precision, table, B, idx_ptr, 
                     t += precision[jm, m] * z[m]
                 ym[a] = t
             c0 = inv_ptr[p]
+            const = logdet_mm[p] + (d - s) * LOG_2PI + q0
             for k in range(K):
-                acc = bias[k] + table[p, k] - 0.5 * q0
+                cross = 0.0
                 for j in range(d):
-                    acc += z[j] * B[p, k, j]
+                    cross += z[j] * G[k, j]
+                dd = cdd[k]
                 for a in range(s):
-                    u[a] = ym[a] - B[p, k, idx[a0 + a]]
+                    ja = idx[a0 + a]
+                    da = delta[k, ja]
+                    cross -= ym[a] * da
+                    t = 0.0
+                    for c in range(s):
+                        t += precision[ja, idx[a0 + c]] * delta[k, idx[a0 + c]]
+                    u[a] = ym[a] - G[k, ja] + t  # (Λz − Λδ_k + ΛP_mδ_k)_m
+                    dd += da * (t - 2.0 * G[k, ja])
                 w2 = 0.0
                 for a in range(s):
                     t = 0.0
                     for c in range(a + 1):
                         t += inv[c0 + a * s + c] * u[c]
                     w2 += t * t
-                out[i, k] = acc + 0.5 * w2
+                out[i, k] = bias[k] + cross - 0.5 * (dd + const) + 0.5 * w2
         bad += finish_rows(out, r0, r1, mode)
     return bad
 

@@ -209,24 +209,22 @@ def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det
     one pass (:func:`fastgen.kernels.missing.shared_marginal_scores`).
 
     With c the mean of the class means, z = P_o(x − c) and δ_k = μ_k − c, the residual
-    of class k is r_k = z − P_oδ_k, so that (Λr_k)_m = (Λz)_m − B_m, B = ΛP_oδ_k a
-    table per pattern, and rᵀΛr = zᵀΛz − 2δ_kᵀP_oΛz + δ_kᵀP_oΛP_oδ_k.  Without
+    of class k is r_k = z − P_oδ_k; its terms come from the class tables Λδ_k and
+    δ_kᵀΛδ_k and the missing entries of the row (see the kernel).  Without
     ``quadratic`` the term −½zᵀΛz, the same for every class, is left out.
     """
     K, d = means.shape
     c = means.mean(axis=0)
-    delta = means - c
-    OD = (~pats.patterns)[:, :, None] * delta.T[None]  # (P, d, K): P_oδ_k per pattern
-    B = np.matmul(precision, OD)  # ΛP_oδ_k
+    delta = np.ascontiguousarray(means - c)
+    G = delta @ precision  # (K, d): Λδ_k (Λ symmetric)
     idx_ptr, idx, inv_ptr, inv, logdet_mm = pattern_tables(precision, pats)
-    table = -0.5 * (np.einsum("pjk,pjk->pk", OD, B)
-                    + (log_det + logdet_mm + (d - pats.n_missing) * LOG_2PI)[:, None])
     out = np.empty((X.shape[0], K))
-    shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision),
-                           np.ascontiguousarray(table),
-                           np.ascontiguousarray(B.transpose(0, 2, 1)), idx_ptr, idx,
-                           inv_ptr, inv, np.ascontiguousarray(log_prior, dtype=np.float64),
+    shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision), delta,
+                           np.ascontiguousarray(G), np.einsum("kj,kj->k", delta, G),
+                           idx_ptr, idx, inv_ptr, inv, logdet_mm,
+                           np.asarray(log_prior, dtype=np.float64) - 0.5 * log_det,
                            bool(quadratic), MODE_JLL, out)
+    out[pats.n_missing[pats.pattern_of] == d] = log_prior  # nothing observed: the priors
     return out
 
 
