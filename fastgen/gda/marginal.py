@@ -54,11 +54,8 @@ def marginal_joint_log_likelihood(params, X, missing, relative=False) -> np.ndar
     means = params.means.astype(np.float64)
     chol = params.cholesky.astype(np.float64)
     log_det = params.log_det.astype(np.float64)
-    if ct == "pooled":
-        c, coef, bc = params.scoring_tables()[1][:3]
-        out = shared_gaussian_marginal(X, pats, (c, coef, bc), _precision(chol),
-                                       log_det[0], quadratic=not relative)
-        out[pats.n_missing[pats.pattern_of] == d] = log_prior  # nothing observed
-        return out
+    if ct == "pooled":  # one pass over the rows, in their order
+        return shared_gaussian_marginal(X, pats, means, _precision(chol), log_det[0],
+                                        log_prior, quadratic=not relative)
     precisions = np.stack([_precision(Lk) for Lk in chol])
     return class_gaussian_marginal(X, pats, means, precisions, log_det, log_prior)

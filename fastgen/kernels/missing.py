@@ -15,8 +15,7 @@ from numba import prange
 from ._jit import REASSOC, pjit
 from .special import ROW_BLOCK, finish_rows
 
-__all__ = ["diagonal_marginal_scores", "shared_marginal_corrections",
-           "class_marginal_scores"]
+__all__ = ["diagonal_marginal_scores", "shared_marginal_scores", "class_marginal_scores"]
 
 LOG_2PI = 1.8378770664093453  # log 2π
 
@@ -52,85 +51,82 @@ def diagonal_marginal_scores(X, means, inv_var, log_var, bias, mode, out):
 
 
 @pjit(fastmath=REASSOC)
-def shared_marginal_corrections(X, pattern_of, centre, precision, delta_t, Gt, idx_ptr,
-                                idx, inv_ptr, inv, logdet_mm, log_det, quadratic, out):
-    """Turn the linear scores of rows filled at the centre into the scores of their
-    observed features, for classes sharing one Σ; adds to ``out`` in place.
+def shared_marginal_scores(X, pattern_of, centre, precision, delta, G, cdd, idx_ptr, idx,
+                           inv_ptr, inv, logdet_mm, bias, quadratic, mode, out):
+    """Gaussian scores over the observed features for classes sharing one Σ.
 
-    With z = P_o(x − c) (0 at the missing entries m, where x was filled with c) and
-    r_k = z − P_oδ_k (δ_k = μ_k − c), log p(x_o, y=k) is::
+    With z = P_o(x − c) (0 at the missing entries m) and r_k = z − P_oδ_k
+    (δ_k = μ_k − c), the quadratic form of the observed block is
+    r_kᵀΛr_k − uᵀΛ_mm⁻¹u with u = (Λr_k)_m, so::
 
-        log π_k − ½(r_kᵀΛr_k − uᵀΛ_mm⁻¹u + log|Σ| + log|Λ_mm| + |o|·log 2π),
+        jll_ik = bias_k − ½(zᵀΛz − 2 zᵀΛP_oδ_k + δ_kᵀP_oΛP_oδ_k + log|Λ_mm|
+                           + |o|·log 2π) + ½ ‖L_mm⁻¹ u‖²,
 
-    u = (Λr_k)_m, and r_kᵀΛr_k = zᵀΛz − 2zᵀΛδ_k + δ_kᵀΛδ_k + 2(Λz)_mᵀδ_k,m
-    + δ_k,mᵀ(ΛP_mδ_k − 2Λδ_k)_m.  ``out`` holds the linear scores
-    zᵀΛδ_k − ½δ_kᵀΛδ_k + log π_k of the filled rows (:func:`~fastgen.kernels.gaussian.
-    pooled_scores`); this adds the rest, from the class tables ``Gt`` (d, K) =
-    [Λδ_1 … Λδ_K], ``delta_t`` (d, K) = [δ_1 … δ_K] and the row's pattern p: its missing
-    columns ``idx[idx_ptr[p]:idx_ptr[p+1]]``, L_mm⁻¹ row-major in ``inv[inv_ptr[p]:...]``
-    and ``logdet_mm[p]``.  Without ``quadratic`` the terms the classes share (−½zᵀΛz and
-    the log-determinants) are left out, and so are the rows without missing features:
-    posteriors and labels need the scores only up to a constant per row.
-    Per row: s·d + s²·K products (and d² with ``quadratic``).
+    every term from the class tables G = Λδ (``G[k]`` = Λδ_k) and ``cdd`` (δ_kᵀΛδ_k)
+    and the few missing entries (zᵀΛP_oδ_k = zᵀG_k − (Λz)_mᵀδ_k,m, and so on), so that a
+    row reads only the tables of its pattern that have its missing count's size: its
+    missing columns ``idx[idx_ptr[p]:idx_ptr[p+1]]``, L_mm⁻¹ row-major in
+    ``inv[inv_ptr[p]:...]`` and ``logdet_mm[p]``.  ``bias_k`` = log π_k − ½ log|Σ|.
+    Without ``quadratic`` the term −½zᵀΛz, the same for every class, is left out (enough
+    for posteriors and labels).  A row with every feature missing gets
+    ``bias_k + ½ log|Σ|`` through ``cdd`` and ``logdet_mm`` (the caller sets it
+    exactly).  Per row: d·K + s·d + s²·K products (and d² with ``quadratic``).
     """
     n, d = X.shape
-    K = out.shape[1]
+    K = bias.shape[0]
     nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    bad = 0
     for b in prange(nb):
         r0 = b * ROW_BLOCK
         r1 = min(n, r0 + ROW_BLOCK)
         z = np.empty(d)
-        u = np.empty((d, K))  # the inner loops run over the classes (contiguous)
-        acc = np.empty(K)
-        t = np.empty(K)
+        ym = np.empty(d)
+        u = np.empty(d)
         for i in range(r0, r1):
             p = pattern_of[i]
             a0 = idx_ptr[p]
             s = idx_ptr[p + 1] - a0
-            if s == 0 and not quadratic:
-                continue
             for j in range(d):
                 x = np.float64(X[i, j])
                 z[j] = x - centre[j] if x == x else 0.0
-            shared = 0.0
+            q0 = 0.0
             if quadratic:
-                q0 = 0.0
                 for j in range(d):
-                    v = 0.0
+                    t = 0.0
                     for m in range(d):
-                        v += precision[j, m] * z[m]
-                    q0 += z[j] * v
-                shared = -0.5 * (q0 + log_det + logdet_mm[p] + (d - s) * LOG_2PI)
-            for k in range(K):
-                acc[k] = shared
+                        t += precision[j, m] * z[m]
+                    q0 += z[j] * t
             for a in range(s):
-                ja = idx[a0 + a]
-                v = 0.0
+                t = 0.0
+                jm = idx[a0 + a]
                 for m in range(d):
-                    v += precision[ja, m] * z[m]  # (Λz)_m
-                for k in range(K):
-                    t[k] = 0.0
-                for c in range(s):
-                    jc = idx[a0 + c]
-                    lam = precision[ja, jc]
-                    for k in range(K):
-                        t[k] += lam * delta_t[jc, k]  # (ΛP_mδ_k)_m
-                for k in range(K):
-                    dk = delta_t[ja, k]
-                    u[a, k] = v - Gt[ja, k] + t[k]  # (Λz − Λδ_k + ΛP_mδ_k)_m
-                    acc[k] -= v * dk + 0.5 * dk * (t[k] - 2.0 * Gt[ja, k])
+                    t += precision[jm, m] * z[m]
+                ym[a] = t
             c0 = inv_ptr[p]
-            for a in range(s):
-                for k in range(K):
-                    t[k] = 0.0
-                for c in range(a + 1):
-                    f = inv[c0 + a * s + c]
-                    for k in range(K):
-                        t[k] += f * u[c, k]
-                for k in range(K):
-                    acc[k] += 0.5 * t[k] * t[k]
+            const = logdet_mm[p] + (d - s) * LOG_2PI + q0
             for k in range(K):
-                out[i, k] += acc[k]
+                cross = 0.0
+                for j in range(d):
+                    cross += z[j] * G[k, j]
+                dd = cdd[k]
+                for a in range(s):
+                    ja = idx[a0 + a]
+                    da = delta[k, ja]
+                    cross -= ym[a] * da
+                    t = 0.0
+                    for c in range(s):
+                        t += precision[ja, idx[a0 + c]] * delta[k, idx[a0 + c]]
+                    u[a] = ym[a] - G[k, ja] + t  # (Λz − Λδ_k + ΛP_mδ_k)_m
+                    dd += da * (t - 2.0 * G[k, ja])
+                w2 = 0.0
+                for a in range(s):
+                    t = 0.0
+                    for c in range(a + 1):
+                        t += inv[c0 + a * s + c] * u[c]
+                    w2 += t * t
+                out[i, k] = bias[k] + cross - 0.5 * (dd + const) + 0.5 * w2
+        bad += finish_rows(out, r0, r1, mode)
+    return bad
 
 
 @pjit(fastmath=REASSOC)

@@ -26,13 +26,11 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
-from .._runtime import blas_single_thread
 from .._validation import check_X
-from ..kernels.gaussian import pooled_scores
 from ..kernels.missing import (
     class_marginal_scores,
     diagonal_marginal_scores,
-    shared_marginal_corrections,
+    shared_marginal_scores,
 )
 from ..kernels.special import MODE_JLL
 
@@ -204,32 +202,29 @@ def pattern_tables(precision, pats: MissingPatterns):
     return idx_ptr, idx, inv_ptr, inv, logdet
 
 
-def shared_gaussian_marginal(X, pats: MissingPatterns, tables, precision, log_det,
-                             quadratic=True):
+def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det,
+                             log_prior, quadratic=True):
     """(n, K) log π_k + log N(x_o; μ_k,o, Σ_oo) of every row of X (NaN marks the
-    missing entries) for K classes sharing one Σ (precision Λ, log|Σ| ``log_det``).
+    missing entries) for K classes sharing one Σ (precision Λ, log|Σ| ``log_det``), in
+    one pass (:func:`fastgen.kernels.missing.shared_marginal_scores`).
 
-    ``tables`` are the pooled model's (c, Λ(μ_k − c) (d, K), −½(μ_k − c)ᵀΛ(μ_k − c) +
-    log π_k): the rows filled with c at their missing entries are scored by the
-    complete-data linear kernel (:func:`fastgen.kernels.gaussian.pooled_scores`, BLAS
-    by blocks), and :func:`fastgen.kernels.missing.shared_marginal_corrections` adds
-    what the missing entries change, from the class tables and the row's pattern.
-    Without ``quadratic`` the terms shared by the classes are left out (posteriors and
-    labels need the scores only up to a constant per row).
+    With c the mean of the class means, z = P_o(x − c) and δ_k = μ_k − c, the residual
+    of class k is r_k = z − P_oδ_k; its terms come from the class tables Λδ_k and
+    δ_kᵀΛδ_k and the missing entries of the row (see the kernel).  Without
+    ``quadratic`` the term −½zᵀΛz, the same for every class, is left out.
     """
-    c, coef, bc = (np.asarray(t, dtype=np.float64) for t in tables)
-    K = bc.shape[0]
-    filled_rows = np.where(pats.missing, c, X).astype(np.float64)
-    out = np.empty((X.shape[0], K))
-    with blas_single_thread():
-        pooled_scores(filled_rows, c, np.ascontiguousarray(coef), bc,
-                      np.empty((0, 0)), 0.0, out)
+    K, d = means.shape
+    c = means.mean(axis=0)
+    delta = np.ascontiguousarray(means - c)
+    G = delta @ precision  # (K, d): Λδ_k (Λ symmetric)
     idx_ptr, idx, inv_ptr, inv, logdet_mm = pattern_tables(precision, pats)
-    delta_t = np.linalg.solve(precision, coef)  # (d, K): μ_k − c
-    shared_marginal_corrections(filled_rows, pats.pattern_of, c,
-                                np.ascontiguousarray(precision), np.ascontiguousarray(delta_t),
-                                np.ascontiguousarray(coef), idx_ptr, idx, inv_ptr, inv,
-                                logdet_mm, float(log_det), bool(quadratic), out)
+    out = np.empty((X.shape[0], K))
+    shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision), delta,
+                           np.ascontiguousarray(G), np.einsum("kj,kj->k", delta, G),
+                           idx_ptr, idx, inv_ptr, inv, logdet_mm,
+                           np.asarray(log_prior, dtype=np.float64) - 0.5 * log_det,
+                           bool(quadratic), MODE_JLL, out)
+    out[pats.n_missing[pats.pattern_of] == d] = log_prior  # nothing observed: the priors
     return out
 
 
