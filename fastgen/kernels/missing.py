@@ -51,8 +51,8 @@ def diagonal_marginal_scores(X, means, inv_var, log_var, bias, mode, out):
 
 
 @pjit(fastmath=REASSOC)
-def shared_marginal_scores(X, pattern_of, centre, precision, delta, G, cdd, idx_ptr, idx,
-                           inv_ptr, inv, logdet_mm, bias, quadratic, mode, out):
+def shared_marginal_scores(X, pattern_of, centre, precision, delta_t, Gt, cdd, idx_ptr,
+                           idx, inv_ptr, inv, logdet_mm, bias, quadratic, mode, out):
     """Gaussian scores over the observed features for classes sharing one Σ.
 
     With z = P_o(x − c) (0 at the missing entries m) and r_k = z − P_oδ_k
@@ -62,9 +62,10 @@ def shared_marginal_scores(X, pattern_of, centre, precision, delta, G, cdd, idx_
         jll_ik = bias_k − ½(zᵀΛz − 2 zᵀΛP_oδ_k + δ_kᵀP_oΛP_oδ_k + log|Λ_mm|
                            + |o|·log 2π) + ½ ‖L_mm⁻¹ u‖²,
 
-    every term from the class tables G = Λδ (``G[k]`` = Λδ_k) and ``cdd`` (δ_kᵀΛδ_k)
-    and the few missing entries (zᵀΛP_oδ_k = zᵀG_k − (Λz)_mᵀδ_k,m, and so on), so that a
-    row reads only the tables of its pattern that have its missing count's size: its
+    every term from the class tables ``Gt`` (d, K) = [Λδ_1 … Λδ_K], ``delta_t`` (d, K) =
+    [δ_1 … δ_K] and ``cdd`` (δ_kᵀΛδ_k) and the few missing entries
+    (zᵀΛP_oδ_k = zᵀΛδ_k − (Λz)_mᵀδ_k,m, and so on), so that a row reads only the
+    tables of its pattern that have its missing count's size: its
     missing columns ``idx[idx_ptr[p]:idx_ptr[p+1]]``, L_mm⁻¹ row-major in
     ``inv[inv_ptr[p]:...]`` and ``logdet_mm[p]``.  ``bias_k`` = log π_k − ½ log|Σ|.
     Without ``quadratic`` the term −½zᵀΛz, the same for every class, is left out (enough
@@ -80,8 +81,10 @@ def shared_marginal_scores(X, pattern_of, centre, precision, delta, G, cdd, idx_
         r0 = b * ROW_BLOCK
         r1 = min(n, r0 + ROW_BLOCK)
         z = np.empty(d)
-        ym = np.empty(d)
-        u = np.empty(d)
+        u = np.empty((d, K))  # the inner loops run over the classes (contiguous)
+        acc = np.empty(K)
+        dd = np.empty(K)
+        t = np.empty(K)
         for i in range(r0, r1):
             p = pattern_of[i]
             a0 = idx_ptr[p]
@@ -92,39 +95,49 @@ def shared_marginal_scores(X, pattern_of, centre, precision, delta, G, cdd, idx_
             q0 = 0.0
             if quadratic:
                 for j in range(d):
-                    t = 0.0
+                    v = 0.0
                     for m in range(d):
-                        t += precision[j, m] * z[m]
-                    q0 += z[j] * t
+                        v += precision[j, m] * z[m]
+                    q0 += z[j] * v
+            for k in range(K):
+                acc[k] = bias[k]
+                dd[k] = cdd[k]
+            for j in range(d):
+                zj = z[j]
+                if zj != 0.0:
+                    for k in range(K):
+                        acc[k] += zj * Gt[j, k]  # zᵀΛδ_k
             for a in range(s):
-                t = 0.0
-                jm = idx[a0 + a]
+                ja = idx[a0 + a]
+                v = 0.0
                 for m in range(d):
-                    t += precision[jm, m] * z[m]
-                ym[a] = t
-            c0 = inv_ptr[p]
+                    v += precision[ja, m] * z[m]  # (Λz)_m
+                for k in range(K):
+                    t[k] = 0.0
+                for c in range(s):
+                    jc = idx[a0 + c]
+                    lam = precision[ja, jc]
+                    for k in range(K):
+                        t[k] += lam * delta_t[jc, k]  # (ΛP_mδ_k)_m
+                for k in range(K):
+                    acc[k] -= v * delta_t[ja, k]
+                    u[a, k] = v - Gt[ja, k] + t[k]  # (Λz − Λδ_k + ΛP_mδ_k)_m
+                    dd[k] += delta_t[ja, k] * (t[k] - 2.0 * Gt[ja, k])
             const = logdet_mm[p] + (d - s) * LOG_2PI + q0
             for k in range(K):
-                cross = 0.0
-                for j in range(d):
-                    cross += z[j] * G[k, j]
-                dd = cdd[k]
-                for a in range(s):
-                    ja = idx[a0 + a]
-                    da = delta[k, ja]
-                    cross -= ym[a] * da
-                    t = 0.0
-                    for c in range(s):
-                        t += precision[ja, idx[a0 + c]] * delta[k, idx[a0 + c]]
-                    u[a] = ym[a] - G[k, ja] + t  # (Λz − Λδ_k + ΛP_mδ_k)_m
-                    dd += da * (t - 2.0 * G[k, ja])
-                w2 = 0.0
-                for a in range(s):
-                    t = 0.0
-                    for c in range(a + 1):
-                        t += inv[c0 + a * s + c] * u[c]
-                    w2 += t * t
-                out[i, k] = bias[k] + cross - 0.5 * (dd + const) + 0.5 * w2
+                acc[k] -= 0.5 * (dd[k] + const)
+            c0 = inv_ptr[p]
+            for a in range(s):
+                for k in range(K):
+                    t[k] = 0.0
+                for c in range(a + 1):
+                    f = inv[c0 + a * s + c]
+                    for k in range(K):
+                        t[k] += f * u[c, k]
+                for k in range(K):
+                    acc[k] += 0.5 * t[k] * t[k]
+            for k in range(K):
+                out[i, k] = acc[k]
         bad += finish_rows(out, r0, r1, mode)
     return bad
 

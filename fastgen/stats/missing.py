@@ -219,8 +219,9 @@ def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det
     G = delta @ precision  # (K, d): Λδ_k (Λ symmetric)
     idx_ptr, idx, inv_ptr, inv, logdet_mm = pattern_tables(precision, pats)
     out = np.empty((X.shape[0], K))
-    shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision), delta,
-                           np.ascontiguousarray(G), np.einsum("kj,kj->k", delta, G),
+    shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision),
+                           np.ascontiguousarray(delta.T), np.ascontiguousarray(G.T),
+                           np.einsum("kj,kj->k", delta, G),
                            idx_ptr, idx, inv_ptr, inv, logdet_mm,
                            np.asarray(log_prior, dtype=np.float64) - 0.5 * log_det,
                            bool(quadratic), MODE_JLL, out)
