@@ -390,3 +390,16 @@ def test_data_frames_and_float32():
         np.testing.assert_allclose(p32.means, p.means, rtol=1e-5)
     g = fastgen.fit_gaussian_nb(frame, y, nan_policy="marginalize")
     assert g.feature_names == ("a", "b", "c")
+
+
+def test_unbiased_diagonal_variances_divide_the_observed_weights():
+    X, y = make_blobs(150, 3, 3, seed=34)
+    Xm = _with_nan(X, _mask(150, 3, 0.3, 35))
+    N, mu, var = ref_available_case(Xm, y, 3, np.ones(150))
+    S = var * N
+    d = fastgen.fit_gda(Xm, y, "diagonal", unbiased=True, var_smoothing=0.0,
+                        nan_policy="marginalize")
+    np.testing.assert_allclose(d.covariance, S / (N - 1), rtol=1e-10)
+    pd = fastgen.fit_gda(Xm, y, "pooled_diagonal", unbiased=True, var_smoothing=0.0,
+                         nan_policy="marginalize")
+    np.testing.assert_allclose(pd.covariance, S.sum(0) / (N.sum(0) - 3), rtol=1e-10)
