@@ -12,6 +12,9 @@ names, or the same names in another order, is a ValueError that lists the missin
 unexpected and misplaced columns.  Scoring an array after a data-frame fit, or a data
 frame after an array fit, warns (a UserWarning): the columns can then be counted but not
 matched.
+
+``nan_policy="marginalize"`` scores a row with NaN by the marginal likelihood of its
+observed features (:mod:`fastgen.scoring_missing`); the default "raise" refuses NaN.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ._params import FittedParams
 from ._runtime import serial_for_small_inputs
 from ._scorer import MODE_JLL, MODE_LOG_PROBA, MODE_PREDICT, MODE_PROBA
 from ._validation import check_feature_names, feature_names_of
+from .scoring_missing import check_nan_policy, score_marginal
 
 __all__ = ["joint_log_likelihood", "predict_log_proba", "predict_proba", "predict"]
 
@@ -42,39 +46,58 @@ def _check_names(params, X):
         check_feature_names(params.feature_names, names, type(params).__name__)
 
 
-def _score(params, X, mode):
-    """Scores (or labels, ``MODE_PREDICT``) of X by the params' scorer."""
+def _score(params, X, mode, nan_policy="raise"):
+    """Scores (or labels, ``MODE_PREDICT``) of X by the params' scorer (with
+    ``nan_policy="marginalize"``, rows with NaN through
+    :func:`fastgen.scoring_missing.score_marginal`)."""
     _check_params(params)
+    check_nan_policy(nan_policy)
     _check_names(params, X)
+    if nan_policy == "marginalize":
+        return score_marginal(params, X, mode)
     return params.scorer.score(params, X, mode)
 
 
 @serial_for_small_inputs(1)
-def joint_log_likelihood(params, X) -> np.ndarray:
+def joint_log_likelihood(params, X, *, nan_policy="raise") -> np.ndarray:
     """log p(x, y=k) = log p(x | y=k) + log p(y=k) for each row and class, shape (n, K).
 
     For discriminative models (logistic regression) this is the unnormalised log
     posterior (the linear predictor of each class).
+
+    ``nan_policy``: "raise" refuses NaN in X; "marginalize" integrates the missing
+    features out (see the module docstring).
     """
-    return _score(params, X, MODE_JLL)
+    return _score(params, X, MODE_JLL, nan_policy)
 
 
 @serial_for_small_inputs(1)
-def predict_log_proba(params, X) -> np.ndarray:
+def predict_log_proba(params, X, *, nan_policy="raise") -> np.ndarray:
     """log p(y=k | x), shape (n, K), normalised with a stable log-sum-exp.
 
     A row for which every class has log-likelihood -inf gets -inf everywhere, not NaN.
+
+    ``nan_policy``: "raise" refuses NaN in X; "marginalize" integrates the missing
+    features out (see the module docstring).
     """
-    return _score(params, X, MODE_LOG_PROBA)
+    return _score(params, X, MODE_LOG_PROBA, nan_policy)
 
 
 @serial_for_small_inputs(1)
-def predict_proba(params, X) -> np.ndarray:
-    """p(y=k | x), shape (n, K); rows sum to one."""
-    return _score(params, X, MODE_PROBA)
+def predict_proba(params, X, *, nan_policy="raise") -> np.ndarray:
+    """p(y=k | x), shape (n, K); rows sum to one.
+
+    ``nan_policy``: "raise" refuses NaN in X; "marginalize" integrates the missing
+    features out (see the module docstring).
+    """
+    return _score(params, X, MODE_PROBA, nan_policy)
 
 
 @serial_for_small_inputs(1)
-def predict(params, X) -> np.ndarray:
-    """The most probable class label of each row, taken from ``params.classes``."""
-    return _score(params, X, MODE_PREDICT)
+def predict(params, X, *, nan_policy="raise") -> np.ndarray:
+    """The most probable class label of each row, taken from ``params.classes``.
+
+    ``nan_policy``: "raise" refuses NaN in X; "marginalize" integrates the missing
+    features out (see the module docstring).
+    """
+    return _score(params, X, MODE_PREDICT, nan_policy)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._runtime import blas_single_thread, serial_for_small_inputs
-from .._validation import check_priors, check_scalar
+from .._validation import check_priors, check_scalar, feature_names_of
+from ..cuda import is_device_array
+from ..stats.missing import check_nan_policy, nan_input
 from ..stats.moments import ClassMoments, class_rows
 from .covariance import inverse_within_sd, params_from_moments
 from .params import COVARIANCE_TYPES, SCATTER_FOR, GDAParams
@@ -76,7 +78,8 @@ def check_gda_options(covariance, priors, reg, shrinkage, unbiased, K, var_smoot
 @serial_for_small_inputs(0)
 def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
             reg: float = 0.0, shrinkage=None, unbiased: bool = False,
-            var_smoothing: float = 1e-9, tol: float = 1e-4) -> GDAParams:
+            var_smoothing: float = 1e-9, tol: float = 1e-4, nan_policy: str = "raise",
+            em_tol: float = 1e-8, em_max_iter: int = 200) -> GDAParams:
     """Fit Gaussian discriminant analysis by maximum likelihood.
 
     Parameters
@@ -132,6 +135,21 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         Per-class model: a class with such a direction raises SingularCovarianceError
         naming its rank (since issue 42 also when its Cholesky factorisation would
         succeed: the eigenvalues decide, not the pivots).
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        "marginalize": NaN entries of host X are missing values (missing at random).
+        The diagonal kinds take the available-case estimates (each feature over the
+        rows that observe it: the exact MLE); "pooled" and "per_class" run EM from
+        them (:mod:`fastgen.gda.em`) and record ``n_iter``, ``converged`` and
+        ``log_likelihood_history``; ``reg`` and a float ``shrinkage`` apply to the
+        converged covariance, an estimated shrinkage raises.  A column with no observed
+        value, or a class with none for some feature, raises.  Without NaN the fit is
+        the complete-data one.
+    em_tol : float ≥ 0, default 1e-8
+        EM stops when an iteration raises the observed-data log-likelihood by at most
+        em_tol·W (W the total sample weight: the mean gain per row; unlike a change
+        relative to |ℓ| this does not depend on the units of the features).
+    em_max_iter : int ≥ 0, default 200
+        At most this many EM iterations (then a ConvergenceWarning).
 
     Returns
     -------
@@ -160,6 +178,20 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         the correlation matrix.
     """
     _check_covariance_type(covariance)
+    check_nan_policy(nan_policy)
+    if nan_policy == "marginalize" and not is_device_array(X):
+        from .em import check_em_options, fit_gda_missing  # only for data with NaN
+
+        em_tol, em_max_iter = check_em_options(em_tol, em_max_iter)
+        names = feature_names_of(X)
+        Xv = nan_input(X, nan_policy)
+        if Xv is not None:
+            with blas_single_thread():
+                return fit_gda_missing(
+                    Xv, y, covariance, sample_weight, shrinkage, unbiased, var_smoothing,
+                    tol, em_tol, em_max_iter, names,
+                    lambda classes: check_gda_options(covariance, priors, reg, shrinkage,
+                                                      unbiased, classes, var_smoothing, tol))
     # X, y and the weights checked on the host or on the device; NaN/inf in X is found
     # through the moments below (no extra pass)
     rows = class_rows(X, y, sample_weight)

@@ -20,14 +20,16 @@ from .._params import (
     register_params,
 )
 from .._runtime import serial_for_small_inputs
-from .._validation import feature_names_of
+from .._validation import feature_names_of, is_sparse
+from ..stats.available import filled
 from ..stats.category_counts import (  # the counting pass, shared with fastgen.nb_counts
     category_layout,
     category_offsets,
     check_min_categories,
     count_categories,
 )
-from .base import check_alpha, fit_inputs, handed_over, log_priors
+from ..stats.missing import check_nan_policy, has_nan, reject_infinite
+from .base import check_alpha, fit_inputs, handed_over, log_priors, weighted_class_count
 from .scoring import CATEGORICAL_SCORER, CategoricalTables
 
 __all__ = ["CategoricalNBParams", "fit_categorical_nb", "categorical_params"]
@@ -126,7 +128,8 @@ class CategoricalNBParams(FittedParams):
 
 
 @serial_for_small_inputs(0)
-def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=None):
+def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=None,
+                       nan_policy="raise"):
     """Fit categorical naive Bayes.
 
     Feature j takes categories 0 … m_j − 1 with m_j = max(max_i x_ij + 1,
@@ -151,21 +154,72 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     min_categories : int or array-like (d,) of int, optional
         Minimum number of categories per feature, for categories absent in training.
     sample_weight : array-like (n,), optional
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        "marginalize": NaN entries (dense, or stored in CSR) are missing values and are
+        not counted: each feature's table comes from the rows that observe it (the
+        exact maximum likelihood under missing at random; the denominators are already
+        Σ_c N_kjc).  A column with no observed value raises.
 
     Returns
     -------
     CategoricalNBParams
     """
     names = feature_names_of(X)
-    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True)
+    X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
+                                      finite=check_nan_policy(nan_policy) == "raise")
     alpha = check_alpha(alpha)
-    n_cat = category_layout(X, check_min_categories(min_categories, X.shape[1]))
+    min_cat = check_min_categories(min_categories, X.shape[1])
+    Xnan = None
+    if nan_policy == "marginalize" and has_nan(X):
+        reject_infinite(X)
+        Xnan, X = X, filled(X)
+        _check_observed_columns(Xnan)
+    n_cat = category_layout(X, min_cat)
     offsets = category_offsets(n_cat)
-    cc, counts = count_categories(X, codes, w, classes.shape[0], offsets)
+    if Xnan is None:
+        cc, counts = count_categories(X, codes, w, classes.shape[0], offsets)
+    else:
+        cc = weighted_class_count(codes, w, classes.shape[0])
+        counts = _observed_category_counts(Xnan, X, codes, w, classes.shape[0], offsets, cc)
     # every table here is fresh: the params keep them without copies
     return categorical_params(classes, handed_over(cc), handed_over(counts),
                               handed_over(n_cat), handed_over(offsets), alpha, True, None,
                               X.dtype, names)
+
+
+def _check_observed_columns(X):
+    """Raise naming a column of X (dense or CSR) whose every entry is NaN."""
+    if is_sparse(X):
+        nan = np.isnan(X.data)
+        stored_nan = np.bincount(X.indices[nan], minlength=X.shape[1])
+        empty = np.flatnonzero(stored_nan == X.shape[0])
+    else:
+        empty = np.flatnonzero(np.isnan(X).all(axis=0))
+    if empty.size:
+        raise ValueError(
+            f"X has no observed value in column {empty[0]} (every entry is NaN): its "
+            f"categories cannot be estimated; drop the column")
+
+
+def _observed_category_counts(Xnan, X, codes, w, K, offsets, cc):
+    """(K, C) N_kjc over the observed entries of X (``Xnan`` with its NaN, ``X`` the
+    same filled with 0): a NaN is not counted; CSR's implicit zeros are category 0."""
+    C = int(offsets[-1])
+    wt = w if w.shape[0] else np.ones(codes.shape[0])
+    if is_sparse(X):
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        keep = ~np.isnan(Xnan.data)
+        flat = (codes[rows] * C + offsets[X.indices] + X.data.astype(np.int64))[keep]
+        counts = np.bincount(flat, weights=wt[rows][keep], minlength=K * C).reshape(K, C)
+        # implicit zeros: the class weight less that of every stored entry (NaN too)
+        stored = np.zeros((K, X.shape[1]))
+        np.add.at(stored, (codes[rows], X.indices), wt[rows])
+        counts[:, offsets[:-1]] += cc[:, None] - stored
+        return counts
+    keep = ~np.isnan(Xnan)
+    flat = codes[:, None] * C + offsets[:-1][None, :] + X.astype(np.int64)
+    weights = np.broadcast_to(wt[:, None], X.shape)
+    return np.bincount(flat[keep], weights=weights[keep], minlength=K * C).reshape(K, C)
 
 
 def categorical_params(classes, cc, counts, n_cat, offsets, alpha, fit_prior,

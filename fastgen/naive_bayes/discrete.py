@@ -28,9 +28,10 @@ from .._params import (
     register_params,
 )
 from .._runtime import serial_for_small_inputs
-from .._validation import feature_names_of, is_sparse
+from .._validation import check_sample_weight, check_y, feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
 from ..kernels.sparse import log_pair, normalised_logs
+from ..stats.available import binary_counts_observed, filled
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
     check_binarize,
     check_binary_counts,
@@ -40,6 +41,7 @@ from ..stats.feature_counts import (  # the counting pass, shared with fastgen.n
     reject_flagged_value,
     weighted_class_count,
 )
+from ..stats.missing import nan_input
 from .base import (
     LinearNB,
     check_alpha,
@@ -189,6 +191,10 @@ class BernoulliNBParams(LinearNB):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
+    observed_count : (K, d) float64 or None
+        A fit with missing features (``nan_policy="marginalize"``): N_kj, the weight of
+        the class-k rows that observe feature j, which takes N_k's place in p_kj and
+        log(1 − p_kj).  None: every feature observed in every row (N_kj = N_k).
 
     Scores: jll_ik = log π_k + Σ_j log(1 − p_kj) + Σ_{j: x_ij=1} (log p_kj − log(1 − p_kj)),
     the middle sum precomputed per class so that absent features cost nothing.
@@ -203,11 +209,14 @@ class BernoulliNBParams(LinearNB):
     alpha: float
     binarize: float | None
     feature_names: tuple | None = None
+    observed_count: np.ndarray | None = None
 
     def _check_fields(self, check):
         dt = self._check_counts_and_tables(check)
         check.array("neg_feature_log_prob", ("K", "d"), dt, "log")
         check.real("binarize", optional=True)
+        if self.observed_count is not None:
+            check.array("observed_count", ("K", "d"), "float", "nonneg")
 
     @property
     def _binary_input(self):
@@ -220,7 +229,8 @@ class BernoulliNBParams(LinearNB):
         both = np.stack([self.feature_log_prob, self.neg_feature_log_prob])
         log_normalised(check, "neg_feature_log_prob", both, 0, self.dtype)
         want = bernoulli_params(self.classes, self.class_count, self.feature_count,
-                                self.alpha, self.binarize, True, None, np.float64)
+                                self.alpha, self.binarize, True, None, np.float64,
+                                observed_count=self.observed_count)
         source = "class_count, feature_count and alpha"
         recomputed(check, "feature_log_prob", self.feature_log_prob,
                    want.feature_log_prob, self.dtype, source)
@@ -238,7 +248,7 @@ class BernoulliNBParams(LinearNB):
 
 @serial_for_small_inputs(0)
 def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_prior=None,
-                     sample_weight=None):
+                     sample_weight=None, nan_policy="raise"):
     """Fit Bernoulli naive Bayes.
 
     With b_ij = [x_ij > binarize] (or x_ij itself when ``binarize`` is None)::
@@ -263,6 +273,11 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     class_prior : array-like (K,), optional
         Fixed class priors (non-negative, summing to 1); overrides ``fit_prior``.
     sample_weight : array-like (n,), optional
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        "marginalize": NaN entries (dense, or stored in CSR) are missing values;
+        p_kj = (F_kj + α)/(N_kj + 2α) with N_kj the weight of the class-k rows that
+        observe feature j (``observed_count``): the exact maximum likelihood under
+        missing at random, as the likelihood factorises over the features.
 
     Returns
     -------
@@ -270,18 +285,53 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     """
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
+    Xv = nan_input(X, nan_policy, allow_sparse=True)
+    if Xv is not None:
+        return _bernoulli_missing(Xv, y, sample_weight, alpha, binarize, fit_prior,
+                                  class_prior, feature_names_of(X))
     classes, cc, fc, binarize, dtype, names, tables = _fit_counts(
         X, y, sample_weight, "bernoulli", binarize, alpha)
     return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype,
                             names, tables)
 
 
+def _bernoulli_missing(X, y, sample_weight, alpha, binarize, fit_prior, class_prior,
+                       names):
+    """:func:`fit_bernoulli_nb` of validated X with NaN entries: counts over the
+    observed entries (F_kj) and the observed weights N_kj."""
+    classes, codes = check_y(y, X.shape[0])
+    w = check_sample_weight(sample_weight, X.shape[0])
+    binarize = check_binarize(binarize, filled(X))
+    cc, fc, observed = binary_counts_observed(X, codes, w, classes.shape[0], binarize)
+    return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior,
+                            X.dtype, names, observed_count=observed)
+
+
+def _refuse_nan(X, nan_policy, why):
+    """Raise ``why`` where ``nan_policy`` is "marginalize" and X holds a NaN."""
+    if nan_input(X, nan_policy, allow_sparse=True) is not None:
+        raise ValueError(why)
+
+
 def bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype,
-                     feature_names=None, tables=None):
+                     feature_names=None, tables=None, observed_count=None):
     """:class:`BernoulliNBParams` from checked counts (see :func:`fit_bernoulli_nb`);
     ``tables``: (log p, log(1 − p)) already computed from these counts, as the CSR
-    fit's counting pass gives them."""
+    fit's counting pass gives them; ``observed_count``: the (K, d) N_kj of a fit with
+    missing features, in N_k's place."""
     clp = log_priors(cc, fit_prior, class_prior, classes)
+    if observed_count is not None:
+        N = np.asarray(observed_count, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_denom = np.log(N + 2.0 * alpha)
+            flp = np.log(fc + alpha) - log_denom
+            neg = np.log(N - fc + alpha) - log_denom
+        if not (np.all(np.isfinite(flp)) and np.all(np.isfinite(neg))):
+            raise ValueError("observed_count must be at least feature_count (N_kj ≥ F_kj)")
+        return _params_from_counts(BernoulliNBParams, classes, cc, fc, clp, flp, alpha,
+                                   dtype, feature_names,
+                                   neg_feature_log_prob=neg.astype(dtype, copy=False),
+                                   binarize=binarize, observed_count=N)
     if binarize is None:
         check_binary_counts(cc, fc, alpha)
     if tables is not None:
@@ -348,7 +398,7 @@ class MultinomialNBParams(LinearNB):
 
 @serial_for_small_inputs(0)
 def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
-                       sample_weight=None):
+                       sample_weight=None, nan_policy="raise"):
     """Fit multinomial naive Bayes.
 
     ::
@@ -372,6 +422,11 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     fit_prior : bool, default True
     class_prior : array-like (K,), optional
     sample_weight : array-like (n,), optional
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        With "marginalize" a NaN in X is still refused, with the reason: θ_k is
+        normalised across the features, so the likelihood does not factorise per
+        feature, and the expected value of a missing count depends on the row's total
+        count, which is unobserved.  Scoring with ``nan_policy="marginalize"`` works.
 
     Returns
     -------
@@ -379,10 +434,19 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     """
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
+    _refuse_nan(X, nan_policy, _MULTINOMIAL_NAN)
     classes, cc, fc, _, dtype, names, tables = _fit_counts(X, y, sample_weight,
                                                            "multinomial", alpha=alpha)
     return multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype, names,
                               tables)
+
+
+_MULTINOMIAL_NAN = (
+    "X contains NaN and multinomial naive Bayes is not fitted with missing counts: θ_k is "
+    "normalised across the features, so a missing count is not left out feature by "
+    "feature, and its expected value depends on the row's total count, which is not "
+    "observed; drop the rows or impute the counts (scoring with "
+    "nan_policy='marginalize' works)")
 
 
 def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
@@ -471,7 +535,8 @@ class ComplementNBParams(LinearNB):
 
 
 @serial_for_small_inputs(0)
-def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
+def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None,
+                      nan_policy="raise"):
     """Fit complement naive Bayes.
 
     ::
@@ -491,6 +556,10 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
     norm : bool, default False
         Second normalisation of the weights (Rennie et al. §3.3).
     sample_weight : array-like (n,), optional
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        NaN is refused either way (with "marginalize", with the reason: the complement
+        weights are not the log-probabilities of a generative model, so there is no
+        likelihood to leave the missing features out of).
 
     Returns
     -------
@@ -498,6 +567,11 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
     """
     alpha = check_alpha(alpha)
     norm = check_bool(norm, "norm")
+    _refuse_nan(X, nan_policy,
+                "X contains NaN and complement naive Bayes cannot be fitted with missing "
+                "values: its weights are not the log-probabilities of a generative model, "
+                "so there is no likelihood of the observed features; impute the missing "
+                "values or use multinomial naive Bayes")
     classes, cc, fc, _, dtype, names, _ = _fit_counts(X, y, sample_weight, "complement")
     return complement_params(classes, cc, fc, alpha, norm, True, None, dtype, names)
 

@@ -14,9 +14,19 @@ import numpy as np
 
 from .._params import FittedParams, kernel_view, log_normalised, register_params
 from .._runtime import serial_for_small_inputs
-from .._validation import check_priors, check_scalar
+from .._validation import (
+    check_priors,
+    check_sample_weight,
+    check_scalar,
+    check_y,
+    feature_names_of,
+)
+from ..cuda import is_device_array
 from ..gda.scoring import GAUSSIAN_SCORER, DiagonalTables
+from ..stats.available import available_case
+from ..stats.missing import nan_input
 from ..stats.moments import (
+    ClassMoments,
     check_floor_finite,
     check_variances_representable,
     class_rows,
@@ -95,7 +105,8 @@ class GaussianNBParams(FittedParams):
 
 
 @serial_for_small_inputs(0)
-def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None):
+def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None,
+                    nan_policy="raise"):
     """Fit Gaussian naive Bayes.
 
     For each class k and feature j, with weights w_i (1 if not given)::
@@ -123,11 +134,21 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     var_smoothing : float, default 1e-9
         Fraction of the largest feature variance added to every variance.
     sample_weight : array-like (n,), optional
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        "marginalize": NaN entries are missing values (missing at random); each
+        feature's mean and variance per class come from the rows that observe it (the
+        exact maximum likelihood, as the likelihood factorises over the features), and
+        ε from the unweighted variance of each feature over its observed entries.  A
+        column, or a class of a feature, with no observed value raises.
 
     Returns
     -------
     GaussianNBParams
     """
+    Xv = None if is_device_array(X) else nan_input(X, nan_policy)
+    if Xv is not None:
+        return _fit_missing(Xv, y, priors, var_smoothing, sample_weight,
+                            feature_names_of(X))
     # X, y and the weights are checked on the host or on the device; NaN/inf in X is
     # found through the moments (it makes them non-finite): no separate pass over X
     rows = class_rows(X, y, sample_weight)
@@ -138,6 +159,22 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     if rows.weighted:
         feature_variance = rows.unweighted_variance()
     return gaussian_params(moments, priors, var_smoothing, feature_variance)
+
+
+def _fit_missing(X, y, priors, var_smoothing, sample_weight, names):
+    """:func:`fit_gaussian_nb` of validated X with NaN entries: available-case
+    moments (:func:`fastgen.stats.available.available_case`)."""
+    classes, codes = check_y(y, X.shape[0])
+    w = check_sample_weight(sample_weight, X.shape[0])
+    var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
+    check_priors(priors, classes)
+    ac = available_case(X, np.isnan(X), codes, w, classes.shape[0], classes)
+    # scatter scaled so that scatter / N_k is the available-case S_kj / N_kj
+    moments = ClassMoments(classes, ac.counts, ac.means,
+                           ac.sumsq * (ac.counts[:, None] / ac.observed), "diagonal",
+                           str(X.dtype), names)
+    return gaussian_params(moments, priors, var_smoothing, np.nanvar(X, axis=0,
+                                                                     dtype=np.float64))
 
 
 def gaussian_params(moments, priors, var_smoothing, feature_variance):

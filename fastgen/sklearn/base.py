@@ -34,22 +34,33 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
     _accept_sparse = False
     _min_samples = 1
 
+    def _nan_policy(self):
+        """The estimator's ``nan_policy`` ("raise" for those without one)."""
+        return getattr(self, "nan_policy", "raise")
+
+    def _finite(self):
+        """scikit-learn's ``ensure_all_finite``: NaN passes with "marginalize"."""
+        return "allow-nan" if self._nan_policy() == "marginalize" else True
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self._accept_sparse
+        tags.input_tags.allow_nan = self._nan_policy() == "marginalize"
         return tags
 
     def _validate_fit(self, X, y, reset=True):
         X, y = validate_data(self, X, y, reset=reset, dtype=FLOATS,
                              accept_sparse="csr" if self._accept_sparse else False,
-                             ensure_min_samples=self._min_samples)
+                             ensure_min_samples=self._min_samples,
+                             ensure_all_finite=self._finite())
         check_classification_targets(y)
         return X, y
 
     def _validate_predict(self, X):
         check_is_fitted(self, "params_")
         return validate_data(self, X, reset=False, dtype=FLOATS,
-                             accept_sparse="csr" if self._accept_sparse else False)
+                             accept_sparse="csr" if self._accept_sparse else False,
+                             ensure_all_finite=self._finite())
 
     def predict(self, X):
         """Most probable class of each row.
@@ -64,14 +75,14 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
             Labels from ``classes_``.
         """
         X = self._validate_predict(X)
-        return predict(self.params_, X)
+        return predict(self.params_, X, nan_policy=self._nan_policy())
 
     def predict_proba(self, X):
         """Class probabilities p(y = k | x), rows summing to one: an ndarray of shape
         (n_samples, n_classes), columns in the order of ``classes_``, for X as in
         :meth:`predict`."""
         X = self._validate_predict(X)
-        return predict_proba(self.params_, X)
+        return predict_proba(self.params_, X, nan_policy=self._nan_policy())
 
     def predict_log_proba(self, X):
         """Log class probabilities log p(y = k | x) (a stable log-sum-exp, not log(proba)).
@@ -79,7 +90,7 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
         X and the result are as in :meth:`predict_proba`.
         """
         X = self._validate_predict(X)
-        return predict_log_proba(self.params_, X)
+        return predict_log_proba(self.params_, X, nan_policy=self._nan_policy())
 
 
 class LinearFastgenClassifier(LinearClassifierMixin, FastgenClassifier):
@@ -101,8 +112,21 @@ class LinearFastgenClassifier(LinearClassifierMixin, FastgenClassifier):
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
+            With ``nan_policy="marginalize"``, a row with NaN gets its log posteriors
+            (for two classes the log-odds) from the marginal of its observed features:
+            X·coef_ᵀ + intercept_ of a complete row is the same up to a constant per row.
         """
-        return LinearClassifierMixin.decision_function(self, X)
+        if self._nan_policy() != "marginalize":
+            return LinearClassifierMixin.decision_function(self, X)
+        X = self._validate_predict(X)
+        incomplete = np.isnan(X).any(axis=1)
+        out = X.copy()
+        out[incomplete] = 0.0
+        scores = out @ self.coef_.T + self.intercept_
+        if incomplete.any():
+            lp = predict_log_proba(self.params_, X[incomplete], nan_policy="marginalize")
+            scores[incomplete] = lp[:, 1:] - lp[:, :1] if scores.shape[1] == 1 else lp
+        return scores.ravel() if scores.shape[1] == 1 else scores
 
     predict = FastgenClassifier.predict
     predict_proba = FastgenClassifier.predict_proba

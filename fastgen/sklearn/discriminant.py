@@ -10,6 +10,7 @@ built the way scikit-learn builds them, one covariance per class, and handed to
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import numpy as np
@@ -28,6 +29,7 @@ from .. import (
     linear_discriminant,
 )
 from .._warn import warn
+from ..stats.missing import check_nan_policy
 from .base import FastgenClassifier, LinearFastgenClassifier
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
@@ -141,13 +143,14 @@ class _DiscriminantAnalysis:
     validated data (``_fit``)."""
 
     def __init__(self, *, solver, shrinkage, priors, store_covariance, tol,
-                 covariance_estimator):
+                 covariance_estimator, nan_policy):
         self.solver = solver
         self.shrinkage = shrinkage
         self.priors = priors
         self.store_covariance = store_covariance
         self.tol = tol
         self.covariance_estimator = covariance_estimator
+        self.nan_policy = nan_policy
 
     def fit(self, X, y):
         """Fit the model.
@@ -162,7 +165,15 @@ class _DiscriminantAnalysis:
         self
         """
         self._check_params()
+        check_nan_policy(self.nan_policy)
         X, y = self._validate_fit(X, y)
+        self._missing = self.nan_policy == "marginalize" and bool(np.isnan(X).any())
+        if self._missing and not (self.solver == "svd" and self.covariance_estimator is None
+                                  and not isinstance(self.shrinkage, str)):
+            raise ValueError(
+                "X contains NaN: with nan_policy='marginalize' the model is fitted by EM "
+                "(fastgen.fit_gda), which takes solver='svd' without a covariance "
+                "estimator or estimated shrinkage")
         return self._fit(X, y)
 
 
@@ -219,6 +230,12 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         the largest).
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default None
         Estimates each class covariance (solvers "lsqr" and "eigen").
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        "marginalize": NaN in X marks missing values (the ``allow_nan`` tag).  ``fit``
+        estimates by EM (``fastgen.fit_gda(..., nan_policy="marginalize")``; solver
+        "svd", no covariance estimator or estimated shrinkage), and ``predict``,
+        ``predict_proba`` and ``predict_log_proba`` score each row by the marginal
+        Gaussian of its observed features.
 
     Attributes
     ----------
@@ -232,10 +249,11 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
     _min_samples = 2
 
     def __init__(self, solver="svd", shrinkage=None, priors=None, n_components=None,
-                 store_covariance=False, tol=1e-4, covariance_estimator=None):
+                 store_covariance=False, tol=1e-4, covariance_estimator=None,
+                 nan_policy="raise"):
         super().__init__(solver=solver, shrinkage=shrinkage, priors=priors,
                          store_covariance=store_covariance, tol=tol,
-                         covariance_estimator=covariance_estimator)
+                         covariance_estimator=covariance_estimator, nan_policy=nan_policy)
         self.n_components = n_components
 
     def _check_params(self):
@@ -285,7 +303,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
                                       priors=priors, tol=rank_tol)
         else:
             params = fit_gda(X, y, "pooled", priors=priors, shrinkage=shrinkage,
-                             tol=rank_tol)
+                             tol=rank_tol, nan_policy=self.nan_policy)
         self.params_ = params
         self.classes_ = params.classes
         self.priors_ = params.priors
@@ -363,6 +381,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         # X·coef_ᵀ + intercept_ as decision_function computes it, on X validated
         # once (decision_function would validate again, and warn about the names of a
         # frame already converted)
+        if np.isnan(X).any():  # posteriors from coef_: tol dropped a direction
+            raise ValueError("X contains NaN, which these posteriors cannot score")
         f = X.astype(np.float64) @ self.coef_.T.astype(np.float64) + self.intercept_
         if len(self.classes_) == 2:
             f = np.column_stack([np.zeros(f.shape[0]), f[:, 0]])
@@ -463,6 +483,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         LinAlgError ("The covariance matrix of class … is not full rank").
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default None
         Solver "eigen" only.
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        As in :class:`LinearDiscriminantAnalysis`; ``reg_param`` applies once, to the
+        converged per-class covariances.
 
     Attributes
     ----------
@@ -477,10 +500,11 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     # kept separate on purpose from LDA's: scikit-learn's signatures differ (LDA's is
     # positional with n_components, QDA's keyword-only with reg_param)
     def __init__(self, *, solver="svd", shrinkage=None, priors=None, reg_param=0.0,
-                 store_covariance=False, tol=1e-4, covariance_estimator=None):
+                 store_covariance=False, tol=1e-4, covariance_estimator=None,
+                 nan_policy="raise"):
         super().__init__(solver=solver, shrinkage=shrinkage, priors=priors,
                          store_covariance=store_covariance, tol=tol,
-                         covariance_estimator=covariance_estimator)
+                         covariance_estimator=covariance_estimator, nan_policy=nan_policy)
         self.reg_param = reg_param
 
     def _check_params(self):
@@ -498,7 +522,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     def _fit(self, X, y):
         if np.unique(y).shape[0] < 2:
             raise ValueError("The number of classes has to be greater than one. Got 1 class.")
-        m = class_moments(X, y, kind="per_class")
+        em = fit_gda(X, y, "per_class", priors=self.priors, tol=0.0,
+                     nan_policy="marginalize") if self._missing else None  # reg: below
+        m = class_moments(X, y, kind="per_class") if em is None else _moments_with(
+            ClassMoments(em.classes, em.n_per_class.astype(np.float64),
+                         em.means.astype(np.float64), np.zeros(em.covariance.shape),
+                         "per_class", str(X.dtype)), em.covariance.astype(np.float64),
+            "per_class")
         d = X.shape[1]
         for k, c in enumerate(m.classes):
             if m.counts[k] == 1:
@@ -540,6 +570,9 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         # the absolute tol); fastgen's own rule then only guards the working precision
         if self.solver == "svd":
             params = gda_from_moments(m, "per_class", priors=self.priors, reg=r, tol=0.0)
+            if em is not None:  # the record of the EM fit
+                params = dataclasses.replace(params, n_iter=em.n_iter, converged=em.converged,
+                                             log_likelihood_history=em.log_likelihood_history)
         else:
             params = gda_from_moments(_moments_with(m, covs, "per_class"), "per_class",
                                       priors=self.priors, tol=0.0)
@@ -559,7 +592,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         classes of shape (n_samples,), the log-likelihood ratio of ``classes_[1]``."""
         check_is_fitted(self, "params_")
         X = self._validate_predict(X)
-        jll = joint_log_likelihood(self.params_, X)
+        jll = joint_log_likelihood(self.params_, X, nan_policy=self._nan_policy())
         if jll.shape[1] == 2:
             return jll[:, 1] - jll[:, 0]
         return jll + 0.5 * self.n_features_in_ * _LOG_2PI

@@ -1,0 +1,91 @@
+"""Scoring with ``nan_policy="marginalize"``: rows with NaN are scored by the marginal
+likelihood of their observed features.
+
+X is validated once with NaN allowed (infinity is still an error).  Rows without NaN
+go through the params' own scoring, unchanged; rows with NaN go to the family's
+marginal scorer (:mod:`fastgen.gda.marginal`, :mod:`fastgen.naive_bayes.marginal`),
+whose joint log-likelihoods are normalised here with the same log-sum-exp.  Families
+without a generative likelihood refuse NaN with the reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._scorer import MODE_JLL, MODE_PREDICT
+from ._validation import check_n_features, check_X, is_sparse
+from .cuda import is_device_array
+from .kernels.special import finish_all_rows
+from .stats.missing import NAN_POLICIES, check_nan_policy, reject_infinite
+
+__all__ = ["NAN_POLICIES", "check_nan_policy", "score_marginal"]
+
+def _nan_mask(X):
+    """(rows with a NaN (n,) bool, the (n, d) NaN mask of dense X or None for CSR)."""
+    if is_sparse(X):
+        nan = np.isnan(X.data)
+        rows = np.zeros(X.shape[0], dtype=bool)
+        if nan.any():
+            rows[np.searchsorted(X.indptr, np.flatnonzero(nan), side="right") - 1] = True
+        return rows, None
+    missing = np.isnan(X)
+    return missing.any(axis=1), missing
+
+
+def _marginal_scorer(params):
+    name = type(params).__name__
+    if name == "GDAParams":
+        from .gda.marginal import marginal_joint_log_likelihood
+        return marginal_joint_log_likelihood
+    if name in ("GaussianNBParams", "BernoulliNBParams", "MultinomialNBParams",
+                "CategoricalNBParams", "ComplementNBParams"):
+        from .naive_bayes.marginal import marginal_joint_log_likelihood
+        return marginal_joint_log_likelihood
+    if name == "LogisticParams":
+        raise ValueError(
+            "X contains NaN and logistic regression cannot score it: it models p(y | x) "
+            "only, with no distribution of x to integrate the missing features out of; "
+            "impute the missing values, or use a generative model (fit_gda, naive Bayes)")
+    raise ValueError(f"X contains NaN and {name} does not support nan_policy='marginalize'")
+
+
+def score_marginal(params, X, mode):
+    """Scores (``mode``, as :meth:`fastgen._scorer.Scorer.score`) of X, rows with NaN
+    integrated out (see the module docstring); ``params`` checked, X not yet validated.
+
+    Where most rows have a NaN, every row is scored by the marginal scorer in place (no
+    gather of the incomplete rows) and the complete rows are then overwritten by the
+    params' scorer's scores of them; else only the incomplete rows are gathered and
+    scored.
+    """
+    if is_device_array(X):
+        raise ValueError("nan_policy='marginalize' is not available for device arrays; "
+                         "score host arrays")
+    scorer = params.scorer
+    X = check_X(X, allow_sparse=scorer.accepts_sparse, dtype=params.dtype, finite=False)
+    check_n_features(X, params.n_features_in)
+    reject_infinite(X)
+    incomplete, missing = _nan_mask(X)
+    if not incomplete.any():
+        return scorer.host(params, X, mode)
+    marginal = _marginal_scorer(params)
+    complete = np.flatnonzero(~incomplete)
+    in_place = complete.size < X.shape[0] // 2
+    rows = slice(None) if in_place else np.flatnonzero(incomplete)
+    part, part_missing = (X, missing) if in_place else (
+        X[rows], None if missing is None else missing[rows])
+    # posteriors need the scores only up to a constant per row
+    jll = marginal(params, part, part_missing, relative=mode != MODE_JLL)
+    if mode not in (MODE_JLL, MODE_PREDICT):
+        finish_all_rows(jll, mode)
+    if mode == MODE_PREDICT:
+        out = np.empty(X.shape[0], dtype=params.classes.dtype)
+        out[rows] = params.classes[np.argmax(jll, axis=1)]
+    elif in_place:
+        out = jll.astype(params.dtype, copy=False)
+    else:
+        out = np.empty((X.shape[0], params.n_classes), dtype=params.dtype)
+        out[rows] = jll
+    if complete.size:
+        out[complete] = scorer.host(params, X[complete], mode)
+    return out

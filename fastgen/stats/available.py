@@ -1,0 +1,130 @@
+"""Available-case statistics: each feature over the rows that observe it (NaN marks a
+missing value).
+
+For the models whose likelihood factorises over the features (Gaussian, Bernoulli and
+categorical naive Bayes, the diagonal Gaussian models) these are the exact
+maximum-likelihood statistics when values are missing at random; for the full Gaussian
+models they start EM (:func:`pairwise_covariance`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse
+
+__all__ = ["AvailableCase", "available_case", "pairwise_covariance", "class_matrix",
+           "filled", "missing_matrix", "binary_counts_observed"]
+
+
+@dataclass(frozen=True)
+class AvailableCase:
+    """Available-case statistics of each class and feature over the observed entries:
+    W_k the class weights (every row), N_kj the weight of the rows of class k that
+    observe feature j, μ_kj their mean and S_kj = Σ w_i (x_ij − μ_kj)² their sum of
+    squares; ``centred`` (n, d) x_ij − μ_{y_i}j with 0 at the missing entries."""
+
+    counts: np.ndarray
+    observed: np.ndarray
+    means: np.ndarray
+    sumsq: np.ndarray
+    centred: np.ndarray
+
+
+def class_matrix(codes, w, K):
+    """The sparse (K, n) matrix of the row weights by class: H @ A sums A by class."""
+    n = codes.shape[0]
+    weights = w if w.shape[0] else np.ones(n)
+    return scipy.sparse.csr_matrix((weights, (codes, np.arange(n))), shape=(K, n))
+
+
+def available_case(X, missing, codes, w, K, classes) -> AvailableCase:
+    """:class:`AvailableCase` of validated dense X (two passes: means, then centred
+    squares).  Raises a ValueError naming the feature (and class) with no observed
+    value: its distribution cannot be estimated."""
+    empty = np.flatnonzero(missing.all(axis=0))
+    if empty.size:
+        raise ValueError(
+            f"X has no observed value in column {empty[0]} (every entry is NaN): its "
+            f"distribution cannot be estimated; drop the column")
+    H = class_matrix(codes, w, K)
+    O = (~missing).astype(np.float64)
+    W = np.asarray(H.sum(axis=1), dtype=np.float64).reshape(-1)
+    N = np.asarray(H @ O)
+    bad = np.argwhere(~(N > 0))
+    if bad.size:
+        k, j = bad[0]
+        label = classes[k].item() if hasattr(classes[k], "item") else classes[k]
+        raise ValueError(
+            f"class {label!r} has no observed value of feature {j} (with positive "
+            f"weight): its mean cannot be estimated; drop the feature or the class")
+    X0 = np.where(missing, 0.0, X).astype(np.float64)
+    means = np.asarray(H @ X0) / N
+    D = X0 - means[codes]
+    D[missing] = 0.0
+    return AvailableCase(W, N, means, np.asarray(H @ (D * D)), D)
+
+
+def pairwise_covariance(ac: AvailableCase, codes, w, missing, K, pooled):
+    """The pairwise available-case covariances Σ_jl = Σ w_i d_ij d_il / Σ w_i over the
+    rows observing both j and l (d the centred values), pooled (d, d) or per class
+    (K, d, d); a pair never observed together gets 0.  Not always positive definite:
+    where it is not, its diagonal."""
+    O = (~missing).astype(np.float64)
+    wt = w if w.shape[0] else np.ones(codes.shape[0])
+    groups = [np.arange(codes.shape[0])] if pooled else [np.flatnonzero(codes == k)
+                                                           for k in range(K)]
+    out = []
+    for rows in groups:
+        D, Ok, wk = ac.centred[rows], O[rows], wt[rows]
+        num = (D * wk[:, None]).T @ D
+        den = (Ok * wk[:, None]).T @ Ok
+        with np.errstate(invalid="ignore", divide="ignore"):
+            S = np.where(den > 0, num / den, 0.0)
+        S = 0.5 * (S + S.T)
+        try:
+            np.linalg.cholesky(S)
+        except np.linalg.LinAlgError:
+            S = np.diag(np.diag(S))
+        out.append(S)
+    return out[0] if pooled else np.stack(out)
+
+
+def filled(X, value=0.0):
+    """A copy of validated X (dense or CSR) with its NaN entries set to ``value``."""
+    if scipy.sparse.issparse(X):
+        out = X.copy()
+        out.data = np.where(np.isnan(X.data), value, X.data).astype(X.dtype)
+        return out
+    return np.where(np.isnan(X), value, X).astype(X.dtype)
+
+
+def missing_matrix(X):
+    """The NaN entries of validated X as 1.0 (float64): dense, or CSR for CSR X."""
+    if scipy.sparse.issparse(X):
+        M = X.copy().astype(np.float64)
+        M.data = np.isnan(X.data).astype(np.float64)
+        M.eliminate_zeros()
+        return M
+    return np.isnan(X).astype(np.float64)
+
+
+def _dense(A):
+    return np.asarray(A.toarray() if scipy.sparse.issparse(A) else A, dtype=np.float64)
+
+
+def binary_counts_observed(X, codes, w, K, binarize):
+    """(N_k (K,), F_kj (K, d), N_kj (K, d)) of validated X with NaN entries (dense or
+    CSR): the class weights, the weighted counts of the observed entries with value 1
+    (x > ``binarize``, or x itself when None) and the weights of the rows of class k
+    that observe feature j."""
+    A = filled(X)
+    if binarize is not None:
+        if scipy.sparse.issparse(A):
+            A.data = (A.data > binarize).astype(np.float64)
+        else:
+            A = (A > binarize).astype(np.float64)
+    H = class_matrix(codes, w, K)
+    cc = np.asarray(H.sum(axis=1), dtype=np.float64).reshape(-1)
+    return cc, _dense(H @ A), cc[:, None] - _dense(H @ missing_matrix(X))
