@@ -25,10 +25,10 @@ import scipy.sparse
 
 from .._validation import is_sparse
 from ..stats.available import filled, missing_matrix
+from ..stats.category_counts import check_categories
 from ..stats.feature_counts import check_binary_values
 from ..stats.missing import diagonal_marginal_jll
-from .base import report_negative
-from .categorical import _check_categories
+from .scoring import report_negative
 
 __all__ = ["marginal_joint_log_likelihood"]
 
@@ -102,7 +102,7 @@ def _multinomial(params, X, missing):
 
 def _categorical(params, X, missing):
     Xf, _ = _filled(X, missing)
-    _check_categories(Xf, params.n_categories)
+    check_categories(Xf, params.n_categories)
     flp = params.feature_log_prob.astype(np.float64)
     off = params.offsets
     K, C = flp.shape
