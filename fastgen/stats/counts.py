@@ -181,6 +181,16 @@ def _pad_rows(a, pos, K):
     return out
 
 
+def _on_classes(cls, cc, fc, classes):
+    """(classes, N_k, table) with one row per label of ``classes`` (zeros for labels
+    absent from this chunk); unchanged when ``classes`` is None."""
+    if classes is None:
+        return cls, cc, fc
+    known, pos = _align_classes(cls, classes)
+    K = known.shape[0]
+    return known, _pad_rows(cc, pos, K), _pad_rows(fc, pos, K)
+
+
 @serial_for_small_inputs(0)
 def nb_counts(X, y, model: str = "multinomial", *, sample_weight=None, binarize=0.0,
               classes=None, min_categories=None, n_categories=None) -> NBCounts:
@@ -254,10 +264,7 @@ def nb_counts(X, y, model: str = "multinomial", *, sample_weight=None, binarize=
     if model == "bernoulli" and binarize is None:
         # as fit_bernoulli_nb with its default alpha = 1, which counted chunks before
         check_binary_counts(cc, fc, 1.0)
-    if classes is not None:
-        known, pos = _align_classes(cls, classes)
-        cc, fc, cls = _pad_rows(cc, pos, known.shape[0]), _pad_rows(fc, pos,
-                                                                     known.shape[0]), known
+    cls, cc, fc = _on_classes(cls, cc, fc, classes)
     return NBCounts(model, cls, cc, feature_count=fc, binarize=binarize, dtype=str(X.dtype),
                     feature_names=names)
 
@@ -277,10 +284,7 @@ def _categorical_counts(X, y, sample_weight, classes, min_categories, n_categori
                              "min_categories or n_categories, not both)")
         check_categories(X, n_cat)
     cc, fc = count_categories(X, codes, w, cls.shape[0], category_offsets(n_cat))
-    if classes is not None:
-        known, pos = _align_classes(cls, classes)
-        cc, fc, cls = _pad_rows(cc, pos, known.shape[0]), _pad_rows(fc, pos,
-                                                                     known.shape[0]), known
+    cls, cc, fc = _on_classes(cls, cc, fc, classes)
     return NBCounts("categorical", cls, cc, feature_count=fc, dtype=str(X.dtype),
                     feature_names=names, n_categories=n_cat)
 
