@@ -241,6 +241,23 @@ def check_finite_result(X: np.ndarray, *results, name: str = "X",
     )
 
 
+#: Set while validating one part of a larger sample (a Dask block), whose weights may
+#: all be zero; the caller checks the whole (see :func:`weights_of_a_part`).
+_PART_OF_A_WHOLE = contextvars.ContextVar("fastgen_part_of_a_whole", default=False)
+
+
+@contextlib.contextmanager
+def weights_of_a_part():
+    """Within the block, :func:`check_sample_weight` accepts weights that are zero
+    everywhere: the rows are one part of a sample whose total weight the caller
+    checks (a block of a Dask array, whose boundaries the user does not choose)."""
+    token = _PART_OF_A_WHOLE.set(True)
+    try:
+        yield
+    finally:
+        _PART_OF_A_WHOLE.reset(token)
+
+
 def check_sample_weight(sample_weight, n_samples: int):
     """Return a float64 weight vector, or an empty array meaning "all ones".
 
@@ -266,7 +283,10 @@ def check_sample_weight(sample_weight, n_samples: int):
         i = int(np.flatnonzero(w < 0)[0])
         raise ValueError(f"sample_weight contains a negative value ({w[i]}) at index {i}")
     if not np.any(w > 0):
-        raise ValueError("sample_weight is zero everywhere; at least one sample needs weight")
+        if not _PART_OF_A_WHOLE.get():
+            raise ValueError(
+                "sample_weight is zero everywhere; at least one sample needs weight")
+        return writeable_view(w)
     with np.errstate(over="ignore"):
         total = float(w.sum())
     if not np.isfinite(total):

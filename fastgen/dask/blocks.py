@@ -6,13 +6,14 @@ reduction of exact merges that every fit here uses.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 
 import dask
 import dask.array as da
 import numpy as np
 
-from .._validation import check_X, check_y
+from .._validation import check_X, check_y, weights_of_a_part
 from ..logistic.centring import column_sums, shift_from_sums
 
 __all__ = ["SPLIT_EVERY", "as_dask_X", "as_dask_vector", "row_blocks", "row_starts",
@@ -78,9 +79,12 @@ _ROW = re.compile(r"\brow (\d+)")
 def in_rows(start, fn, *args, **kwargs):
     """``fn(*args, **kwargs)`` on the row block that starts at row ``start`` of X: a
     ValueError naming a row of the block (validation's "X contains NaN at row 3,
-    column 1") is raised again naming that row of X (row 103)."""
+    column 1") is raised again naming that row of X (row 103).  The block's weights may
+    all be zero (:func:`~fastgen._validation.weights_of_a_part`): the whole's are
+    checked by :func:`classes_and_counts`."""
     try:
-        return fn(*args, **kwargs)
+        with weights_of_a_part():
+            return fn(*args, **kwargs)
     except ValueError as exc:
         msg = str(exc)
         shifted = _ROW.sub(lambda m: f"row {int(m.group(1)) + start}", msg)
@@ -130,7 +134,12 @@ def _merge_all(merge, parts):
 
 
 def tree_reduce(parts, merge, split_every=SPLIT_EVERY):
-    """Delayed tree reduction of ``parts`` with fan-in ``split_every``."""
+    """Delayed tree reduction of ``parts`` with fan-in ``split_every`` (an integer
+    ≥ 2: a fan-in of 1 would never reduce)."""
+    if isinstance(split_every, bool) or not isinstance(split_every, numbers.Integral) \
+            or split_every < 2:
+        raise ValueError(f"split_every must be an integer ≥ 2 (the number of partial "
+                         f"results merged at a time); got {split_every!r}")
     combine = dask.delayed(_merge_all, pure=True)
     parts = list(parts)
     while len(parts) > 1:
@@ -149,6 +158,8 @@ def classes_and_counts(y, w):
                                       else [None] * y.numblocks[0], strict=True)]
     labels, counts = tree_reduce(parts, _merge_label_pair).compute()
     classes, _ = check_y(labels)  # the same validation and label types as in memory
+    if w is not None and not np.sum(counts) > 0.0:
+        raise ValueError("sample_weight is zero everywhere; at least one sample needs weight")
     return classes, counts
 
 
