@@ -44,8 +44,9 @@ CATEGORY_FLOOR = 1024
 CATEGORY_SPREAD = 16
 
 
-def check_categories(X, n_categories=None):
-    """Raise unless every value of X is a non-negative integer (< n_categories[j])."""
+def check_categories(X, n_categories=None, given=False):
+    """Raise unless every value of X is a non-negative integer (< n_categories[j]:
+    the fitted widths, or with ``given`` the caller's ``n_categories``)."""
     if is_sparse(X):
         vals, cols = X.data, X.indices
     else:
@@ -68,29 +69,35 @@ def check_categories(X, n_categories=None):
             f"X contains {kind} category code ({float(v)!r}) at row {i}, column {j}; categorical "
             f"naive Bayes needs integer codes 0, 1, 2, ... (e.g. from an ordinal encoder)"
         )
+    code = repr(v.item()) if v != int(v) or abs(v) >= 2.0**53 else str(int(v))
+    m = int(n_categories[j])
+    if given:
+        raise ValueError(
+            f"X has category {code} at row {i}, column {j}, but n_categories gives feature "
+            f"{j} {m} categories (0..{m - 1}); pass n_categories covering it")
     raise ValueError(
-        f"X has category {int(v)} at row {i}, column {j}, but feature {j} was fitted with "
-        f"{int(n_categories[j])} categories (0..{int(n_categories[j]) - 1}); refit with "
-        f"min_categories covering it"
+        f"X has category {code} at row {i}, column {j}, but feature {j} was fitted with "
+        f"{m} categories (0..{m - 1}); refit with min_categories covering it"
     )
 
 
-def check_min_categories(min_categories, d):
-    """``min_categories`` (None, an int or d ints ≥ 0) as (d,) int64, or None."""
+def check_min_categories(min_categories, d, name="min_categories"):
+    """``min_categories`` (None, an int or d ints ≥ 0) as (d,) int64, or None; errors
+    name the argument ``name``."""
     if min_categories is None:
         return None
     m = np.asarray(min_categories)
     if m.dtype.kind not in "iu":
-        raise ValueError(f"min_categories must be integers; got dtype {m.dtype}")
+        raise ValueError(f"{name} must be integers; got dtype {m.dtype}")
     if m.ndim == 0:
         m = np.full(d, int(m))
     if m.shape != (d,):
         raise ValueError(
-            f"min_categories must be an int or have shape ({d},), one per feature; got "
+            f"{name} must be an int or have shape ({d},), one per feature; got "
             f"shape {m.shape}"
         )
     if np.any(m < 0):
-        raise ValueError("min_categories must be non-negative")
+        raise ValueError(f"{name} must be non-negative")
     return m.astype(np.int64)
 
 

@@ -278,11 +278,13 @@ def _categorical_counts(X, y, sample_weight, classes, min_categories, n_categori
     if n_categories is None:
         n_cat = category_layout(X, check_min_categories(min_categories, d))
     else:
-        n_cat = check_min_categories(n_categories, d)
-        if min_categories is not None or np.any(n_cat < 1):
-            raise ValueError("n_categories must be positive (it fixes the widths: pass "
-                             "min_categories or n_categories, not both)")
-        check_categories(X, n_cat)
+        if min_categories is not None:
+            raise ValueError("pass min_categories or n_categories, not both: "
+                             "n_categories fixes the widths")
+        n_cat = check_min_categories(n_categories, d, "n_categories")
+        if np.any(n_cat < 1):
+            raise ValueError("n_categories must be positive")
+        check_categories(X, n_cat, given=True)
     cc, fc = count_categories(X, codes, w, cls.shape[0], category_offsets(n_cat))
     cls, cc, fc = _on_classes(cls, cc, fc, classes)
     return NBCounts("categorical", cls, cc, feature_count=fc, dtype=str(X.dtype),

@@ -112,7 +112,7 @@ def test_fixed_widths_and_bad_options():
     c = fastgen.nb_counts(X, y, "categorical", n_categories=n_cat)
     np.testing.assert_array_equal(c.n_categories, n_cat)
     assert c.feature_count.shape == (3, 12 * X.shape[1])
-    with pytest.raises(ValueError, match="fitted with 3 categories"):
+    with pytest.raises(ValueError, match="n_categories gives feature 3 3 categories"):
         fastgen.nb_counts(X, y, "categorical", n_categories=np.full(X.shape[1], 3))
     with pytest.raises(ValueError, match="categorical model only"):
         fastgen.nb_counts(X, y, "multinomial", min_categories=3)
