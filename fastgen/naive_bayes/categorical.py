@@ -21,7 +21,7 @@ from .._params import (
 )
 from .._runtime import serial_for_small_inputs
 from .._validation import feature_names_of, is_sparse
-from ..stats.available import filled
+from ..stats.available import filled, refuse_unobserved
 from ..stats.category_counts import (  # the counting pass, shared with fastgen.nb_counts
     category_layout,
     category_offsets,
@@ -170,10 +170,11 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     alpha = check_alpha(alpha)
     min_cat = check_min_categories(min_categories, X.shape[1])
     Xnan = None
-    if nan_policy == "marginalize" and has_nan(X):
-        reject_infinite(X)
-        Xnan, X = X, filled(X)
-        _check_observed_columns(Xnan)
+    if nan_policy == "marginalize":
+        reject_infinite(X)  # X was not scanned for non-finite values
+        if has_nan(X):
+            Xnan, X = X, filled(X)
+            _check_observed_columns(Xnan)
     n_cat = category_layout(X, min_cat)
     offsets = category_offsets(n_cat)
     if Xnan is None:
@@ -181,6 +182,7 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     else:
         cc = weighted_class_count(codes, w, classes.shape[0])
         counts = _observed_category_counts(Xnan, X, codes, w, classes.shape[0], offsets, cc)
+        refuse_unobserved(np.add.reduceat(counts, offsets[:-1], axis=1), cc, classes)
     # every table here is fresh: the params keep them without copies
     return categorical_params(classes, handed_over(cc), handed_over(counts),
                               handed_over(n_cat), handed_over(offsets), alpha, True, None,

@@ -31,7 +31,7 @@ from .._runtime import serial_for_small_inputs
 from .._validation import check_sample_weight, check_y, feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
 from ..kernels.sparse import log_pair, normalised_logs
-from ..stats.available import binary_counts_observed, filled
+from ..stats.available import binary_counts_observed, filled, refuse_unobserved
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
     check_binarize,
     check_binary_counts,
@@ -303,6 +303,7 @@ def _bernoulli_missing(X, y, sample_weight, alpha, binarize, fit_prior, class_pr
     w = check_sample_weight(sample_weight, X.shape[0])
     binarize = check_binarize(binarize, filled(X))
     cc, fc, observed = binary_counts_observed(X, codes, w, classes.shape[0], binarize)
+    refuse_unobserved(observed, cc, classes)
     return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior,
                             X.dtype, names, observed_count=observed)
 

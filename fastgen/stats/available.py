@@ -128,3 +128,25 @@ def binary_counts_observed(X, codes, w, K, binarize):
     H = class_matrix(codes, w, K)
     cc = np.asarray(H.sum(axis=1), dtype=np.float64).reshape(-1)
     return cc, _dense(H @ A), cc[:, None] - _dense(H @ missing_matrix(X))
+
+
+def refuse_unobserved(observed, cc, classes):
+    """Raise naming a feature no row observes, or a class none of whose rows (of
+    positive weight) observe a feature: ``observed`` (K, d) the weight of the rows of
+    class k that observe feature j, ``cc`` (K,) the class weights, ``classes`` the
+    labels.  The feature's
+    estimate for that class would be the prior's alone, not an estimate from data."""
+    seen = observed > 0.0
+    empty = np.flatnonzero(~seen.any(axis=0))
+    if empty.size:
+        raise ValueError(
+            f"X has no observed value in column {empty[0]} (every entry is NaN): it "
+            f"cannot be estimated; drop the column")
+    unseen = np.argwhere(~seen & (cc[:, None] > 0.0))
+    if unseen.size:
+        k, j = unseen[0]
+        label = classes[k].item() if hasattr(classes[k], "item") else classes[k]
+        raise ValueError(
+            f"no row of class {label!r} observes feature {int(j)} (every such entry "
+            f"is NaN): its distribution in that class cannot be estimated; drop the "
+            f"feature or add rows of that class that observe it")

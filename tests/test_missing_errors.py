@@ -1,0 +1,66 @@
+"""Missing features: errors name the user's row, infinities are refused under either
+policy, and a class that never observes a feature is refused by every naive Bayes fit
+that estimates per class and feature (as the guide says)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastgen
+
+
+def _counts(seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 100)
+    return rng.poisson(2, (100, 3)).astype(float), y
+
+
+@pytest.mark.parametrize("csr", [False, True])
+@pytest.mark.parametrize("case", ["multinomial", "categorical", "unseen", "bernoulli"])
+def test_scoring_errors_name_the_users_row(case, csr):
+    M, y = _counts()
+    if case == "multinomial":
+        p, T, bad = fastgen.fit_multinomial_nb(M, y), M[:6].copy(), -1.0
+    elif case in ("categorical", "unseen"):
+        C = np.minimum(M, 3)
+        p, T, bad = fastgen.fit_categorical_nb(C, y), C[:6].copy(), (2.5 if case ==
+                                                                    "categorical" else 9.0)
+    else:
+        B = (M > 1).astype(float)
+        p, T, bad = fastgen.fit_bernoulli_nb(B, y, binarize=None), B[:6].copy(), 0.5
+    T[0, 0] = T[1, 0] = np.nan
+    T[4, 2] = bad
+    Tin = sp.csr_matrix(T) if csr else T
+    with pytest.raises(ValueError, match=r"row 4\b|X\[4,"):
+        fastgen.predict(p, Tin, nan_policy="marginalize")
+
+
+@pytest.mark.parametrize("with_nan", [False, True])
+def test_categorical_fit_refuses_infinity_under_marginalize(with_nan):
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 3, (20, 2)).astype(float)
+    y = rng.integers(0, 2, 20)
+    X[4, 1] = np.inf
+    if with_nan:
+        X[2, 0] = np.nan
+    X0 = X.copy()
+    with pytest.raises(ValueError, match="infinity at row 4, column 1"):
+        fastgen.fit_categorical_nb(X, y, nan_policy="marginalize")
+    np.testing.assert_array_equal(X, X0)
+
+
+@pytest.mark.parametrize("fit,kw", [(fastgen.fit_bernoulli_nb, {"binarize": None}),
+                                    (fastgen.fit_categorical_nb, {})])
+@pytest.mark.parametrize("csr", [False, True])
+def test_unobserved_features_are_refused(fit, kw, csr):
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 60)
+    X = rng.integers(0, 2, (60, 3)).astype(float)
+    column = X.copy()
+    column[:, 1] = np.nan
+    in_class = X.copy()
+    in_class[y == 1, 2] = np.nan
+    for M, match in ((column, "no observed value in column 1"),
+                     (in_class, "no row of class 1 observes feature 2")):
+        with pytest.raises(ValueError, match=match):
+            fit(sp.csr_matrix(M) if csr else M, y, nan_policy="marginalize", **kw)
