@@ -270,6 +270,22 @@ class FieldChecker:
             self.fail(field, f"must be a str; got {v!r}")
         return self._set(field, str(v))
 
+    def em_record(self):
+        """The record of an EM fit (:mod:`fastgen._em`): ``n_iter``, ``converged`` and
+        ``log_likelihood_history`` all None (a fit without EM), or an integer ≥ 0, a
+        bool and a finite float64 array of ``n_iter + 1`` entries."""
+        fields = ("n_iter", "converged", "log_likelihood_history")
+        given = [getattr(self.params, f) is not None for f in fields]
+        if not any(given):
+            return
+        if not all(given):
+            missing = [f for f, g in zip(fields, given) if not g]
+            self.fail(missing[0], f"must be set with the other fields of the EM record "
+                                  f"({', '.join(fields)}): all or none")
+        n_iter = self.integer("n_iter", low=0)
+        self.boolean("converged")
+        self.array("log_likelihood_history", (n_iter + 1,), np.float64, "finite")
+
     # ---- what every params object has
     def classes(self, min_classes=1):
         c = self._as_array("classes")
@@ -360,6 +376,10 @@ class FittedParams:
     #: can skip the up-front scan (a full extra read of X)
     checks_finite_scores: bool = False
 
+    #: whether the params carry an EM record (``n_iter``, ``converged``,
+    #: ``log_likelihood_history``; see :meth:`FieldChecker.em_record`)
+    _records_em: bool = False
+
     #: name of the (K, d) array field that fixes the model's width and dtype: its last
     #: axis has one entry per feature, its dtype is the one scoring computes in
     _feature_table: str
@@ -379,6 +399,8 @@ class FittedParams:
         check = FieldChecker(self)
         check.classes()
         self._check_fields(check)
+        if self._records_em:
+            check.em_record()
         check.feature_names()
 
     def _check_fields(self, check: FieldChecker):

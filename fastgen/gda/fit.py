@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._em import check_em_options, check_unlabeled
 from .._runtime import blas_single_thread, serial_for_small_inputs
 from .._validation import check_priors, check_scalar
 from ..stats.moments import ClassMoments, class_rows
 from .covariance import inverse_within_sd, params_from_moments
+from .em import gda_em
 from .params import COVARIANCE_TYPES, SCATTER_FOR, GDAParams
 
 __all__ = ["fit_gda", "gda_from_moments", "check_gda_options"]
@@ -76,7 +78,9 @@ def check_gda_options(covariance, priors, reg, shrinkage, unbiased, K, var_smoot
 @serial_for_small_inputs(0)
 def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
             reg: float = 0.0, shrinkage=None, unbiased: bool = False,
-            var_smoothing: float = 1e-9, tol: float = 1e-4) -> GDAParams:
+            var_smoothing: float = 1e-9, tol: float = 1e-4, unlabeled=None,
+            unlabeled_weight: float = 1.0, em_tol: float = 1e-8,
+            em_max_iter: int = 100) -> GDAParams:
     """Fit Gaussian discriminant analysis by maximum likelihood.
 
     Parameters
@@ -132,6 +136,21 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         Per-class model: a class with such a direction raises SingularCovarianceError
         naming its rank (since issue 42 also when its Cholesky factorisation would
         succeed: the eigenvalues decide, not the pivots).
+    unlabeled : array-like (m, d), optional
+        Rows without labels (same features, host X).  The fit is then EM from the
+        labelled-only fit (:mod:`fastgen.gda.em`): the E-step takes the model's
+        posteriors of these rows, the M-step the moments of the labelled rows merged
+        with the rows' soft moments (weights λ·r_ik), built with the options above.
+        None or no rows: the fit without EM, unchanged.  ``shrinkage="ledoit-wolf"``
+        is not available with them (its fourth moments need hard labels).
+    unlabeled_weight : float ≥ 0, default 1
+        λ, the weight of every unlabelled row (Nigam et al. 2000); 0 ignores them.
+    em_tol : float ≥ 0, default 1e-8
+        EM stops when the objective (the labelled log-likelihood plus λ times the
+        unlabelled rows' log marginal likelihood) changes by at most em_tol relative.
+    em_max_iter : int ≥ 0, default 100
+        At most this many EM iterations; ``params.n_iter``, ``params.converged`` and
+        ``params.log_likelihood_history`` record the run.
 
     Returns
     -------
@@ -165,6 +184,16 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     rows = class_rows(X, y, sample_weight)
     priors, reg, shrinkage = check_gda_options(covariance, priors, reg, shrinkage, unbiased,
                                                rows.classes, var_smoothing, tol)
+    em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
+    U = None
+    if unlabeled is not None:
+        if rows.on_device:
+            raise ValueError("unlabeled rows need host X; fit on the host (numpy) arrays")
+        U = check_unlabeled(unlabeled, rows.X, feature_names=rows.feature_names)
+        if U is not None and shrinkage == "ledoit-wolf" and em.weight:
+            raise ValueError(
+                "shrinkage='ledoit-wolf' is not available with unlabeled rows (its fourth "
+                "moments need hard labels); use shrinkage='oas' or a float")
     if rows.on_device and shrinkage == "ledoit-wolf":
         raise ValueError(
             "shrinkage='ledoit-wolf' is not available for device arrays yet (it needs a "
@@ -180,8 +209,12 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     # The small factorisations run with BLAS on one thread: woken BLAS threads keep
     # spinning after the call and slow the next parallel kernel.
     with blas_single_thread():
-        return params_from_moments(m, covariance, priors, reg, shrinkage, unbiased, fourth,
-                                   var_smoothing, tol)
+        params = params_from_moments(m, covariance, priors, reg, shrinkage, unbiased,
+                                     fourth, var_smoothing, tol)
+        if U is None or not em.weight:
+            return params
+        return gda_em(params, rows, U, covariance,
+                      (priors, reg, shrinkage, unbiased, var_smoothing, tol), em)
 
 
 def gda_from_moments(moments: ClassMoments, covariance: str = "pooled", *, priors=None,

@@ -72,6 +72,10 @@ class GDAParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
+    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+        The record of a fit with ``unlabeled`` rows (EM, :mod:`fastgen._em`): the
+        iterations run, whether the objective's relative change fell below ``em_tol``,
+        and the objective of the starting fit and of each iteration; None otherwise.
     """
 
     #: scoring detects non-finite X from the scores themselves (see ``_check_rows``)
@@ -88,6 +92,11 @@ class GDAParams(FittedParams):
     covariance_type: str
     rank: int | None = None  # None: d (full rank), as in files written without it
     feature_names: tuple | None = None
+    n_iter: int | None = None
+    converged: bool | None = None
+    log_likelihood_history: np.ndarray | None = None
+
+    _records_em = True
 
     def _check_fields(self, check):
         """Shapes (K, d) from ``means``, one dtype for every float field, finite

@@ -11,6 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._em import check_em_options
 from .._params import (
     FittedParams,
     derived_from_checked_input,
@@ -32,6 +33,7 @@ from .base import (
     score_bounds,
     weighted_class_count,
 )
+from .em import categorical_em, unlabelled_rows
 
 __all__ = ["CategoricalNBParams", "fit_categorical_nb", "categorical_params"]
 
@@ -164,6 +166,10 @@ class CategoricalNBParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
+    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+        The record of a fit with ``unlabeled`` rows (EM, :mod:`fastgen._em`): the
+        iterations run, whether the objective's relative change fell below ``em_tol``,
+        and the objective of the starting fit and of each iteration; None otherwise.
     """
 
     classes: np.ndarray
@@ -175,6 +181,11 @@ class CategoricalNBParams(FittedParams):
     offsets: np.ndarray
     alpha: float
     feature_names: tuple | None = None
+    n_iter: int | None = None
+    converged: bool | None = None
+    log_likelihood_history: np.ndarray | None = None
+
+    _records_em = True
 
     accepts_sparse = True
     _feature_table = "feature_log_prob"
@@ -238,7 +249,8 @@ class CategoricalNBParams(FittedParams):
 
 
 @serial_for_small_inputs(0)
-def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=None):
+def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=None,
+                       unlabeled=None, unlabeled_weight=1.0, em_tol=1e-8, em_max_iter=100):
     """Fit categorical naive Bayes.
 
     Feature j takes categories 0 … m_j − 1 with m_j = max(max_i x_ij + 1,
@@ -263,25 +275,45 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     min_categories : int or array-like (d,) of int, optional
         Minimum number of categories per feature, for categories absent in training.
     sample_weight : array-like (n,), optional
+    unlabeled : array-like (m, d) or scipy CSR, optional
+        Rows without labels, same features.  The fit is then EM from the labelled-only
+        fit (:mod:`fastgen.naive_bayes.em`; Nigam et al. 2000): the E-step takes the
+        model's posteriors of these rows, the M-step adds their expected category counts
+        (weights λ·r_ik) to the labelled counts.  None or no rows: the fit without
+        EM, unchanged.
+    unlabeled_weight : float ≥ 0, default 1
+        λ, the weight of every unlabelled row; 0 ignores them.
+    em_tol : float ≥ 0, default 1e-8
+        EM stops when its objective changes by at most em_tol relative.
+    em_max_iter : int ≥ 0, default 100
+        At most this many iterations; ``n_iter``, ``converged`` and
+        ``log_likelihood_history`` of the params record the run.
+        A code of the unlabelled rows widens its feature's table as a code of X
+        would (the labelled-only fit then has that table width too).
 
     Returns
     -------
     CategoricalNBParams
     """
     names = feature_names_of(X)
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled,
+                              check_em_options(unlabeled_weight, em_tol, em_max_iter))
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True)
     alpha = check_alpha(alpha)
     d = X.shape[1]
     min_cat = _check_min_categories(min_categories, d)
     _check_categories(X)
     K = classes.shape[0]
-    if is_sparse(X):
-        colmax = np.zeros(d)
-        if X.data.size:
-            np.maximum.at(colmax, X.indices, X.data)
-    else:
-        colmax = X.max(axis=0)
+    colmax = _column_max(X)
     _check_table_width(X, colmax, min_cat)
+    if em_rows is not None:
+        try:
+            _check_categories(em_rows.U)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("X ", "unlabeled ", 1)) from None
+        ucolmax = _column_max(em_rows.U)
+        _check_table_width(em_rows.U, ucolmax, min_cat)
+        colmax = np.maximum(colmax, ucolmax)
     n_cat = colmax.astype(np.int64) + 1
     if min_cat is not None:
         n_cat = np.maximum(n_cat, min_cat)
@@ -294,9 +326,24 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     else:
         counts = categorical_counts(X, codes, w, K, offsets)
     # every table here is fresh: the params keep them without copies
-    return categorical_params(classes, handed_over(cc), handed_over(counts),
-                              handed_over(n_cat), handed_over(offsets), alpha, True, None,
-                              X.dtype, names)
+    params = categorical_params(classes, handed_over(cc), handed_over(counts),
+                                handed_over(n_cat), handed_over(offsets), alpha, True, None,
+                                X.dtype, names)
+    if em_rows is None:
+        return params
+    return categorical_em(params, em_rows, lambda c, t: categorical_params(
+        classes, c, t, n_cat, offsets, alpha, True, None, X.dtype, names))
+
+
+def _column_max(X):
+    """(d,) the largest code of each column of checked X (CSR: 0 for a column with no
+    stored value)."""
+    if is_sparse(X):
+        colmax = np.zeros(X.shape[1])
+        if X.data.size:
+            np.maximum.at(colmax, X.indices, X.data)
+        return colmax
+    return X.max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
 
 
 def categorical_params(classes, cc, counts, n_cat, offsets, alpha, fit_prior,

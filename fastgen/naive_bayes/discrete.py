@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._em import check_em_options
 from .._params import (
     derived_from_checked_input,
     kernel_view,
@@ -48,6 +49,7 @@ from .base import (
     log_allow_zero,
     log_priors,
 )
+from .em import discrete_em, refuse_unlabeled, unlabelled_rows
 
 __all__ = [
     "BernoulliNBParams",
@@ -185,6 +187,10 @@ class BernoulliNBParams(LinearNB):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
+    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+        The record of a fit with ``unlabeled`` rows (EM, :mod:`fastgen._em`): the
+        iterations run, whether the objective's relative change fell below ``em_tol``,
+        and the objective of the starting fit and of each iteration; None otherwise.
 
     Scores: jll_ik = log π_k + Σ_j log(1 − p_kj) + Σ_{j: x_ij=1} (log p_kj − log(1 − p_kj)),
     the middle sum precomputed per class so that absent features cost nothing.
@@ -199,6 +205,11 @@ class BernoulliNBParams(LinearNB):
     alpha: float
     binarize: float | None
     feature_names: tuple | None = None
+    n_iter: int | None = None
+    converged: bool | None = None
+    log_likelihood_history: np.ndarray | None = None
+
+    _records_em = True
 
     def _check_fields(self, check):
         dt = self._check_counts_and_tables(check)
@@ -234,7 +245,8 @@ class BernoulliNBParams(LinearNB):
 
 @serial_for_small_inputs(0)
 def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_prior=None,
-                     sample_weight=None):
+                     sample_weight=None, unlabeled=None, unlabeled_weight=1.0, em_tol=1e-8,
+                     em_max_iter=100):
     """Fit Bernoulli naive Bayes.
 
     With b_ij = [x_ij > binarize] (or x_ij itself when ``binarize`` is None)::
@@ -259,6 +271,19 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     class_prior : array-like (K,), optional
         Fixed class priors (non-negative, summing to 1); overrides ``fit_prior``.
     sample_weight : array-like (n,), optional
+    unlabeled : array-like (m, d) or scipy CSR, optional
+        Rows without labels, same features.  The fit is then EM from the labelled-only
+        fit (:mod:`fastgen.naive_bayes.em`; Nigam et al. 2000): the E-step takes the
+        model's posteriors of these rows, the M-step adds their expected counts
+        (weights λ·r_ik) to the labelled counts.  None or no rows: the fit without
+        EM, unchanged.
+    unlabeled_weight : float ≥ 0, default 1
+        λ, the weight of every unlabelled row; 0 ignores them.
+    em_tol : float ≥ 0, default 1e-8
+        EM stops when its objective changes by at most em_tol relative.
+    em_max_iter : int ≥ 0, default 100
+        At most this many iterations; ``n_iter``, ``converged`` and
+        ``log_likelihood_history`` of the params record the run.
 
     Returns
     -------
@@ -266,10 +291,17 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     """
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
+    em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em)
     classes, cc, fc, binarize, dtype, names, tables = _fit_counts(
         X, y, sample_weight, "bernoulli", binarize, alpha)
-    return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype,
-                            names, tables)
+    params = bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior,
+                              dtype, names, tables)
+    if em_rows is None:
+        return params
+    return discrete_em(params, em_rows, lambda c, f: bernoulli_params(
+        classes, c, f, alpha, binarize, fit_prior, class_prior, dtype, names),
+        binarize=binarize, binary=binarize is None)
 
 
 def bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype,
@@ -311,6 +343,10 @@ class MultinomialNBParams(LinearNB):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
+    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+        The record of a fit with ``unlabeled`` rows (EM, :mod:`fastgen._em`): the
+        iterations run, whether the objective's relative change fell below ``em_tol``,
+        and the objective of the starting fit and of each iteration; None otherwise.
 
     Scores: jll_ik = log π_k + Σ_j x_ij log θ_kj.
     """
@@ -322,6 +358,11 @@ class MultinomialNBParams(LinearNB):
     feature_log_prob: np.ndarray
     alpha: float
     feature_names: tuple | None = None
+    n_iter: int | None = None
+    converged: bool | None = None
+    log_likelihood_history: np.ndarray | None = None
+
+    _records_em = True
 
     _nonneg_input = True
 
@@ -344,7 +385,8 @@ class MultinomialNBParams(LinearNB):
 
 @serial_for_small_inputs(0)
 def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
-                       sample_weight=None):
+                       sample_weight=None, unlabeled=None, unlabeled_weight=1.0, em_tol=1e-8,
+                       em_max_iter=100):
     """Fit multinomial naive Bayes.
 
     ::
@@ -368,6 +410,19 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     fit_prior : bool, default True
     class_prior : array-like (K,), optional
     sample_weight : array-like (n,), optional
+    unlabeled : array-like (m, d) or scipy CSR, optional
+        Rows without labels, same features.  The fit is then EM from the labelled-only
+        fit (:mod:`fastgen.naive_bayes.em`; Nigam et al. 2000): the E-step takes the
+        model's posteriors of these rows, the M-step adds their expected counts
+        (weights λ·r_ik) to the labelled counts.  None or no rows: the fit without
+        EM, unchanged.
+    unlabeled_weight : float ≥ 0, default 1
+        λ, the weight of every unlabelled row; 0 ignores them.
+    em_tol : float ≥ 0, default 1e-8
+        EM stops when its objective changes by at most em_tol relative.
+    em_max_iter : int ≥ 0, default 100
+        At most this many iterations; ``n_iter``, ``converged`` and
+        ``log_likelihood_history`` of the params record the run.
 
     Returns
     -------
@@ -375,10 +430,16 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     """
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
+    em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em)
     classes, cc, fc, _, dtype, names, tables = _fit_counts(X, y, sample_weight,
                                                            "multinomial", alpha=alpha)
-    return multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype, names,
-                              tables)
+    params = multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
+                                names, tables)
+    if em_rows is None:
+        return params
+    return discrete_em(params, em_rows, lambda c, f: multinomial_params(
+        classes, c, f, alpha, fit_prior, class_prior, dtype, names), nonneg=True)
 
 
 def multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
@@ -467,7 +528,7 @@ class ComplementNBParams(LinearNB):
 
 
 @serial_for_small_inputs(0)
-def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
+def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None, unlabeled=None):
     """Fit complement naive Bayes.
 
     ::
@@ -487,11 +548,15 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None):
     norm : bool, default False
         Second normalisation of the weights (Rennie et al. §3.3).
     sample_weight : array-like (n,), optional
+    unlabeled : None
+        Refused (a ValueError): complement naive Bayes has no generative likelihood,
+        so EM cannot label rows with it.
 
     Returns
     -------
     ComplementNBParams
     """
+    refuse_unlabeled(unlabeled, "complement naive Bayes")
     alpha = check_alpha(alpha)
     norm = check_bool(norm, "norm")
     classes, cc, fc, _, dtype, names, _ = _fit_counts(X, y, sample_weight, "complement")

@@ -12,6 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._em import check_em_options
 from .._params import FittedParams, kernel_view, log_normalised, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import check_finite_result, check_priors, check_scalar
@@ -23,6 +24,7 @@ from ..stats.moments import (
     variance_floor,
 )
 from .base import log_allow_zero
+from .em import gaussian_em, unlabelled_moment_rows
 
 __all__ = ["GaussianNBParams", "fit_gaussian_nb", "gaussian_params"]
 
@@ -46,6 +48,10 @@ class GaussianNBParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
+    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+        The record of a fit with ``unlabeled`` rows (EM, :mod:`fastgen._em`): the
+        iterations run, whether the objective's relative change fell below ``em_tol``,
+        and the objective of the starting fit and of each iteration; None otherwise.
     """
 
     #: NaN/inf in X is found through the scores (no separate scan of X)
@@ -59,6 +65,11 @@ class GaussianNBParams(FittedParams):
     epsilon: float
     var_smoothing: float
     feature_names: tuple | None = None
+    n_iter: int | None = None
+    converged: bool | None = None
+    log_likelihood_history: np.ndarray | None = None
+
+    _records_em = True
 
     accepts_sparse = False
     _feature_table = "means"
@@ -105,7 +116,8 @@ class GaussianNBParams(FittedParams):
 
 
 @serial_for_small_inputs(0)
-def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None):
+def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None,
+                    unlabeled=None, unlabeled_weight=1.0, em_tol=1e-8, em_max_iter=100):
     """Fit Gaussian naive Bayes.
 
     For each class k and feature j, with weights w_i (1 if not given)::
@@ -133,6 +145,23 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     var_smoothing : float, default 1e-9
         Fraction of the largest feature variance added to every variance.
     sample_weight : array-like (n,), optional
+    unlabeled : array-like (m, d), optional
+        Rows without labels, same features.  The fit is then EM from the labelled-only
+        fit (:mod:`fastgen.naive_bayes.em`; Nigam et al. 2000): the E-step takes the
+        model's posteriors of these rows, the M-step adds their expected counts
+        (weights λ·r_ik) to the labelled counts.  None or no rows: the fit without
+        EM, unchanged.
+    unlabeled_weight : float ≥ 0, default 1
+        λ, the weight of every unlabelled row; 0 ignores them.
+    em_tol : float ≥ 0, default 1e-8
+        EM stops when its objective changes by at most em_tol relative.
+    em_max_iter : int ≥ 0, default 100
+        At most this many iterations; ``n_iter``, ``converged`` and
+        ``log_likelihood_history`` of the params record the run.
+        With them, ε of each M-step is var_smoothing times the largest variance of
+        all rows the M-step sees (labelled, and unlabelled with weight λ); the
+        per-class variances are guarded against collapse
+        (:func:`fastgen._em.collapse_guard`).
 
     Returns
     -------
@@ -143,11 +172,17 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     rows = class_rows(X, y, sample_weight)
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
     check_priors(priors, rows.classes)
+    em_rows = unlabelled_moment_rows(rows, unlabeled,
+                                     check_em_options(unlabeled_weight, em_tol, em_max_iter))
     moments = rows.moments("diagonal")
     feature_variance = None  # unweighted: the total variance implied by the moments
     if rows.weighted:
         feature_variance = rows.unweighted_variance()
-    return gaussian_params(moments, priors, var_smoothing, feature_variance)
+    params = gaussian_params(moments, priors, var_smoothing, feature_variance)
+    if em_rows is None:
+        return params
+    return gaussian_em(params, rows, em_rows,
+                       lambda m: gaussian_params(m, priors, var_smoothing, None))
 
 
 def gaussian_params(moments, priors, var_smoothing, feature_variance):
