@@ -28,7 +28,7 @@ from .. import (
     linear_discriminant,
 )
 from .._warn import warn
-from .base import FastgenClassifier, LinearFastgenClassifier
+from .base import FastgenClassifier, LinearFastgenClassifier, split_unlabeled
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -141,13 +141,16 @@ class _DiscriminantAnalysis:
     validated data (``_fit``)."""
 
     def __init__(self, *, solver, shrinkage, priors, store_covariance, tol,
-                 covariance_estimator):
+                 covariance_estimator, unlabeled_label, unlabeled_weight, em_max_iter):
         self.solver = solver
         self.shrinkage = shrinkage
         self.priors = priors
         self.store_covariance = store_covariance
         self.tol = tol
         self.covariance_estimator = covariance_estimator
+        self.unlabeled_label = unlabeled_label
+        self.unlabeled_weight = unlabeled_weight
+        self.em_max_iter = em_max_iter
 
     def fit(self, X, y):
         """Fit the model.
@@ -163,7 +166,18 @@ class _DiscriminantAnalysis:
         """
         self._check_params()
         X, y = self._validate_fit(X, y)
-        return self._fit(X, y)
+        X, y, _, U = split_unlabeled(self, X, y)
+        return self._fit(X, y, U)
+
+    def _em_options(self, U, where):
+        """The EM keywords of fit_gda for unlabelled rows U (none when U is None);
+        ``where`` is the reason this configuration refuses them, or None."""
+        if U is None:
+            return {}
+        if where is not None:
+            raise ValueError(f"{type(self).__name__} takes unlabeled rows only {where}")
+        return {"unlabeled": U, "unlabeled_weight": self.unlabeled_weight,
+                "em_max_iter": self.em_max_iter}
 
 
 # ------------------------------------------------------------------------------ LDA
@@ -219,6 +233,11 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         the largest).
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default None
         Estimates each class covariance (solvers "lsqr" and "eigen").
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
+        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.  Solvers
+        "svd" and "lsqr", with a float or no shrinkage, no covariance estimator
+        (and for lsqr no priors): the pooled model of :func:`fastgen.fit_gda`.
 
     Attributes
     ----------
@@ -232,10 +251,13 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
     _min_samples = 2
 
     def __init__(self, solver="svd", shrinkage=None, priors=None, n_components=None,
-                 store_covariance=False, tol=1e-4, covariance_estimator=None):
+                 store_covariance=False, tol=1e-4, covariance_estimator=None, *,
+                 unlabeled_label=None, unlabeled_weight=1.0, em_max_iter=100):
         super().__init__(solver=solver, shrinkage=shrinkage, priors=priors,
                          store_covariance=store_covariance, tol=tol,
-                         covariance_estimator=covariance_estimator)
+                         covariance_estimator=covariance_estimator,
+                         unlabeled_label=unlabeled_label, unlabeled_weight=unlabeled_weight,
+                         em_max_iter=em_max_iter)
         self.n_components = n_components
 
     def _check_params(self):
@@ -247,7 +269,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
                              "Try another solver")
         _check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, U=None):
         classes = np.unique(y)
         n, d = X.shape
         K = classes.shape[0]
@@ -277,6 +299,9 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         # whole covariance, as scikit-learn: only directions at the working precision
         # (d·ε, tol=0) are dropped
         rank_tol = self.tol if self.solver == "svd" else 0.0
+        em = self._em_options(U, None if not (by_class or self.solver == "eigen") else
+                              "with solver 'svd' or 'lsqr', a float or no shrinkage, no "
+                              "covariance_estimator (and for lsqr no priors)")
         if by_class:
             m = class_moments(X, y, kind="per_class")
             p = m.counts / m.counts.sum() if priors is None else priors
@@ -285,7 +310,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
                                       priors=priors, tol=rank_tol)
         else:
             params = fit_gda(X, y, "pooled", priors=priors, shrinkage=shrinkage,
-                             tol=rank_tol)
+                             tol=rank_tol, **em)
         self.params_ = params
         self.classes_ = params.classes
         self.priors_ = params.priors
@@ -463,6 +488,12 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         LinAlgError ("The covariance matrix of class … is not full rank").
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default None
         Solver "eigen" only.
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
+        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.  Solver
+        "svd": the per-class model of :func:`fastgen.fit_gda` with ``reg=reg_param``
+        (and its collapse guard); ``rotations_`` and ``scalings_`` then come from
+        the EM covariances.
 
     Attributes
     ----------
@@ -477,10 +508,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     # kept separate on purpose from LDA's: scikit-learn's signatures differ (LDA's is
     # positional with n_components, QDA's keyword-only with reg_param)
     def __init__(self, *, solver="svd", shrinkage=None, priors=None, reg_param=0.0,
-                 store_covariance=False, tol=1e-4, covariance_estimator=None):
+                 store_covariance=False, tol=1e-4, covariance_estimator=None,
+                 unlabeled_label=None, unlabeled_weight=1.0, em_max_iter=100):
         super().__init__(solver=solver, shrinkage=shrinkage, priors=priors,
                          store_covariance=store_covariance, tol=tol,
-                         covariance_estimator=covariance_estimator)
+                         covariance_estimator=covariance_estimator,
+                         unlabeled_label=unlabeled_label, unlabeled_weight=unlabeled_weight,
+                         em_max_iter=em_max_iter)
         self.reg_param = reg_param
 
     def _check_params(self):
@@ -495,9 +529,10 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
                                  "Try solver='eigen' instead.")
         _check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, U=None):
         if np.unique(y).shape[0] < 2:
             raise ValueError("The number of classes has to be greater than one. Got 1 class.")
+        em = self._em_options(U, None if self.solver == "svd" else "with solver 'svd'")
         m = class_moments(X, y, kind="per_class")
         d = X.shape[1]
         for k, c in enumerate(m.classes):
@@ -538,7 +573,14 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
             scalings.append(lam)
         # the rank was decided above by scikit-learn's rule (eigenvalues of Σ_k above
         # the absolute tol); fastgen's own rule then only guards the working precision
-        if self.solver == "svd":
+        if em:
+            params = fit_gda(X, y, "per_class", priors=self.priors, reg=r, tol=0.0, **em)
+            rotations, scalings = [], []
+            for cov in params.covariance.astype(np.float64):
+                lam, V = np.linalg.eigh(cov)
+                rotations.append(V[:, ::-1])
+                scalings.append(lam[::-1])
+        elif self.solver == "svd":
             params = gda_from_moments(m, "per_class", priors=self.priors, reg=r, tol=0.0)
         else:
             params = gda_from_moments(_moments_with(m, covs, "per_class"), "per_class",

@@ -24,7 +24,10 @@ from .. import (
     AlphaClippedWarning,
     ClassMoments,
     NBCounts,
+    fit_bernoulli_nb,
     fit_categorical_nb,
+    fit_gaussian_nb,
+    fit_multinomial_nb,
     joint_log_likelihood,
     merge_counts,
     nb_counts,
@@ -33,7 +36,7 @@ from .. import (
 from .._validation import check_y
 from .._warn import warn
 from ..naive_bayes import ALPHA_MIN, categorical_nb_from_counts
-from .base import FastgenClassifier
+from .base import FastgenClassifier, split_unlabeled
 
 __all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB", "ComplementNB", "CategoricalNB"]
 
@@ -54,13 +57,32 @@ class _StreamingNB(FastgenClassifier):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+            Rows labelled ``unlabeled_label`` (where the estimator takes one) are
+            unlabelled: the fit is then EM over them.
         sample_weight : array-like of shape (n_samples,), default None
 
         Returns
         -------
         self
         """
+        if getattr(self, "unlabeled_label", None) is not None:
+            Xv, yv = self._validate_fit(X, y)
+            Xl, yl, wl, U = split_unlabeled(self, Xv, yv, sample_weight)
+            if U is not None:
+                return self._fit_em(Xl, yl, wl, U)
         return self._partial_fit(X, y, None, sample_weight, first=True)
+
+    def _fit_em(self, X, y, sample_weight, U):
+        """``fit`` with unlabelled rows: the model layer's EM (``_em_params``)."""
+        self._reset()
+        self.classes_ = check_y(y)[0]
+        self._check_inputs(X)
+        self.params_ = self._em_params(X, y, sample_weight, U, {
+            "unlabeled": U, "unlabeled_weight": self.unlabeled_weight,
+            "em_max_iter": self.em_max_iter})
+        self._set_attributes()
+        self._fitted_by_em = True
+        return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Update the model with a batch; equal to ``fit`` on all batches together.
@@ -78,6 +100,9 @@ class _StreamingNB(FastgenClassifier):
         self
         """
         first = not hasattr(self, "params_")
+        if not first and self.__dict__.get("_fitted_by_em"):
+            raise ValueError("this estimator was fitted with unlabeled rows (EM); "
+                             "partial_fit cannot add to it: call fit on all rows")
         if first and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit.")
         if not first and classes is not None \
@@ -112,7 +137,12 @@ class _StreamingNB(FastgenClassifier):
 
     def _partial_fit(self, X, y, classes, sample_weight, first):
         X, y = self._validate_fit(X, y, reset=first)
+        if split_unlabeled(self, X, y)[3] is not None:  # fit has taken them out
+            raise ValueError(f"partial_fit cannot take unlabeled rows (y == "
+                             f"{self.unlabeled_label!r}): EM needs all rows at once; "
+                             f"use fit")
         if first:
+            self._fitted_by_em = False
             self._reset()
             self.classes_ = check_y(y if classes is None else np.asarray(classes))[0]
             self._check_inputs(X)
@@ -183,12 +213,16 @@ class GaussianNB(_MergedNB):
     ----------
     priors : array-like of shape (n_classes,), default None
     var_smoothing : float, default 1e-9
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
+        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.
 
     Attributes
     ----------
     params_ : fastgen.GaussianNBParams
-    moments_ : fastgen.ClassMoments
-        The accumulated (weighted) diagonal class moments.
+    moments_ : fastgen.ClassMoments or None
+        The accumulated (weighted) diagonal class moments (None after a fit with
+        unlabelled rows).
     classes_, class_count_, class_prior_, theta_, var_, epsilon_,
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
@@ -196,9 +230,17 @@ class GaussianNB(_MergedNB):
 
     _model = "gaussian"
 
-    def __init__(self, *, priors=None, var_smoothing=1e-9):
+    def __init__(self, *, priors=None, var_smoothing=1e-9, unlabeled_label=None,
+                 unlabeled_weight=1.0, em_max_iter=100):
         self.priors = priors
         self.var_smoothing = var_smoothing
+        self.unlabeled_label = unlabeled_label
+        self.unlabeled_weight = unlabeled_weight
+        self.em_max_iter = em_max_iter
+
+    def _em_params(self, X, y, sample_weight, U, em):
+        return fit_gaussian_nb(X, y, priors=self.priors, var_smoothing=self.var_smoothing,
+                               sample_weight=sample_weight, **em)
 
     def _reset(self):
         super()._reset()
@@ -228,7 +270,8 @@ class GaussianNB(_MergedNB):
 
     def _set_attributes(self):
         p = self.params_
-        self.moments_ = self._counts.moments
+        counts = self.__dict__.get("_counts")
+        self.moments_ = None if counts is None else counts.moments
         self.class_count_ = p.class_count
         self.class_prior_ = np.exp(p.class_log_prior)
         self.theta_ = p.means
@@ -300,6 +343,15 @@ class _DiscreteNB(_StreamingNB):
             return np.maximum(alpha, ALPHA_MIN)
         return alpha
 
+    def _em_options(self):
+        """alpha (a scalar), fit_prior and class_prior for the model layer's EM fit."""
+        alpha = self._model_alpha()
+        if np.ndim(alpha):
+            raise ValueError(f"{type(self).__name__} with unlabeled rows takes a scalar "
+                             f"alpha (EM smooths every feature alike)")
+        return {"alpha": max(float(alpha), ALPHA_MIN), "fit_prior": self.fit_prior,
+                "class_prior": self.class_prior}
+
     def _model_alpha(self):
         """The scalar alpha handed to the model layer (which clips below 1e-10 itself)."""
         alpha = self._check_alpha()
@@ -356,6 +408,9 @@ class BernoulliNB(_CountNB):
         Learn the class priors from the (weighted) class counts; False: uniform priors.
     class_prior : array-like of shape (n_classes,), default None
         Fixed class priors (non-negative, summing to 1); they override ``fit_prior``.
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
+        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.
 
     Attributes
     ----------
@@ -368,10 +423,18 @@ class BernoulliNB(_CountNB):
     _model = "bernoulli"
 
     def __init__(self, *, alpha=1.0, force_alpha=True, binarize=0.0, fit_prior=True,
-                 class_prior=None):
+                 class_prior=None, unlabeled_label=None, unlabeled_weight=1.0,
+                 em_max_iter=100):
         super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
                          class_prior=class_prior)
         self.binarize = binarize
+        self.unlabeled_label = unlabeled_label
+        self.unlabeled_weight = unlabeled_weight
+        self.em_max_iter = em_max_iter
+
+    def _em_params(self, X, y, sample_weight, U, em):
+        return fit_bernoulli_nb(X, y, **self._em_options(), binarize=self.binarize,
+                                sample_weight=sample_weight, **em)
 
 
 class MultinomialNB(_CountNB):
@@ -388,6 +451,10 @@ class MultinomialNB(_CountNB):
         Whether alpha below 1e-10 is kept, as in :class:`BernoulliNB`.
     fit_prior, class_prior :
         The class priors, as in :class:`BernoulliNB`.
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
+        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.
+        EM takes a scalar ``alpha``.
 
     Attributes
     ----------
@@ -402,6 +469,18 @@ class MultinomialNB(_CountNB):
     _model = "multinomial"
     _positive_only = True
     _array_alpha = True
+
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
+                 unlabeled_label=None, unlabeled_weight=1.0, em_max_iter=100):
+        super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
+                         class_prior=class_prior)
+        self.unlabeled_label = unlabeled_label
+        self.unlabeled_weight = unlabeled_weight
+        self.em_max_iter = em_max_iter
+
+    def _em_params(self, X, y, sample_weight, U, em):
+        return fit_multinomial_nb(X, y, **self._em_options(), sample_weight=sample_weight,
+                                  **em)
 
 
 class ComplementNB(_CountNB):
@@ -456,6 +535,9 @@ class CategoricalNB(_DiscreteNB):
     fit_prior, class_prior :
         The class priors, as in :class:`BernoulliNB`.
     min_categories : int or array-like of shape (n_features,), default None
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
+        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.
 
     Attributes
     ----------
@@ -468,10 +550,24 @@ class CategoricalNB(_DiscreteNB):
     """
 
     def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
-                 min_categories=None):
+                 min_categories=None, unlabeled_label=None, unlabeled_weight=1.0,
+                 em_max_iter=100):
         super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
                          class_prior=class_prior)
         self.min_categories = min_categories
+        self.unlabeled_label = unlabeled_label
+        self.unlabeled_weight = unlabeled_weight
+        self.em_max_iter = em_max_iter
+
+    def _em_params(self, X, y, sample_weight, U, em):
+        if self.class_prior is not None or not self.fit_prior:
+            raise ValueError("CategoricalNB with unlabeled rows learns the class priors: "
+                             "pass fit_prior=True and class_prior=None")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", AlphaClippedWarning)
+            return fit_categorical_nb(X, y, alpha=self._model_alpha(),
+                                      min_categories=self.min_categories,
+                                      sample_weight=sample_weight, **em)
 
     _positive_only = True
 
