@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._runtime import blas_single_thread
 from ._validation import check_n_features, check_scalar, check_X, feature_names_of
 
 __all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabeled",
@@ -176,7 +177,8 @@ def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics,
             guard(params)
         return params
 
-    return run_em(start, expect, maximise, options, dtype=start.dtype)
+    with blas_single_thread():  # skinny products with K columns (fastgen.stats.soft)
+        return run_em(start, expect, maximise, options, dtype=start.dtype)
 
 
 #: A per-class (or diagonal) covariance whose geometric-mean variance falls below this

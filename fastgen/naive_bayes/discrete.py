@@ -187,10 +187,14 @@ class BernoulliNBParams(LinearNB):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
-        The record of a fit with ``unlabeled`` rows (EM, :mod:`fastgen._em`): the
-        iterations run, whether the objective's relative change fell below ``em_tol``,
-        and the objective of the starting fit and of each iteration; None otherwise.
+    n_iter : int or None
+        EM iterations run by a fit with ``unlabeled`` rows (:mod:`fastgen._em`); None
+        for a fit without EM (as are the next two fields).
+    converged : bool or None
+        Whether EM's objective changed by at most ``em_tol`` relative.
+    log_likelihood_history : ndarray (n_iter + 1,) float64 or None
+        EM's objective (the observed-data log-likelihood, see :mod:`fastgen._em`) at
+        the labelled-only start and after each iteration.
 
     Scores: jll_ik = log π_k + Σ_j log(1 − p_kj) + Σ_{j: x_ij=1} (log p_kj − log(1 − p_kj)),
     the middle sum precomputed per class so that absent features cost nothing.
@@ -343,10 +347,14 @@ class MultinomialNBParams(LinearNB):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
-        The record of a fit with ``unlabeled`` rows (EM, :mod:`fastgen._em`): the
-        iterations run, whether the objective's relative change fell below ``em_tol``,
-        and the objective of the starting fit and of each iteration; None otherwise.
+    n_iter : int or None
+        EM iterations run by a fit with ``unlabeled`` rows (:mod:`fastgen._em`); None
+        for a fit without EM (as are the next two fields).
+    converged : bool or None
+        Whether EM's objective changed by at most ``em_tol`` relative.
+    log_likelihood_history : ndarray (n_iter + 1,) float64 or None
+        EM's objective (the observed-data log-likelihood, see :mod:`fastgen._em`) at
+        the labelled-only start and after each iteration.
 
     Scores: jll_ik = log π_k + Σ_j x_ij log θ_kj.
     """

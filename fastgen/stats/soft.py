@@ -6,7 +6,9 @@ r_ik (an E-step's posteriors times the weight of the rows, Nigam et al.'s λ).  
 one-hot R they equal the hard-label statistics (to rounding), so a fit's hard counts
 of its labelled rows and these merge with :func:`fastgen.merge_moments` or by adding.
 
-The passes are numpy and BLAS (no kernel to compile), in row blocks of bounded size:
+The passes are numpy and BLAS (no kernel to compile), in row blocks of bounded size,
+with BLAS on one thread: with K columns the products are skinny, and a threaded BLAS
+ran them 10× slower here (benchmarks/NOTES.md):
 
 * :func:`soft_moments`: W_k = Σ_i r_ik, μ_k = Σ_i r_ik x_i / W_k and the scatter
   Σ_i r_ik (x_i − μ_k)(x_i − μ_k)ᵀ (per class, pooled over the classes, or its
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._runtime import blas_single_thread
 from .._validation import is_sparse
 from .moments import SCATTER_KINDS, ClassMoments
 
@@ -72,15 +75,20 @@ def soft_moments(X, R, classes, *, kind: str = "pooled", feature_names=None) -> 
     """
     if kind not in SCATTER_KINDS:
         raise ValueError(f"kind must be one of {SCATTER_KINDS}; got {kind!r}")
+    with blas_single_thread():
+        return _soft_moments(X, check_memberships(R, X.shape[0]), classes, kind,
+                             feature_names)
+
+
+def _soft_moments(X, R, classes, kind, feature_names):
     n, d = X.shape
-    R = check_memberships(R, n)
     K = R.shape[1]
     W = R.sum(axis=0)
     shift = X[0].astype(np.float64) if n else np.zeros(d)
     blocks = _row_blocks(n, d)
     sums = np.zeros((K, d))
     for s, e in blocks:
-        sums += R[s:e].T @ (X[s:e].astype(np.float64) - shift)
+        sums += ((X[s:e].astype(np.float64) - shift).T @ R[s:e]).T
     with np.errstate(divide="ignore", invalid="ignore"):
         centred = np.where(W[:, None] > 0, sums / W[:, None], 0.0)  # μ_k − shift
     if kind == "per_class":
@@ -125,10 +133,11 @@ def soft_counts(X, R, *, binarize=None):
         fc = np.asarray((B.T @ R).T, dtype=np.float64)
         return cc, np.ascontiguousarray(fc)
     fc = np.zeros((R.shape[1], d))
-    for s, e in _row_blocks(n, d):
-        Xb = X[s:e]
-        B = (Xb > binarize) if binarize is not None else Xb
-        fc += R[s:e].T @ B.astype(np.float64)
+    with blas_single_thread():
+        for s, e in _row_blocks(n, d):
+            Xb = X[s:e]
+            B = (Xb > binarize) if binarize is not None else Xb
+            fc += (B.astype(np.float64).T @ R[s:e]).T
     return cc, fc
 
 
