@@ -24,7 +24,7 @@ from ..stats.moments import merge_moments
 from ..stats.soft import soft_category_counts, soft_counts, soft_moments
 
 __all__ = ["EMRows", "unlabelled_rows", "unlabelled_moment_rows", "gaussian_em",
-           "discrete_em", "categorical_em", "refuse_unlabeled"]
+           "discrete_em", "categorical_em", "refuse_unlabeled", "dirichlet_log_prior"]
 
 
 class EMRows:
@@ -88,9 +88,14 @@ def gaussian_em(start, rows, em_rows, build):
     return record_em(result)
 
 
-def _dirichlet_log_prior(alpha, *tables):
-    """α Σ log θ over the given log tables: the log density (up to a constant) of the
-    Dirichlet(α + 1) prior whose posterior mode is the smoothed estimate."""
+def dirichlet_log_prior(start):
+    """The objective's prior term of the count models like ``start``: α Σ log θ over
+    their log tables (Bernoulli: log p and log(1 − p)), the log density (up to a
+    constant) of the Dirichlet(α + 1) prior whose posterior mode is the smoothed
+    estimate."""
+    tables = [t for t in ("feature_log_prob", "neg_feature_log_prob")
+              if hasattr(start, t)]
+    alpha = start.alpha
     return lambda p: alpha * float(sum(np.sum(getattr(p, t), dtype=np.float64)
                                        for t in tables))
 
@@ -112,14 +117,12 @@ def discrete_em(start, em_rows, build, *, binarize=None, nonneg=False, binary=Fa
         raise ValueError(f"binarize={binarize} < 0 would turn the implicit zeros of sparse "
                          f"unlabeled rows into ones; pass a dense array")
     cc0, fc0 = start.class_count, start.feature_count
-    tables = ("feature_log_prob",) if nonneg else ("feature_log_prob",
-                                                   "neg_feature_log_prob")
     result = unlabelled_em(
         start, em_rows.X, em_rows.codes, em_rows.w, U, em_rows.em,
         soft_statistics=lambda R: soft_counts(U, R, binarize=binarize),
         merge=lambda soft: (cc0 + soft[0], fc0 + soft[1]),
         build=lambda counts: build(*counts),
-        log_prior=_dirichlet_log_prior(start.alpha, *tables))
+        log_prior=dirichlet_log_prior(start))
     return record_em(result)
 
 
@@ -134,5 +137,5 @@ def categorical_em(start, em_rows, build):
         soft_statistics=lambda R: (R.sum(axis=0), soft_category_counts(U, R, offsets)),
         merge=lambda soft: (cc0 + soft[0], counts0 + soft[1]),
         build=lambda counts: build(*counts),
-        log_prior=_dirichlet_log_prior(start.alpha, "feature_log_prob"))
+        log_prior=dirichlet_log_prior(start))
     return record_em(result)
