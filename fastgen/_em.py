@@ -201,8 +201,10 @@ def collapse_guard(start, log_det_of):
         bad = np.flatnonzero(drop < floor)
         if bad.size:
             k = int(bad[0])
+            label = start.classes[k]
+            label = label.item() if hasattr(label, "item") else label
             raise EMStop(
-                f"the covariance of class {start.classes[k]!r} collapsed (its "
+                f"the covariance of class {label!r} collapsed (its "
                 f"geometric-mean variance fell to {np.exp(drop[k] / d):.3g} of the "
                 f"labelled-only fit's, below {COLLAPSE_RATIO:g}): the unlabelled rows "
                 f"pull it onto a few points; pass reg>0, a smaller unlabeled_weight, or "
