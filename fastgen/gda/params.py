@@ -72,19 +72,15 @@ class GDAParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter : int or None
-        EM iterations run by a fit with ``unlabeled`` rows (:mod:`fastgen._em`); None
-        for a fit without EM (as are the next two fields).
-    converged : bool or None
-        Whether EM's objective changed by at most ``em_tol`` relative.
-    log_likelihood_history : ndarray (n_iter + 1,) float64 or None
-        EM's objective (the observed-data log-likelihood, see :mod:`fastgen._em`) at
-        the labelled-only start and after each iteration.
+    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
+        objective at the start and after each iteration); None without EM.
     """
 
     #: scoring detects non-finite X from the scores themselves (see ``_check_rows``)
     checks_finite_scores = True
     _feature_table = "means"
+    _records_em = True  # n_iter, converged, log_likelihood_history
 
     classes: np.ndarray
     priors: np.ndarray
@@ -99,8 +95,6 @@ class GDAParams(FittedParams):
     n_iter: int | None = None
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
-
-    _records_em = True
 
     def _check_fields(self, check):
         """Shapes (K, d) from ``means``, one dtype for every float field, finite

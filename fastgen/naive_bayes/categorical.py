@@ -166,14 +166,9 @@ class CategoricalNBParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter : int or None
-        EM iterations run by a fit with ``unlabeled`` rows (:mod:`fastgen._em`); None
-        for a fit without EM (as are the next two fields).
-    converged : bool or None
-        Whether EM's objective changed by at most ``em_tol`` relative.
-    log_likelihood_history : ndarray (n_iter + 1,) float64 or None
-        EM's objective (the observed-data log-likelihood, see :mod:`fastgen._em`) at
-        the labelled-only start and after each iteration.
+    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
+        objective at the start and after each iteration); None without EM.
     """
 
     classes: np.ndarray
@@ -189,10 +184,9 @@ class CategoricalNBParams(FittedParams):
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
 
-    _records_em = True
-
     accepts_sparse = True
     _feature_table = "feature_log_prob"
+    _records_em = True  # n_iter, converged, log_likelihood_history
 
     @property
     def n_features_in(self) -> int:
@@ -280,20 +274,12 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
         Minimum number of categories per feature, for categories absent in training.
     sample_weight : array-like (n,), optional
     unlabeled : array-like (m, d) or scipy CSR, optional
-        Rows without labels, same features.  The fit is then EM from the labelled-only
-        fit (:mod:`fastgen.naive_bayes.em`; Nigam et al. 2000): the E-step takes the
-        model's posteriors of these rows, the M-step adds their expected category counts
-        (weights λ·r_ik) to the labelled counts.  None or no rows: the fit without
-        EM, unchanged.
-    unlabeled_weight : float ≥ 0, default 1
-        λ, the weight of every unlabelled row; 0 ignores them.
-    em_tol : float ≥ 0, default 1e-8
-        EM stops when its objective changes by at most em_tol relative.
-    em_max_iter : int ≥ 0, default 100
-        At most this many iterations; ``n_iter``, ``converged`` and
-        ``log_likelihood_history`` of the params record the run.
-        A code of the unlabelled rows widens its feature's table as a code of X
-        would (the labelled-only fit then has that table width too).
+        Rows without labels (codes): EM from the labelled-only fit
+        (:mod:`fastgen.naive_bayes.em`), each M-step adding their expected category
+        counts N_kjc (weights λ·r_ik).  A code seen only here widens its feature's
+        table as a code of X would.  None, no rows or λ = 0: the fit without EM.
+    unlabeled_weight, em_tol, em_max_iter : float, float, int
+        λ, EM's stopping rule and its iterations at most, as for :func:`fastgen.fit_gda`.
 
     Returns
     -------

@@ -187,14 +187,9 @@ class BernoulliNBParams(LinearNB):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter : int or None
-        EM iterations run by a fit with ``unlabeled`` rows (:mod:`fastgen._em`); None
-        for a fit without EM (as are the next two fields).
-    converged : bool or None
-        Whether EM's objective changed by at most ``em_tol`` relative.
-    log_likelihood_history : ndarray (n_iter + 1,) float64 or None
-        EM's objective (the observed-data log-likelihood, see :mod:`fastgen._em`) at
-        the labelled-only start and after each iteration.
+    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
+        objective at the start and after each iteration); None without EM.
 
     Scores: jll_ik = log π_k + Σ_j log(1 − p_kj) + Σ_{j: x_ij=1} (log p_kj − log(1 − p_kj)),
     the middle sum precomputed per class so that absent features cost nothing.
@@ -213,7 +208,7 @@ class BernoulliNBParams(LinearNB):
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
 
-    _records_em = True
+    _records_em = True  # n_iter, converged, log_likelihood_history
 
     def _check_fields(self, check):
         dt = self._check_counts_and_tables(check)
@@ -276,18 +271,12 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
         Fixed class priors (non-negative, summing to 1); overrides ``fit_prior``.
     sample_weight : array-like (n,), optional
     unlabeled : array-like (m, d) or scipy CSR, optional
-        Rows without labels, same features.  The fit is then EM from the labelled-only
-        fit (:mod:`fastgen.naive_bayes.em`; Nigam et al. 2000): the E-step takes the
-        model's posteriors of these rows, the M-step adds their expected counts
-        (weights λ·r_ik) to the labelled counts.  None or no rows: the fit without
-        EM, unchanged.
-    unlabeled_weight : float ≥ 0, default 1
-        λ, the weight of every unlabelled row; 0 ignores them.
-    em_tol : float ≥ 0, default 1e-8
-        EM stops when its objective changes by at most em_tol relative.
-    em_max_iter : int ≥ 0, default 100
-        At most this many iterations; ``n_iter``, ``converged`` and
-        ``log_likelihood_history`` of the params record the run.
+        Rows without labels: EM from the labelled-only fit (Nigam et al. 2000,
+        :mod:`fastgen.naive_bayes.em`); each M-step adds their expected document
+        frequencies F_kj (weights λ·r_ik) to the labelled ones.  None, no rows or
+        λ = 0: the fit without EM.
+    unlabeled_weight, em_tol, em_max_iter : float, float, int
+        λ, EM's stopping rule and its iterations at most, as for :func:`fastgen.fit_gda`.
 
     Returns
     -------
@@ -347,14 +336,9 @@ class MultinomialNBParams(LinearNB):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter : int or None
-        EM iterations run by a fit with ``unlabeled`` rows (:mod:`fastgen._em`); None
-        for a fit without EM (as are the next two fields).
-    converged : bool or None
-        Whether EM's objective changed by at most ``em_tol`` relative.
-    log_likelihood_history : ndarray (n_iter + 1,) float64 or None
-        EM's objective (the observed-data log-likelihood, see :mod:`fastgen._em`) at
-        the labelled-only start and after each iteration.
+    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
+        objective at the start and after each iteration); None without EM.
 
     Scores: jll_ik = log π_k + Σ_j x_ij log θ_kj.
     """
@@ -370,9 +354,8 @@ class MultinomialNBParams(LinearNB):
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
 
-    _records_em = True
-
     _nonneg_input = True
+    _records_em = True  # n_iter, converged, log_likelihood_history
 
     def _check_fields(self, check):
         self._check_counts_and_tables(check)
@@ -419,18 +402,12 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     class_prior : array-like (K,), optional
     sample_weight : array-like (n,), optional
     unlabeled : array-like (m, d) or scipy CSR, optional
-        Rows without labels, same features.  The fit is then EM from the labelled-only
-        fit (:mod:`fastgen.naive_bayes.em`; Nigam et al. 2000): the E-step takes the
-        model's posteriors of these rows, the M-step adds their expected counts
-        (weights λ·r_ik) to the labelled counts.  None or no rows: the fit without
-        EM, unchanged.
-    unlabeled_weight : float ≥ 0, default 1
-        λ, the weight of every unlabelled row; 0 ignores them.
-    em_tol : float ≥ 0, default 1e-8
-        EM stops when its objective changes by at most em_tol relative.
-    em_max_iter : int ≥ 0, default 100
-        At most this many iterations; ``n_iter``, ``converged`` and
-        ``log_likelihood_history`` of the params record the run.
+        Rows without labels (counts): EM from the labelled-only fit (Nigam et al.
+        2000, :mod:`fastgen.naive_bayes.em`); each M-step adds their expected counts
+        N_kj (weights λ·r_ik) to the labelled counts.  None, no rows or λ = 0: the
+        fit without EM.
+    unlabeled_weight, em_tol, em_max_iter : float, float, int
+        λ, EM's stopping rule and its iterations at most, as for :func:`fastgen.fit_gda`.
 
     Returns
     -------

@@ -48,14 +48,9 @@ class GaussianNBParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter : int or None
-        EM iterations run by a fit with ``unlabeled`` rows (:mod:`fastgen._em`); None
-        for a fit without EM (as are the next two fields).
-    converged : bool or None
-        Whether EM's objective changed by at most ``em_tol`` relative.
-    log_likelihood_history : ndarray (n_iter + 1,) float64 or None
-        EM's objective (the observed-data log-likelihood, see :mod:`fastgen._em`) at
-        the labelled-only start and after each iteration.
+    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
+        objective at the start and after each iteration); None without EM.
     """
 
     #: NaN/inf in X is found through the scores (no separate scan of X)
@@ -73,10 +68,9 @@ class GaussianNBParams(FittedParams):
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
 
-    _records_em = True
-
     accepts_sparse = False
     _feature_table = "means"
+    _records_em = True  # n_iter, converged, log_likelihood_history
 
     def _check_fields(self, check):
         dt = check.table("means", "finite").dtype
@@ -150,22 +144,14 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
         Fraction of the largest feature variance added to every variance.
     sample_weight : array-like (n,), optional
     unlabeled : array-like (m, d), optional
-        Rows without labels, same features.  The fit is then EM from the labelled-only
-        fit (:mod:`fastgen.naive_bayes.em`; Nigam et al. 2000): the E-step takes the
-        model's posteriors of these rows, the M-step adds their expected counts
-        (weights λ·r_ik) to the labelled counts.  None or no rows: the fit without
-        EM, unchanged.
-    unlabeled_weight : float ≥ 0, default 1
-        λ, the weight of every unlabelled row; 0 ignores them.
-    em_tol : float ≥ 0, default 1e-8
-        EM stops when its objective changes by at most em_tol relative.
-    em_max_iter : int ≥ 0, default 100
-        At most this many iterations; ``n_iter``, ``converged`` and
-        ``log_likelihood_history`` of the params record the run.
-        With them, ε of each M-step is var_smoothing times the largest variance of
-        all rows the M-step sees (labelled, and unlabelled with weight λ); the
-        per-class variances are guarded against collapse
-        (:func:`fastgen._em.collapse_guard`).
+        Rows without labels: EM from the labelled-only fit
+        (:mod:`fastgen.naive_bayes.em`), each M-step merging their soft moments
+        (weights λ·r_ik) with the labelled moments; ε is then var_smoothing times the
+        largest variance of the rows the M-step sees, and the variances are guarded
+        against collapse (:func:`fastgen._em.collapse_guard`).  None, no rows or
+        λ = 0: the fit without EM.
+    unlabeled_weight, em_tol, em_max_iter : float, float, int
+        λ, EM's stopping rule and its iterations at most, as for :func:`fastgen.fit_gda`.
 
     Returns
     -------
