@@ -16,47 +16,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import predict, predict_log_proba, predict_proba
 
-__all__ = ["FLOATS", "FastgenClassifier", "LinearFastgenClassifier", "expected_failed_checks",
-           "split_unlabeled"]
+__all__ = ["FLOATS", "FastgenClassifier", "LinearFastgenClassifier", "expected_failed_checks"]
 
 #: the dtypes the estimators keep (float32 stays float32); others become float64
 FLOATS = [np.float64, np.float32]
-
-
-def split_unlabeled(estimator, X, y, sample_weight=None):
-    """``(X, y, sample_weight, U)``: the rows of validated X whose label in y is
-    ``estimator.unlabeled_label`` taken out as U (None when there are none, or when
-    ``unlabeled_label`` is None).
-
-    The generative estimators take ``unlabeled_label`` (default None: every label is a
-    class, as before), ``unlabeled_weight`` (λ, default 1) and ``em_max_iter``.  With
-    ``unlabeled_label=-1``, rows labelled -1 are unlabelled, the convention of
-    ``sklearn.semi_supervised``; any label can mark them (a string model's ``""``).
-    They are not a class: ``fit`` learns from them by EM (the model layer's
-    ``unlabeled=``), ``classes_`` holds the other labels, and ``partial_fit`` refuses
-    them (EM needs all rows at once).  A parameter rather than scikit-learn's fixed -1,
-    so that -1 stays an ordinary label by default.  Every row unlabelled, or a sample
-    weight other than 1 on an unlabelled row (their weight is ``unlabeled_weight``),
-    is a ValueError."""
-    label = getattr(estimator, "unlabeled_label", None)
-    if label is None:
-        return X, y, sample_weight, None
-    y = np.asarray(y)
-    mask = np.array([v == label for v in y], dtype=bool) if y.dtype == object else \
-        np.asarray(y == label, dtype=bool).reshape(y.shape)
-    if not mask.any():
-        return X, y, sample_weight, None
-    if mask.all():
-        raise ValueError(f"every row of y is unlabeled (unlabeled_label={label!r}); "
-                         f"at least one labelled row per class is needed")
-    if sample_weight is not None:
-        sample_weight = np.asarray(sample_weight, dtype=np.float64)
-        if np.any(sample_weight[mask] != 1.0):
-            raise ValueError("sample_weight of the unlabeled rows must be 1: their weight "
-                             "is unlabeled_weight")
-        sample_weight = sample_weight[~mask]
-    rows = np.flatnonzero(~mask)
-    return X[rows], y[rows], sample_weight, X[np.flatnonzero(mask)]
 
 
 class FastgenClassifier(ClassifierMixin, BaseEstimator):

@@ -28,7 +28,8 @@ from .. import (
     linear_discriminant,
 )
 from .._warn import warn
-from .base import FastgenClassifier, LinearFastgenClassifier, split_unlabeled
+from .base import FastgenClassifier, LinearFastgenClassifier
+from .unlabeled import em_keywords, split_unlabeled
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -169,16 +170,6 @@ class _DiscriminantAnalysis:
         X, y, _, U = split_unlabeled(self, X, y)
         return self._fit(X, y, U)
 
-    def _em_options(self, U, where):
-        """The EM keywords of fit_gda for unlabelled rows U (none when U is None);
-        ``where`` is the reason this configuration refuses them, or None."""
-        if U is None:
-            return {}
-        if where is not None:
-            raise ValueError(f"{type(self).__name__} takes unlabeled rows only {where}")
-        return {"unlabeled": U, "unlabeled_weight": self.unlabeled_weight,
-                "em_max_iter": self.em_max_iter}
-
 
 # ------------------------------------------------------------------------------ LDA
 
@@ -234,8 +225,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default None
         Estimates each class covariance (solvers "lsqr" and "eigen").
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
-        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
-        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.  Solvers
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.  Solvers
         "svd" and "lsqr", with a float or no shrinkage, no covariance estimator
         (and for lsqr no priors): the pooled model of :func:`fastgen.fit_gda`.
 
@@ -299,9 +290,9 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         # whole covariance, as scikit-learn: only directions at the working precision
         # (d·ε, tol=0) are dropped
         rank_tol = self.tol if self.solver == "svd" else 0.0
-        em = self._em_options(U, None if not (by_class or self.solver == "eigen") else
-                              "with solver 'svd' or 'lsqr', a float or no shrinkage, no "
-                              "covariance_estimator (and for lsqr no priors)")
+        em = em_keywords(self, U, None if not (by_class or self.solver == "eigen") else
+                         "with solver 'svd' or 'lsqr', a float or no shrinkage, no "
+                         "covariance_estimator (and for lsqr no priors)")
         if by_class:
             m = class_moments(X, y, kind="per_class")
             p = m.counts / m.counts.sum() if priors is None else priors
@@ -489,8 +480,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     covariance_estimator : estimator with ``fit`` and ``covariance_``, default None
         Solver "eigen" only.
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
-        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
-        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.  Solver
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.  Solver
         "svd": the per-class model of :func:`fastgen.fit_gda` with ``reg=reg_param``
         (and its collapse guard); ``rotations_`` and ``scalings_`` then come from
         the EM covariances.
@@ -532,7 +523,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     def _fit(self, X, y, U=None):
         if np.unique(y).shape[0] < 2:
             raise ValueError("The number of classes has to be greater than one. Got 1 class.")
-        em = self._em_options(U, None if self.solver == "svd" else "with solver 'svd'")
+        em = em_keywords(self, U, None if self.solver == "svd" else "with solver 'svd'")
         m = class_moments(X, y, kind="per_class")
         d = X.shape[1]
         for k, c in enumerate(m.classes):

@@ -24,10 +24,7 @@ from .. import (
     AlphaClippedWarning,
     ClassMoments,
     NBCounts,
-    fit_bernoulli_nb,
     fit_categorical_nb,
-    fit_gaussian_nb,
-    fit_multinomial_nb,
     joint_log_likelihood,
     merge_counts,
     nb_counts,
@@ -36,7 +33,8 @@ from .. import (
 from .._validation import check_y
 from .._warn import warn
 from ..naive_bayes import ALPHA_MIN, categorical_nb_from_counts
-from .base import FastgenClassifier, split_unlabeled
+from .base import FastgenClassifier
+from .unlabeled import UnlabeledNB
 
 __all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB", "ComplementNB", "CategoricalNB"]
 
@@ -57,32 +55,13 @@ class _StreamingNB(FastgenClassifier):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Rows labelled ``unlabeled_label`` (where the estimator takes one) are
-            unlabelled: the fit is then EM over them.
         sample_weight : array-like of shape (n_samples,), default None
 
         Returns
         -------
         self
         """
-        if getattr(self, "unlabeled_label", None) is not None:
-            Xv, yv = self._validate_fit(X, y)
-            Xl, yl, wl, U = split_unlabeled(self, Xv, yv, sample_weight)
-            if U is not None:
-                return self._fit_em(Xl, yl, wl, U)
         return self._partial_fit(X, y, None, sample_weight, first=True)
-
-    def _fit_em(self, X, y, sample_weight, U):
-        """``fit`` with unlabelled rows: the model layer's EM (``_em_params``)."""
-        self._reset()
-        self.classes_ = check_y(y)[0]
-        self._check_inputs(X)
-        self.params_ = self._em_params(X, y, sample_weight, U, {
-            "unlabeled": U, "unlabeled_weight": self.unlabeled_weight,
-            "em_max_iter": self.em_max_iter})
-        self._set_attributes()
-        self._fitted_by_em = True
-        return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Update the model with a batch; equal to ``fit`` on all batches together.
@@ -100,9 +79,6 @@ class _StreamingNB(FastgenClassifier):
         self
         """
         first = not hasattr(self, "params_")
-        if not first and self.__dict__.get("_fitted_by_em"):
-            raise ValueError("this estimator was fitted with unlabeled rows (EM); "
-                             "partial_fit cannot add to it: call fit on all rows")
         if first and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit.")
         if not first and classes is not None \
@@ -137,12 +113,7 @@ class _StreamingNB(FastgenClassifier):
 
     def _partial_fit(self, X, y, classes, sample_weight, first):
         X, y = self._validate_fit(X, y, reset=first)
-        if split_unlabeled(self, X, y)[3] is not None:  # fit has taken them out
-            raise ValueError(f"partial_fit cannot take unlabeled rows (y == "
-                             f"{self.unlabeled_label!r}): EM needs all rows at once; "
-                             f"use fit")
         if first:
-            self._fitted_by_em = False
             self._reset()
             self.classes_ = check_y(y if classes is None else np.asarray(classes))[0]
             self._check_inputs(X)
@@ -200,7 +171,7 @@ class _MergedNB(_StreamingNB):
         return nb_from_counts(counts, **self._options())
 
 
-class GaussianNB(_MergedNB):
+class GaussianNB(UnlabeledNB, _MergedNB):
     """Gaussian naive Bayes (``fastgen.nb_from_counts`` on mergeable moments).
 
     ``fit`` and ``partial_fit`` accumulate diagonal class moments
@@ -214,15 +185,14 @@ class GaussianNB(_MergedNB):
     priors : array-like of shape (n_classes,), default None
     var_smoothing : float, default 1e-9
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
-        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
-        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
 
     Attributes
     ----------
     params_ : fastgen.GaussianNBParams
     moments_ : fastgen.ClassMoments or None
-        The accumulated (weighted) diagonal class moments (None after a fit with
-        unlabelled rows).
+        The accumulated (weighted) diagonal class moments (None after EM).
     classes_, class_count_, class_prior_, theta_, var_, epsilon_,
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
@@ -237,10 +207,6 @@ class GaussianNB(_MergedNB):
         self.unlabeled_label = unlabeled_label
         self.unlabeled_weight = unlabeled_weight
         self.em_max_iter = em_max_iter
-
-    def _em_params(self, X, y, sample_weight, U, em):
-        return fit_gaussian_nb(X, y, priors=self.priors, var_smoothing=self.var_smoothing,
-                               sample_weight=sample_weight, **em)
 
     def _reset(self):
         super()._reset()
@@ -343,15 +309,6 @@ class _DiscreteNB(_StreamingNB):
             return np.maximum(alpha, ALPHA_MIN)
         return alpha
 
-    def _em_options(self):
-        """alpha (a scalar), fit_prior and class_prior for the model layer's EM fit."""
-        alpha = self._model_alpha()
-        if np.ndim(alpha):
-            raise ValueError(f"{type(self).__name__} with unlabeled rows takes a scalar "
-                             f"alpha (EM smooths every feature alike)")
-        return {"alpha": max(float(alpha), ALPHA_MIN), "fit_prior": self.fit_prior,
-                "class_prior": self.class_prior}
-
     def _model_alpha(self):
         """The scalar alpha handed to the model layer (which clips below 1e-10 itself)."""
         alpha = self._check_alpha()
@@ -387,7 +344,7 @@ class _CountNB(_DiscreteNB, _MergedNB):
             return dataclasses.replace(params, feature_count=counts.feature_count)
 
 
-class BernoulliNB(_CountNB):
+class BernoulliNB(UnlabeledNB, _CountNB):
     """Bernoulli naive Bayes (``fastgen.fit_bernoulli_nb``), dense or CSR.
 
     Parameters
@@ -409,8 +366,8 @@ class BernoulliNB(_CountNB):
     class_prior : array-like of shape (n_classes,), default None
         Fixed class priors (non-negative, summing to 1); they override ``fit_prior``.
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
-        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
-        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
 
     Attributes
     ----------
@@ -432,12 +389,8 @@ class BernoulliNB(_CountNB):
         self.unlabeled_weight = unlabeled_weight
         self.em_max_iter = em_max_iter
 
-    def _em_params(self, X, y, sample_weight, U, em):
-        return fit_bernoulli_nb(X, y, **self._em_options(), binarize=self.binarize,
-                                sample_weight=sample_weight, **em)
 
-
-class MultinomialNB(_CountNB):
+class MultinomialNB(UnlabeledNB, _CountNB):
     """Multinomial naive Bayes (``fastgen.fit_multinomial_nb``), dense or CSR.
 
     Parameters
@@ -452,8 +405,8 @@ class MultinomialNB(_CountNB):
     fit_prior, class_prior :
         The class priors, as in :class:`BernoulliNB`.
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
-        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
-        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
         EM takes a scalar ``alpha``.
 
     Attributes
@@ -477,10 +430,6 @@ class MultinomialNB(_CountNB):
         self.unlabeled_label = unlabeled_label
         self.unlabeled_weight = unlabeled_weight
         self.em_max_iter = em_max_iter
-
-    def _em_params(self, X, y, sample_weight, U, em):
-        return fit_multinomial_nb(X, y, **self._em_options(), sample_weight=sample_weight,
-                                  **em)
 
 
 class ComplementNB(_CountNB):
@@ -521,7 +470,7 @@ class ComplementNB(_CountNB):
         self.feature_all_ = self.params_.feature_all
 
 
-class CategoricalNB(_DiscreteNB):
+class CategoricalNB(UnlabeledNB, _DiscreteNB):
     """Categorical naive Bayes on integer category codes (``fastgen.fit_categorical_nb``).
 
     Unlike scikit-learn's, CSR input is accepted (implicit zeros are category 0), and
@@ -536,8 +485,8 @@ class CategoricalNB(_DiscreteNB):
         The class priors, as in :class:`BernoulliNB`.
     min_categories : int or array-like of shape (n_features,), default None
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
-        EM over the rows labelled ``unlabeled_label`` in y (e.g. -1, as in
-        ``sklearn.semi_supervised``); see :func:`fastgen.sklearn.base.split_unlabeled`.
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
 
     Attributes
     ----------
@@ -559,17 +508,8 @@ class CategoricalNB(_DiscreteNB):
         self.unlabeled_weight = unlabeled_weight
         self.em_max_iter = em_max_iter
 
-    def _em_params(self, X, y, sample_weight, U, em):
-        if self.class_prior is not None or not self.fit_prior:
-            raise ValueError("CategoricalNB with unlabeled rows learns the class priors: "
-                             "pass fit_prior=True and class_prior=None")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", AlphaClippedWarning)
-            return fit_categorical_nb(X, y, alpha=self._model_alpha(),
-                                      min_categories=self.min_categories,
-                                      sample_weight=sample_weight, **em)
-
     _positive_only = True
+    _model = "categorical"  # the EM fit of fastgen.sklearn.unlabeled
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
