@@ -81,14 +81,16 @@ class UnlabeledNB:
     fitted."""
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the model on (X, y); rows labelled ``unlabeled_label`` are unlabelled
-        and fitted by EM (:func:`split_unlabeled`).
+        """Fit the model on (X, y), by EM when y marks unlabelled rows.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or CSR (where the estimator takes it) of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+            Class labels; the rows labelled ``unlabeled_label`` are unlabelled
+            (:func:`split_unlabeled`).
         sample_weight : array-like of shape (n_samples,), default None
+            Weights of the labelled rows (1 on the unlabelled ones).
 
         Returns
         -------
