@@ -7,7 +7,9 @@
 * :mod:`~fastgen.stats.counts`: the mergeable statistics of the naive Bayes models
   (:class:`NBCounts`, :func:`nb_counts`, :func:`merge_counts`);
 * :mod:`~fastgen.stats.feature_counts`: the counting pass of the discrete naive Bayes
-  models.
+  models;
+* :mod:`~fastgen.stats.soft`: the same statistics with fractional class memberships
+  (the M-step passes of EM over unlabelled rows).
 
 The statistics import the kernels, :mod:`fastgen.cuda` and the shared core, never a
 model family or an adapter; the models turn them into params
