@@ -138,6 +138,37 @@ def test_gda_em_matches_numpy_em(kind, lam, weighted):
     _close(p.covariance, cov)
 
 
+@pytest.mark.parametrize("kind,options", [
+    ("per_class", {"reg": 0.05}),
+    ("pooled", {"shrinkage": 0.2}),
+    ("pooled", {"priors": [0.5, 0.3, 0.2]}),
+    ("diagonal", {"priors": [0.2, 0.2, 0.6], "var_smoothing": 1e-3}),
+])
+def test_gda_em_applies_the_fits_options(kind, options):
+    """reg, a float shrinkage, fixed priors and the variance floor shape every M-step
+    as they shape the fit (the reference applies them to its own M-step)."""
+    X, y, U, _ = gaussian_data(5)
+    p = fastgen.fit_gda(X, y, kind, unlabeled=U, **options, **EM)
+    vs = options.get("var_smoothing", 1e-9)
+
+    def m_step(Z, R):
+        pri, mu, cov = _gauss_m(Z, R, kind, vs)
+        d = Z.shape[1]
+        if "shrinkage" in options:
+            a = options["shrinkage"]
+            cov = (1 - a) * cov + a * np.trace(cov) / d * np.eye(d)
+        if "reg" in options:
+            cov = (1 - options["reg"]) * cov + options["reg"] * np.eye(d)
+        if "priors" in options:
+            pri = np.asarray(options["priors"])
+        return pri, mu, cov
+
+    pri, mu, cov = numpy_em(X, y, U, 1.0, m_step, lambda t, Z: _gauss_jll(t, Z, kind))
+    _close(p.priors, pri)
+    _close(p.means, mu)
+    _close(p.covariance, cov)
+
+
 def test_gaussian_nb_em_matches_numpy_em():
     X, y, U, _ = gaussian_data(3, d=4)
     p = fastgen.fit_gaussian_nb(X, y, unlabeled=U, **EM)
@@ -188,6 +219,22 @@ def test_discrete_em_matches_numpy_em(model, sparse, lam):
     p = fit(Xi, y, alpha=0.5, unlabeled=Ui, unlabeled_weight=lam, **EM)
     assert p.converged
     pri, prob = numpy_em(X, y, U, lam, _counts_m(binary, 0.5), _counts_jll(binary))
+    _close(np.exp(p.class_log_prior), pri)
+    _close(np.exp(p.feature_log_prob), prob)
+
+
+@pytest.mark.parametrize("options,fixed", [
+    ({"fit_prior": False}, [1 / 3, 1 / 3, 1 / 3]),
+    ({"class_prior": [0.6, 0.3, 0.1]}, [0.6, 0.3, 0.1]),
+])
+def test_discrete_em_keeps_fixed_priors(options, fixed):
+    X, y, U, _ = count_data(8)
+    p = fastgen.fit_multinomial_nb(X, y, alpha=2.0, unlabeled=U, **options, **EM)
+
+    def m_step(Z, R):
+        return np.asarray(fixed), _counts_m(False, 2.0)(Z, R)[1]
+
+    pri, prob = numpy_em(X, y, U, 1.0, m_step, _counts_jll(False))
     _close(np.exp(p.class_log_prior), pri)
     _close(np.exp(p.feature_log_prob), prob)
 
