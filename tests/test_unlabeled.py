@@ -508,3 +508,15 @@ def test_unlabelled_rows_help_when_labels_are_few(seed):
     alone = np.mean(fastgen.predict(fastgen.fit_multinomial_nb(X, y), U) == yu)
     em = np.mean(fastgen.predict(fastgen.fit_multinomial_nb(X, y, unlabeled=U), U) == yu)
     assert em >= alone + 0.10
+
+
+def test_data_frames_keep_and_check_their_column_names():
+    pd = pytest.importorskip("pandas")
+    X, y, U, _ = gaussian_data(17)
+    cols = ["a", "b", "c"]
+    p = fastgen.fit_gda(pd.DataFrame(X, columns=cols), y, unlabeled=pd.DataFrame(U, columns=cols))
+    assert p.feature_names == tuple(cols) and p.converged
+    assert p == fastgen.fit_gda(pd.DataFrame(X, columns=cols), y, unlabeled=U)
+    with pytest.raises(ValueError, match="unlabeled has the columns"):
+        fastgen.fit_multinomial_nb(pd.DataFrame(np.abs(X), columns=cols), y,
+                                   unlabeled=pd.DataFrame(np.abs(U), columns=["a", "c", "b"]))
