@@ -20,12 +20,12 @@ and the M-step maximises it, so ℓ never decreases (Jensen's inequality holds w
 weight λ); for λ ≠ 1 it is the λ-weighted objective that rises, not the plain
 likelihood of all rows.  Where the M-step is a regularised estimate rather than the
 maximiser (``reg``, ``shrinkage``, ``unbiased``, the variance floor ``var_smoothing``)
-an iteration can lower ℓ by about the size of the regularisation; such a step is not
-taken (the loop stops at the previous iteration), so the recorded history never
-decreases, as :meth:`fastgen._params.FieldChecker.em_record` checks.
+an iteration can lower ℓ by about the size of the regularisation; the record says so
+(``history_monotone=False``), and only a history recorded as monotone is held to never
+decreasing (:meth:`fastgen._params.FieldChecker.em_record`).
 
 Stopping rule (shared with the missing-feature EM of :mod:`fastgen.gda.em`): an
-iteration that raises ℓ by at most ``em_tol`` per unit of row weight ends the loop.
+iteration that changes ℓ by at most ``em_tol`` per unit of row weight ends the loop.
 
 Unlabelled rows together with missing features (NaN in X) are refused
 (:func:`refuse_unlabeled_with_missing`); NaN in the unlabelled rows raises.
@@ -43,6 +43,7 @@ from ._validation import check_n_features, check_scalar, check_X, feature_names_
 
 __all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabeled",
            "run_em", "unlabelled_em", "refuse_unlabeled_with_missing", "record_em",
+           "maximising_m_step",
            "collapse_guard", "COLLAPSE_RATIO",
            "log_marginal_and_posteriors", "labelled_log_likelihood"]
 
@@ -69,6 +70,18 @@ def check_em_options(unlabeled_weight, em_tol, em_max_iter) -> EMOptions:
             em_max_iter, (int, np.integer)) or em_max_iter < 0:
         raise ValueError(f"em_max_iter must be an integer >= 0; got {em_max_iter!r}")
     return EMOptions(weight, tol, int(em_max_iter))
+
+
+def maximising_m_step(covariance, reg=0.0, shrinkage=None, unbiased=False,
+                      var_smoothing=0.0) -> bool:
+    """Whether the Gaussian M-step with these options is the maximiser (EM's history
+    then never decreases): no ``reg``, no shrinkage, no ``unbiased`` division, and for
+    the diagonal kinds (``covariance`` "diagonal", "pooled_diagonal" or "gaussian_nb")
+    no variance floor."""
+    if reg or unbiased or (shrinkage is not None and (isinstance(shrinkage, str)
+                                                      or shrinkage != 0)):
+        return False
+    return covariance in ("pooled", "per_class") or not var_smoothing
 
 
 def refuse_unlabeled_with_missing(unlabeled, options: EMOptions):
@@ -130,54 +143,52 @@ def labelled_log_likelihood(jll, codes, w):
 class EMResult:
     """What :func:`run_em` returns: the params, the iterations run, whether the
     objective converged, its history (start and each iteration) and why it stopped
-    early (an :class:`EMStop` message), if it did."""
+    early (an :class:`EMStop` message), if it did, and whether the M-step maximises
+    (the history cannot decrease)."""
 
     params: object
     n_iter: int
     converged: bool
     history: np.ndarray
     stopped: str | None = None
+    monotone: bool = True
 
 
 def run_em(start, expect, maximise, options: EMOptions, *, total_weight: float,
-           dtype=np.float64) -> EMResult:
+           monotone: bool = True, dtype=np.float64) -> EMResult:
     """The EM loop: from ``start``, alternate ``maximise(expect(params))`` until an
-    iteration raises the objective by at most ``options.tol`` per unit of row weight
+    iteration changes the objective by at most ``options.tol`` per unit of row weight
     (or ``max_iter``).
 
     ``expect(params) -> (stats, objective)``; ``maximise(stats) -> params`` (may raise
-    :class:`EMStop`).  The loop stops (``converged``) when ℓ_t − ℓ_{t−1} ≤ tol·W,
+    :class:`EMStop`).  The loop stops (``converged``) when |ℓ_t − ℓ_{t−1}| ≤ tol·W,
     W = ``total_weight`` (the labelled rows' weight plus λ per unlabelled row): the mean
     gain per row, which, unlike a change relative to |ℓ|, does not depend on the units
-    or offsets of the features (ℓ does, by a constant).  tol is at least 16 ε of
-    ``dtype`` times the objective's size per row (float32 params score in float32).  A
-    step that lowers the objective (only a regularised M-step can, see the module
-    docstring) is not taken: the loop keeps the previous params, so the recorded
-    history never decreases.
+    or offsets of the features (ℓ does, by a constant).  The bound is at least 16 ε of
+    ``dtype`` times |ℓ_t| (float32 params score in float32).  ``monotone``: whether the
+    M-step maximises (then ℓ never decreases; recorded as ``history_monotone``).
     """
     params = start
     stats, ll = expect(params)
     history = [ll]
-    W = max(float(total_weight), float(np.finfo(np.float64).tiny))
+    W = float(total_weight)
     for it in range(1, options.max_iter + 1):
         try:
             new = maximise(stats)
         except EMStop as stop:
-            return EMResult(params, it - 1, False, np.array(history), str(stop))
-        new_stats, new_ll = expect(new)
-        gain = new_ll - ll
-        floor = 16.0 * float(np.finfo(dtype).eps) * abs(new_ll)
-        if gain < 0.0:  # a regularised M-step overshot: keep the previous iteration
-            return EMResult(params, it - 1, True, np.array(history))
-        params, stats, ll = new, new_stats, new_ll
+            return EMResult(params, it - 1, False, np.array(history), str(stop), monotone)
+        stats, new_ll = expect(new)
+        params = new
         history.append(new_ll)
-        if gain <= max(options.tol * W, floor):
-            return EMResult(params, it, True, np.array(history))
-    return EMResult(params, options.max_iter, False, np.array(history))
+        floor = 16.0 * float(np.finfo(dtype).eps) * abs(new_ll)
+        if abs(new_ll - ll) <= max(options.tol * W, floor):
+            return EMResult(params, it, True, np.array(history), None, monotone)
+        ll = new_ll
+    return EMResult(params, options.max_iter, False, np.array(history), None, monotone)
 
 
 def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics, merge,
-                  build, log_prior=None, guard=None) -> EMResult:
+                  build, log_prior=None, guard=None, monotone=True) -> EMResult:
     """EM over unlabelled rows ``U`` for a family given as functions.
 
     The labelled rows (validated ``X``, class ``codes``, weights ``w``, empty for unit
@@ -186,7 +197,8 @@ def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics,
     R) and hands λ·R to ``soft_statistics``; the M-step is
     ``build(merge(soft statistics))``, checked by ``guard(params)`` (which may raise
     :class:`EMStop`).  ``log_prior(params)``, where given, is added to the objective
-    (the Dirichlet prior of naive Bayes' smoothing).
+    (the Dirichlet prior of naive Bayes' smoothing).  ``monotone``: False where
+    ``build`` is a regularised estimate rather than the maximiser.
     """
     lam = options.weight
     total_weight = (float(w.sum()) if w.shape[0] else X.shape[0]) + lam * U.shape[0]
@@ -208,7 +220,7 @@ def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics,
 
     with blas_single_thread():  # skinny products with K columns (fastgen.stats.soft)
         return run_em(start, expect, maximise, options, total_weight=total_weight,
-                      dtype=start.dtype)
+                      monotone=monotone, dtype=start.dtype)
 
 
 #: A per-class (or diagonal) covariance whose geometric-mean variance falls below this
@@ -254,4 +266,5 @@ def record_em(result: EMResult):
     history = np.asarray(result.history, dtype=np.float64)
     history.flags.writeable = False
     return dataclasses.replace(result.params, n_iter=result.n_iter, converged=result.converged,
-                       log_likelihood_history=history)
+                               log_likelihood_history=history,
+                               history_monotone=bool(result.monotone))

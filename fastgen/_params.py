@@ -266,11 +266,14 @@ class FieldChecker:
 
     def em_record(self):
         """The record of an EM fit (:mod:`fastgen._em`, :mod:`fastgen.gda.em`):
-        ``n_iter``, ``converged`` and ``log_likelihood_history`` all None (a fit without
-        EM), or an integer ≥ 0, a bool and a finite float64 array of ``n_iter + 1``
-        entries that never decreases (to 1e-9 of its size: both EMs keep only steps
-        that raise the objective), so a damaged or edited history fails."""
-        fields = ("n_iter", "converged", "log_likelihood_history")
+        ``n_iter``, ``converged``, ``log_likelihood_history`` and ``history_monotone``
+        all None (a fit without EM), or an integer ≥ 0, a bool, a finite float64 array
+        of ``n_iter + 1`` entries and a bool.  ``history_monotone`` True (EM whose
+        M-step maximises: the objective cannot decrease) holds the history to never
+        decreasing, to 1e-9 of its size, so a damaged or edited history fails; False
+        (a regularised M-step: ``reg``, shrinkage, ``unbiased``, a variance floor) lets
+        it dip."""
+        fields = ("n_iter", "converged", "log_likelihood_history", "history_monotone")
         given = [getattr(self.params, f) is not None for f in fields]
         if not any(given):
             return
@@ -280,12 +283,16 @@ class FieldChecker:
                                   f"({', '.join(fields)}): all or none")
         n_iter = self.integer("n_iter", low=0)
         self.boolean("converged")
+        monotone = self.boolean("history_monotone")
         hist = self.array("log_likelihood_history", (n_iter + 1,), np.float64, "finite")
+        if not monotone:
+            return
         slack = 1e-9 * float(np.max(np.abs(hist), initial=1.0))
         drops = np.flatnonzero(np.diff(hist) < -slack)
         if drops.size:
             at = int(drops[0]) + 1
-            self.fail("log_likelihood_history", f"must never decrease (EM); entry {at} is "
+            self.fail("log_likelihood_history", f"must never decrease (EM, "
+                                                f"history_monotone=True); entry {at} is "
                                                 f"below entry {at - 1} (a damaged or "
                                                 f"edited file)")
 

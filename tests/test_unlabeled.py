@@ -346,8 +346,8 @@ def test_em_max_iter_zero_is_the_start():
     p = fastgen.fit_gda(X, y, unlabeled=U, em_max_iter=0)
     start = fastgen.fit_gda(X, y)
     assert p.n_iter == 0 and p.converged is False
-    assert dataclasses.replace(p, n_iter=None, converged=None,
-                               log_likelihood_history=None) == start
+    assert dataclasses.replace(p, n_iter=None, converged=None, log_likelihood_history=None,
+                               history_monotone=None) == start
 
 
 # --------------------------------------------------------- invariance: offsets, scales
@@ -496,6 +496,53 @@ def test_em_record_round_trips_and_is_checked(tmp_path):
     bad[0] = np.nan
     with pytest.raises(ValueError, match="finite"):
         dataclasses.replace(p, log_likelihood_history=bad)
+    assert p.history_monotone is True and p.n_iter >= 2
+    dip = p.log_likelihood_history.copy()
+    dip[-1] = dip[-2] - 1e-6 * abs(dip[-2])
+    with pytest.raises(ValueError, match="log_likelihood_history must never decrease"):
+        dataclasses.replace(p, log_likelihood_history=dip)
+    with pytest.raises(ValueError, match="history_monotone must be True or False"):
+        dataclasses.replace(p, history_monotone="yes")
+
+
+@pytest.mark.parametrize("kind,options,monotone", [
+    ("pooled", {}, True),
+    ("per_class", {"reg": 0.05}, False),
+    ("pooled", {"shrinkage": 0.2}, False),
+    ("pooled", {"shrinkage": "oas"}, False),
+    ("pooled", {"unbiased": True}, False),
+    ("pooled", {"priors": [0.5, 0.3, 0.2]}, True),
+    ("diagonal", {"var_smoothing": 0.0}, True),
+    ("diagonal", {}, False),
+])
+def test_history_monotone_says_whether_the_m_step_maximises(kind, options, monotone):
+    """A regularised M-step can lower the objective: its record says so, and a record
+    that says so may dip; the others never decrease (to rounding)."""
+    X, y, U, _ = gaussian_data(5)
+    p = fastgen.fit_gda(X, y, kind, unlabeled=U, **options)
+    assert p.history_monotone is monotone
+    h = p.log_likelihood_history
+    if monotone:
+        assert np.all(np.diff(h) >= -1e-9 * np.abs(h).max())
+    if not monotone:  # a dipping history is accepted where the record allows it
+        dataclasses.replace(p, log_likelihood_history=h[::-1].copy())
+
+
+def test_em_stops_on_the_gain_per_unit_of_row_weight():
+    """The stopping rule is units-free: converged when the last iteration changed the
+    objective by at most em_tol·W, W the labelled weight plus λ per unlabelled row."""
+    X, y, U, _ = gaussian_data(3)
+    iters = {}
+    for scale in (1.0, 1e-3, 1e3):
+        for tol in (1e-3, 1e-6):
+            p = fastgen.fit_gda(X * scale, y, "pooled", unlabeled=U * scale,
+                                unlabeled_weight=0.5, em_tol=tol)
+            h = p.log_likelihood_history
+            W = X.shape[0] + 0.5 * U.shape[0]
+            assert p.converged and abs(h[-1] - h[-2]) <= tol * W
+            assert p.n_iter == 1 or abs(h[-2] - h[-3]) > tol * W
+            # the same iterations at every scale (the rule does not see the units)
+            assert iters.setdefault(tol, p.n_iter) == p.n_iter
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -520,3 +567,45 @@ def test_data_frames_keep_and_check_their_column_names():
     with pytest.raises(ValueError, match="unlabeled has the columns"):
         fastgen.fit_multinomial_nb(pd.DataFrame(np.abs(X), columns=cols), y,
                                    unlabeled=pd.DataFrame(np.abs(U), columns=["a", "c", "b"]))
+
+
+# ------------------------------------------- unlabelled rows with missing features
+
+NAN_FITS = {
+    "gda-pooled": lambda X, y, **k: fastgen.fit_gda(X, y, "pooled", **k),
+    "gda-diagonal": lambda X, y, **k: fastgen.fit_gda(X, y, "diagonal", **k),
+    "gaussian_nb": fastgen.fit_gaussian_nb,
+    "bernoulli": fastgen.fit_bernoulli_nb,
+    "categorical": lambda X, y, **k: fastgen.fit_categorical_nb(
+        np.where(np.isnan(X), X, np.minimum(np.abs(np.round(X)), 3)), y,
+        **{key: (np.minimum(np.abs(np.round(v)), 3) if key == "unlabeled" else v)
+           for key, v in k.items()}),
+}
+
+
+@pytest.mark.parametrize("name", list(NAN_FITS))
+def test_missing_features_with_unlabelled_rows_are_refused(name):
+    """NaN in X (nan_policy='marginalize') and unlabelled rows together raise, naming
+    both; the caller's arrays stay as they were; each alone fits."""
+    X, y, U, _ = gaussian_data(21)
+    X = X.copy()
+    X[1, 0] = X[4, 2] = np.nan
+    before = _digest(X, U)
+    fit = NAN_FITS[name]
+    with pytest.raises(ValueError, match="unlabeled rows with missing features"):
+        fit(X, y, nan_policy="marginalize", unlabeled=U)
+    assert _digest(X, U) == before
+    assert fit(X, y, nan_policy="marginalize").n_features_in == 3
+    assert fit(X, y, nan_policy="marginalize", unlabeled=U, unlabeled_weight=0.0) == \
+        fit(X, y, nan_policy="marginalize")
+    complete = np.where(np.isnan(X), 0.0, X)
+    assert fit(complete, y, nan_policy="marginalize", unlabeled=U).n_iter is not None
+
+
+@pytest.mark.parametrize("name", list(NAN_FITS))
+def test_nan_in_unlabelled_rows_is_refused(name):
+    X, y, U, _ = gaussian_data(22)
+    U = U.copy()
+    U[3, 1] = np.nan
+    with pytest.raises(ValueError, match="unlabeled"):
+        NAN_FITS[name](X, y, nan_policy="marginalize", unlabeled=U)

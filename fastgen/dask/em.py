@@ -25,6 +25,7 @@ from .._em import (
     collapse_guard,
     labelled_log_likelihood,
     log_marginal_and_posteriors,
+    maximising_m_step,
     record_em,
     run_em,
 )
@@ -104,7 +105,7 @@ def _expect(X, blocks, U, params, em, statistics, merge, split_every):
 
 
 def _loop(start, X, blocks, U, em, statistics, merge, build, log_prior, guard,
-          split_every, labelled_weight):
+          split_every, labelled_weight, monotone=True):
     def expect(params):
         stats, objective = _expect(X, blocks, U, params, em, statistics, merge,
                                    split_every)
@@ -118,7 +119,7 @@ def _loop(start, X, blocks, U, em, statistics, merge, build, log_prior, guard,
 
     total = float(labelled_weight) + em.weight * U.shape[0]
     return record_em(run_em(start, expect, maximise, em, total_weight=total,
-                            dtype=start.dtype))
+                            monotone=monotone, dtype=start.dtype))
 
 
 # ---------------------------------------------------------------------- the families
@@ -140,7 +141,9 @@ def gda_em_on_blocks(start, moments, X, y, w, U, em, covariance, options,
         guard = collapse_guard(start, lambda p: p.log_det)
     statistics = functools.partial(_moments_of, kind=moments.kind)
     return _loop(start, X, row_blocks(X, y, w), U, em, statistics, merge_moments, build,
-                 None, guard, split_every, moments.counts.sum())
+                 None, guard, split_every, moments.counts.sum(),
+                 maximising_m_step(covariance, options["reg"], options["shrinkage"],
+                                   options["unbiased"], options["var_smoothing"]))
 
 
 def nb_em_on_blocks(start, counts, X, y, w, U, em, options, split_every=SPLIT_EVERY):
@@ -160,7 +163,8 @@ def nb_em_on_blocks(start, counts, X, y, w, U, em, options, split_every=SPLIT_EV
         guard = collapse_guard(start, lambda p: np.log(p.variances.astype(
             np.float64)).sum(axis=1))
         return _loop(start, X, row_blocks(X, y, w), U, em, statistics, merge_moments,
-                     build, None, guard, split_every, counts.class_count.sum())
+                     build, None, guard, split_every, counts.class_count.sum(),
+                     not options["var_smoothing"])
     binarize = counts.binarize if counts.model == "bernoulli" else None
     statistics = functools.partial(_counts_of, binarize=binarize)
 

@@ -170,4 +170,4 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
     m = ClassMoments(classes, W, res.means, scatter, covariance, dtype, names)
     params = params_from_moments(m, covariance, priors, reg, shrinkage, unbiased, tol=tol)
     return dataclasses.replace(params, n_iter=res.n_iter, converged=res.converged,
-                               log_likelihood_history=res.history)
+                               log_likelihood_history=res.history, history_monotone=True)

@@ -19,7 +19,7 @@ not positive definite.
 
 from __future__ import annotations
 
-from .._em import EMStop, collapse_guard, record_em, unlabelled_em
+from .._em import EMStop, collapse_guard, maximising_m_step, record_em, unlabelled_em
 from ..stats.moments import merge_moments
 from ..stats.soft import soft_moments
 from .covariance import params_from_moments
@@ -53,5 +53,6 @@ def gda_em(start, rows, U, covariance, options, em, fourth=None):
         start, rows.X, rows.codes, rows.weights, U, em,
         soft_statistics=lambda R: soft_moments(U, R, labelled.classes, kind=kind,
                                                feature_names=labelled.feature_names),
-        merge=lambda soft: merge_moments(labelled, soft), build=build, guard=guard)
+        merge=lambda soft: merge_moments(labelled, soft), build=build, guard=guard,
+        monotone=maximising_m_step(covariance, reg, shrinkage, unbiased, var_smoothing))
     return record_em(result)

@@ -70,19 +70,22 @@ class GDAParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter, converged, log_likelihood_history : int, bool, (n_iter + 1,) float64, or None
-        The EM record (:meth:`fastgen._params.FieldChecker.em_record`) of a fit by EM:
+    n_iter, converged, log_likelihood_history, history_monotone : EM record or None
+        An int, a bool, (n_iter + 1,) float64 and a bool:
+        the EM record (:meth:`fastgen._params.FieldChecker.em_record`) of a fit by EM:
         missing features (``fit_gda(..., nan_policy="marginalize")`` with a full
         covariance; the observed-data log-likelihood) or ``unlabeled`` rows (the
         labelled log-likelihood plus λ times the unlabelled rows' log marginal
-        likelihood): the iterations, whether the last one raised the objective by at
-        most ``em_tol`` per unit of row weight, and the objective at the start and
-        after each iteration (it never decreases).  None for every other fit.
+        likelihood): the iterations, whether the last one changed the objective by at
+        most ``em_tol`` per unit of row weight, the objective at the start and after
+        each iteration, and whether EM guarantees that it never decreases (True
+        unless ``reg``, a shrinkage, ``unbiased`` or a variance floor made the
+        M-step a regularised estimate).  None for every other fit.
     """
 
     scorer = GAUSSIAN_SCORER
     _feature_table = "means"
-    _records_em = True  # n_iter, converged, log_likelihood_history
+    _records_em = True  # n_iter, converged, log_likelihood_history, history_monotone
 
     classes: np.ndarray
     priors: np.ndarray
@@ -97,6 +100,7 @@ class GDAParams(FittedParams):
     n_iter: int | None = None
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
+    history_monotone: bool | None = None
 
     def _check_fields(self, check):
         """Shapes (K, d) from ``means``, one dtype for every float field, finite

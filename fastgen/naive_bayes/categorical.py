@@ -59,9 +59,12 @@ class CategoricalNBParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+    n_iter, converged, log_likelihood_history, history_monotone : EM record or None
+        An int, a bool, (n_iter + 1,) float64 and a bool.
         The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
-        objective at the start and after each iteration); None without EM.
+        objective at the start and after each iteration, whether EM guarantees that
+        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
+        without EM.
     """
 
     classes: np.ndarray
@@ -76,10 +79,11 @@ class CategoricalNBParams(FittedParams):
     n_iter: int | None = None
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
+    history_monotone: bool | None = None
 
     scorer = CATEGORICAL_SCORER
     _feature_table = "feature_log_prob"
-    _records_em = True  # n_iter, converged, log_likelihood_history
+    _records_em = True  # n_iter, converged, log_likelihood_history, history_monotone
 
     @property
     def n_features_in(self) -> int:

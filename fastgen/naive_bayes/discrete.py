@@ -197,9 +197,12 @@ class BernoulliNBParams(LinearNB):
         A fit with missing features (``nan_policy="marginalize"``): N_kj, the weight of
         the class-k rows that observe feature j, which takes N_k's place in p_kj and
         log(1 − p_kj).  None: every feature observed in every row (N_kj = N_k).
-    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+    n_iter, converged, log_likelihood_history, history_monotone : EM record or None
+        An int, a bool, (n_iter + 1,) float64 and a bool.
         The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
-        objective at the start and after each iteration); None without EM.
+        objective at the start and after each iteration, whether EM guarantees that
+        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
+        without EM.
 
     Scores: jll_ik = log π_k + Σ_j log(1 − p_kj) + Σ_{j: x_ij=1} (log p_kj − log(1 − p_kj)),
     the middle sum precomputed per class so that absent features cost nothing.
@@ -218,8 +221,9 @@ class BernoulliNBParams(LinearNB):
     n_iter: int | None = None
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
+    history_monotone: bool | None = None
 
-    _records_em = True  # n_iter, converged, log_likelihood_history
+    _records_em = True  # n_iter, converged, log_likelihood_history, history_monotone
 
     def _check_fields(self, check):
         dt = self._check_counts_and_tables(check)
@@ -392,9 +396,12 @@ class MultinomialNBParams(LinearNB):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+    n_iter, converged, log_likelihood_history, history_monotone : EM record or None
+        An int, a bool, (n_iter + 1,) float64 and a bool.
         The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
-        objective at the start and after each iteration); None without EM.
+        objective at the start and after each iteration, whether EM guarantees that
+        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
+        without EM.
 
     Scores: jll_ik = log π_k + Σ_j x_ij log θ_kj.
     """
@@ -409,9 +416,10 @@ class MultinomialNBParams(LinearNB):
     n_iter: int | None = None
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
+    history_monotone: bool | None = None
 
     _nonneg_input = True
-    _records_em = True  # n_iter, converged, log_likelihood_history
+    _records_em = True  # n_iter, converged, log_likelihood_history, history_monotone
 
     def _check_fields(self, check):
         self._check_counts_and_tables(check)

@@ -73,11 +73,11 @@ def refuse_unlabeled(unlabeled, model):
             f"(fit_multinomial_nb) or another generative model with unlabeled=")
 
 
-def gaussian_em(start, rows, em_rows, build):
+def gaussian_em(start, rows, em_rows, build, monotone=False):
     """EM of Gaussian naive Bayes: diagonal class moments of the labelled rows merged
     with the unlabelled rows' soft moments, ``build(moments)`` the params; the
     per-class variances are guarded against collapse
-    (:func:`fastgen._em.collapse_guard`)."""
+    (:func:`fastgen._em.collapse_guard`); ``monotone``: no variance floor."""
     labelled = rows.moments("diagonal")
     U = em_rows.U
     result = unlabelled_em(
@@ -86,7 +86,7 @@ def gaussian_em(start, rows, em_rows, build):
                                                feature_names=labelled.feature_names),
         merge=lambda soft: merge_moments(labelled, soft), build=build,
         guard=collapse_guard(start, lambda p: np.log(p.variances.astype(np.float64)).sum(
-            axis=1)))
+            axis=1)), monotone=monotone)
     return record_em(result)
 
 

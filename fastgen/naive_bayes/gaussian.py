@@ -58,9 +58,12 @@ class GaussianNBParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter, converged, log_likelihood_history : int, bool, ndarray (n_iter + 1,) or None
+    n_iter, converged, log_likelihood_history, history_monotone : EM record or None
+        An int, a bool, (n_iter + 1,) float64 and a bool.
         The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
-        objective at the start and after each iteration); None without EM.
+        objective at the start and after each iteration, whether EM guarantees that
+        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
+        without EM.
     """
 
     scorer = GAUSSIAN_SCORER
@@ -76,9 +79,10 @@ class GaussianNBParams(FittedParams):
     n_iter: int | None = None
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
+    history_monotone: bool | None = None
 
     _feature_table = "means"
-    _records_em = True  # n_iter, converged, log_likelihood_history
+    _records_em = True  # n_iter, converged, log_likelihood_history, history_monotone
 
     def _check_fields(self, check):
         dt = check.table("means", "finite").dtype
@@ -185,7 +189,8 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     if em_rows is None:
         return params
     return gaussian_em(params, rows, em_rows,
-                       lambda m: gaussian_params(m, priors, var_smoothing, None))
+                       lambda m: gaussian_params(m, priors, var_smoothing, None),
+                       monotone=not var_smoothing)
 
 
 def _fit_missing(X, y, priors, var_smoothing, sample_weight, names):
