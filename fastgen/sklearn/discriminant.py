@@ -610,9 +610,11 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
                 scalings.append(lam[::-1])
         elif self.solver == "svd":
             params = gda_from_moments(m, "per_class", priors=self.priors, reg=r, tol=0.0)
-            if em is not None:  # the record of the EM fit
-                params = dataclasses.replace(params, n_iter=em.n_iter, converged=em.converged,
-                                             log_likelihood_history=em.log_likelihood_history)
+            if filled is not None:  # the record of the missing-feature EM fit
+                params = dataclasses.replace(
+                    params, n_iter=filled.n_iter, converged=filled.converged,
+                    log_likelihood_history=filled.log_likelihood_history,
+                    history_monotone=filled.history_monotone)
         else:
             params = gda_from_moments(_moments_with(m, covs, "per_class"), "per_class",
                                       priors=self.priors, tol=0.0)
