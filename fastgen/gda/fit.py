@@ -159,7 +159,7 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     unlabeled_weight : float ≥ 0, default 1
         λ, the weight of every unlabelled row (Nigam et al. 2000); 0 ignores them.
     em_tol : float ≥ 0, default 1e-8
-        Both EMs (missing features, unlabelled rows) stop when an iteration raises the
+        Both EMs (missing features, unlabelled rows) stop when an iteration changes the
         objective by at most em_tol·W (W the total row weight, λ per unlabelled row:
         the mean gain per row; unlike a change relative to |ℓ| this does not depend on
         the units of the features).
