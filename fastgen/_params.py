@@ -264,6 +264,38 @@ class FieldChecker:
             self.fail(field, f"must be a str; got {v!r}")
         return self._set(field, str(v))
 
+    def em_record(self):
+        """The record of an EM fit (:mod:`fastgen._em`, :mod:`fastgen.gda.em`):
+        ``n_iter``, ``converged``, ``log_likelihood_history`` and ``history_monotone``
+        all None (a fit without EM), or an integer ≥ 0, a bool, a finite float64 array
+        of ``n_iter + 1`` entries and a bool.  ``history_monotone`` True (EM whose
+        M-step maximises: the objective cannot decrease) holds the history to never
+        decreasing, to 1e-9 of its size, so a damaged or edited history fails; False
+        (a regularised M-step: ``reg``, shrinkage, ``unbiased``, a variance floor) lets
+        it dip."""
+        fields = ("n_iter", "converged", "log_likelihood_history", "history_monotone")
+        given = [getattr(self.params, f) is not None for f in fields]
+        if not any(given):
+            return
+        if not all(given):
+            missing = [f for f, g in zip(fields, given) if not g]
+            self.fail(missing[0], f"must be set with the other fields of the EM record "
+                                  f"({', '.join(fields)}): all or none")
+        n_iter = self.integer("n_iter", low=0)
+        self.boolean("converged")
+        monotone = self.boolean("history_monotone")
+        hist = self.array("log_likelihood_history", (n_iter + 1,), np.float64, "finite")
+        if not monotone:
+            return
+        slack = 1e-9 * float(np.max(np.abs(hist), initial=1.0))
+        drops = np.flatnonzero(np.diff(hist) < -slack)
+        if drops.size:
+            at = int(drops[0]) + 1
+            self.fail("log_likelihood_history", f"must never decrease (EM, "
+                                                f"history_monotone=True); entry {at} is "
+                                                f"below entry {at - 1} (a damaged or "
+                                                f"edited file)")
+
     # ---- what every params object has
     def classes(self, min_classes=1):
         c = self._as_array("classes")
@@ -340,6 +372,10 @@ class FittedParams:
         """Whether scoring accepts scipy CSR input (that of the family's scorer)."""
         return self.scorer.accepts_sparse
 
+    #: whether the params carry an EM record (``n_iter``, ``converged``,
+    #: ``log_likelihood_history``; see :meth:`FieldChecker.em_record`)
+    _records_em: bool = False
+
     #: name of the (K, d) array field that fixes the model's width and dtype: its last
     #: axis has one entry per feature, its dtype is the one scoring computes in
     _feature_table: str
@@ -359,6 +395,8 @@ class FittedParams:
         check = FieldChecker(self)
         check.classes()
         self._check_fields(check)
+        if self._records_em:
+            check.em_record()
         check.feature_names()
 
     def _check_fields(self, check: FieldChecker):

@@ -166,7 +166,7 @@ RUN_GUIDE_PAGES = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.rst")
 # every page of the guide (docs/guide/), one per task; each has runnable code
 GUIDE_PAGES = ["start", "discriminant", "naive_bayes", "logistic", "inference", "statsmodels",
                "streaming", "gpu", "cli", "inputs", "kernels", "processes",
-               "incomplete_data"]
+               "incomplete_data", "unlabeled_rows"]
 
 
 def rst_python_blocks(text):

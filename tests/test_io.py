@@ -195,8 +195,8 @@ def test_version_1_files_still_load(tmp_path):
     arrays, kinds = {}, {}
     for f in dataclasses.fields(p):
         if f.name in ("rank", "feature_names", "n_iter", "converged",
-                      "log_likelihood_history"):  # added after format 1: absent from
-            continue                              # version-1 files
+                      "log_likelihood_history", "history_monotone"):
+            continue  # added after format 1: absent from version-1 files
         v = getattr(p, f.name)
         kinds[f.name] = ("array" if isinstance(v, np.ndarray) else
                          {bool: "bool", int: "int", float: "float", str: "str"}[type(v)])

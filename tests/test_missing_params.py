@@ -56,9 +56,19 @@ def test_em_record_is_checked(fitted):
     with pytest.raises(ValueError, match=r"GDAParams\.log_likelihood_history must never "
                                          r"decrease"):
         dataclasses.replace(p, log_likelihood_history=h[::-1].copy())
-    with pytest.raises(ValueError, match=r"GDAParams\.n_iter n_iter, converged and "
-                                         r"log_likelihood_history must be all None"):
+    assert p.history_monotone is True  # EM with a maximising M-step
+    with pytest.raises(ValueError, match=r"GDAParams\.converged must be set with the "
+                                         r"other fields of the EM record"):
         dataclasses.replace(p, converged=None)
+    with pytest.raises(ValueError, match=r"GDAParams\.history_monotone must be set"):
+        dataclasses.replace(p, history_monotone=None)
+    with pytest.raises(ValueError, match=r"GDAParams\.history_monotone must be True or "
+                                         r"False"):
+        dataclasses.replace(p, history_monotone=1)
+    # a record that says its EM does not guarantee monotonicity may dip
+    dipped = dataclasses.replace(p, log_likelihood_history=h[::-1].copy(),
+                                 history_monotone=False)
+    assert dipped.history_monotone is False
     with pytest.raises(ValueError, match=r"GDAParams\.log_likelihood_history must have "
                                          r"shape"):
         dataclasses.replace(p, n_iter=p.n_iter + 1)

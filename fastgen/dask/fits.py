@@ -25,6 +25,7 @@ from .blocks import (
     row_blocks,
     tree_reduce,
 )
+from .em import check_unlabeled_blocks, gda_em_on_blocks, nb_em_on_blocks
 
 __all__ = ["fit_gda", "fit_gaussian_nb", "fit_multinomial_nb", "fit_bernoulli_nb",
            "fit_categorical_nb"]
@@ -39,7 +40,8 @@ def _block_moments(X, y, w, kind):
 def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
             reg: float = 0.0, shrinkage=None, unbiased: bool = False,
             var_smoothing: float = 1e-9, tol: float = 1e-4,
-            split_every: int = SPLIT_EVERY) -> GDAParams:
+            split_every: int = SPLIT_EVERY, unlabeled=None, unlabeled_weight: float = 1.0,
+            em_tol: float = 1e-8, em_max_iter: int = 100) -> GDAParams:
     """Gaussian discriminant analysis on a Dask array, equal to :func:`fastgen.fit_gda`.
 
     Each block of rows gives its class moments (W_k, μ_k, scatter M2) with
@@ -60,6 +62,12 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         use ``"oas"`` or a float).
     split_every : int, default 8
         Fan-in of the tree reduction.
+    unlabeled : dask.array.Array (m, d), optional
+        Rows without labels: EM as :func:`fastgen.fit_gda` with ``unlabeled``, each
+        iteration one pass over the blocks of X and of ``unlabeled``
+        (:mod:`fastgen.dask.em`).
+    unlabeled_weight, em_tol, em_max_iter :
+        As for :func:`fastgen.fit_gda`.
 
     Returns
     -------
@@ -74,13 +82,18 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     X = as_dask_X(X)
     y = as_dask_vector(y, X, "y")
     w = as_dask_vector(sample_weight, X, "sample_weight")
+    U, em = check_unlabeled_blocks(unlabeled, X, (unlabeled_weight, em_tol, em_max_iter))
     kind = SCATTER_FOR[covariance]
     parts = map_rows(_block_moments, X, row_blocks(X, y, w), kind)
     m = tree_reduce(parts, merge_moments, split_every).compute()
     if m is None:
         raise ValueError("X has no rows")
-    return gda_from_moments(m, covariance, priors=priors, reg=reg, shrinkage=shrinkage,
-                            unbiased=unbiased, var_smoothing=var_smoothing, tol=tol)
+    options = {"priors": priors, "reg": reg, "shrinkage": shrinkage, "unbiased": unbiased,
+               "var_smoothing": var_smoothing, "tol": tol}
+    params = gda_from_moments(m, covariance, **options)
+    if U is None:
+        return params
+    return gda_em_on_blocks(params, m, X, y, w, U, em, covariance, options, split_every)
 
 
 # --------------------------------------------------------------------------- naive Bayes
@@ -96,10 +109,11 @@ def _block_counts(X, y, w, model, binarize, classes, n_categories=None):
 
 
 def _fit_nb(X, y, sample_weight, model, binarize, split_every, options,
-            min_categories=None):
+            em_options=(None, 1.0, 1e-8, 100), min_categories=None):
     X = as_dask_X(X)
     y = as_dask_vector(y, X, "y")
     w = as_dask_vector(sample_weight, X, "sample_weight")
+    U, em = check_unlabeled_blocks(em_options[0], X, em_options[1:])
     classes, _ = classes_and_counts(y, w)
     blocks = row_blocks(X, y, w)
     n_cat = None
@@ -107,7 +121,10 @@ def _fit_nb(X, y, sample_weight, model, binarize, split_every, options,
         n_cat = _category_widths(X, blocks, min_categories, split_every)
     parts = map_rows(_block_counts, X, blocks, model, binarize, classes, n_cat)
     c = tree_reduce(parts, merge_counts, split_every).compute()
-    return nb_from_counts(c, **options)
+    params = nb_from_counts(c, **options)
+    if U is None:
+        return params
+    return nb_em_on_blocks(params, c, X, y, w, U, em, options, split_every)
 
 
 def _block_column_max(X, y, w):
@@ -154,39 +171,50 @@ def _category_widths(X, blocks, min_categories, split_every):
 
 
 def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None,
-                    split_every: int = SPLIT_EVERY):
+                    split_every: int = SPLIT_EVERY, unlabeled=None, unlabeled_weight=1.0,
+                    em_tol=1e-8, em_max_iter=100):
     """Gaussian naive Bayes on a Dask array, equal to :func:`fastgen.fit_gaussian_nb`.
 
     Per block: diagonal class moments (N_k, μ_kj, S_kj) and, with weights, the
     unweighted moments of all rows; merged exactly in a tree; then on the client
     σ²_kj = S_kj / N_k + ε, ε = var_smoothing · max_j Var(x_j) over all rows.
+    ``unlabeled`` (a Dask array), ``unlabeled_weight``, ``em_tol``, ``em_max_iter``:
+    EM as :func:`fastgen.fit_gaussian_nb`, one pass over the blocks per iteration.
     """
     return _fit_nb(X, y, sample_weight, "gaussian", None, split_every,
-                   {"priors": priors, "var_smoothing": var_smoothing})
+                   {"priors": priors, "var_smoothing": var_smoothing},
+                   (unlabeled, unlabeled_weight, em_tol, em_max_iter))
 
 
 def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
-                       sample_weight=None, split_every: int = SPLIT_EVERY):
+                       sample_weight=None, split_every: int = SPLIT_EVERY, unlabeled=None,
+                       unlabeled_weight=1.0, em_tol=1e-8, em_max_iter=100):
     """Multinomial naive Bayes on a Dask array (dense or CSR blocks).
 
     Per block N_k and N_kj = Σ_{i: y_i=k} w_i x_ij, summed in a tree; then
     log θ_kj = log(N_kj + α) − log(Σ_j N_kj + α·d) on the client.  Equals
-    :func:`fastgen.fit_multinomial_nb`.
+    :func:`fastgen.fit_multinomial_nb`, also with ``unlabeled`` (a Dask array, dense or
+    CSR blocks), ``unlabeled_weight``, ``em_tol``, ``em_max_iter``: EM, one pass over
+    the blocks per iteration.
     """
     return _fit_nb(X, y, sample_weight, "multinomial", None, split_every,
-                   {"alpha": alpha, "fit_prior": fit_prior, "class_prior": class_prior})
+                   {"alpha": alpha, "fit_prior": fit_prior, "class_prior": class_prior},
+                   (unlabeled, unlabeled_weight, em_tol, em_max_iter))
 
 
 def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_prior=None,
-                     sample_weight=None, split_every: int = SPLIT_EVERY):
+                     sample_weight=None, split_every: int = SPLIT_EVERY, unlabeled=None,
+                     unlabeled_weight=1.0, em_tol=1e-8, em_max_iter=100):
     """Bernoulli naive Bayes on a Dask array (dense or CSR blocks).
 
     Per block N_k and F_kj = Σ_{i: y_i=k} w_i [x_ij > binarize], summed in a tree; then
-    p_kj = (F_kj + α) / (N_k + 2α) on the client.  Equals :func:`fastgen.fit_bernoulli_nb`.
+    p_kj = (F_kj + α) / (N_k + 2α) on the client.  Equals :func:`fastgen.fit_bernoulli_nb`,
+    also with ``unlabeled`` (a Dask array), ``unlabeled_weight``, ``em_tol``,
+    ``em_max_iter``: EM, one pass over the blocks per iteration.
     """
     return _fit_nb(X, y, sample_weight, "bernoulli", binarize, split_every,
-                   {"alpha": alpha, "fit_prior": fit_prior, "class_prior": class_prior})
-
+                   {"alpha": alpha, "fit_prior": fit_prior, "class_prior": class_prior},
+                   (unlabeled, unlabeled_weight, em_tol, em_max_iter))
 
 
 def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=None,
@@ -197,7 +225,8 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     :func:`fastgen.fit_categorical_nb` does, stray codes refused); then per block N_k
     and N_kjc = Σ_{i: y_i=k, x_ij=c} w_i in that one layout, summed in a tree, and
     log p(x_j = c | k) = log(N_kjc + α) − log(Σ_c N_kjc + α·m_j) on the client.
-    Equals :func:`fastgen.fit_categorical_nb`.
+    Equals :func:`fastgen.fit_categorical_nb` (without ``unlabeled`` rows: their codes
+    would widen the tables, one more pass; fit in memory for EM).
     """
     return _fit_nb(X, y, sample_weight, "categorical", None, split_every,
-                   {"alpha": alpha}, min_categories)
+                   {"alpha": alpha}, min_categories=min_categories)

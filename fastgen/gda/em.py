@@ -24,7 +24,7 @@ import dataclasses
 
 import numpy as np
 
-from .._validation import check_sample_weight, check_scalar, check_y
+from .._validation import check_sample_weight, check_y
 from .._warn import warn
 from ..stats.available import available_case, pairwise_covariance
 from ..stats.missing import MissingPatterns, conditional_moments, missing_patterns
@@ -102,15 +102,6 @@ def _positive_definite(S):
     return True
 
 
-def check_em_options(em_tol, em_max_iter):
-    """``em_tol`` ≥ 0 (a float) and ``em_max_iter`` ≥ 0 (an int), checked."""
-    em_tol = check_scalar(em_tol, "em_tol", low=0.0)
-    if isinstance(em_max_iter, (bool, np.bool_)) or not isinstance(
-            em_max_iter, (int, np.integer)) or em_max_iter < 0:
-        raise ValueError(f"em_max_iter must be an integer >= 0; got {em_max_iter!r}")
-    return em_tol, int(em_max_iter)
-
-
 def _diagonal_moments(ac, covariance, unbiased, classes, dtype, names):
     """Diagonal ClassMoments whose scatter, divided as the complete-data estimate
     divides it (by W_k, W, or W_k − 1, W − K when ``unbiased``), gives the
@@ -179,4 +170,4 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
     m = ClassMoments(classes, W, res.means, scatter, covariance, dtype, names)
     params = params_from_moments(m, covariance, priors, reg, shrinkage, unbiased, tol=tol)
     return dataclasses.replace(params, n_iter=res.n_iter, converged=res.converged,
-                               log_likelihood_history=res.history)
+                               log_likelihood_history=res.history, history_monotone=True)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._em import check_em_options, check_unlabeled, refuse_unlabeled_with_missing
 from .._runtime import blas_single_thread, serial_for_small_inputs
 from .._validation import check_priors, check_scalar, feature_names_of
 from ..cuda import is_device_array
 from ..stats.missing import check_nan_policy, nan_input
 from ..stats.moments import ClassMoments, class_rows
 from .covariance import inverse_within_sd, params_from_moments
+from .em_unlabeled import gda_em
 from .params import COVARIANCE_TYPES, SCATTER_FOR, GDAParams
 
 __all__ = ["fit_gda", "gda_from_moments", "check_gda_options"]
@@ -79,7 +81,8 @@ def check_gda_options(covariance, priors, reg, shrinkage, unbiased, K, var_smoot
 def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
             reg: float = 0.0, shrinkage=None, unbiased: bool = False,
             var_smoothing: float = 1e-9, tol: float = 1e-4, nan_policy: str = "raise",
-            em_tol: float = 1e-8, em_max_iter: int = 200) -> GDAParams:
+            unlabeled=None, unlabeled_weight: float = 1.0, em_tol: float = 1e-8,
+            em_max_iter: int = 100) -> GDAParams:
     """Fit Gaussian discriminant analysis by maximum likelihood.
 
     Parameters
@@ -143,13 +146,26 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         ``log_likelihood_history``; ``reg`` and a float ``shrinkage`` apply to the
         converged covariance, an estimated shrinkage raises.  A column with no observed
         value, or a class with none for some feature, raises.  Without NaN the fit is
-        the complete-data one.
+        the complete-data one.  X with NaN and ``unlabeled`` rows together raise
+        (docs/guide/incomplete_data.rst).
+    unlabeled : array-like (m, d), optional
+        Rows without labels (same features, host X, no NaN).  The fit is then EM from
+        the labelled-only fit (:mod:`fastgen.gda.em_unlabeled`): the E-step takes the
+        model's posteriors of these rows, the M-step the moments of the labelled rows
+        merged with the rows' soft moments (weights λ·r_ik), built with the options
+        above.  None or no rows: the fit without EM, unchanged.
+        ``shrinkage="ledoit-wolf"`` is not available with them (its fourth moments
+        need hard labels).
+    unlabeled_weight : float ≥ 0, default 1
+        λ, the weight of every unlabelled row (Nigam et al. 2000); 0 ignores them.
     em_tol : float ≥ 0, default 1e-8
-        EM stops when an iteration raises the observed-data log-likelihood by at most
-        em_tol·W (W the total sample weight: the mean gain per row; unlike a change
-        relative to |ℓ| this does not depend on the units of the features).
-    em_max_iter : int ≥ 0, default 200
-        At most this many EM iterations (then a ConvergenceWarning).
+        Both EMs (missing features, unlabelled rows) stop when an iteration changes the
+        objective by at most em_tol·W (W the total row weight, λ per unlabelled row:
+        the mean gain per row; unlike a change relative to |ℓ| this does not depend on
+        the units of the features).
+    em_max_iter : int ≥ 0, default 100
+        At most this many EM iterations; ``params.n_iter``, ``params.converged`` and
+        ``params.log_likelihood_history`` record the run.
 
     Returns
     -------
@@ -179,17 +195,18 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     """
     _check_covariance_type(covariance)
     check_nan_policy(nan_policy)
+    em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
     if nan_policy == "marginalize" and not is_device_array(X):
-        from .em import check_em_options, fit_gda_missing  # only for data with NaN
-
-        em_tol, em_max_iter = check_em_options(em_tol, em_max_iter)
         names = feature_names_of(X)
         Xv = nan_input(X, nan_policy)
         if Xv is not None:
+            from .em import fit_gda_missing  # only for data with NaN
+
+            refuse_unlabeled_with_missing(unlabeled, em)
             with blas_single_thread():
                 return fit_gda_missing(
                     Xv, y, covariance, sample_weight, shrinkage, unbiased, var_smoothing,
-                    tol, em_tol, em_max_iter, names,
+                    tol, em.tol, em.max_iter, names,
                     lambda classes: check_gda_options(covariance, priors, reg, shrinkage,
                                                       unbiased, classes, var_smoothing, tol))
     # X, y and the weights checked on the host or on the device; NaN/inf in X is found
@@ -197,6 +214,15 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     rows = class_rows(X, y, sample_weight)
     priors, reg, shrinkage = check_gda_options(covariance, priors, reg, shrinkage, unbiased,
                                                rows.classes, var_smoothing, tol)
+    U = None
+    if unlabeled is not None:
+        if rows.on_device:
+            raise ValueError("unlabeled rows need host X; fit on the host (numpy) arrays")
+        U = check_unlabeled(unlabeled, rows.X, feature_names=rows.feature_names)
+        if U is not None and shrinkage == "ledoit-wolf" and em.weight:
+            raise ValueError(
+                "shrinkage='ledoit-wolf' is not available with unlabeled rows (its fourth "
+                "moments need hard labels); use shrinkage='oas' or a float")
     if rows.on_device and shrinkage == "ledoit-wolf":
         raise ValueError(
             "shrinkage='ledoit-wolf' is not available for device arrays yet (it needs a "
@@ -212,8 +238,12 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     # The small factorisations run with BLAS on one thread: woken BLAS threads keep
     # spinning after the call and slow the next parallel kernel.
     with blas_single_thread():
-        return params_from_moments(m, covariance, priors, reg, shrinkage, unbiased, fourth,
-                                   var_smoothing, tol)
+        params = params_from_moments(m, covariance, priors, reg, shrinkage, unbiased,
+                                     fourth, var_smoothing, tol)
+        if U is None or not em.weight:
+            return params
+        return gda_em(params, rows, U, covariance,
+                      (priors, reg, shrinkage, unbiased, var_smoothing, tol), em)
 
 
 def gda_from_moments(moments: ClassMoments, covariance: str = "pooled", *, priors=None,

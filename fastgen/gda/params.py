@@ -70,20 +70,22 @@ class GDAParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
-    n_iter : int or None
-        A fit by EM (missing features: ``fit_gda(..., nan_policy="marginalize")`` with a
-        full covariance): the number of EM iterations; None for every other fit.
-    converged : bool or None
-        Whether the last EM iteration raised the observed-data log-likelihood by at
-        most ``em_tol`` per unit of row weight; None without EM.
-    log_likelihood_history : (n_iter + 1,) float64 or None
-        The observed-data log-likelihood Σ_i w_i [log π_{y_i} + log N(x_io; μ_{y_i},o,
-        Σ_oo)] at the start and after each EM iteration (it never decreases); None
-        without EM.
+    n_iter, converged, log_likelihood_history, history_monotone : EM record or None
+        An int, a bool, (n_iter + 1,) float64 and a bool:
+        the EM record (:meth:`fastgen._params.FieldChecker.em_record`) of a fit by EM:
+        missing features (``fit_gda(..., nan_policy="marginalize")`` with a full
+        covariance; the observed-data log-likelihood) or ``unlabeled`` rows (the
+        labelled log-likelihood plus λ times the unlabelled rows' log marginal
+        likelihood): the iterations, whether the last one changed the objective by at
+        most ``em_tol`` per unit of row weight, the objective at the start and after
+        each iteration, and whether EM guarantees that it never decreases (True
+        unless ``reg``, a shrinkage, ``unbiased`` or a variance floor made the
+        M-step a regularised estimate).  None for every other fit.
     """
 
     scorer = GAUSSIAN_SCORER
     _feature_table = "means"
+    _records_em = True  # n_iter, converged, log_likelihood_history, history_monotone
 
     classes: np.ndarray
     priors: np.ndarray
@@ -98,6 +100,7 @@ class GDAParams(FittedParams):
     n_iter: int | None = None
     converged: bool | None = None
     log_likelihood_history: np.ndarray | None = None
+    history_monotone: bool | None = None
 
     def _check_fields(self, check):
         """Shapes (K, d) from ``means``, one dtype for every float field, finite
@@ -127,26 +130,6 @@ class GDAParams(FittedParams):
                                        "factor of the covariance)")
         check.array("log_det", ("K",), dt, "finite")
         check.array("n_per_class", ("K",), dt, "nonneg")
-        self._check_em_record(check)
-
-    def _check_em_record(self, check):
-        """n_iter, converged and log_likelihood_history: all None, or an EM record whose
-        history has n_iter + 1 finite entries that never decrease (to rounding)."""
-        record = (self.n_iter, self.converged, self.log_likelihood_history)
-        if all(v is None for v in record):
-            return
-        if any(v is None for v in record):
-            check.fail("n_iter", "n_iter, converged and log_likelihood_history must be "
-                                 "all None or all set (the record of an EM fit)")
-        n_iter = check.integer("n_iter", low=0)
-        check.boolean("converged")
-        hist = check.array("log_likelihood_history", (n_iter + 1,), np.float64, "finite")
-        slack = 1e-9 * float(np.max(np.abs(hist), initial=1.0))
-        if np.any(np.diff(hist) < -slack):
-            at = int(np.flatnonzero(np.diff(hist) < -slack)[0]) + 1
-            check.fail("log_likelihood_history", f"must never decrease (EM); entry {at} is "
-                                                 f"below entry {at - 1} (a damaged or "
-                                                 f"edited file)")
 
     def _check_derived(self, check):
         """cholesky and log_det against covariance (see :func:`_check_factors`);

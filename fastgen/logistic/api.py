@@ -275,7 +275,8 @@ def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights
 @serial_for_small_inputs(0)
 @single_thread_blas_call
 def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
-                 tol=1e-8, init=None, penalty=None, correction=None) -> LogisticParams:
+                 tol=1e-8, init=None, penalty=None, correction=None,
+                 unlabeled=None) -> LogisticParams:
     r"""Fit logistic regression by Newton's method (IRLS).
 
     Minimises the penalised negative log-likelihood
@@ -344,6 +345,9 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         correction (FLIC) or added-covariate correction (FLAC), whose mean predicted
         probability equals the event rate; see
         :func:`fastgen.logistic.bias_reduction.fit_flic`.
+    unlabeled : None
+        Refused (a ValueError): logistic regression models p(y | x) only, so rows
+        without labels tell it nothing; the generative fits take them.
 
     Returns
     -------
@@ -375,6 +379,11 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         If the Hessian, scaled to a unit diagonal, is singular even after jitter
         (collinear features with l2 = 0).
     """
+    if unlabeled is not None:
+        raise ValueError(
+            "logistic regression takes no unlabeled rows: it models p(y | x) only, so "
+            "rows without labels carry no information for it; use a generative model "
+            "(fit_gda, fit_multinomial_nb, ...) with unlabeled=")
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
     check_penalty(penalty, correction, opt.l2)
     feature_names = names = feature_names_of(X)

@@ -11,6 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._em import check_em_options, refuse_unlabeled_with_missing
 from .._params import (
     FittedParams,
     derived_from_checked_input,
@@ -30,6 +31,7 @@ from ..stats.category_counts import (  # the counting pass, shared with fastgen.
 )
 from ..stats.missing import check_nan_policy, has_nan, reject_infinite
 from .base import check_alpha, fit_inputs, handed_over, log_priors, weighted_class_count
+from .em import categorical_em, unlabelled_rows
 from .scoring import CATEGORICAL_SCORER, CategoricalTables
 
 __all__ = ["CategoricalNBParams", "fit_categorical_nb", "categorical_params"]
@@ -57,6 +59,12 @@ class CategoricalNBParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
+    n_iter, converged, log_likelihood_history, history_monotone : EM record or None
+        An int, a bool, (n_iter + 1,) float64 and a bool.
+        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
+        objective at the start and after each iteration, whether EM guarantees that
+        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
+        without EM.
     """
 
     classes: np.ndarray
@@ -68,9 +76,14 @@ class CategoricalNBParams(FittedParams):
     offsets: np.ndarray
     alpha: float
     feature_names: tuple | None = None
+    n_iter: int | None = None
+    converged: bool | None = None
+    log_likelihood_history: np.ndarray | None = None
+    history_monotone: bool | None = None
 
     scorer = CATEGORICAL_SCORER
     _feature_table = "feature_log_prob"
+    _records_em = True  # n_iter, converged, log_likelihood_history, history_monotone
 
     @property
     def n_features_in(self) -> int:
@@ -129,7 +142,8 @@ class CategoricalNBParams(FittedParams):
 
 @serial_for_small_inputs(0)
 def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=None,
-                       nan_policy="raise"):
+                       nan_policy="raise", unlabeled=None, unlabeled_weight=1.0,
+                       em_tol=1e-8, em_max_iter=100):
     """Fit categorical naive Bayes.
 
     Feature j takes categories 0 … m_j − 1 with m_j = max(max_i x_ij + 1,
@@ -158,13 +172,22 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
         "marginalize": NaN entries (dense, or stored in CSR) are missing values and are
         not counted: each feature's table comes from the rows that observe it (the
         exact maximum likelihood under missing at random; the denominators are already
-        Σ_c N_kjc).  A column with no observed value raises.
+        Σ_c N_kjc).  A column with no observed value raises; so do NaN in X together
+        with ``unlabeled`` rows (docs/guide/incomplete_data.rst).
+    unlabeled : array-like (m, d) or scipy CSR, optional
+        Rows without labels (codes): EM from the labelled-only fit
+        (:mod:`fastgen.naive_bayes.em`), each M-step adding their expected category
+        counts N_kjc (weights λ·r_ik).  A code seen only here widens its feature's
+        table as a code of X would.  None, no rows or λ = 0: the fit without EM.
+    unlabeled_weight, em_tol, em_max_iter : float, float, int
+        λ, EM's stopping rule and its iterations at most, as for :func:`fastgen.fit_gda`.
 
     Returns
     -------
     CategoricalNBParams
     """
     names = feature_names_of(X)
+    em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
                                       finite=check_nan_policy(nan_policy) == "raise")
     alpha = check_alpha(alpha)
@@ -173,9 +196,16 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     if nan_policy == "marginalize":
         reject_infinite(X)  # X was not scanned for non-finite values
         if has_nan(X):
+            refuse_unlabeled_with_missing(unlabeled, em)
             Xnan, X = X, filled(X)
             _check_observed_columns(Xnan)
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em, names=names)
     n_cat = category_layout(X, min_cat)
+    if em_rows is not None:
+        try:
+            n_cat = np.maximum(n_cat, category_layout(em_rows.U, min_cat))
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("X ", "unlabeled ", 1)) from None
     offsets = category_offsets(n_cat)
     if Xnan is None:
         cc, counts = count_categories(X, codes, w, classes.shape[0], offsets)
@@ -184,9 +214,13 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
         counts = _observed_category_counts(Xnan, X, codes, w, classes.shape[0], offsets, cc)
         refuse_unobserved(np.add.reduceat(counts, offsets[:-1], axis=1), cc, classes)
     # every table here is fresh: the params keep them without copies
-    return categorical_params(classes, handed_over(cc), handed_over(counts),
-                              handed_over(n_cat), handed_over(offsets), alpha, True, None,
-                              X.dtype, names)
+    params = categorical_params(classes, handed_over(cc), handed_over(counts),
+                                handed_over(n_cat), handed_over(offsets), alpha, True, None,
+                                X.dtype, names)
+    if em_rows is None:
+        return params
+    return categorical_em(params, em_rows, lambda c, t: categorical_params(
+        classes, c, t, n_cat, offsets, alpha, True, None, X.dtype, names))
 
 
 def _check_observed_columns(X):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._em import check_em_options, refuse_unlabeled_with_missing
 from .._params import (
     derived_from_checked_input,
     kernel_view,
@@ -50,6 +51,7 @@ from .base import (
     log_allow_zero,
     log_priors,
 )
+from .em import discrete_em, refuse_unlabeled, unlabelled_rows
 
 __all__ = [
     "BernoulliNBParams",
@@ -195,6 +197,12 @@ class BernoulliNBParams(LinearNB):
         A fit with missing features (``nan_policy="marginalize"``): N_kj, the weight of
         the class-k rows that observe feature j, which takes N_k's place in p_kj and
         log(1 − p_kj).  None: every feature observed in every row (N_kj = N_k).
+    n_iter, converged, log_likelihood_history, history_monotone : EM record or None
+        An int, a bool, (n_iter + 1,) float64 and a bool.
+        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
+        objective at the start and after each iteration, whether EM guarantees that
+        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
+        without EM.
 
     Scores: jll_ik = log π_k + Σ_j log(1 − p_kj) + Σ_{j: x_ij=1} (log p_kj − log(1 − p_kj)),
     the middle sum precomputed per class so that absent features cost nothing.
@@ -210,6 +218,12 @@ class BernoulliNBParams(LinearNB):
     binarize: float | None
     feature_names: tuple | None = None
     observed_count: np.ndarray | None = None
+    n_iter: int | None = None
+    converged: bool | None = None
+    log_likelihood_history: np.ndarray | None = None
+    history_monotone: bool | None = None
+
+    _records_em = True  # n_iter, converged, log_likelihood_history, history_monotone
 
     def _check_fields(self, check):
         dt = self._check_counts_and_tables(check)
@@ -248,7 +262,8 @@ class BernoulliNBParams(LinearNB):
 
 @serial_for_small_inputs(0)
 def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_prior=None,
-                     sample_weight=None, nan_policy="raise"):
+                     sample_weight=None, nan_policy="raise", unlabeled=None,
+                     unlabeled_weight=1.0, em_tol=1e-8, em_max_iter=100):
     """Fit Bernoulli naive Bayes.
 
     With b_ij = [x_ij > binarize] (or x_ij itself when ``binarize`` is None)::
@@ -277,7 +292,15 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
         "marginalize": NaN entries (dense, or stored in CSR) are missing values;
         p_kj = (F_kj + α)/(N_kj + 2α) with N_kj the weight of the class-k rows that
         observe feature j (``observed_count``): the exact maximum likelihood under
-        missing at random, as the likelihood factorises over the features.
+        missing at random, as the likelihood factorises over the features.  NaN in X
+        together with ``unlabeled`` rows raise (docs/guide/incomplete_data.rst).
+    unlabeled : array-like (m, d) or scipy CSR, optional
+        Rows without labels: EM from the labelled-only fit (Nigam et al. 2000,
+        :mod:`fastgen.naive_bayes.em`); each M-step adds their expected document
+        frequencies F_kj (weights λ·r_ik) to the labelled ones.  None, no rows or
+        λ = 0: the fit without EM.
+    unlabeled_weight, em_tol, em_max_iter : float, float, int
+        λ, EM's stopping rule and its iterations at most, as for :func:`fastgen.fit_gda`.
 
     Returns
     -------
@@ -285,14 +308,22 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     """
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
+    em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
     Xv = nan_input(X, nan_policy, allow_sparse=True)
     if Xv is not None:
+        refuse_unlabeled_with_missing(unlabeled, em)
         return _bernoulli_missing(Xv, y, sample_weight, alpha, binarize, fit_prior,
                                   class_prior, feature_names_of(X))
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em)
     classes, cc, fc, binarize, dtype, names, tables = _fit_counts(
         X, y, sample_weight, "bernoulli", binarize, alpha)
-    return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior, dtype,
-                            names, tables)
+    params = bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior,
+                              dtype, names, tables)
+    if em_rows is None:
+        return params
+    return discrete_em(params, em_rows, lambda c, f: bernoulli_params(
+        classes, c, f, alpha, binarize, fit_prior, class_prior, dtype, names),
+        binarize=binarize, binary=binarize is None)
 
 
 def _bernoulli_missing(X, y, sample_weight, alpha, binarize, fit_prior, class_prior,
@@ -366,6 +397,12 @@ class MultinomialNBParams(LinearNB):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
+    n_iter, converged, log_likelihood_history, history_monotone : EM record or None
+        An int, a bool, (n_iter + 1,) float64 and a bool.
+        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
+        objective at the start and after each iteration, whether EM guarantees that
+        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
+        without EM.
 
     Scores: jll_ik = log π_k + Σ_j x_ij log θ_kj.
     """
@@ -377,8 +414,13 @@ class MultinomialNBParams(LinearNB):
     feature_log_prob: np.ndarray
     alpha: float
     feature_names: tuple | None = None
+    n_iter: int | None = None
+    converged: bool | None = None
+    log_likelihood_history: np.ndarray | None = None
+    history_monotone: bool | None = None
 
     _nonneg_input = True
+    _records_em = True  # n_iter, converged, log_likelihood_history, history_monotone
 
     def _check_fields(self, check):
         self._check_counts_and_tables(check)
@@ -399,7 +441,8 @@ class MultinomialNBParams(LinearNB):
 
 @serial_for_small_inputs(0)
 def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
-                       sample_weight=None, nan_policy="raise"):
+                       sample_weight=None, nan_policy="raise", unlabeled=None,
+                       unlabeled_weight=1.0, em_tol=1e-8, em_max_iter=100):
     """Fit multinomial naive Bayes.
 
     ::
@@ -428,6 +471,13 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
         normalised across the features, so the likelihood does not factorise per
         feature, and the expected value of a missing count depends on the row's total
         count, which is unobserved.  Scoring with ``nan_policy="marginalize"`` works.
+    unlabeled : array-like (m, d) or scipy CSR, optional
+        Rows without labels (counts): EM from the labelled-only fit (Nigam et al.
+        2000, :mod:`fastgen.naive_bayes.em`); each M-step adds their expected counts
+        N_kj (weights λ·r_ik) to the labelled counts.  None, no rows or λ = 0: the
+        fit without EM.
+    unlabeled_weight, em_tol, em_max_iter : float, float, int
+        λ, EM's stopping rule and its iterations at most, as for :func:`fastgen.fit_gda`.
 
     Returns
     -------
@@ -436,10 +486,16 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     alpha = check_alpha(alpha)
     fit_prior = check_bool(fit_prior, "fit_prior")
     _refuse_nan(X, nan_policy, _MULTINOMIAL_NAN)
+    em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em)
     classes, cc, fc, _, dtype, names, tables = _fit_counts(X, y, sample_weight,
                                                            "multinomial", alpha=alpha)
-    return multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype, names,
-                              tables)
+    params = multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
+                                names, tables)
+    if em_rows is None:
+        return params
+    return discrete_em(params, em_rows, lambda c, f: multinomial_params(
+        classes, c, f, alpha, fit_prior, class_prior, dtype, names), nonneg=True)
 
 
 _MULTINOMIAL_NAN = (
@@ -537,7 +593,7 @@ class ComplementNBParams(LinearNB):
 
 @serial_for_small_inputs(0)
 def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None,
-                      nan_policy="raise"):
+                      nan_policy="raise", unlabeled=None):
     """Fit complement naive Bayes.
 
     ::
@@ -561,11 +617,15 @@ def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None,
         NaN is refused either way (with "marginalize", with the reason: the complement
         weights are not the log-probabilities of a generative model, so there is no
         likelihood to leave the missing features out of).
+    unlabeled : None
+        Refused (a ValueError): complement naive Bayes has no generative likelihood,
+        so EM cannot label rows with it.
 
     Returns
     -------
     ComplementNBParams
     """
+    refuse_unlabeled(unlabeled, "complement naive Bayes")
     alpha = check_alpha(alpha)
     norm = check_bool(norm, "norm")
     _refuse_nan(X, nan_policy,

@@ -12,6 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._em import check_em_options, refuse_unlabeled_with_missing
 from .._params import FittedParams, kernel_view, log_normalised, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import (
@@ -33,6 +34,7 @@ from ..stats.moments import (
     variance_floor,
 )
 from .base import log_allow_zero
+from .em import gaussian_em, unlabelled_moment_rows
 
 __all__ = ["GaussianNBParams", "fit_gaussian_nb", "gaussian_params"]
 
@@ -56,6 +58,12 @@ class GaussianNBParams(FittedParams):
     feature_names : tuple of str or None
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
+    n_iter, converged, log_likelihood_history, history_monotone : EM record or None
+        An int, a bool, (n_iter + 1,) float64 and a bool.
+        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
+        objective at the start and after each iteration, whether EM guarantees that
+        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
+        without EM.
     """
 
     scorer = GAUSSIAN_SCORER
@@ -68,8 +76,13 @@ class GaussianNBParams(FittedParams):
     epsilon: float
     var_smoothing: float
     feature_names: tuple | None = None
+    n_iter: int | None = None
+    converged: bool | None = None
+    log_likelihood_history: np.ndarray | None = None
+    history_monotone: bool | None = None
 
     _feature_table = "means"
+    _records_em = True  # n_iter, converged, log_likelihood_history, history_monotone
 
     def _check_fields(self, check):
         dt = check.table("means", "finite").dtype
@@ -106,7 +119,8 @@ class GaussianNBParams(FittedParams):
 
 @serial_for_small_inputs(0)
 def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None,
-                    nan_policy="raise"):
+                    nan_policy="raise", unlabeled=None, unlabeled_weight=1.0, em_tol=1e-8,
+                    em_max_iter=100):
     """Fit Gaussian naive Bayes.
 
     For each class k and feature j, with weights w_i (1 if not given)::
@@ -139,14 +153,26 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
         feature's mean and variance per class come from the rows that observe it (the
         exact maximum likelihood, as the likelihood factorises over the features), and
         ε from the unweighted variance of each feature over its observed entries.  A
-        column, or a class of a feature, with no observed value raises.
+        column, or a class of a feature, with no observed value raises; so do NaN in X
+        together with ``unlabeled`` rows (docs/guide/incomplete_data.rst).
+    unlabeled : array-like (m, d), optional
+        Rows without labels: EM from the labelled-only fit
+        (:mod:`fastgen.naive_bayes.em`), each M-step merging their soft moments
+        (weights λ·r_ik) with the labelled moments; ε is then var_smoothing times the
+        largest variance of the rows the M-step sees, and the variances are guarded
+        against collapse (:func:`fastgen._em.collapse_guard`).  None, no rows or
+        λ = 0: the fit without EM.
+    unlabeled_weight, em_tol, em_max_iter : float, float, int
+        λ, EM's stopping rule and its iterations at most, as for :func:`fastgen.fit_gda`.
 
     Returns
     -------
     GaussianNBParams
     """
+    em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
     Xv = None if is_device_array(X) else nan_input(X, nan_policy)
     if Xv is not None:
+        refuse_unlabeled_with_missing(unlabeled, em)
         return _fit_missing(Xv, y, priors, var_smoothing, sample_weight,
                             feature_names_of(X))
     # X, y and the weights are checked on the host or on the device; NaN/inf in X is
@@ -154,11 +180,17 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     rows = class_rows(X, y, sample_weight)
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
     check_priors(priors, rows.classes)
+    em_rows = unlabelled_moment_rows(rows, unlabeled, em)
     moments = rows.moments("diagonal")
     feature_variance = None  # unweighted: the total variance implied by the moments
     if rows.weighted:
         feature_variance = rows.unweighted_variance()
-    return gaussian_params(moments, priors, var_smoothing, feature_variance)
+    params = gaussian_params(moments, priors, var_smoothing, feature_variance)
+    if em_rows is None:
+        return params
+    return gaussian_em(params, rows, em_rows,
+                       lambda m: gaussian_params(m, priors, var_smoothing, None),
+                       monotone=not var_smoothing)
 
 
 def _fit_missing(X, y, priors, var_smoothing, sample_weight, names):

@@ -31,6 +31,7 @@ from .. import (
 from .._warn import warn
 from ..stats.missing import check_nan_policy
 from .base import FastgenClassifier, LinearFastgenClassifier
+from .unlabeled import em_keywords, split_unlabeled
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -143,7 +144,8 @@ class _DiscriminantAnalysis:
     validated data (``_fit``)."""
 
     def __init__(self, *, solver, shrinkage, priors, store_covariance, tol,
-                 covariance_estimator, nan_policy):
+                 covariance_estimator, nan_policy, unlabeled_label, unlabeled_weight,
+                 em_max_iter):
         self.solver = solver
         self.shrinkage = shrinkage
         self.priors = priors
@@ -151,6 +153,9 @@ class _DiscriminantAnalysis:
         self.tol = tol
         self.covariance_estimator = covariance_estimator
         self.nan_policy = nan_policy
+        self.unlabeled_label = unlabeled_label
+        self.unlabeled_weight = unlabeled_weight
+        self.em_max_iter = em_max_iter
 
     def fit(self, X, y):
         """Fit the model.
@@ -167,14 +172,21 @@ class _DiscriminantAnalysis:
         self._check_params()
         check_nan_policy(self.nan_policy)
         X, y = self._validate_fit(X, y)
-        self._missing = self.nan_policy == "marginalize" and bool(np.isnan(X).any())
+        nan = self.nan_policy == "marginalize" and bool(np.isnan(X).any())
+        X, y, _, U = split_unlabeled(self, X, y)
+        if nan and U is not None:
+            raise ValueError(
+                "X contains NaN and y marks unlabeled rows: EM over unlabeled rows and "
+                "missing features are not combined; impute the missing values, or fit "
+                "without unlabeled rows")
+        self._missing = nan
         if self._missing and not (self.solver == "svd" and self.covariance_estimator is None
                                   and not isinstance(self.shrinkage, str)):
             raise ValueError(
                 "X contains NaN: with nan_policy='marginalize' the model is fitted by EM "
                 "(fastgen.fit_gda), which takes solver='svd' without a covariance "
                 "estimator or estimated shrinkage")
-        return self._fit(X, y)
+        return self._fit(X, y, U)
 
 
 # ------------------------------------------------------------------------------ LDA
@@ -235,7 +247,12 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         estimates by EM (``fastgen.fit_gda(..., nan_policy="marginalize")``; solver
         "svd", no covariance estimator or estimated shrinkage), and ``predict``,
         ``predict_proba`` and ``predict_log_proba`` score each row by the marginal
-        Gaussian of its observed features.
+        Gaussian of its observed features.  Not together with unlabelled rows.
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.  Solvers
+        "svd" and "lsqr", with a float or no shrinkage, no covariance estimator
+        (and for lsqr no priors): the pooled model of :func:`fastgen.fit_gda`.
 
     Attributes
     ----------
@@ -250,10 +267,13 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     def __init__(self, solver="svd", shrinkage=None, priors=None, n_components=None,
                  store_covariance=False, tol=1e-4, covariance_estimator=None,
-                 nan_policy="raise"):
+                 nan_policy="raise", *, unlabeled_label=None, unlabeled_weight=1.0,
+                 em_max_iter=100):
         super().__init__(solver=solver, shrinkage=shrinkage, priors=priors,
                          store_covariance=store_covariance, tol=tol,
-                         covariance_estimator=covariance_estimator, nan_policy=nan_policy)
+                         covariance_estimator=covariance_estimator, nan_policy=nan_policy,
+                         unlabeled_label=unlabeled_label, unlabeled_weight=unlabeled_weight,
+                         em_max_iter=em_max_iter)
         self.n_components = n_components
 
     def _check_params(self):
@@ -265,7 +285,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
                              "Try another solver")
         _check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, U=None):
         classes = np.unique(y)
         n, d = X.shape
         K = classes.shape[0]
@@ -295,6 +315,9 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         # whole covariance, as scikit-learn: only directions at the working precision
         # (d·ε, tol=0) are dropped
         rank_tol = self.tol if self.solver == "svd" else 0.0
+        em = em_keywords(self, U, None if not (by_class or self.solver == "eigen") else
+                         "with solver 'svd' or 'lsqr', a float or no shrinkage, no "
+                         "covariance_estimator (and for lsqr no priors)")
         if by_class:
             m = class_moments(X, y, kind="per_class")
             p = m.counts / m.counts.sum() if priors is None else priors
@@ -303,7 +326,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
                                       priors=priors, tol=rank_tol)
         else:
             params = fit_gda(X, y, "pooled", priors=priors, shrinkage=shrinkage,
-                             tol=rank_tol, nan_policy=self.nan_policy)
+                             tol=rank_tol, nan_policy=self.nan_policy, **em)
         self.params_ = params
         self.classes_ = params.classes
         self.priors_ = params.priors
@@ -486,6 +509,12 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     nan_policy : {"raise", "marginalize"}, default "raise"
         As in :class:`LinearDiscriminantAnalysis`; ``reg_param`` applies once, to the
         converged per-class covariances.
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.  Solver
+        "svd": the per-class model of :func:`fastgen.fit_gda` with ``reg=reg_param``
+        (and its collapse guard); ``rotations_`` and ``scalings_`` then come from
+        the EM covariances.
 
     Attributes
     ----------
@@ -501,10 +530,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     # positional with n_components, QDA's keyword-only with reg_param)
     def __init__(self, *, solver="svd", shrinkage=None, priors=None, reg_param=0.0,
                  store_covariance=False, tol=1e-4, covariance_estimator=None,
-                 nan_policy="raise"):
+                 nan_policy="raise", unlabeled_label=None, unlabeled_weight=1.0,
+                 em_max_iter=100):
         super().__init__(solver=solver, shrinkage=shrinkage, priors=priors,
                          store_covariance=store_covariance, tol=tol,
-                         covariance_estimator=covariance_estimator, nan_policy=nan_policy)
+                         covariance_estimator=covariance_estimator, nan_policy=nan_policy,
+                         unlabeled_label=unlabeled_label, unlabeled_weight=unlabeled_weight,
+                         em_max_iter=em_max_iter)
         self.reg_param = reg_param
 
     def _check_params(self):
@@ -519,15 +551,16 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
                                  "Try solver='eigen' instead.")
         _check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, U=None):
         if np.unique(y).shape[0] < 2:
             raise ValueError("The number of classes has to be greater than one. Got 1 class.")
-        em = fit_gda(X, y, "per_class", priors=self.priors, tol=0.0,
-                     nan_policy="marginalize") if self._missing else None  # reg: below
-        m = class_moments(X, y, kind="per_class") if em is None else _moments_with(
-            ClassMoments(em.classes, em.n_per_class.astype(np.float64),
-                         em.means.astype(np.float64), np.zeros(em.covariance.shape),
-                         "per_class", str(X.dtype)), em.covariance.astype(np.float64),
+        em = em_keywords(self, U, None if self.solver == "svd" else "with solver 'svd'")
+        filled = fit_gda(X, y, "per_class", priors=self.priors, tol=0.0,
+                         nan_policy="marginalize") if self._missing else None  # reg: below
+        m = class_moments(X, y, kind="per_class") if filled is None else _moments_with(
+            ClassMoments(filled.classes, filled.n_per_class.astype(np.float64),
+                         filled.means.astype(np.float64), np.zeros(filled.covariance.shape),
+                         "per_class", str(X.dtype)), filled.covariance.astype(np.float64),
             "per_class")
         d = X.shape[1]
         for k, c in enumerate(m.classes):
@@ -568,11 +601,20 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
             scalings.append(lam)
         # the rank was decided above by scikit-learn's rule (eigenvalues of Σ_k above
         # the absolute tol); fastgen's own rule then only guards the working precision
-        if self.solver == "svd":
+        if em:
+            params = fit_gda(X, y, "per_class", priors=self.priors, reg=r, tol=0.0, **em)
+            rotations, scalings = [], []
+            for cov in params.covariance.astype(np.float64):
+                lam, V = np.linalg.eigh(cov)
+                rotations.append(V[:, ::-1])
+                scalings.append(lam[::-1])
+        elif self.solver == "svd":
             params = gda_from_moments(m, "per_class", priors=self.priors, reg=r, tol=0.0)
-            if em is not None:  # the record of the EM fit
-                params = dataclasses.replace(params, n_iter=em.n_iter, converged=em.converged,
-                                             log_likelihood_history=em.log_likelihood_history)
+            if filled is not None:  # the record of the missing-feature EM fit
+                params = dataclasses.replace(
+                    params, n_iter=filled.n_iter, converged=filled.converged,
+                    log_likelihood_history=filled.log_likelihood_history,
+                    history_monotone=filled.history_monotone)
         else:
             params = gda_from_moments(_moments_with(m, covs, "per_class"), "per_class",
                                       priors=self.priors, tol=0.0)

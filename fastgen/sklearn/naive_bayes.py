@@ -33,6 +33,7 @@ from .._validation import check_y
 from .._warn import warn
 from ..naive_bayes import ALPHA_MIN
 from .base import FastgenClassifier
+from .unlabeled import UnlabeledNB
 
 __all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB", "ComplementNB", "CategoricalNB"]
 
@@ -169,7 +170,7 @@ class _MergedNB(_StreamingNB):
         return nb_from_counts(counts, **self._options())
 
 
-class GaussianNB(_MergedNB):
+class GaussianNB(UnlabeledNB, _MergedNB):
     """Gaussian naive Bayes (``fastgen.nb_from_counts`` on mergeable moments).
 
     ``fit`` and ``partial_fit`` accumulate diagonal class moments
@@ -182,12 +183,15 @@ class GaussianNB(_MergedNB):
     ----------
     priors : array-like of shape (n_classes,), default None
     var_smoothing : float, default 1e-9
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
 
     Attributes
     ----------
     params_ : fastgen.GaussianNBParams
-    moments_ : fastgen.ClassMoments
-        The accumulated (weighted) diagonal class moments.
+    moments_ : fastgen.ClassMoments or None
+        The accumulated (weighted) diagonal class moments (None after EM).
     classes_, class_count_, class_prior_, theta_, var_, epsilon_,
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
@@ -195,9 +199,13 @@ class GaussianNB(_MergedNB):
 
     _model = "gaussian"
 
-    def __init__(self, *, priors=None, var_smoothing=1e-9):
+    def __init__(self, *, priors=None, var_smoothing=1e-9, unlabeled_label=None,
+                 unlabeled_weight=1.0, em_max_iter=100):
         self.priors = priors
         self.var_smoothing = var_smoothing
+        self.unlabeled_label = unlabeled_label
+        self.unlabeled_weight = unlabeled_weight
+        self.em_max_iter = em_max_iter
 
     def _reset(self):
         super()._reset()
@@ -227,7 +235,8 @@ class GaussianNB(_MergedNB):
 
     def _set_attributes(self):
         p = self.params_
-        self.moments_ = self._counts.moments
+        counts = self.__dict__.get("_counts")
+        self.moments_ = None if counts is None else counts.moments
         self.class_count_ = p.class_count
         self.class_prior_ = np.exp(p.class_log_prior)
         self.theta_ = p.means
@@ -334,7 +343,7 @@ class _CountNB(_DiscreteNB, _MergedNB):
             return dataclasses.replace(params, feature_count=counts.feature_count)
 
 
-class BernoulliNB(_CountNB):
+class BernoulliNB(UnlabeledNB, _CountNB):
     """Bernoulli naive Bayes (``fastgen.fit_bernoulli_nb``), dense or CSR.
 
     Parameters
@@ -355,6 +364,9 @@ class BernoulliNB(_CountNB):
         Learn the class priors from the (weighted) class counts; False: uniform priors.
     class_prior : array-like of shape (n_classes,), default None
         Fixed class priors (non-negative, summing to 1); they override ``fit_prior``.
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
 
     Attributes
     ----------
@@ -367,13 +379,17 @@ class BernoulliNB(_CountNB):
     _model = "bernoulli"
 
     def __init__(self, *, alpha=1.0, force_alpha=True, binarize=0.0, fit_prior=True,
-                 class_prior=None):
+                 class_prior=None, unlabeled_label=None, unlabeled_weight=1.0,
+                 em_max_iter=100):
         super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
                          class_prior=class_prior)
         self.binarize = binarize
+        self.unlabeled_label = unlabeled_label
+        self.unlabeled_weight = unlabeled_weight
+        self.em_max_iter = em_max_iter
 
 
-class MultinomialNB(_CountNB):
+class MultinomialNB(UnlabeledNB, _CountNB):
     """Multinomial naive Bayes (``fastgen.fit_multinomial_nb``), dense or CSR.
 
     Parameters
@@ -387,6 +403,10 @@ class MultinomialNB(_CountNB):
         Whether alpha below 1e-10 is kept, as in :class:`BernoulliNB`.
     fit_prior, class_prior :
         The class priors, as in :class:`BernoulliNB`.
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
+        EM takes a scalar ``alpha``.
 
     Attributes
     ----------
@@ -401,6 +421,14 @@ class MultinomialNB(_CountNB):
     _model = "multinomial"
     _positive_only = True
     _array_alpha = True
+
+    def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
+                 unlabeled_label=None, unlabeled_weight=1.0, em_max_iter=100):
+        super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
+                         class_prior=class_prior)
+        self.unlabeled_label = unlabeled_label
+        self.unlabeled_weight = unlabeled_weight
+        self.em_max_iter = em_max_iter
 
 
 class ComplementNB(_CountNB):
@@ -441,7 +469,7 @@ class ComplementNB(_CountNB):
         self.feature_all_ = self.params_.feature_all
 
 
-class CategoricalNB(_DiscreteNB):
+class CategoricalNB(UnlabeledNB, _DiscreteNB):
     """Categorical naive Bayes on integer category codes (``fastgen.fit_categorical_nb``).
 
     Unlike scikit-learn's, CSR input is accepted (implicit zeros are category 0), and
@@ -455,6 +483,9 @@ class CategoricalNB(_DiscreteNB):
     fit_prior, class_prior :
         The class priors, as in :class:`BernoulliNB`.
     min_categories : int or array-like of shape (n_features,), default None
+    unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
+        EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
 
     Attributes
     ----------
@@ -467,12 +498,17 @@ class CategoricalNB(_DiscreteNB):
     """
 
     def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
-                 min_categories=None):
+                 min_categories=None, unlabeled_label=None, unlabeled_weight=1.0,
+                 em_max_iter=100):
         super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
                          class_prior=class_prior)
         self.min_categories = min_categories
+        self.unlabeled_label = unlabeled_label
+        self.unlabeled_weight = unlabeled_weight
+        self.em_max_iter = em_max_iter
 
     _positive_only = True
+    _model = "categorical"  # the EM fit of fastgen.sklearn.unlabeled
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

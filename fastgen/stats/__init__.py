@@ -9,7 +9,9 @@
 * :mod:`~fastgen.stats.feature_counts`: the counting pass of the discrete naive Bayes
   models;
 * :mod:`~fastgen.stats.category_counts`: the checks, table layout and counting pass
-  of categorical naive Bayes.
+  of categorical naive Bayes;
+* :mod:`~fastgen.stats.soft`: the same statistics with fractional class memberships
+  (the M-step passes of EM over unlabelled rows).
 
 The statistics import the kernels, :mod:`fastgen.cuda` and the shared core, never a
 model family or an adapter; the models turn them into params

@@ -231,7 +231,8 @@ def _write_version_1(path, params):
 
     arrays, kinds = {}, {}
     for f in dataclasses.fields(params):
-        if f.name == "feature_names":  # added after format 1
+        if f.name in ("feature_names", "n_iter", "converged",
+                      "log_likelihood_history", "history_monotone"):  # added after format 1
             continue
         v = getattr(params, f.name)
         kinds[f.name] = "array" if isinstance(v, np.ndarray) else type(v).__name__

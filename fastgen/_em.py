@@ -1,0 +1,270 @@
+"""Expectation-maximisation for the generative fits: one loop, the family's steps.
+
+A generative model p(x, y) = p(y) p(x | y) learns from rows whose label is missing by
+EM (Dempster, Laird & Rubin 1977; for naive Bayes on documents, Nigam, McCallum, Thrun
+& Mitchell 2000).  Every family plugs in two steps:
+
+* ``expect(params)`` (E-step): the posteriors r_ik = p(y = k | x_i) of the incomplete
+  rows under ``params`` (the family's own ``predict_proba``), turned into their
+  expected statistics (fractional class counts, :mod:`fastgen.stats.soft`), and the
+  objective of ``params``;
+* ``maximise(stats)`` (M-step): the family's estimate from its complete-data statistics
+  (the labelled rows, hard counts, taken once) merged with the expected ones, with the
+  family's own smoothing, priors, ``reg`` and shrinkage, as in the fit without EM.
+
+The objective is the observed-data log-likelihood
+ℓ(θ) = Σ_{labelled} w_i log p(x_i, y_i) + λ Σ_{unlabelled} log Σ_k p(x_u, k), plus, for
+naive Bayes with ``alpha`` > 0, the log density of the Dirichlet prior whose posterior
+mode is the smoothed estimate (α Σ log θ).  For every λ ≥ 0 the E-step bound is tight
+and the M-step maximises it, so ℓ never decreases (Jensen's inequality holds with the
+weight λ); for λ ≠ 1 it is the λ-weighted objective that rises, not the plain
+likelihood of all rows.  Where the M-step is a regularised estimate rather than the
+maximiser (``reg``, ``shrinkage``, ``unbiased``, the variance floor ``var_smoothing``)
+an iteration can lower ℓ by about the size of the regularisation; the record says so
+(``history_monotone=False``), and only a history recorded as monotone is held to never
+decreasing (:meth:`fastgen._params.FieldChecker.em_record`).
+
+Stopping rule (shared with the missing-feature EM of :mod:`fastgen.gda.em`): an
+iteration that changes ℓ by at most ``em_tol`` per unit of row weight ends the loop.
+
+Unlabelled rows together with missing features (NaN in X) are refused
+(:func:`refuse_unlabeled_with_missing`); NaN in the unlabelled rows raises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._runtime import blas_single_thread
+from ._validation import check_n_features, check_scalar, check_X, feature_names_of
+
+__all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabeled",
+           "run_em", "unlabelled_em", "refuse_unlabeled_with_missing", "record_em",
+           "maximising_m_step",
+           "collapse_guard", "COLLAPSE_RATIO",
+           "log_marginal_and_posteriors", "labelled_log_likelihood"]
+
+
+@dataclass(frozen=True)
+class EMOptions:
+    """The checked EM options: λ (``unlabeled_weight``), ``em_tol``, ``em_max_iter``."""
+
+    weight: float
+    tol: float
+    max_iter: int
+
+
+class EMStop(Exception):
+    """Raised by an M-step that refuses its estimate (a collapsing class): the loop
+    stops and keeps the previous iteration's params, with ``converged=False``."""
+
+
+def check_em_options(unlabeled_weight, em_tol, em_max_iter) -> EMOptions:
+    """ValueErrors naming the option: λ ≥ 0 finite, em_tol ≥ 0, em_max_iter an int ≥ 0."""
+    weight = check_scalar(unlabeled_weight, "unlabeled_weight", low=0.0)
+    tol = check_scalar(em_tol, "em_tol", low=0.0)
+    if isinstance(em_max_iter, (bool, np.bool_)) or not isinstance(
+            em_max_iter, (int, np.integer)) or em_max_iter < 0:
+        raise ValueError(f"em_max_iter must be an integer >= 0; got {em_max_iter!r}")
+    return EMOptions(weight, tol, int(em_max_iter))
+
+
+def maximising_m_step(covariance, reg=0.0, shrinkage=None, unbiased=False,
+                      var_smoothing=0.0) -> bool:
+    """Whether the Gaussian M-step with these options is the maximiser (EM's history
+    then never decreases): no ``reg``, no shrinkage, no ``unbiased`` division, and for
+    the diagonal kinds (``covariance`` "diagonal", "pooled_diagonal" or "gaussian_nb")
+    no variance floor."""
+    if reg or unbiased or (shrinkage is not None and (isinstance(shrinkage, str)
+                                                      or shrinkage != 0)):
+        return False
+    return covariance in ("pooled", "per_class") or not var_smoothing
+
+
+def refuse_unlabeled_with_missing(unlabeled, options: EMOptions):
+    """ValueError where a fit with NaN in X (``nan_policy="marginalize"``) is also given
+    unlabelled rows: the two EMs are not combined (docs/guide/incomplete_data.rst)."""
+    if unlabeled is not None and options.weight and np.shape(unlabeled)[0]:
+        raise ValueError(
+            "unlabeled rows with missing features in X (NaN, nan_policy='marginalize') "
+            "are not supported together: fit on complete labelled rows, or without "
+            "unlabeled rows")
+
+
+def check_unlabeled(U, X, *, allow_sparse=False, feature_names=None):
+    """The unlabelled rows checked against the fit's checked X, or None when there are
+    none (``U`` None or with no rows): same number of features (and column names, for
+    data frames), X's float dtype, finite, dense or CSR where the family takes CSR.
+    Messages name ``unlabeled``; the caller's array is never modified."""
+    if U is None:
+        return None
+    names = feature_names_of(U)
+    U = check_X(U, name="unlabeled", allow_sparse=allow_sparse, dtype=X.dtype,
+                min_samples=0)
+    if U.shape[0] == 0:
+        return None
+    check_n_features(U, X.shape[1], name="unlabeled")
+    if names is not None and feature_names is not None and tuple(names) != tuple(
+            feature_names):
+        raise ValueError(f"unlabeled has the columns {list(names)}, but X has "
+                         f"{list(feature_names)}; pass the same columns in the same order")
+    return U
+
+
+def log_marginal_and_posteriors(jll):
+    """(Σ_i log Σ_k exp jll_ik, posteriors (n, K)) of joint log-likelihoods (float64),
+    by the row maximum (a row whose every class is −∞ raises: no class explains it)."""
+    jll = np.asarray(jll, dtype=np.float64)
+    top = np.max(jll, axis=1, keepdims=True)
+    if jll.size and not np.all(np.isfinite(top)):
+        i = int(np.flatnonzero(~np.isfinite(top[:, 0]))[0])
+        raise ValueError(f"unlabeled row {i} has zero probability under every class "
+                         f"(its joint log-likelihoods are -inf or NaN)")
+    P = np.exp(jll - top)
+    total = P.sum(axis=1, keepdims=True)
+    P /= total
+    return float(np.sum(top[:, 0] + np.log(total[:, 0]))), P
+
+
+def labelled_log_likelihood(jll, codes, w):
+    """Σ_i w_i jll[i, y_i]: the complete-data log-likelihood of labelled rows (``w``
+    empty: unit weights)."""
+    picked = np.asarray(jll, dtype=np.float64)[np.arange(codes.shape[0]), codes]
+    if w.shape[0]:
+        nz = w > 0  # a zero weight leaves a -inf score out (0·∞)
+        return float(np.dot(w[nz], picked[nz]))
+    return float(picked.sum())
+
+
+@dataclass(frozen=True)
+class EMResult:
+    """What :func:`run_em` returns: the params, the iterations run, whether the
+    objective converged, its history (start and each iteration) and why it stopped
+    early (an :class:`EMStop` message), if it did, and whether the M-step maximises
+    (the history cannot decrease)."""
+
+    params: object
+    n_iter: int
+    converged: bool
+    history: np.ndarray
+    stopped: str | None = None
+    monotone: bool = True
+
+
+def run_em(start, expect, maximise, options: EMOptions, *, total_weight: float,
+           monotone: bool = True, dtype=np.float64) -> EMResult:
+    """The EM loop: from ``start``, alternate ``maximise(expect(params))`` until an
+    iteration changes the objective by at most ``options.tol`` per unit of row weight
+    (or ``max_iter``).
+
+    ``expect(params) -> (stats, objective)``; ``maximise(stats) -> params`` (may raise
+    :class:`EMStop`).  The loop stops (``converged``) when |ℓ_t − ℓ_{t−1}| ≤ tol·W,
+    W = ``total_weight`` (the labelled rows' weight plus λ per unlabelled row): the mean
+    gain per row, which, unlike a change relative to |ℓ|, does not depend on the units
+    or offsets of the features (ℓ does, by a constant).  The bound is at least 16 ε of
+    ``dtype`` times |ℓ_t| (float32 params score in float32).  ``monotone``: whether the
+    M-step maximises (then ℓ never decreases; recorded as ``history_monotone``).
+    """
+    params = start
+    stats, ll = expect(params)
+    history = [ll]
+    W = float(total_weight)
+    for it in range(1, options.max_iter + 1):
+        try:
+            new = maximise(stats)
+        except EMStop as stop:
+            return EMResult(params, it - 1, False, np.array(history), str(stop), monotone)
+        stats, new_ll = expect(new)
+        params = new
+        history.append(new_ll)
+        floor = 16.0 * float(np.finfo(dtype).eps) * abs(new_ll)
+        if abs(new_ll - ll) <= max(options.tol * W, floor):
+            return EMResult(params, it, True, np.array(history), None, monotone)
+        ll = new_ll
+    return EMResult(params, options.max_iter, False, np.array(history), None, monotone)
+
+
+def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics, merge,
+                  build, log_prior=None, guard=None, monotone=True) -> EMResult:
+    """EM over unlabelled rows ``U`` for a family given as functions.
+
+    The labelled rows (validated ``X``, class ``codes``, weights ``w``, empty for unit
+    weights) enter as hard counts through ``merge``; each E-step scores ``U`` with the
+    current params (their joint log-likelihoods, normalised: the family's posteriors
+    R) and hands λ·R to ``soft_statistics``; the M-step is
+    ``build(merge(soft statistics))``, checked by ``guard(params)`` (which may raise
+    :class:`EMStop`).  ``log_prior(params)``, where given, is added to the objective
+    (the Dirichlet prior of naive Bayes' smoothing).  ``monotone``: False where
+    ``build`` is a regularised estimate rather than the maximiser.
+    """
+    lam = options.weight
+    total_weight = (float(w.sum()) if w.shape[0] else X.shape[0]) + lam * U.shape[0]
+
+    def expect(params):
+        jll = params.scorer.joint_log_likelihood  # validated host rows
+        objective = labelled_log_likelihood(jll(params, X), codes, w)
+        marginal, R = log_marginal_and_posteriors(jll(params, U))
+        objective += lam * marginal
+        if log_prior is not None:
+            objective += log_prior(params)
+        return soft_statistics(lam * R), objective
+
+    def maximise(soft):
+        params = build(merge(soft))
+        if guard is not None:
+            guard(params)
+        return params
+
+    with blas_single_thread():  # skinny products with K columns (fastgen.stats.soft)
+        return run_em(start, expect, maximise, options, total_weight=total_weight,
+                      monotone=monotone, dtype=start.dtype)
+
+
+#: A per-class (or diagonal) covariance whose geometric-mean variance falls below this
+#: fraction of the labelled-only fit's stops EM (a standard deviation of 1 % of it).
+COLLAPSE_RATIO = 1e-4
+
+
+def collapse_guard(start, log_det_of):
+    """The M-step check of the models with per-class covariances or variances, whose
+    likelihood is unbounded with unlabelled rows (a Gaussian mixture): raise
+    :class:`EMStop` naming the class whose geometric-mean variance,
+    exp(log|Σ_k| / d) with ``log_det_of(params)`` (K,) the log|Σ_k|, fell below
+    :data:`COLLAPSE_RATIO` times that of the labelled-only fit ``start``."""
+    base = np.asarray(log_det_of(start), dtype=np.float64)
+    d = start.n_features_in
+    floor = d * np.log(COLLAPSE_RATIO)
+
+    def guard(params):
+        drop = np.asarray(log_det_of(params), dtype=np.float64) - base
+        bad = np.flatnonzero(drop < floor)
+        if bad.size:
+            k = int(bad[0])
+            label = start.classes[k]
+            label = label.item() if hasattr(label, "item") else label
+            raise EMStop(
+                f"the covariance of class {label!r} collapsed (its "
+                f"geometric-mean variance fell to {np.exp(drop[k] / d):.3g} of the "
+                f"labelled-only fit's, below {COLLAPSE_RATIO:g}): the unlabelled rows "
+                f"pull it onto a few points; pass reg>0, a smaller unlabeled_weight, or "
+                f"covariance='pooled'")
+    return guard
+
+
+def record_em(result: EMResult):
+    """``result.params`` with its EM record set, and a ConvergenceWarning if EM stopped
+    early for a reason (:class:`EMStop`)."""
+    if result.stopped is not None:
+        from ._warn import warn
+        from .logistic.params import ConvergenceWarning
+
+        warn(f"EM stopped after {result.n_iter} iteration(s): {result.stopped}",
+             ConvergenceWarning)
+    history = np.asarray(result.history, dtype=np.float64)
+    history.flags.writeable = False
+    return dataclasses.replace(result.params, n_iter=result.n_iter, converged=result.converged,
+                               log_likelihood_history=history,
+                               history_monotone=bool(result.monotone))
