@@ -222,6 +222,21 @@ def _register_all_params():
     from . import gda, logistic, naive_bayes  # noqa: F401
 
 
+#: The array dtype kinds a scalar field of each declared kind may be stored as.
+_SCALAR_DTYPES = {"int": "iu", "float": "f", "bool": "b", "str": "U"}
+
+
+def _scalar(arr, kind, name, path):
+    """The 0-d member ``arr`` as the Python scalar of the field's declared ``kind``;
+    a member of another type (an edited file: 'yes' or 7 for a bool) is refused rather
+    than converted."""
+    if arr.shape != () or arr.dtype.kind not in _SCALAR_DTYPES[kind]:
+        raise ParamsFileError(
+            f"{os.fspath(path)!r}: the field {name!r} must be one {kind} value; the file "
+            f"holds a {arr.dtype} array of shape {arr.shape}")
+    return {"int": int, "float": float, "bool": bool, "str": str}[kind](arr[()])
+
+
 def load_params(path):
     """Read params written by :func:`save_params` (its arrays read-only).
 
@@ -344,8 +359,7 @@ def _read(path, *, values):
                                               f"feature names")
                     out[name] = tuple(names)
                 else:
-                    out[name] = {"int": int, "float": float, "bool": bool,
-                                 "str": str}[kind](arr[()])
+                    out[name] = _scalar(arr, kind, name, path)
     except ParamsFileError:
         raise
     except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError, TypeError,

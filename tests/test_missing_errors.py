@@ -64,3 +64,41 @@ def test_unobserved_features_are_refused(fit, kw, csr):
                      (in_class, "no row of class 1 observes feature 2")):
         with pytest.raises(ValueError, match=match):
             fit(sp.csr_matrix(M) if csr else M, y, nan_policy="marginalize", **kw)
+
+
+def test_lda_transform_refuses_nan_under_marginalize():
+    from fastgen.sklearn import LinearDiscriminantAnalysis
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(80, 3))
+    y = rng.integers(0, 3, 80)
+    X[5, 1] = np.nan
+    lda = LinearDiscriminantAnalysis(nan_policy="marginalize").fit(X, y)
+    assert np.all(np.isfinite(lda.predict_proba(X)))
+    with pytest.raises(ValueError, match="NaN at row 5, column 1"):
+        lda.transform(X)
+
+
+@pytest.mark.parametrize("value", [np.array("yes"), np.array(7), np.array(0.5)])
+def test_a_loaded_bool_must_be_stored_as_a_bool(tmp_path, value):
+    import io
+    import zipfile
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 3))
+    X[::7, 0] = np.nan
+    y = rng.integers(0, 2, 60)
+    p = fastgen.fit_gda(X, y, covariance="pooled", nan_policy="marginalize")
+    path = tmp_path / "m.npz"
+    fastgen.save_params(path, p)
+    bad = tmp_path / "bad.npz"
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(bad, "w") as zout:
+        for m in zin.namelist():
+            data = zin.read(m)
+            if m == "converged.npy":
+                buf = io.BytesIO()
+                np.save(buf, value)
+                data = buf.getvalue()
+            zout.writestr(m, data)
+    with pytest.raises(fastgen.ParamsFileError, match="converged"):
+        fastgen.load_params(bad)

@@ -462,8 +462,16 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         Returns
         -------
         ndarray of shape (n_samples, n_components)
+
+        A projection has no marginal over missing features: X with NaN is refused
+        whatever ``nan_policy`` says.
         """
         X = self._validate_predict(X)
+        if np.isnan(X).any():
+            i, j = np.argwhere(np.isnan(X))[0]
+            raise ValueError(f"X contains NaN at row {i}, column {j}: transform projects "
+                             f"complete rows only (nan_policy applies to the scores); "
+                             f"impute or drop the row")
         if self.solver == "lsqr":
             K = self.params_.means.shape[0]
             return lda_transform(self.params_, X,
