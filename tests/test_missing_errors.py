@@ -102,3 +102,14 @@ def test_a_loaded_bool_must_be_stored_as_a_bool(tmp_path, value):
             zout.writestr(m, data)
     with pytest.raises(fastgen.ParamsFileError, match="converged"):
         fastgen.load_params(bad)
+
+
+@pytest.mark.parametrize("covariance", ["pooled", "per_class"])
+def test_features_never_observed_together_are_named(covariance):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3))
+    y = rng.integers(0, 2, 200)
+    X[:100, 0] = np.nan  # feature 0 only in rows 100..199,
+    X[100:, 1] = np.nan  # feature 1 only in rows 0..99
+    with pytest.warns(UserWarning, match="features 0 and 1 are never observed together"):
+        fastgen.fit_gda(X, y, covariance=covariance, nan_policy="marginalize")

@@ -122,6 +122,28 @@ def _diagonal_moments(ac, covariance, unbiased, classes, dtype, names):
     return ClassMoments(classes, W, ac.means, scatter, "diagonal", dtype, names)
 
 
+def _warn_unidentified(missing, codes, w, K, pooled, classes):
+    """Warn where two features are never observed together (in any row for the pooled
+    covariance, in a class's rows for its own): the data say nothing about their
+    covariance, and EM keeps whatever its start and the other features imply."""
+    seen = (~missing).astype(np.float64)
+    if w.shape[0]:
+        seen = seen * (w > 0)[:, None]
+    groups = [slice(None)] if pooled else [codes == k for k in range(K)]
+    for k, rows in enumerate(groups):
+        S = seen[rows]
+        together = S.T @ S
+        j, i = np.nonzero(np.triu(together == 0.0, 1))
+        if j.size:
+            where = "" if pooled else f" in class {_label(classes, k)}"
+            warn(f"features {int(j[0])} and {int(i[0])} are never observed together"
+                 f"{where} ({j.size} such pairs): the data do not identify their "
+                 f"covariance, and EM's estimate of it is arbitrary (it follows the "
+                 f"start and the other features); scores of rows that observe both "
+                 f"depend on it", UserWarning)
+            return
+
+
 def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_smoothing,
                     tol, em_tol, em_max_iter, names, check_options):
     """:func:`fastgen.fit_gda` of validated X with NaN entries (see the module
@@ -148,6 +170,7 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
         raise ValueError(f"class {_label(classes, absent[0])} has zero total weight; "
                          f"every class needs at least one sample with positive weight")
     pooled = covariance == "pooled"
+    _warn_unidentified(missing, codes, w, K, pooled, classes)
     start = pairwise_covariance(ac, codes, w, missing, K, pooled)
     n = X.shape[0]
     resp = np.zeros((n, K))

@@ -20,7 +20,19 @@ ESTIMATORS = [fs.LinearDiscriminantAnalysis(nan_policy="marginalize"),
               fs.QuadraticDiscriminantAnalysis(nan_policy="marginalize")]
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=fs.expected_failed_checks)
+# scikit-learn's checks put NaN into a few rows of tiny data sets, where some pairs of
+# features are never observed together: fastgen says so, rightly
+@pytest.mark.filterwarnings("ignore:features .* are never observed together:UserWarning")
+def _expected_failed_checks(estimator):
+    out = dict(fs.expected_failed_checks(estimator) or {})
+    if isinstance(estimator, fs.LinearDiscriminantAnalysis):
+        out["check_estimators_pickle"] = (
+            "the check transforms data with NaN; transform refuses NaN, since a "
+            "projection has no marginal over missing features (scores do)")
+    return out
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
 def test_estimator_checks(estimator, check):
     check(estimator)
 
