@@ -60,11 +60,8 @@ class CategoricalNBParams(FittedParams):
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
     n_iter, converged, log_likelihood_history, history_monotone : EM record or None
-        An int, a bool, (n_iter + 1,) float64 and a bool.
-        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
-        objective at the start and after each iteration, whether EM guarantees that
-        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
-        without EM.
+        The EM record of a fit with ``unlabeled`` rows, None without EM (see
+        :meth:`fastgen._params.FieldChecker.em_record`).
     """
 
     classes: np.ndarray

@@ -198,11 +198,8 @@ class BernoulliNBParams(LinearNB):
         the class-k rows that observe feature j, which takes N_k's place in p_kj and
         log(1 − p_kj).  None: every feature observed in every row (N_kj = N_k).
     n_iter, converged, log_likelihood_history, history_monotone : EM record or None
-        An int, a bool, (n_iter + 1,) float64 and a bool.
-        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
-        objective at the start and after each iteration, whether EM guarantees that
-        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
-        without EM.
+        The EM record of a fit with ``unlabeled`` rows, None without EM (see
+        :meth:`fastgen._params.FieldChecker.em_record`).
 
     Scores: jll_ik = log π_k + Σ_j log(1 − p_kj) + Σ_{j: x_ij=1} (log p_kj − log(1 − p_kj)),
     the middle sum precomputed per class so that absent features cost nothing.
@@ -398,11 +395,8 @@ class MultinomialNBParams(LinearNB):
         The column names of the data frame the model was fitted on (all str), else
         None; scoring checks X's columns against them (see :mod:`fastgen.scoring`).
     n_iter, converged, log_likelihood_history, history_monotone : EM record or None
-        An int, a bool, (n_iter + 1,) float64 and a bool.
-        The EM record of a fit with ``unlabeled`` rows (iterations, convergence, the
-        objective at the start and after each iteration, whether EM guarantees that
-        it never decreases: :meth:`fastgen._params.FieldChecker.em_record`); None
-        without EM.
+        The EM record of a fit with ``unlabeled`` rows, None without EM (see
+        :meth:`fastgen._params.FieldChecker.em_record`).
 
     Scores: jll_ik = log π_k + Σ_j x_ij log θ_kj.
     """
