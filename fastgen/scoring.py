@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _small
 from . import cuda as _cuda
 from ._params import FittedParams
 from ._runtime import serial_for_small_inputs
@@ -56,6 +57,8 @@ def _score(params, X, name):
     if _cuda.is_device_array(X):
         return getattr(_cuda, name)(params, X)
     X = _prepare(params, X)
+    if _small.is_small(X):  # numpy scorers: no compilation (fastgen._small)
+        return _small.score(params, X, name)
     return getattr(params, "_" + name)(X)
 
 

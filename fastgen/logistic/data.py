@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from .._runtime import blas_single_thread
+from .._small import is_small
 from .._validation import csr_arrays, is_sparse
 from ..kernels import irls, irls_sparse
 
@@ -97,6 +98,11 @@ class InMemoryData:
     """
 
     supports_hessp = True
+
+    def __new__(cls, X, *args, **kwargs):
+        if cls is InMemoryData and is_small(X):  # numpy passes: no compilation
+            from .small import SmallData as cls
+        return super().__new__(cls)
 
     def __init__(self, X, y, w, fit_intercept):
         self.sparse = is_sparse(X)

@@ -20,9 +20,11 @@ from .._params import (
     register_params,
 )
 from .._runtime import serial_for_small_inputs
+from .._small import is_small
 from .._validation import csr_arrays, feature_names_of, is_sparse
 from ..kernels.nb import categorical_counts, categorical_scores
 from ..kernels.sparse import csr_categorical_counts, csr_categorical_scores
+from ..stats import numpy_passes
 from .base import (
     check_alpha,
     fit_inputs,
@@ -288,7 +290,9 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     offsets = np.zeros(d + 1, dtype=np.int64)
     np.cumsum(n_cat, out=offsets[1:])
     cc = weighted_class_count(codes, w, K)
-    if is_sparse(X):
+    if is_small(X):  # no compilation for small X (fastgen._small)
+        counts = numpy_passes.category_counts(X, codes, w, K, offsets, cc)
+    elif is_sparse(X):
         indptr, indices, data = csr_arrays(X)
         counts = csr_categorical_counts(indptr, indices, data, codes, w, K, offsets, cc)
     else:

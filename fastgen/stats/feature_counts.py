@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._runtime import kernel_threads
+from .._small import is_small
 from .._validation import (
     check_sample_weight,
     check_scalar,
@@ -28,6 +29,7 @@ from .._validation import (
 )
 from ..kernels.nb import dense_class_counts
 from ..kernels.sparse import LOGS_BERNOULLI, LOGS_NONE, count_plan, csr_class_tables
+from . import numpy_passes
 
 __all__ = [
     "fit_inputs",
@@ -96,6 +98,8 @@ def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, logs=
     returns the log tables, from the same pass: ``(counts, log_a, log_b, first)``.
     """
     d = X.shape[1]
+    if is_small(X):  # no compilation for small X (fastgen._small)
+        return numpy_passes.class_feature_counts(X, codes, w, K, binarize, threshold, logs)
     if is_sparse(X):
         indptr, indices, data = csr_arrays(X)
         kind = LOGS_NONE if logs is None else logs[0]
