@@ -15,6 +15,8 @@ algorithm of Chan, Golub & LeVeque), as accurate as the kernels' shifted sums wh
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .._small import numpy_scope
@@ -24,6 +26,19 @@ __all__ = ["moments_pooled", "moments_diagonal", "moments_per_class",
            "standardised_fourth_moment", "dense_class_counts", "csr_class_counts",
            "categorical_counts", "csr_categorical_counts", "category_counts",
            "class_feature_counts", "log_counts", "class_log_totals", "merge_moments_into"]
+
+
+def _quiet(func):
+    """NaN/inf in X or an overflow make the results non-finite, which the caller
+    reports by name (``check_finite_result``), as it does for the kernels: no numpy
+    warning on the way."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return func(*args, **kwargs)
+
+    return wrapper
 
 
 class _ByClass:
@@ -71,6 +86,7 @@ def _moments(X, codes, w, K):
     return wt, groups, W, means, D
 
 
+@_quiet
 def moments_pooled(X, codes, w, K):
     """(W (K,), means (K, d), pooled scatter Σ_i w_i (x_i − μ_{y_i})(x_i − μ_{y_i})ᵀ)."""
     wt, _, W, means, D = _moments(X, codes, w, K)
@@ -80,12 +96,14 @@ def moments_pooled(X, codes, w, K):
     return W, means, M2
 
 
+@_quiet
 def moments_diagonal(X, codes, w, K):
     """(W (K,), means (K, d), per-class sums of squares (K, d))."""
     wt, groups, W, means, D = _moments(X, codes, w, K)
     return W, means, groups.sums(D * D * wt[:, None])
 
 
+@_quiet
 def moments_per_class(X, codes, w, K):
     """(W (K,), means (K, d), per-class scatter (K, d, d))."""
     wt, groups, W, means, D = _moments(X, codes, w, K)
@@ -100,6 +118,7 @@ def moments_per_class(X, codes, w, K):
     return W, means, M2
 
 
+@_quiet
 def standardised_fourth_moment(X, codes, w, means, inv_sd):
     """Per-class Σ_i w_i ‖D_k⁻¹(x_i − μ_k)‖⁴ (K,), k = y_i."""
     Z = (np.asarray(X, dtype=np.float64) - means[codes]) * inv_sd[codes]
@@ -175,6 +194,7 @@ def category_counts(X, codes, w, K, offsets, class_count):
     return categorical_counts(X, codes, w, K, offsets)
 
 
+@_quiet
 def merge_moments_into(kind, Wa, ma, M2a, Wb, mb, M2b):
     """Merge (Wb, mb, M2b) into (Wa, ma, M2a) in place, as the kernels' ``merge_pooled``
     / ``merge_diagonal`` / ``merge_per_class``: with W = Wa + Wb and δ = mb − ma per
