@@ -6,9 +6,9 @@ a fresh installation, container or CI runner pays the compilation on its first c
 (spawn) runs the family's public functions on tiny synthetic data shaped to take every
 kernel path real calls take (small and wide X, two and several classes, with and
 without weights, dense and CSR with int32 and int64 indices, every scoring function),
-each call twice, as a small input and as a large one (the serial twins and the parallel
-kernels, see :func:`fastgen.kernels._jit.serial_twin`), so that later processes load
-every kernel from the cache.
+each call sent to the kernels whatever its size (small inputs take numpy passes that
+need no compilation, see ``fastgen._small``), so that later processes load every
+kernel from the cache.
 
 Where the cache lives (numba's order): ``$NUMBA_CACHE_DIR`` when set; else the
 ``__pycache__`` directory beside fastgen's kernel sources; else numba's user cache
@@ -284,7 +284,7 @@ def run_family(family: str, dtype: str) -> dict:
 
     import fastgen
 
-    from . import _runtime, _validation_sparse
+    from . import _small, _validation_sparse
     from ._log import on_compile
 
     compiled = []
@@ -299,26 +299,28 @@ def run_family(family: str, dtype: str) -> dict:
             pass
 
     t0 = time.perf_counter()
-    thresholds = (_runtime.SMALL_WORK, _validation_sparse._STRUCTURE_KERNEL_NNZ)
+    thresholds = (_small.SMALL_VALUES, _validation_sparse._STRUCTURE_KERNEL_NNZ)
     try:
         with warnings.catch_warnings(), on_compile(lambda message: None, log=False), \
                 event.install_listener("numba:compile", _Count()):
             warnings.simplefilter("ignore")
-            # Every call twice, whatever the warm-up data's size: as a small input (the
-            # serial twins, numpy's CSR structure check) and as a large one (the
-            # parallel kernels, the CSR structure kernel).
-            for small_work, structure_nnz in ((1 << 62, 1 << 62), (0, 0)):
-                _runtime.SMALL_WORK = small_work
-                _validation_sparse._STRUCTURE_KERNEL_NNZ = structure_nnz
-                _WARM[family](fastgen, np.dtype(dtype).type)
+            # The warm-up data are small: every call goes to the kernels all the same
+            # (small inputs take the numpy passes, which need no compilation), the CSR
+            # structure kernel included.
+            _small.SMALL_VALUES = -1
+            _validation_sparse._STRUCTURE_KERNEL_NNZ = 0
+            _WARM[family](fastgen, np.dtype(dtype).type)
     finally:
-        _runtime.SMALL_WORK, _validation_sparse._STRUCTURE_KERNEL_NNZ = thresholds
+        _small.SMALL_VALUES, _validation_sparse._STRUCTURE_KERNEL_NNZ = thresholds
     return {"family": family, "dtype": dtype, "seconds": time.perf_counter() - t0,
             "compiled": len(compiled)}
 
 
-def _worker(family, dtype):
-    """A pool task: :func:`run_family`, any failure returned as text."""
+def _worker(family, dtype, announce=False):
+    """A pool task: :func:`run_family`, any failure returned as text; with
+    ``announce``, a line on stderr when it starts (flushed: seen at once in a log)."""
+    if announce and sys.stderr is not None:
+        print(f"fastgen compile: {family} {dtype}: started", file=sys.stderr, flush=True)
     try:
         return run_family(family, dtype)
     except BaseException as exc:  # noqa: BLE001 - reported by the parent
@@ -488,7 +490,8 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
         Worker processes (default: the number of CPUs, at most one per task).
     progress : bool, default True
         Report progress on stderr: a tqdm bar when tqdm is installed and stderr is a
-        terminal, else one line per finished family and dtype.
+        terminal, else one line (flushed) when each family and dtype starts and one
+        when it finishes.
 
     Returns
     -------
@@ -527,7 +530,8 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
     try:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
-            futures = [ex.submit(_worker, f, d) for f, d in tasks]
+            announce = isinstance(bar, _Lines)  # a tqdm bar shows what runs itself
+            futures = [ex.submit(_worker, f, d, announce) for f, d in tasks]
             for fut in as_completed(futures):
                 item = fut.result()
                 results.append(item)
