@@ -393,7 +393,7 @@ def test_deprecated_route_loads_the_adapter_itself():
         "np.testing.assert_allclose(r.bse, fastgen.logistic_inference(m, X, y).bse, "
         "rtol=1e-9)\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=900)
 
 
 # --------------------------------------------------------------------------- rows

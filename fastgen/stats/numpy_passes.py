@@ -221,6 +221,7 @@ def merge_moments_into(kind, Wa, ma, M2a, Wb, mb, M2b):
         M2a[take] = M2b[take]
 
 
+@_quiet
 def log_counts(counts, base, sign, alpha, shift):
     """(K, d) log(base_k + sign·counts_kj + α) − shift_k (the kernel's ``log_counts``);
     log 0 = −∞ without a warning."""
@@ -228,6 +229,7 @@ def log_counts(counts, base, sign, alpha, shift):
         return np.log(base[:, None] + sign * counts + alpha) - shift[:, None]
 
 
+@_quiet
 def class_log_totals(counts, add):
     """(K,) log(Σ_j counts_kj + add)."""
     return np.log(counts.sum(axis=1) + add)
