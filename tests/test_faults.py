@@ -1,9 +1,9 @@
 """Faults of the process around fastgen: writers killed mid-save, forked children of a
 parallel parent, and what importing fastgen does to a process.
 
-Kills and forks run in subprocesses under a timeout, so a hang fails (after minutes: the bounds allow a loaded machine) instead
-of stalling the suite.  The list of faults and the test covering each is in
-docs/reliability.rst.
+Kills and forks run in subprocesses under a timeout, so a hang fails instead of stalling
+the suite (after minutes: the bounds allow a loaded machine).  The list of faults and
+the test covering each is in docs/reliability.rst.
 """
 
 import json

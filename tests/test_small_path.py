@@ -116,7 +116,7 @@ def test_moments_and_merges_agree(monkeypatch, weights):
     X, y = _data(4, d=7, K=4)
     w = np.linspace(0.5, 2.0, X.shape[0]) if weights else None
     for kind in ("pooled", "per_class", "diagonal"):
-        def run():
+        def run(kind=kind):
             h = X.shape[0] // 3
             m1 = fastgen.class_moments(X[:h], y[:h], kind=kind,
                                        sample_weight=None if w is None else w[:h])
