@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -256,59 +257,14 @@ def _run(code, env_extra):
     return out.stdout.strip().splitlines()[-1]
 
 
-_NO_COMPILE = """
-import json
-import numpy as np, scipy.sparse as sp
-from numba.core import event
-import fastgen as fg
-
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-    def on_end(self, ev):
-        pass
-event.register("numba:compile", Listener())
-
-rng = np.random.default_rng(0)
-n, d = 500, 5
-y3 = np.arange(n) % 3
-X = rng.standard_normal((n, d)) + y3[:, None]
-y2 = (X[:, 0] + rng.standard_normal(n) > 1.0).astype(np.int64)
-C = sp.random(n, 50, density=0.1, format="csr", random_state=0)
-C.data = np.floor(C.data * 5.0) + 1.0
-Q = sp.csr_matrix(rng.integers(0, 4, size=(n, 8)).astype(np.float64))
-for cov in ("pooled", "per_class", "diagonal", "pooled_diagonal"):
-    p = fg.fit_gda(X, y3, cov, shrinkage="ledoit-wolf" if cov == "pooled" else None)
-    fg.predict_proba(p, X); fg.predict(p, X); fg.joint_log_likelihood(p, X)
-p = fg.fit_gda(X.astype(np.float32), y3); fg.predict(p, X.astype(np.float32))
-p = fg.fit_gaussian_nb(X, y3); fg.predict_log_proba(p, X)
-for fit in (fg.fit_bernoulli_nb, fg.fit_multinomial_nb, fg.fit_complement_nb):
-    for data in (C, C.toarray()):
-        p = fit(data, y3); fg.predict_proba(p, data); fg.predict(p, data)
-p = fg.fit_categorical_nb(Q, y3); fg.predict_proba(p, Q)
-p = fg.fit_categorical_nb(Q.toarray(), y3); fg.predict(p, Q.toarray())
-m = fg.merge_moments(fg.class_moments(X, y3), fg.class_moments(X[:9], y3[:9]))
-fg.gda_from_moments(m)
-fg.nb_from_counts(fg.nb_counts(C, y3, model="multinomial"))
-for yy in (y2, y3):
-    for data in (X, C):
-        p = fg.fit_logistic(data, yy)
-        fg.logistic_inference(p, data, yy, cov_type="HC1")
-        fg.predict_proba(fg.fit_logistic(data, yy, l2=0.1), data)
-p = fg.fit_logistic(X, y2, penalty="firth")
-fg.logistic_inference(p, X, y2, ci="profile")
-p = fg.fit_logistic(X, y3, penalty="firth")
-fg.logistic_inference(p, X, y3)
-fg.detect_separation(X, y2)
-print(json.dumps(compiled))
-"""
+#: every public function of every family on small data (a script)
+PUBLIC_CALLS = Path(__file__).resolve().parent / "data" / "public_calls.py"
 
 
 def test_small_inputs_compile_nothing(tmp_path):
     """Every family's public calls on small data, in a fresh process with an empty
     numba cache: numba compiles nothing (its compile event never fires)."""
-    compiled = json.loads(_run(_NO_COMPILE, {"NUMBA_CACHE_DIR": str(tmp_path)}))
+    compiled = json.loads(_run(PUBLIC_CALLS.read_text(), {"NUMBA_CACHE_DIR": str(tmp_path)}))
     assert compiled == []
 
 
