@@ -5,9 +5,9 @@ compilation; numpy and scipy, vectorised as scikit-learn computes, need none.  A
 of at most :data:`SMALL_VALUES` stored values (n·d dense, nnz + n CSR) is computed by
 the numpy passes (``fastgen/stats/numpy_passes.py``, ``fastgen/gda/small.py``,
 ``fastgen/naive_bayes/small.py``, ``fastgen/logistic/small.py``): a first answer
-without compiling anything, and later calls on such inputs as fast as the compiled
-kernels within a millisecond or so (benchmarks/NOTES.md, "numpy passes").  Larger
-inputs run the kernels, which win there by their single pass and their threads.
+without compiling anything, and warm calls on such inputs within 2× of the compiled
+kernels (benchmarks/NOTES.md, "numpy passes for small inputs").  Larger inputs run the
+kernels, which win there (2.5–9× at 10⁶ values) by their single pass and their threads.
 
 The two paths compute the same formulas in a different order: they agree to 1e-12
 relative (tests/test_small_path.py), not bit for bit.  Each path is bitwise
@@ -43,8 +43,8 @@ def _from_env(default: int) -> int:
 
 
 #: Inputs of at most this many stored values take the numpy passes (see the module
-#: docstring).  At 10⁵ the numpy passes take 0.2–4 ms where the warm kernels take
-#: 0.1–2 ms, against 0.3–3 s for each kernel's first compilation.
+#: docstring).  At 10⁵ a warm call takes at most 1.8× the kernels' time on the numpy
+#: path, where each kernel's first compilation costs 0.3–3 s (benchmarks/NOTES.md).
 SMALL_VALUES = _from_env(100_000)
 
 
