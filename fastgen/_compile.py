@@ -298,7 +298,7 @@ def run_family(family: str, dtype: str) -> dict:
         def on_end(self, ev):
             pass
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     thresholds = (_small.SMALL_VALUES, _validation_sparse._STRUCTURE_KERNEL_NNZ)
     try:
         with warnings.catch_warnings(), on_compile(lambda message: None, log=False), \
@@ -313,7 +313,7 @@ def run_family(family: str, dtype: str) -> dict:
     finally:
         _small.SMALL_VALUES, _validation_sparse._STRUCTURE_KERNEL_NNZ = thresholds
     return {"family": family, "dtype": dtype, "seconds": time.perf_counter() - t0,
-            "compiled": len(compiled)}
+            "cpu_seconds": time.process_time() - c0, "compiled": len(compiled)}
 
 
 def _worker(family, dtype, announce=False):
@@ -326,7 +326,8 @@ def _worker(family, dtype, announce=False):
     except BaseException as exc:  # noqa: BLE001 - reported by the parent
         import traceback
 
-        return {"family": family, "dtype": dtype, "seconds": float("nan"), "compiled": 0,
+        return {"family": family, "dtype": dtype, "seconds": float("nan"),
+                "cpu_seconds": float("nan"), "compiled": 0,
                 "error": f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"}
 
 
@@ -367,12 +368,16 @@ class CompiledFamily:
         Wall seconds of its warm-up (compilation, or loading from the cache).
     compiled : int
         Kernel signatures numba compiled (0: the cache had them all).
+    cpu_seconds : float
+        CPU seconds of the warm-up in its worker process (on a busy machine the wall
+        seconds grow, these do not).
     """
 
     family: str
     dtype: str
     seconds: float
     compiled: int
+    cpu_seconds: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -419,7 +424,7 @@ class _Lines:
         if "error" in item:
             what = "FAILED"
         else:
-            what = (f"{item['seconds']:.1f} s, "
+            what = (f"{item['seconds']:.1f} s ({item['cpu_seconds']:.1f} s CPU), "
                     + (f"{item['compiled']} kernels compiled" if item["compiled"]
                        else "all cached"))
         print(f"fastgen compile: [{self.done}/{self.total}] {item['family']} "
@@ -546,6 +551,6 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
             f"{r['family']} {r['dtype']} failed: {r['error']}" for r in failed))
     return CompileReport(
         cache_dir=where,
-        families=tuple(CompiledFamily(r["family"], r["dtype"], r["seconds"], r["compiled"])
-                       for r in results),
+        families=tuple(CompiledFamily(r["family"], r["dtype"], r["seconds"], r["compiled"],
+                                      r["cpu_seconds"]) for r in results),
         seconds=time.perf_counter() - t0)
