@@ -458,12 +458,21 @@ print(json.dumps(out))
 def test_the_jit_switched_off_stops_at_the_first_kernel_call(tmp_path):
     """NUMBA_DISABLE_JIT=1: every call that needs a kernel raises one clear error
     (a RuntimeError saying how to debug a kernel), never numba's raw TypeError;
-    calls that need no kernel work; the command line says it in one line."""
+    calls that need no kernel work, small inputs (numpy passes) included; the command
+    line says it in one line."""
     X = np.random.default_rng(0).standard_normal((30, 3))
     model = tmp_path / "m.npz"
     fastgen.save_params(model, fastgen.fit_gda(X, np.arange(30) % 2),
                         feature_names=["a", "b", "c"], target_name="y")
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=PKG_ROOT)
+    # small inputs take numpy passes and need no kernel: with the JIT off they work
+    small = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=PKG_ROOT)
+    small.pop("FASTGEN_SMALL_VALUES", None)
+    proc = subprocess.run([sys.executable, "-c", _JIT_OFF, str(model)], env=small,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert all(v[0] == "ok" for v in json.loads(proc.stdout).values()), proc.stdout
+    # the kernels' path (FASTGEN_SMALL_VALUES=0), as inputs above the threshold take it
+    env = dict(small, FASTGEN_SMALL_VALUES="0")
     proc = subprocess.run([sys.executable, "-c", _JIT_OFF, str(model)], env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
