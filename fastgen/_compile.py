@@ -232,6 +232,8 @@ def _logistic(fg, dtype):
             _score_all(fg, ps, Xs)
             fg.fit_logistic(Xs, y, l2=0.5, sample_weight=w)
             fg.logistic_inference(fg.fit_logistic(Xs, y), Xs, y)
+            fg.logistic_inference(fg.fit_logistic(Xs, y), Xs, y, cov_type="cluster",
+                                  groups=groups)
     # wide sparse problems: conjugate gradients (binary) and Newton-CG (multinomial)
     for K in (2, 3):
         Xc, y = _counts(150, 2100, K, dtype)
@@ -242,6 +244,8 @@ def _logistic(fg, dtype):
 
 
 def _firth(fg, dtype):
+    import numpy as np
+
     for n, d in ((40, 2), (120, 6)):
         X, y = _overlapping(n, d, 2, dtype)
         w = _weights(n)
@@ -252,6 +256,12 @@ def _firth(fg, dtype):
         fg.logistic_inference(p, X, y, ci="profile")
         for Xs in _csr_variants(X):
             fg.logistic_inference(fg.fit_logistic(Xs, y, penalty="firth"), Xs, y)
+        # separated classes: the Newton matrix becomes l*'s own Hessian (the curvature
+        # pass and its packed products)
+        ys = (X[:, 0] > 0).astype(np.int64)
+        fg.logistic_inference(fg.fit_logistic(X, ys, penalty="firth"), X, ys)
+        yk = (np.arange(n) % 3).astype(np.int64)
+        fg.logistic_inference(fg.fit_logistic(X, yk, penalty="firth"), X, yk)
 
 
 _WARM = {
