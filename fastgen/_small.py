@@ -28,7 +28,7 @@ import os
 import numpy as np
 
 __all__ = ["SMALL_VALUES", "values_of", "is_small", "small_work", "numpy_scope",
-           "int_label_codes", "first_nonfinite", "finish_rows", "score"]
+           "int_label_codes", "first_nonfinite", "finish_rows"]
 
 
 def _from_env(default: int) -> int:
@@ -76,10 +76,12 @@ def small_work(values) -> bool:
 @contextlib.contextmanager
 def numpy_scope():
     """BLAS on one thread inside: the numpy passes' products then add in an order that
-    does not depend on the thread count (bitwise the same results for any count)."""
+    does not depend on the thread count (bitwise the same results for any count).  No
+    warning for overflow or NaN: the callers check the results and name the cause, as
+    they do for the kernels' (which compute with numpy's error model too)."""
     from ._runtime import blas_single_thread
 
-    with blas_single_thread():
+    with blas_single_thread(), np.errstate(over="ignore", invalid="ignore"):
         yield
 
 
@@ -129,24 +131,3 @@ def finish_rows(s, mode):
             inv = np.where(total != 0.0, 1.0 / np.where(total != 0.0, total, 1.0), 0.0)
             s[...] = e * inv[:, None]
     return bad
-
-
-def score(params, X, name):
-    """The scoring function ``name`` of validated small X by the numpy scorer of the
-    params' family: no compilation (see the module docstring)."""
-    from .gda.small import gaussian_scores
-    from .logistic.small import logistic_scores
-    from .naive_bayes.small import nb_scores
-
-    mode = {"joint_log_likelihood": MODE_JLL, "predict_log_proba": MODE_LOG_PROBA,
-            "predict_proba": MODE_PROBA, "predict": MODE_JLL}[name]
-    for scorer in (gaussian_scores, nb_scores, logistic_scores):
-        out = scorer(params, X, mode)
-        if out is not None:
-            break
-    else:
-        return getattr(params, "_" + name)(X)  # a family without a numpy scorer
-    if name == "predict":
-        return params.classes[np.argmax(out, axis=1) if out.shape[1] else
-                              np.zeros(out.shape[0], dtype=np.intp)]
-    return out

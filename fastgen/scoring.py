@@ -58,7 +58,9 @@ def _score(params, X, name):
         return getattr(_cuda, name)(params, X)
     X = _prepare(params, X)
     if _small.is_small(X):  # numpy scorers: no compilation (fastgen._small)
-        return _small.score(params, X, name)
+        from ._small_scoring import score
+
+        return score(params, X, name)
     return getattr(params, "_" + name)(X)
 
 

@@ -99,9 +99,14 @@ class InMemoryData:
 
     supports_hessp = True
 
+    #: the class small inputs get instead (numpy passes, no compilation:
+    #: :class:`fastgen.logistic.small.SmallData`, which sets this when the package
+    #: imports it)
+    small_class = None
+
     def __new__(cls, X, *args, **kwargs):
-        if cls is InMemoryData and is_small(X):  # numpy passes: no compilation
-            from .small import SmallData as cls
+        if cls is InMemoryData and cls.small_class is not None and is_small(X):
+            cls = cls.small_class
         return super().__new__(cls)
 
     def __init__(self, X, y, w, fit_intercept):

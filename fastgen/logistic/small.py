@@ -119,7 +119,8 @@ class SmallData(InMemoryData):
 
     def weighted_sq_colsum(self, s):
         """Σ_i s_i x̃_ij² per column j."""
-        return self.design.sq_colsum(s)
+        with numpy_scope():
+            return self.design.sq_colsum(s)
 
     def multinomial(self, B):
         """See :meth:`~fastgen.logistic.data.LogisticData.multinomial`."""
@@ -132,7 +133,7 @@ class SmallData(InMemoryData):
             R = P.copy()
             R[rows, self.y] -= 1.0
             G = self.design.tmul(w[:, None] * R).T
-        spread = E.max(axis=1) - E.min(axis=1)
+            spread = E.max(axis=1) - E.min(axis=1)
         return loss, np.ascontiguousarray(G), _positive_max(spread, self.w), P
 
     def multinomial_hessp(self, P, V):
@@ -242,6 +243,11 @@ def packed_products(ZT, AX, G):
         G += P @ AX
 
 
+# small inputs of InMemoryData(X, …) and InferenceData(X, …) are these classes
+InMemoryData.small_class = SmallData
+InferenceData.small_class = SmallInferenceData
+
+
 def logistic_scores(params, X, mode):
     """Scores of validated small X per ``mode`` for :class:`LogisticParams`; None for
     other params.  The linear predictor checks X and overflow as the kernels' path."""
@@ -253,6 +259,6 @@ def logistic_scores(params, X, mode):
     if params.coef.shape[0] == 1 and mode != MODE_JLL:
         return (params._predict_proba(X) if mode == MODE_PROBA
                 else params._predict_log_proba(X))
-    s = np.array(params._joint_log_likelihood(X), dtype=np.float64)
+    s = np.array(params._joint_log_likelihood(X))  # the model's dtype, as the kernels
     finish_rows(s, mode)
     return s

@@ -266,6 +266,7 @@ def test_subsample_start_falls_back(monkeypatch):
 
 
 @pytest.mark.parametrize("kind", ["dense", "csr", "weighted"])
+@pytest.mark.usefixtures("kernel_path")  # the spy watches the kernels' InferenceData
 def test_firth_params_hold_only_their_fields_and_inference_makes_its_own_pass(
         monkeypatch, kind):
     """A Firth fit's params carry nothing besides their dataclass fields (no record of

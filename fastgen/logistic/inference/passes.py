@@ -61,9 +61,14 @@ class InferenceData:
     The row groups depend on n, p and the slot size only, never on the thread count.
     """
 
+    #: the class small inputs get instead (numpy passes, no compilation:
+    #: :class:`fastgen.logistic.small.SmallInferenceData`, which sets this when the
+    #: package imports it)
+    small_class = None
+
     def __new__(cls, X, *args, **kwargs):
-        if cls is InferenceData and is_small(X):  # numpy passes: no compilation
-            from ..small import SmallInferenceData as cls
+        if cls is InferenceData and cls.small_class is not None and is_small(X):
+            cls = cls.small_class
         return super().__new__(cls)
 
     def __init__(self, X, fit_intercept):
