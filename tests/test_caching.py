@@ -35,6 +35,15 @@ import fastgen
 # the checkout whose package is under test (PYTHONPATH may name another than this file's)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(fastgen.__file__)))
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _kernels_whatever_the_size():
+    """The processes these tests start compile and load kernels on small data: they
+    take the kernels' path (FASTGEN_SMALL_VALUES=0), not the numpy passes."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FASTGEN_SMALL_VALUES", "0")
+        yield
+
 _SCRIPT = r"""
 import json, os, sys
 target = os.environ["FASTGEN_PROBE_TARGET"]

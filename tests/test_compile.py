@@ -258,16 +258,19 @@ def test_logger_level_from_environment(fresh_logger, _log, monkeypatch, env, lev
 def test_announce_logs_once_and_calls_each_context_once(_log, monkeypatch, caplog):
     monkeypatch.setattr(_log, "_announced", set())
     seen = []
+    gda, gda2 = (_log.compile_message(n, "GDA") for n in ("fit_gda", "predict"))
+    logistic = _log.compile_message("fit_logistic", "logistic regression")
     with caplog.at_level(logging.INFO, logger="fastgen"):
         with _log.on_compile(seen.append):
-            _log.announce(_log.compile_message("fit_gda"))
-            _log.announce(_log.compile_message("predict"))
+            _log.announce(gda, "GDA")
+            _log.announce(gda2, "GDA")  # the same family: not again
         with _log.on_compile(seen.append, log=False):
-            _log.announce(_log.compile_message("fit_logistic"))
-        _log.announce(_log.compile_message("fit_logistic"))
+            _log.announce(logistic, "logistic regression")  # not logged here
+        _log.announce(logistic, "logistic regression")
+        _log.announce(logistic, "logistic regression")
     assert [r.getMessage() for r in caplog.records if r.name == "fastgen"] == [
-        _log.compile_message("fit_gda")]
-    assert seen == [_log.compile_message("fit_gda"), _log.compile_message("fit_logistic")]
+        gda, logistic]
+    assert seen == [gda, logistic]
 
 
 # ------------------------------------------------------------ fewer specialisations

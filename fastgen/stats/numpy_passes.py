@@ -136,8 +136,14 @@ def dense_class_counts(X, codes, w, K, binarize, threshold):
     if not binarize:
         neg = np.flatnonzero(X.reshape(-1) < 0)
         first = int(neg[0]) if neg.size else -1
-    wt = _weights(w, V.shape[0])
-    return _ByClass(codes, K).sums(V * wt[:, None]), first
+    n, d = V.shape
+    wt = _weights(w, n)
+    # bincount adds each (class, feature) entry's rows in row order, the order of N_k's
+    # own bincount: a feature present in every row of a class gets exactly N_k
+    flat = (codes.astype(np.int64) * d)[:, None] + np.arange(d)
+    counts = np.bincount(flat.reshape(-1), weights=(V * wt[:, None]).reshape(-1),
+                         minlength=K * d).reshape(K, d)
+    return counts, first
 
 
 def csr_class_counts(indptr, indices, data, codes, w, d, K, binarize, threshold):
