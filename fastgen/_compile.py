@@ -326,11 +326,19 @@ def run_family(family: str, dtype: str) -> dict:
             "cpu_seconds": time.process_time() - c0, "compiled": len(compiled)}
 
 
+def _line(stream, text):
+    """``text`` and its newline in one write, flushed: the workers and the parent share
+    stderr (unbuffered when it is not a terminal), and a line written in two pieces
+    could be split by another process's line."""
+    stream.write(text + "\n")
+    stream.flush()
+
+
 def _worker(family, dtype, announce=False):
     """A pool task: :func:`run_family`, any failure returned as text; with
     ``announce``, a line on stderr when it starts (flushed: seen at once in a log)."""
     if announce and sys.stderr is not None:
-        print(f"fastgen compile: {family} {dtype}: started", file=sys.stderr, flush=True)
+        _line(sys.stderr, f"fastgen compile: {family} {dtype}: started")
     try:
         return run_family(family, dtype)
     except BaseException as exc:  # noqa: BLE001 - reported by the parent
@@ -437,8 +445,8 @@ class _Lines:
             what = (f"{item['seconds']:.1f} s ({item['cpu_seconds']:.1f} s CPU), "
                     + (f"{item['compiled']} kernels compiled" if item["compiled"]
                        else "all cached"))
-        print(f"fastgen compile: [{self.done}/{self.total}] {item['family']} "
-              f"{item['dtype']}: {what}", file=self.stream, flush=True)
+        _line(self.stream, f"fastgen compile: [{self.done}/{self.total}] {item['family']} "
+                           f"{item['dtype']}: {what}")
 
     def close(self):
         pass
