@@ -206,6 +206,11 @@ class LinearScorer(Scorer):
             _report_bad_rows(X)
         return params.classes[labels]
 
+    def small(self, params, X, mode):
+        from .small import linear_scores  # numpy scores of small X
+
+        return linear_scores(params, X, mode, self._bounded_scores(params))
+
     def scores(self, params, X, mode):
         W, b, binarize, threshold, binary_input, nonneg_input = params.scoring_tables()[1]
         n, K = X.shape[0], b.shape[0]
@@ -249,6 +254,11 @@ class CategoricalScorer(Scorer):
     """Scores from :class:`CategoricalTables`, dense or CSR X of category codes."""
 
     accepts_sparse = True
+
+    def small(self, params, X, mode):
+        from .small import categorical_scores  # numpy scores of small X
+
+        return categorical_scores(params, X, mode)
 
     def scores(self, params, X, mode):
         table, offsets, bias, n_cat = params.scoring_tables()[1]
