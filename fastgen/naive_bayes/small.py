@@ -3,8 +3,9 @@
 The formulas of the CSR and dense scoring kernels (``csr_linear_scores``,
 ``categorical_scores``, ``csr_categorical_scores``) on the params' scoring tables
 (:class:`~fastgen.naive_bayes.scoring.LinearTables`,
-:class:`~fastgen.naive_bayes.scoring.CategoricalTables`), with the same checks of X and
-the same messages, for inputs of at most :data:`fastgen._small.SMALL_VALUES` values;
+:class:`~fastgen.naive_bayes.scoring.CategoricalTables`; the linear scorer checks X
+and the scores as on the kernels' path), for inputs of at most
+:data:`fastgen._small.SMALL_VALUES` values;
 Gaussian naive Bayes scores as the Gaussian models do
 (:func:`fastgen.gda.small.gaussian_scores`).
 """
@@ -14,31 +15,17 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
-from .._small import MODE_JLL, finish_rows, numpy_scope
-from .._validation import check_csr_indices, is_sparse, report_nonfinite
+from .._small import finish_rows, numpy_scope
+from .._validation import is_sparse
 from ..stats.category_counts import check_categories
-from ..stats.feature_counts import check_binary_values
-from .scoring import _check_scores_overflow, _csr_inputs, report_negative
 
-__all__ = ["linear_scores", "categorical_scores"]
+__all__ = ["linear_jll", "categorical_jll", "categorical_scores"]
 
 
-def linear_jll(tables, X, dtype, bounded):
+def linear_jll(W, b, binarize, threshold, X, dtype):
     """(n, K) v(X)·W + b of a linear naive Bayes model (v(x) = [x > threshold] when it
-    binarizes, else x), in ``dtype``, after the checks of its kernels: binary values,
-    NaN/inf, column indices, negative counts, score overflow (unless ``bounded``: no
-    score can overflow)."""
-    W, b, binarize, threshold, binary_input, nonneg_input = tables
-    if binary_input:
-        check_binary_values(X)
-    if is_sparse(X):
-        _csr_inputs(X, binarize, threshold)  # refuses a threshold below 0
-        check_csr_indices(X)
-    report_nonfinite(X)
-    if nonneg_input:
-        values = X.data if is_sparse(X) else X
-        if values.size and values.min() < 0:
-            report_negative(X)
+    binarizes, else x), in ``dtype``, on X its scorer has checked (binary values,
+    NaN/inf, column indices, negative counts); overflow is left to the scorer."""
     if binarize:
         A = X > threshold
         A = A.astype(dtype) if not is_sparse(X) else scipy.sparse.csr_matrix(A, dtype=dtype)
@@ -47,16 +34,7 @@ def linear_jll(tables, X, dtype, bounded):
     with numpy_scope(), np.errstate(over="ignore", invalid="ignore"):
         out = np.asarray(A @ W.astype(dtype, copy=False), dtype=dtype)
         out += b.astype(dtype, copy=False)
-    if not bounded:
-        _check_scores_overflow(out, MODE_JLL, b)
     return out
-
-
-def linear_scores(params, X, mode, bounded):
-    """Scores of validated small X per ``mode`` for a linear naive Bayes model."""
-    s = linear_jll(params.scoring_tables()[1], X, params.dtype, bounded)
-    finish_rows(s, mode)
-    return s
 
 
 def categorical_jll(tables, X, dtype):
