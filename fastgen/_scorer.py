@@ -69,7 +69,11 @@ class Scorer:
         family has numpy scores, else by :meth:`host`."""
         if is_device_array(X):
             return self.device(params, X, mode)
-        X = self.prepare(params, X)
+        return self.validated(params, self.prepare(params, X), mode)
+
+    def validated(self, params, X, mode):
+        """Scores or labels of validated host X: :meth:`small` for small X where the
+        family has numpy scores, else :meth:`host`."""
         if is_small(X):  # numpy scores: no compilation (fastgen._small)
             out = self.small(params, X, MODE_JLL if mode == MODE_PREDICT else mode)
             if out is not None:
