@@ -80,3 +80,39 @@ def test_bad_x_is_refused_on_both_paths_and_left_untouched(monkeypatch, path, ca
     with pytest.raises(ValueError, match=r"NaN|nan|non-integer|category"):
         fastgen.predict_proba(p, Xs)
     np.testing.assert_array_equal(Xd, before)
+
+
+def _em_fits(monkeypatch, small):
+    """EM fits with unlabelled rows of every generative family, on the numpy path
+    (``small``) or the kernels'."""
+    monkeypatch.setattr(_small, "SMALL_VALUES", (1 << 62) if small else -1)
+    rng = np.random.default_rng(11)
+    n, d = 200, 4
+    y = np.arange(n) % 2
+    X = rng.standard_normal((n, d)) + 1.5 * y[:, None]
+    U = rng.standard_normal((60, d)) + 1.5 * (np.arange(60) % 2)[:, None]
+    C = np.floor(np.exp(X))
+    Cu = np.floor(np.exp(U))
+    return [fastgen.fit_gda(X, y, "pooled", unlabeled=U),
+            fastgen.fit_gda(X, y, "per_class", unlabeled=U),
+            fastgen.fit_gaussian_nb(X, y, unlabeled=U),
+            fastgen.fit_multinomial_nb(sp.csr_matrix(C), y, unlabeled=sp.csr_matrix(Cu)),
+            fastgen.fit_bernoulli_nb(C, y, binarize=1.5, unlabeled=Cu),
+            fastgen.fit_categorical_nb(np.minimum(C, 3), y, unlabeled=np.minimum(Cu, 3))]
+
+
+def test_em_on_small_data_scores_by_numpy_and_agrees_with_the_kernels(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("small data reached the host kernels")
+
+    for scorer in {type(p.scorer) for p in _em_fits(monkeypatch, True)}:
+        monkeypatch.setattr(scorer, "host", refuse)
+    numpy_fits = _em_fits(monkeypatch, True)
+    monkeypatch.undo()
+    kernel_fits = _em_fits(monkeypatch, False)
+    for a, b in zip(numpy_fits, kernel_fits):
+        assert a.n_iter == b.n_iter and a.n_iter > 0, type(a).__name__
+        for name in ("class_log_prior", "feature_log_prob", "means", "covariance"):
+            if hasattr(a, name) and getattr(a, name) is not None:
+                np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-9,
+                                           atol=1e-12, err_msg=f"{type(a).__name__}.{name}")
