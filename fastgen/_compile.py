@@ -6,9 +6,9 @@ a fresh installation, container or CI runner pays the compilation on its first c
 (spawn) runs the family's public functions on tiny synthetic data shaped to take every
 kernel path real calls take (small and wide X, two and several classes, with and
 without weights, dense and CSR with int32 and int64 indices, every scoring function),
-each call twice, as a small input and as a large one (the serial twins and the parallel
-kernels, see :func:`fastgen.kernels._jit.serial_twin`), so that later processes load
-every kernel from the cache.
+each call sent to the kernels whatever its size (small inputs take numpy passes that
+need no compilation, see ``fastgen._small``), so that later processes load every
+kernel from the cache.
 
 Where the cache lives (numba's order): ``$NUMBA_CACHE_DIR`` when set; else the
 ``__pycache__`` directory beside fastgen's kernel sources; else numba's user cache
@@ -232,6 +232,8 @@ def _logistic(fg, dtype):
             _score_all(fg, ps, Xs)
             fg.fit_logistic(Xs, y, l2=0.5, sample_weight=w)
             fg.logistic_inference(fg.fit_logistic(Xs, y), Xs, y)
+            fg.logistic_inference(fg.fit_logistic(Xs, y), Xs, y, cov_type="cluster",
+                                  groups=groups)
     # wide sparse problems: conjugate gradients (binary) and Newton-CG (multinomial)
     for K in (2, 3):
         Xc, y = _counts(150, 2100, K, dtype)
@@ -242,6 +244,8 @@ def _logistic(fg, dtype):
 
 
 def _firth(fg, dtype):
+    import numpy as np
+
     for n, d in ((40, 2), (120, 6)):
         X, y = _overlapping(n, d, 2, dtype)
         w = _weights(n)
@@ -252,6 +256,12 @@ def _firth(fg, dtype):
         fg.logistic_inference(p, X, y, ci="profile")
         for Xs in _csr_variants(X):
             fg.logistic_inference(fg.fit_logistic(Xs, y, penalty="firth"), Xs, y)
+        # separated classes: the Newton matrix becomes l*'s own Hessian (the curvature
+        # pass and its packed products)
+        ys = (X[:, 0] > 0).astype(np.int64)
+        fg.logistic_inference(fg.fit_logistic(X, ys, penalty="firth"), X, ys)
+        yk = (np.arange(n) % 3).astype(np.int64)
+        fg.logistic_inference(fg.fit_logistic(X, yk, penalty="firth"), X, yk)
 
 
 _WARM = {
@@ -284,7 +294,7 @@ def run_family(family: str, dtype: str) -> dict:
 
     import fastgen
 
-    from . import _runtime
+    from . import _small
     from ._log import on_compile
     from ._validation import sparse as _validation_sparse
 
@@ -299,33 +309,44 @@ def run_family(family: str, dtype: str) -> dict:
         def on_end(self, ev):
             pass
 
-    t0 = time.perf_counter()
-    thresholds = (_runtime.SMALL_WORK, _validation_sparse.STRUCTURE_KERNEL_NNZ)
+    t0, c0 = time.perf_counter(), time.process_time()
+    thresholds = (_small.SMALL_VALUES, _validation_sparse.STRUCTURE_KERNEL_NNZ)
     try:
         with warnings.catch_warnings(), on_compile(lambda message: None, log=False), \
                 event.install_listener("numba:compile", _Count()):
             warnings.simplefilter("ignore")
-            # Every call twice, whatever the warm-up data's size: as a small input (the
-            # serial twins, numpy's CSR structure check) and as a large one (the
-            # parallel kernels, the CSR structure kernel).
-            for small_work, structure_nnz in ((1 << 62, 1 << 62), (0, 0)):
-                _runtime.SMALL_WORK = small_work
-                _validation_sparse.STRUCTURE_KERNEL_NNZ = structure_nnz
-                _WARM[family](fastgen, np.dtype(dtype).type)
+            # The warm-up data are small: every call goes to the kernels all the same
+            # (small inputs take the numpy passes, which need no compilation), the CSR
+            # structure kernel included.
+            _small.SMALL_VALUES = -1
+            _validation_sparse.STRUCTURE_KERNEL_NNZ = 0
+            _WARM[family](fastgen, np.dtype(dtype).type)
     finally:
-        _runtime.SMALL_WORK, _validation_sparse.STRUCTURE_KERNEL_NNZ = thresholds
+        _small.SMALL_VALUES, _validation_sparse.STRUCTURE_KERNEL_NNZ = thresholds
     return {"family": family, "dtype": dtype, "seconds": time.perf_counter() - t0,
-            "compiled": len(compiled)}
+            "cpu_seconds": time.process_time() - c0, "compiled": len(compiled)}
 
 
-def _worker(family, dtype):
-    """A pool task: :func:`run_family`, any failure returned as text."""
+def _line(stream, text):
+    """``text`` and its newline in one write, flushed: the workers and the parent share
+    stderr (unbuffered when it is not a terminal), and a line written in two pieces
+    could be split by another process's line."""
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def _worker(family, dtype, announce=False):
+    """A pool task: :func:`run_family`, any failure returned as text; with
+    ``announce``, a line on stderr when it starts (flushed: seen at once in a log)."""
+    if announce and sys.stderr is not None:
+        _line(sys.stderr, f"fastgen compile: {family} {dtype}: started")
     try:
         return run_family(family, dtype)
     except BaseException as exc:  # noqa: BLE001 - reported by the parent
         import traceback
 
-        return {"family": family, "dtype": dtype, "seconds": float("nan"), "compiled": 0,
+        return {"family": family, "dtype": dtype, "seconds": float("nan"),
+                "cpu_seconds": float("nan"), "compiled": 0,
                 "error": f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"}
 
 
@@ -366,12 +387,16 @@ class CompiledFamily:
         Wall seconds of its warm-up (compilation, or loading from the cache).
     compiled : int
         Kernel signatures numba compiled (0: the cache had them all).
+    cpu_seconds : float
+        CPU seconds of the warm-up in its worker process (on a busy machine the wall
+        seconds grow, these do not).
     """
 
     family: str
     dtype: str
     seconds: float
     compiled: int
+    cpu_seconds: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -418,11 +443,11 @@ class _Lines:
         if "error" in item:
             what = "FAILED"
         else:
-            what = (f"{item['seconds']:.1f} s, "
+            what = (f"{item['seconds']:.1f} s ({item['cpu_seconds']:.1f} s CPU), "
                     + (f"{item['compiled']} kernels compiled" if item["compiled"]
                        else "all cached"))
-        print(f"fastgen compile: [{self.done}/{self.total}] {item['family']} "
-              f"{item['dtype']}: {what}", file=self.stream, flush=True)
+        _line(self.stream, f"fastgen compile: [{self.done}/{self.total}] {item['family']} "
+                           f"{item['dtype']}: {what}")
 
     def close(self):
         pass
@@ -489,7 +514,8 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
         Worker processes (default: the number of CPUs, at most one per task).
     progress : bool, default True
         Report progress on stderr: a tqdm bar when tqdm is installed and stderr is a
-        terminal, else one line per finished family and dtype.
+        terminal, else one line (flushed) when each family and dtype starts and one
+        when it finishes.
 
     Returns
     -------
@@ -528,7 +554,8 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
     try:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
-            futures = [ex.submit(_worker, f, d) for f, d in tasks]
+            announce = isinstance(bar, _Lines)  # a tqdm bar shows what runs itself
+            futures = [ex.submit(_worker, f, d, announce) for f, d in tasks]
             for fut in as_completed(futures):
                 item = fut.result()
                 results.append(item)
@@ -543,6 +570,6 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
             f"{r['family']} {r['dtype']} failed: {r['error']}" for r in failed))
     return CompileReport(
         cache_dir=where,
-        families=tuple(CompiledFamily(r["family"], r["dtype"], r["seconds"], r["compiled"])
-                       for r in results),
+        families=tuple(CompiledFamily(r["family"], r["dtype"], r["seconds"], r["compiled"],
+                                      r["cpu_seconds"]) for r in results),
         seconds=time.perf_counter() - t0)

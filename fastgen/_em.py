@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._runtime import blas_single_thread
+from ._scorer import MODE_JLL
 from ._validation import check_n_features, check_scalar, check_X, feature_names_of
 
 __all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabeled",
@@ -204,9 +205,11 @@ def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics,
     total_weight = (float(w.sum()) if w.shape[0] else X.shape[0]) + lam * U.shape[0]
 
     def expect(params):
-        jll = params.scorer.joint_log_likelihood  # validated host rows
-        objective = labelled_log_likelihood(jll(params, X), codes, w)
-        marginal, R = log_marginal_and_posteriors(jll(params, U))
+        def jll(rows):  # validated host rows: numpy scores where small (fastgen._small)
+            return params.scorer.validated(params, rows, MODE_JLL)
+
+        objective = labelled_log_likelihood(jll(X), codes, w)
+        marginal, R = log_marginal_and_posteriors(jll(U))
         objective += lam * marginal
         if log_prior is not None:
             objective += log_prior(params)

@@ -11,11 +11,12 @@ fastgen logs, never at import:
   handler of its own for it (none on the root logger or on ``"fastgen"``): a program
   that configures logging gets fastgen's records through its own handlers instead.
 
-What fastgen logs: at INFO, once per process, ``fastgen: compiling kernels for
-fit_logistic on first use (cached for later runs)`` when a public call is about to
-compile a kernel (numba's cache had no entry for it: first use after installation, a
-new dtype, a cleared cache); at WARNING, a damaged cache entry (see
-:mod:`fastgen._runtime`).  Silence the first with
+What fastgen logs: at INFO, once per process and model family, ``fastgen: compiling
+kernels for logistic regression (fit_logistic) on first use (cached in
+/path/to/numba/cache for later runs)`` when a public call is about to compile a kernel
+(numba's cache had no entry for it: first use after installation, a new dtype, a
+cleared cache; small inputs never compile, see ``fastgen._small``); at WARNING, a
+damaged cache entry (see :mod:`fastgen._runtime`).  Silence the first with
 ``logging.getLogger("fastgen").setLevel(logging.WARNING)`` or ``FASTGEN_QUIET=1``.
 
 How "about to compile" is detected: a listener for numba's ``"numba:compile"`` event
@@ -37,7 +38,7 @@ import threading
 from ._public import LAZY
 
 __all__ = ["LOGGER_NAME", "get_logger", "compile_message", "watch_compiles",
-           "on_compile", "announce"]
+           "on_compile", "announce", "compile_clock", "CompileClock"]
 
 LOGGER_NAME = "fastgen"
 
@@ -102,12 +103,38 @@ def get_logger() -> logging.Logger:
 
 # ----------------------------------------------------------------- the compile notice
 
-def compile_message(name: str) -> str:
-    """The line logged when the public function ``name`` starts compiling."""
-    return f"fastgen: compiling kernels for {name} on first use (cached for later runs)"
+def compile_message(name: str, family: str | None = None, cache: str | None = None) -> str:
+    """The line logged when the public function ``name`` (of model ``family``) starts
+    compiling, with numba's cache folder ``cache`` when known."""
+    what = name if family is None else f"{family} ({name})"
+    where = "for later runs" if cache is None else f"in {cache} for later runs"
+    return f"fastgen: compiling kernels for {what} on first use (cached {where})"
 
 
-_announced = False  # the line was logged in this process
+#: public function -> the model family whose kernels it compiles (scoring functions: by
+#: the type of their ``params``, see ``_PARAMS_FAMILY``)
+_FAMILY = {
+    "fit_gda": "GDA", "class_moments": "GDA", "merge_moments": "GDA",
+    "gda_from_moments": "GDA", "lda_transform": "GDA", "linear_discriminant": "GDA",
+    "fit_gaussian_nb": "Gaussian naive Bayes", "fit_bernoulli_nb": "Bernoulli naive Bayes",
+    "fit_multinomial_nb": "multinomial naive Bayes",
+    "fit_complement_nb": "complement naive Bayes",
+    "fit_categorical_nb": "categorical naive Bayes",
+    "nb_counts": "naive Bayes counts", "merge_counts": "naive Bayes counts",
+    "nb_from_counts": "naive Bayes counts",
+    "fit_logistic": "logistic regression", "logistic_inference": "logistic regression",
+    "irls_step": "logistic regression", "detect_separation": "logistic regression",
+}
+_PARAMS_FAMILY = {
+    "GDAParams": "GDA", "GaussianNBParams": "Gaussian naive Bayes",
+    "BernoulliNBParams": "Bernoulli naive Bayes",
+    "MultinomialNBParams": "multinomial naive Bayes",
+    "ComplementNBParams": "complement naive Bayes",
+    "CategoricalNBParams": "categorical naive Bayes",
+    "LogisticParams": "logistic regression",
+}
+
+_announced = set()  # the families whose line was logged in this process
 _callbacks: list = []  # [callback, called] of the active on_compile contexts
 _line_writer = None  # where the default handler writes while a status display is shown
 _registered = False
@@ -119,32 +146,37 @@ _NOT_ENTRY_POINTS = ("fastgen.kernels", "fastgen.cuda.kernels", "fastgen._log",
 
 
 def _public_caller(frame):
-    """The public fastgen function running in ``frame`` or further out: the outermost
-    frame whose function is one of fastgen's public names; failing that the outermost
-    frame of a fastgen module (adapters such as :mod:`fastgen.dask`); None when fastgen
-    is not on the stack."""
+    """(name, family) of the public fastgen function running in ``frame`` or further
+    out: the outermost frame whose function is one of fastgen's public names; failing
+    that the outermost frame of a fastgen module (adapters such as :mod:`fastgen.dask`;
+    family None); None when fastgen is not on the stack.  A scoring function's family
+    is that of its ``params``."""
     named = other = None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module == "fastgen" or module.startswith("fastgen."):
             code = frame.f_code
             if code.co_name in LAZY:
-                named = code.co_name
+                params = frame.f_locals.get("params")
+                family = _FAMILY.get(code.co_name) or _PARAMS_FAMILY.get(
+                    type(params).__name__)
+                named = (code.co_name, family)
             elif not module.startswith(_NOT_ENTRY_POINTS):
-                other = getattr(code, "co_qualname", code.co_name)
+                other = (getattr(code, "co_qualname", code.co_name), None)
         frame = frame.f_back
     return named or other
 
 
-def announce(message: str) -> None:
+def announce(message: str, key=None) -> None:
     """Say that a fastgen call is compiling (``message``: :func:`compile_message`): the
-    log line, once per process, and every :func:`on_compile` callback not called yet.
-    Also how a parent process relays the message a worker sent it."""
-    global _announced
+    log line, once per process and ``key`` (the family; default: the message), and
+    every :func:`on_compile` callback not called yet.  Also how a parent process relays
+    the message a worker sent it."""
+    key = message if key is None else key
     with _state_lock:
-        log = not _announced and not any(entry[2] for entry in _callbacks)
+        log = key not in _announced and not any(entry[2] for entry in _callbacks)
         if log:
-            _announced = True
+            _announced.add(key)
         todo = [entry for entry in _callbacks if not entry[1]]
         for entry in todo:
             entry[1] = True
@@ -158,8 +190,6 @@ def announce(message: str) -> None:
 
 
 def _on_compile_start(event) -> None:
-    if _announced and not _callbacks:
-        return
     try:
         dispatcher = event.data["dispatcher"]
         module = getattr(dispatcher.py_func, "__module__", "") or ""
@@ -167,11 +197,15 @@ def _on_compile_start(event) -> None:
         return
     if not (module == "fastgen" or module.startswith("fastgen.")):
         return
-    if _announced and all(entry[1] for entry in _callbacks):
+    caller = _public_caller(sys._getframe(1))
+    if caller is None:
         return
-    name = _public_caller(sys._getframe(1))
-    if name is not None:
-        announce(compile_message(name))
+    name, family = caller
+    key = family or name
+    if key in _announced and all(entry[1] for entry in _callbacks):
+        return
+    cache = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
+    announce(compile_message(name, family, cache), key)
 
 
 def watch_compiles() -> None:
@@ -228,3 +262,42 @@ def on_compile(callback, *, log=True, writer=None):
         with _state_lock:
             _callbacks[:] = [e for e in _callbacks if e is not entry]
             _line_writer = previous
+
+
+class CompileClock:
+    """Seconds numba spent compiling (outermost compilations only) while the
+    :func:`compile_clock` context that returned it was active, in this process."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self._depth = 0
+        self._t0 = 0.0
+
+
+@contextlib.contextmanager
+def compile_clock():
+    """Context manager yielding a :class:`CompileClock`: the time inside counts as
+    compilation, not as work (a progress estimate subtracts it).  Nothing is timed when
+    numba's event API is missing."""
+    import time
+
+    clock = CompileClock()
+    try:
+        from numba.core import event
+    except ImportError:
+        yield clock
+        return
+
+    class _Timer(event.Listener):
+        def on_start(self, ev):
+            if clock._depth == 0:
+                clock._t0 = time.perf_counter()
+            clock._depth += 1
+
+        def on_end(self, ev):
+            clock._depth -= 1
+            if clock._depth == 0:
+                clock.seconds += time.perf_counter() - clock._t0
+
+    with event.install_listener("numba:compile", _Timer()):
+        yield clock

@@ -87,7 +87,7 @@ Thread-pool policy.  Keep BLAS at one thread around kernels that call BLAS from 
 ``prange``: numba's ``np.dot`` calls the OpenBLAS bundled with scipy, and left at its
 default thread count inside a parallel numba region each numba worker would start BLAS
 threads of its own, so the two pools oversubscribe the cores (docs/guide/processes.rst).
-Small inputs run on one numba thread (:data:`SMALL_WORK`).
+Small inputs (``fastgen._small``) take numpy passes and never start numba's pool.
 
 This module imports numba lazily (inside functions): importing it must not start
 numba before ``OMP_WAIT_POLICY`` is set.
@@ -122,7 +122,6 @@ __all__ = [
     "threads_for_work",
     "serial_for_small_inputs",
     "single_thread_blas_call",
-    "SMALL_WORK",
 ]
 
 
@@ -177,61 +176,29 @@ def blas_single_thread(active: bool = True):
             _held.blas = False
 
 
-# Below this many stored values (n·d dense, nnz sparse) kernels run serially: waking
-# the thread pool costs more than the work, on a busy machine a parallel region waits
-# for a core, and the serial twins of the parallel kernels compile in a fraction of
-# their time (benchmarks/NOTES.md).  The work split does not depend on the thread
-# count, so results are the same either way.
-SMALL_WORK = 1 << 15
-
-
-def _work_of(X) -> int:
-    nnz = getattr(X, "nnz", None)
-    if nnz is not None:
-        return int(nnz) + int(X.shape[0])
-    shape = getattr(X, "shape", None)
-    if shape is None:
-        return SMALL_WORK  # not an array yet (a list…): leave the thread count alone
-    size = 1
-    for s in shape:
-        size *= int(s)
-    return size
-
-
 def threads_for(X):
-    """Run the kernels inside serially when X is small (see ``SMALL_WORK``)."""
-    return threads_for_work(_work_of(X))
+    """:func:`threads_for_work` for a pass over X."""
+    return threads_for_work(0)
 
 
 @contextlib.contextmanager
 def threads_for_work(work):
-    """:func:`threads_for` for a pass whose work is not X's size: ``work`` in the units
-    of ``SMALL_WORK`` (stored values).
-
-    Below ``SMALL_WORK`` the kernels called inside run their serial twins
-    (:func:`fastgen.kernels._jit.serial_code`): no parallel region, so numba's thread
-    pool is neither started nor woken.  Nested scopes go both ways: a large pass inside
-    a small scope (the Firth curvature pass of a small X) runs the parallel kernels.
-    In a forked child whose parent had started GNU OpenMP, a large pass runs the
-    parallel kernels on one thread (the child has no OpenMP worker threads).
-    """
-    from .kernels._jit import in_serial_code, serial_code
-
-    small = work < SMALL_WORK
-    forked = not small and in_forked_openmp_child()
-    if not (small or forked or in_serial_code()):
+    """The scope of a pass of ``work`` stored values (kept for the callers' sake: the
+    work no longer changes anything).  In a forked child whose parent had started GNU
+    OpenMP, the kernels called inside run on one numba thread (the child has no OpenMP
+    worker threads), even if the child raised numba's thread count.  Small inputs never
+    reach the kernels: they take the numpy passes (:mod:`fastgen._small`)."""
+    if not in_forked_openmp_child():
         yield
         return
-    with serial_code(small), (_one_numba_thread() if forked else contextlib.nullcontext()):
+    with _one_numba_thread():
         yield
 
 
 def kernel_threads() -> int:
-    """The threads a kernel call made here runs on: 1 inside a small scope (serial
-    twins), else numba's thread count (which starts numba's pool)."""
-    from .kernels._jit import in_serial_code
-
-    if in_serial_code():
+    """The threads a kernel call made here runs on: numba's thread count (which starts
+    numba's pool), 1 in a forked child of an OpenMP parent."""
+    if in_forked_openmp_child():
         return 1
     import numba
 
@@ -255,7 +222,9 @@ def _one_numba_thread():
 
 def serial_for_small_inputs(x_index=0):
     """Decorator factory: :func:`threads_for` applied to the function's X argument
-    (positional index ``x_index``, or the keyword ``X``)."""
+    (positional index ``x_index``, or the keyword ``X``): its kernels run on one numba
+    thread in a forked child of an OpenMP parent.  Small inputs take the numpy passes
+    (:mod:`fastgen._small`) inside the function itself."""
 
     def decorate(func):
         @functools.wraps(func)

@@ -3,8 +3,10 @@
 Every params class answers :meth:`~fastgen._params.FittedParams.scoring_tables` with
 ``(kind, tables)``: the float64 tables of its scoring formula, and nothing about how
 they are scored.  Each model family has one :class:`Scorer` (``params.scorer``),
-which validates X once and picks the host kernels (by the sizes of X and the tables)
-or the device kernels of :mod:`fastgen.cuda` for a CUDA array.  Choices about how to
+which validates X once and picks the numpy passes for small X (at most
+:data:`fastgen._small.SMALL_VALUES` values: nothing compiles), the host kernels (by the
+sizes of X and the tables) or the device kernels of :mod:`fastgen.cuda` for a CUDA
+array.  Choices about how to
 score, such as the kernel for a size, belong to the scorer; :mod:`fastgen.scoring`
 only checks the params and the column names and hands over.
 
@@ -14,6 +16,9 @@ layout) are computed once per params object by :func:`derived`.
 
 from __future__ import annotations
 
+import numpy as np
+
+from ._small import is_small
 from ._validation import check_n_features, check_X
 from .cuda import is_device_array
 from .kernels.special import (
@@ -60,10 +65,23 @@ class Scorer:
     def score(self, params, X, mode):
         """Scores (``MODE_JLL``, ``MODE_LOG_PROBA``, ``MODE_PROBA``) or labels
         (``MODE_PREDICT``) of X: device arrays to :meth:`device`, the rest validated
-        once (:meth:`prepare`) and scored by :meth:`host`."""
+        once (:meth:`prepare`) and scored by :meth:`small` where X is small and the
+        family has numpy scores, else by :meth:`host`."""
         if is_device_array(X):
             return self.device(params, X, mode)
-        return self.host(params, self.prepare(params, X), mode)
+        return self.validated(params, self.prepare(params, X), mode)
+
+    def validated(self, params, X, mode):
+        """Scores or labels of validated host X: :meth:`small` for small X where the
+        family has numpy scores, else :meth:`host`."""
+        if is_small(X):  # numpy scores: no compilation (fastgen._small)
+            out = self.small(params, X, MODE_JLL if mode == MODE_PREDICT else mode)
+            if out is not None:
+                if mode != MODE_PREDICT:
+                    return out
+                return params.classes[np.argmax(out, axis=1) if out.shape[1] else
+                                      np.zeros(out.shape[0], dtype=np.intp)]
+        return self.host(params, X, mode)
 
     def prepare(self, params, X):
         """X checked and converted once: dense or (where the kernels take it) CSR, in
@@ -83,6 +101,12 @@ class Scorer:
         if mode == MODE_LOG_PROBA:
             return self.predict_log_proba(params, X)
         return self.predict_proba(params, X)
+
+    def small(self, params, X, mode):
+        """Scores (``MODE_JLL``, ``MODE_LOG_PROBA``, ``MODE_PROBA``) of validated small
+        X by numpy passes, in the params' dtype, or None where the family has none (then
+        :meth:`host` scores it).  Both paths agree to 1e-12 (tests/test_small_path.py)."""
+        return None
 
     def device(self, params, X, mode):
         """Scores of device X: only the Gaussian families have device kernels."""

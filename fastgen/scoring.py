@@ -3,8 +3,9 @@
 Each checks the params and X's column names, then hands X to the params' scorer
 (``params.scorer``, :mod:`fastgen._scorer`), which validates X once (dense or, where
 the model allows, CSR; converted to the dtype the params were fitted in) and scores it
-with the params' tables on the host kernels, or on the device kernels of
-:mod:`fastgen.cuda` for a CUDA array.
+with the params' tables: by numpy passes for small X (at most
+:data:`fastgen._small.SMALL_VALUES` stored values, nothing compiles), else on the host
+kernels, or on the device kernels of :mod:`fastgen.cuda` for a CUDA array.
 
 Feature names follow scikit-learn's rule.  Params fitted on a data frame whose column
 names are all str keep them (``params.feature_names``); a data frame scored with other

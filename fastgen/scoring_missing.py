@@ -70,7 +70,7 @@ def score_marginal(params, X, mode):
     reject_infinite(X)
     incomplete, missing = _nan_mask(X)
     if not incomplete.any():
-        return scorer.host(params, X, mode)
+        return scorer.validated(params, X, mode)
     marginal = _marginal_scorer(params)
     complete = np.flatnonzero(~incomplete)
     in_place = complete.size < X.shape[0] // 2
@@ -92,7 +92,7 @@ def score_marginal(params, X, mode):
         out[rows] = jll
     if complete.size:
         with _rows_named_in(X, complete):
-            out[complete] = scorer.host(params, X[complete], mode)
+            out[complete] = scorer.validated(params, X[complete], mode)
     return out
 
 

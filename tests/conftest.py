@@ -113,3 +113,13 @@ def matrix_zoo(request):
 def dense_zoo(request):
     """The dense layouts of :func:`matrix_zoo` (for functions that take no sparse X)."""
     return request.param
+
+
+@pytest.fixture
+def kernel_path(monkeypatch):
+    """Every input goes to the compiled kernels, whatever its size (small inputs take
+    the numpy passes otherwise, see fastgen._small): for tests of the kernels
+    themselves on small data."""
+    from fastgen import _small
+
+    monkeypatch.setattr(_small, "SMALL_VALUES", -1)

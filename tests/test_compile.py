@@ -23,9 +23,9 @@ import fastgen
 ROOT = str(Path(fastgen.__file__).resolve().parent.parent)
 LINE = "fastgen: compiling kernels for "
 
-# Gaussian naive Bayes on typical data (other shapes than the warm-up's; small inputs,
-# which run the serial twins, and one large enough for the parallel kernels), recording
-# the fastgen kernels numba compiles.  argv[1] picks how the program sets up logging.
+# Gaussian naive Bayes on typical data (other shapes than the warm-up's), sent to the
+# kernels whatever their size (FASTGEN_SMALL_VALUES=0, see _env), recording the fastgen
+# kernels numba compiles.  argv[1] picks how the program sets up logging.
 _SCRIPT = r"""
 import json, logging, sys
 import numpy as np
@@ -66,7 +66,8 @@ print(json.dumps({"compiled": compiled}))
 def _env(cache, **extra):
     env = {k: v for k, v in os.environ.items()
            if k not in ("NUMBA_CACHE_DIR", "FASTGEN_QUIET", "FASTGEN_LOG_LEVEL")}
-    env.update(NUMBA_CACHE_DIR=str(cache), **extra)
+    # small inputs take numpy passes that compile nothing: these runs go to the kernels
+    env.update(NUMBA_CACHE_DIR=str(cache), FASTGEN_SMALL_VALUES="0", **extra)
     return env
 
 
@@ -100,9 +101,11 @@ def test_cold_run_says_so_once_and_warm_run_is_silent(warm_cache):
     cache, compiled, err = warm_cache
     assert compiled, "the cold run compiled nothing: not an empty cache"
     assert _index_files(cache), "numba did not write into NUMBA_CACHE_DIR"
-    assert _lines(err) == [
-        "fastgen: compiling kernels for fit_gaussian_nb on first use "
-        "(cached for later runs)"], err[-2000:]
+    # the cache folder named is numba's directory for the kernels, inside the cache
+    (line,) = _lines(err)
+    assert line.startswith(
+        f"fastgen: compiling kernels for Gaussian naive Bayes (fit_gaussian_nb) on first "
+        f"use (cached in {cache}{os.sep}kernels_") and line.endswith(" for later runs)"), err
     compiled, err, _ = _run(cache)
     assert compiled == []
     assert _lines(err) == [], err[-2000:]
@@ -163,9 +166,10 @@ def test_curve_progress_bar_shows_the_compile_status(warm_cache, tmp_path, jobs)
                          timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]
     pieces = res.stderr.replace("\r", "\n").splitlines()
-    message = "compiling kernels for fit_gaussian_nb on first use (cached for later runs)"
-    assert pieces.count(f"fastgen: {message}") == 1, res.stderr
-    assert any(p.startswith("splits:") and f", {message}]" in p for p in pieces), res.stderr
+    message = (f"compiling kernels for Gaussian naive Bayes (fit_gaussian_nb) on first use "
+               f"(cached in {cache}{os.sep}kernels_")
+    assert sum(p.startswith(f"fastgen: {message}") for p in pieces) == 1, res.stderr
+    assert any(p.startswith("splits:") and f", {message}" in p for p in pieces), res.stderr
     bars = [p for p in pieces if p.startswith("splits:")]
     assert "compiling" not in bars[-1], res.stderr  # cleared once a split finished
 
@@ -252,18 +256,21 @@ def test_logger_level_from_environment(fresh_logger, _log, monkeypatch, env, lev
 
 
 def test_announce_logs_once_and_calls_each_context_once(_log, monkeypatch, caplog):
-    monkeypatch.setattr(_log, "_announced", False)
+    monkeypatch.setattr(_log, "_announced", set())
     seen = []
+    gda, gda2 = (_log.compile_message(n, "GDA") for n in ("fit_gda", "predict"))
+    logistic = _log.compile_message("fit_logistic", "logistic regression")
     with caplog.at_level(logging.INFO, logger="fastgen"):
         with _log.on_compile(seen.append):
-            _log.announce(_log.compile_message("fit_gda"))
-            _log.announce(_log.compile_message("predict"))
+            _log.announce(gda, "GDA")
+            _log.announce(gda2, "GDA")  # the same family: not again
         with _log.on_compile(seen.append, log=False):
-            _log.announce(_log.compile_message("fit_logistic"))
-        _log.announce(_log.compile_message("fit_logistic"))
+            _log.announce(logistic, "logistic regression")  # not logged here
+        _log.announce(logistic, "logistic regression")
+        _log.announce(logistic, "logistic regression")
     assert [r.getMessage() for r in caplog.records if r.name == "fastgen"] == [
-        _log.compile_message("fit_gda")]
-    assert seen == [_log.compile_message("fit_gda"), _log.compile_message("fit_logistic")]
+        gda, logistic]
+    assert seen == [gda, logistic]
 
 
 # ------------------------------------------------------------ fewer specialisations
@@ -276,7 +283,9 @@ _LABEL_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
 
 @pytest.mark.parametrize("dtype", _LABEL_DTYPES)
 @pytest.mark.parametrize("read_only", [False, True])
-def test_integer_labels_of_every_dtype_share_one_label_kernel(dtype, read_only):
+def test_integer_labels_of_every_dtype_share_one_label_kernel(monkeypatch, dtype,
+                                                             read_only):
+    from fastgen import _small
     from fastgen._validation import check_y
     from fastgen.kernels.labels import int_label_codes
 
@@ -284,6 +293,7 @@ def test_integer_labels_of_every_dtype_share_one_label_kernel(dtype, read_only):
     hi = 2 if dtype == "bool" else 9
     y = rng.integers(0, hi, size=300).astype(dtype)
     y.flags.writeable = not read_only
+    monkeypatch.setattr(_small, "SMALL_VALUES", -1)  # the kernel, not numpy
     classes, codes = check_y(y)
     ref_classes, ref_codes = np.unique(y, return_inverse=True)
     assert classes.dtype == y.dtype
@@ -298,7 +308,9 @@ def test_inference_pass_compiles_only_the_kernel_of_its_class_count(monkeypatch,
     # the dense pass (not tiles) of a binary call runs the binary kernel only, a
     # multinomial call the multinomial one: neither compiles the other's per-group code
     import fastgen.kernels.inference as inference_kernels
+    from fastgen import _small
 
+    monkeypatch.setattr(_small, "SMALL_VALUES", -1)  # the kernels, not numpy
     calls = []
     for name in ("inference_pass_binary", "inference_pass_multinomial", "inference_pass"):
         kernel = getattr(inference_kernels, name)

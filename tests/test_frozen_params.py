@@ -129,9 +129,6 @@ def _dispatchers():
         for attr, obj in vars(mod).items():
             if hasattr(obj, "signatures") and hasattr(obj, "py_func"):
                 found[f"{mod.__name__}.{attr}"] = obj
-                twin = getattr(obj, "__dict__", {}).get("_serial_twin")
-                if twin is not None and twin is not obj:  # small inputs run the twins
-                    found[f"{mod.__name__}.{attr}_serial"] = twin
     return found
 
 

@@ -278,7 +278,7 @@ def test_loading_a_special_file_is_refused_before_opening(tmp_path, kind):
     if kind == "block device" and not _has_block_device():
         pytest.skip("no block device here")
     proc = subprocess.run([sys.executable, "-c", _PROBE, kind, str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     for name, (cls, message) in json.loads(proc.stdout).items():
         assert cls == "ParamsFileError", (name, cls, message)

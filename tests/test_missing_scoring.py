@@ -391,10 +391,12 @@ def test_rank_deficient_pooled_model_refuses_nan():
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_parallel_kernels_agree_with_their_serial_twins(kind):
-    # a large X runs the parallel kernels, small pieces their serial twins: row by row
-    # the same arithmetic, so the same bits for the rows with NaN (the complete rows
-    # go through the complete-data scoring, whose BLAS blocking depends on the rows)
+@pytest.mark.usefixtures("kernel_path")  # the pieces on the kernels' path too
+def test_marginal_kernels_score_a_row_the_same_in_any_block(kind):
+    # the parallel marginal kernels on the whole X and on small pieces of it (one
+    # thread's share, then none): row by row the same arithmetic, so the same bits for
+    # the rows with NaN (the complete rows go through the complete-data scoring, whose
+    # BLAS blocking depends on the rows)
     X, y = make_blobs(40_000, 6, 4, seed=50)
     p = fastgen.fit_gda(X, y, kind)
     M = _mask(40_000, 6, 0.2, 51)

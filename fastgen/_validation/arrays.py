@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from .. import _small as small
 from ..kernels.labels import NONFINITE_SCAN_BLOCK, first_nonfinite, nonfinite_block
 
 __all__ = ["is_sparse", "report_nonfinite"]
@@ -41,6 +42,8 @@ def _first_nonfinite_flat(a: np.ndarray) -> int:
     if a.dtype.type not in _FLOAT_TYPES:  # long double: no kernel specialisation
         bad = np.flatnonzero(~np.isfinite(a))
         return int(bad[0]) if bad.size else -1
+    if small.small_work(a.shape[0]):  # numpy for small inputs: nothing to compile
+        return small.first_nonfinite(a)
     a = writeable_view(a)  # one specialisation for read-only inputs too
     if a.shape[0] < 2 * NONFINITE_SCAN_BLOCK:  # too small to be worth waking the thread pool
         return int(first_nonfinite(a))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _small as small
 from ..kernels.labels import int_label_codes
 from .arrays import _missing_name, is_sparse, writeable_view
 
@@ -48,7 +49,9 @@ def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: in
         if span <= max(2 * ai.shape[0], 1 << 16) and hi <= np.iinfo(np.int64).max:
             # one integer dtype for the kernel (every label dtype would compile its own
             # specialisation); the values are the same
-            present, codes = int_label_codes(
+            coder = small.int_label_codes if small.small_work(span + ai.shape[0]) \
+                else int_label_codes  # numpy for small inputs: nothing to compile
+            present, codes = coder(
                 writeable_view(np.ascontiguousarray(ai, dtype=np.int64)), lo, span)
             classes = (np.flatnonzero(present) + lo).astype(ai.dtype)
             if a.dtype.kind == "b":

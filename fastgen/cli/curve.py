@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import predict
-from .._log import announce, on_compile
+from .._log import announce, compile_clock, on_compile
 from .errors import CLIError
 from .models import CURVE_MODELS, feature_kind, resolve
 
@@ -159,7 +159,18 @@ def _init_worker(job, messages=None):
 
 
 def _worker_split(split):
-    return curve_split(_worker_job, split)
+    """:func:`curve_split` in a worker, with the seconds it spent compiling."""
+    with compile_clock() as clock:
+        result = curve_split(_worker_job, split)
+    return (*result, clock.seconds)
+
+
+def discount_compilation(bar, seconds):
+    """Move the bar's start ``seconds`` later: compilation is a one-off, not work, and
+    counted as work it made the first estimates many times too long.  The bar uses
+    the average rate (``smoothing=0``), which this keeps exact."""
+    if bar is not None and seconds > 0.0:
+        bar.start_t += seconds
 
 
 def n_test_rows(test_size, n):
@@ -219,7 +230,10 @@ def progress_bar(total, enabled):
         from tqdm import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, desc="splits", unit="split", file=sys.stderr, leave=False)
+    # the average rate over the run (smoothing=0), from which discount_compilation takes
+    # the time spent compiling
+    return tqdm(total=total, desc="splits", unit="split", file=sys.stderr, leave=False,
+                smoothing=0)
 
 
 def compile_status(bar):
@@ -303,8 +317,10 @@ def run_curve(X, y, *, models, splits, sizes, test_size, seed, jobs=1, progress=
                 restore = single_thread()
                 try:
                     for i in range(splits):
-                        results[i] = curve_split(job, i)
+                        with compile_clock() as clock:
+                            results[i] = curve_split(job, i)
                         if bar is not None:
+                            discount_compilation(bar, clock.seconds)
                             clear_status(bar)
                             bar.update()
                 finally:
@@ -340,6 +356,8 @@ def _run_pool(job, splits, jobs, results, bar):
                 for fut in done:
                     results[futures[fut]] = fut.result()
                     if bar is not None:
+                        # the workers compile side by side: their compile time over jobs
+                        discount_compilation(bar, results[futures[fut]][3] / jobs)
                         clear_status(bar)
                         bar.update()
             _relay(messages)

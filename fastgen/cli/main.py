@@ -124,9 +124,11 @@ the same path, the same numba version and CPU model, and run 'fastgen compile' o
 before they start.  Concurrent writers are serialised by a lock file in the cache
 directory.
 
-Without it, the first call of each family in a process with an empty cache compiles
-its kernels (seconds to a minute) and says so on stderr once per process: "fastgen:
-compiling kernels for fit_logistic on first use (cached for later runs)".  Silence
+Without it, the first call of each family on an input above 10^5 stored values (smaller
+ones take numpy and compile nothing), in a process with an empty cache, compiles its
+kernels (seconds to a minute) and says so on stderr once per family: "fastgen:
+compiling kernels for logistic regression (fit_logistic) on first use (cached in
+/path/to/cache for later runs)".  Silence
 that line with FASTGEN_QUIET=1 (or FASTGEN_LOG_LEVEL=WARNING, or the level of the
 'fastgen' logger).
 """

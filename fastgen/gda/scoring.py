@@ -121,6 +121,11 @@ class GaussianScorer(Scorer):
         out = cuda.score(kind, tuple(tables), X, mode, params.dtype, params.n_features_in)
         return params.classes[out] if mode == MODE_PREDICT else out
 
+    def small(self, params, X, mode):
+        from .small import gaussian_scores  # numpy scores of small X
+
+        return gaussian_scores(params, X, mode)
+
     def scores(self, params, X, mode):
         """Joint log-likelihoods (``MODE_JLL``), log posteriors or posteriors.
 

@@ -43,6 +43,7 @@ Modules, each importing only those above it in this list (plus ``fastgen._params
   ``newton_solve`` and its steps (direction, line search, update, convergence check),
   and the linear solvers (Cholesky with jitter, preconditioned CG);
 * ``data``        the LogisticData protocol and InMemoryData (dense or CSR, the kernels);
+* ``small``       the same passes (and the inference passes) in numpy, for small inputs;
 * ``centring``    the centred frame: which columns are centred, the centred copy of X,
   and the exact maps of intercepts and covariances back to the user's coordinates;
 * ``objectives``  BinaryObjective, MultinomialObjective, ``make_objective`` and the
@@ -72,6 +73,7 @@ when the data are separated (converged False) and with ``CollinearityWarning`` w
 rank-deficient; both subclass ``ConvergenceWarning``.
 """
 
+from . import small  # noqa: F401 - small inputs' numpy passes (see data.InMemoryData)
 from .api import fit_logistic, irls_step, logistic_loss_grad_hess
 from .diagnostics import (
     Collinearity,

@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from .._runtime import blas_single_thread
+from .._small import is_small
 from .._validation import csr_arrays, is_sparse
 from ..kernels import irls, irls_sparse
 
@@ -97,6 +98,16 @@ class InMemoryData:
     """
 
     supports_hessp = True
+
+    #: the class small inputs get instead (numpy passes, no compilation:
+    #: :class:`fastgen.logistic.small.SmallData`, which sets this when the package
+    #: imports it)
+    small_class = None
+
+    def __new__(cls, X, *args, **kwargs):
+        if cls is InMemoryData and cls.small_class is not None and is_small(X):
+            cls = cls.small_class
+        return super().__new__(cls)
 
     def __init__(self, X, y, w, fit_intercept):
         self.sparse = is_sparse(X)

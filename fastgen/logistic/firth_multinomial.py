@@ -41,6 +41,7 @@ import numpy as np
 import scipy.linalg
 
 from .._runtime import kernel_threads, threads_for_work
+from .._small import small_work
 from .._validation import check_sample_weight, check_X, check_y
 from .firth_objective import _column_scales, _penalised_state
 from .firth_starts import MULTI_START_ETA, _best_of_starts, check_start, subsample_start
@@ -148,7 +149,8 @@ def _log_det_gradient(data, w, B, Ainv):
         return _log_det_gradient_rows(data, w, B, Ainv, r0, min(n, r0 + step))
 
     with threads_for_work(n * m * p * p):
-        workers = min(kernel_threads(), len(starts))
+        # small data: one thread, numba's pool never started (fastgen._small)
+        workers = 1 if small_work(n * p) else min(kernel_threads(), len(starts))
         if workers > 1:
             from concurrent.futures import ThreadPoolExecutor
 

@@ -28,6 +28,7 @@ from .._runtime import blas_single_thread, threads_for, threads_for_work
 from ..kernels import inference as inference_kernels
 from .data import column_abs_max
 from .objectives import Evaluation, check_curvature_diagonal, column_scales
+from .small import SmallInferenceData, packed_products
 
 __all__ = ["firth_null_loglik", "CURVATURE_MAX_PARAMS"]
 
@@ -115,6 +116,9 @@ class _Penalised:
         Linv = np.ascontiguousarray(Linv)
         st.Linv = Linv
         d = self.data
+        if isinstance(d, SmallInferenceData):  # numpy passes: no compilation
+            st.c = d.firth_hat(self.w, st.beta, Linv)[0]
+            return st.score + 2.0 * self.pw * st.c
         with threads_for(d.X):
             if d.sparse:
                 c, _ = inference_kernels.firth_hat_csr(*d.csr, self.w, st.beta, Linv,
@@ -185,7 +189,10 @@ class _Penalised:
         q = np.einsum("ji,ji->i", ZT, ZT)
         B += Xt.T @ ((b * q)[:, None] * Xt)
         # the packed upper triangles of z_i z_iᵀ times a_i x̃_i, summed over the rows
-        inference_kernels.firth_packed_products(ZT, a[:, None] * Xt, G)
+        if isinstance(d, SmallInferenceData):  # numpy: no compilation
+            packed_products(ZT, a[:, None] * Xt, G)
+        else:
+            inference_kernels.firth_packed_products(ZT, a[:, None] * Xt, G)
 
 
 def firth_null_loglik(counts, penalty_weight=0.5):

@@ -85,6 +85,18 @@ class LogisticScorer(Scorer):
             return out
         return super().scores(params, X, mode)
 
+    def small(self, params, X, mode):
+        """Numpy scores of small X: the binary posteriors as on the kernels' path (numpy
+        already), the multinomial rows normalised by numpy."""
+        from .._small import finish_rows
+
+        if params.scoring_tables()[1].coef.shape[0] == 1 and mode != MODE_JLL:
+            return (self.predict_proba(params, X) if mode == MODE_PROBA
+                    else self.predict_log_proba(params, X))
+        s = np.array(self.joint_log_likelihood(params, X))  # the model's dtype
+        finish_rows(s, mode)
+        return s
+
     def joint_log_likelihood(self, params, X):
         eta = linear_predictor(params, X)
         if eta.shape[1] == 1:

@@ -29,9 +29,11 @@ from .._params import (
     register_params,
 )
 from .._runtime import serial_for_small_inputs
+from .._small import small_work
 from .._validation import check_sample_weight, check_y, feature_names_of, is_sparse
 from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
 from ..kernels.sparse import log_pair, normalised_logs
+from ..stats import numpy_passes
 from ..stats.available import binary_counts_observed, filled, refuse_unobserved
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
     check_binarize,
@@ -113,6 +115,8 @@ def _log_smoothed(counts, alpha, shift, base=None):
     sign = 1.0 if base is None else -1.0
     base = np.zeros(K) if base is None else np.ascontiguousarray(base, dtype=np.float64)
     out = np.empty(counts.shape)
+    if small_work(counts.size):  # a small table: numpy (fastgen._small)
+        return numpy_passes.log_counts(counts, base, sign, float(alpha), shift)
     with np.errstate(divide="ignore"):  # log(0) = −∞ where N_k − F_kj + α = 0
         return log_counts(kernel_view(np.ascontiguousarray(counts, dtype=np.float64)),
                           kernel_view(base), sign, float(alpha),
@@ -124,6 +128,8 @@ def _multinomial_log_total(fc, alpha):
     """log(Σ_j N_kj + α·d) per class, the sum in the order the CSR count kernel uses
     (:func:`fastgen.kernels.nb.class_log_totals`), so that a fit and a model built
     from its counts agree bit for bit."""
+    if small_work(fc.size):  # a small table: numpy (fastgen._small)
+        return numpy_passes.class_log_totals(fc, float(alpha) * fc.shape[1])
     return class_log_totals(kernel_view(np.ascontiguousarray(fc, dtype=np.float64)),
                             float(alpha) * fc.shape[1])
 

@@ -206,6 +206,29 @@ class LinearScorer(Scorer):
             _report_bad_rows(X)
         return params.classes[labels]
 
+    def small(self, params, X, mode):
+        """The numpy scores of small X, after the kernels' checks of X (binary values,
+        NaN/inf, column indices, negative counts) and of the scores (overflow)."""
+        from .._small import finish_rows
+        from .small import linear_jll  # numpy scores of small X
+
+        W, b, binarize, threshold, binary_input, nonneg_input = params.scoring_tables()[1]
+        if binary_input:
+            check_binary_values(X)
+        if is_sparse(X):
+            _csr_inputs(X, binarize, threshold)  # refuses a threshold below 0
+            check_csr_indices(X)
+        report_nonfinite(X)
+        if nonneg_input:
+            values = X.data if is_sparse(X) else X
+            if values.size and values.min() < 0:
+                report_negative(X)
+        out = linear_jll(W, b, binarize, threshold, X, params.dtype)
+        if not self._bounded_scores(params):
+            _check_scores_overflow(out, MODE_JLL, b)
+        finish_rows(out, mode)
+        return out
+
     def scores(self, params, X, mode):
         W, b, binarize, threshold, binary_input, nonneg_input = params.scoring_tables()[1]
         n, K = X.shape[0], b.shape[0]
@@ -249,6 +272,11 @@ class CategoricalScorer(Scorer):
     """Scores from :class:`CategoricalTables`, dense or CSR X of category codes."""
 
     accepts_sparse = True
+
+    def small(self, params, X, mode):
+        from .small import categorical_scores as numpy_scores  # small X: numpy
+
+        return numpy_scores(params, X, mode)
 
     def scores(self, params, X, mode):
         table, offsets, bias, n_cat = params.scoring_tables()[1]

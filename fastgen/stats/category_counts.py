@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._small import is_small
 from .._validation import csr_arrays, is_sparse
 from ..kernels.nb import categorical_counts
 from ..kernels.sparse import csr_categorical_counts
+from . import numpy_passes
 from .feature_counts import locate_flat, weighted_class_count
 
 __all__ = [
@@ -193,6 +195,8 @@ def category_offsets(n_cat):
 def count_categories(X, codes, w, K, offsets):
     """N_k (K,) and N_kjc (K, offsets[-1]) of checked X in one pass (w empty: all 1)."""
     cc = weighted_class_count(codes, w, K)
+    if is_small(X):  # no compilation for small X (fastgen._small)
+        return cc, numpy_passes.category_counts(X, codes, w, K, offsets, cc)
     if is_sparse(X):
         indptr, indices, data = csr_arrays(X)
         return cc, csr_categorical_counts(indptr, indices, data, codes, w, K, offsets, cc)

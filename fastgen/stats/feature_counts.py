@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._runtime import kernel_threads
+from .._small import is_small
 from .._validation import (
     check_sample_weight,
     check_scalar,
@@ -28,6 +29,7 @@ from .._validation import (
 )
 from ..kernels.nb import dense_class_counts
 from ..kernels.sparse import count_plan, csr_class_tables, no_logs
+from . import numpy_passes
 
 __all__ = [
     "fit_inputs",
@@ -97,6 +99,8 @@ def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, finis
     the counts).
     """
     d = X.shape[1]
+    if is_small(X):  # no compilation for small X (fastgen._small)
+        return numpy_passes.class_feature_counts(X, codes, w, K, binarize, threshold, finish)
     if is_sparse(X):
         indptr, indices, data = csr_arrays(X)
         # a fresh table from numpy, which asks for huge pages (arrays numba allocates

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import cuda as device
 from .._runtime import blas_single_thread, serial_for_small_inputs
+from .._small import is_small, small_work
 from .._validation import (
     check_finite_result,
     check_merge_operands,
@@ -29,6 +30,7 @@ from .._validation import (
     stored_feature_names,
 )
 from ..kernels import moments as moment_kernels
+from . import numpy_passes
 
 __all__ = ["ClassMoments", "ClassRows", "class_moments", "class_rows", "merge_moments",
            "moments_arrays", "SCATTER_KINDS", "total_variance", "variance_floor",
@@ -110,6 +112,8 @@ def moments_arrays(X, codes, w, K, kind):
     "diagonal".  Used by every family that needs class moments (GDA, Gaussian naive Bayes).
     """
     n, d = X.shape
+    if is_small(X):  # no compilation for small X (fastgen._small)
+        return getattr(numpy_passes, "moments_" + kind)(X, codes, w, K)
     if kind == "pooled":
         G = moment_kernels.n_row_groups(n, K * (2 * d + 1) + d * d + 128 * d, _GROUP_BUDGET)
         with blas_single_thread(d >= moment_kernels.GEMM_MIN_D):
@@ -181,6 +185,9 @@ class ClassRows:
         if self.on_device:
             raise ValueError("the fourth moments are not available for device arrays")
         K = self.classes.shape[0]
+        if is_small(self.X):
+            return numpy_passes.standardised_fourth_moment(self.X, self.codes, self.weights,
+                                                           means, inverse_sd)
         G = moment_kernels.n_row_groups(self.n_rows, K, 1 << 20)
         return moment_kernels.standardised_fourth_moment(self.X, self.codes, self.weights,
                                                          means, inverse_sd, G)
@@ -319,9 +326,14 @@ def merge_moments(a: ClassMoments, b: ClassMoments) -> ClassMoments:
         raise ValueError("the two moments have class labels of incompatible types") from None
     A, B = _aligned(a, classes), _aligned(b, classes)
     W, means, scatter = A.counts.copy(), A.means.copy(), A.scatter.copy()
-    merge = {"pooled": moment_kernels.merge_pooled, "per_class": moment_kernels.merge_per_class,
-             "diagonal": moment_kernels.merge_diagonal}[a.kind]
-    merge(W, means, scatter, B.counts, B.means, B.scatter)
+    if small_work(scatter.size + means.size):  # tables, not X: numpy (fastgen._small)
+        numpy_passes.merge_moments_into(a.kind, W, means, scatter, B.counts, B.means,
+                                        B.scatter)
+    else:
+        merge = {"pooled": moment_kernels.merge_pooled,
+                 "per_class": moment_kernels.merge_per_class,
+                 "diagonal": moment_kernels.merge_diagonal}[a.kind]
+        merge(W, means, scatter, B.counts, B.means, B.scatter)
     dtype = "float64" if "float64" in (a.dtype, b.dtype) else "float32"
     return ClassMoments(classes, W, means, scatter, a.kind, dtype, names)
 

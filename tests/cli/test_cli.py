@@ -21,7 +21,7 @@ def run(*args, cwd=None):
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-m", "fastgen", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=900)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -474,5 +474,5 @@ def test_demo_into_a_closed_pipe_exits_quietly():
     proc.stdout.close()  # before the child (still importing) has written anything
     err = proc.stderr.read()
     proc.stderr.close()
-    assert proc.wait(timeout=120) == 0, err
+    assert proc.wait(timeout=900) == 0, err
     assert b"Traceback" not in err and b"BrokenPipe" not in err, err

@@ -335,6 +335,7 @@ def test_dask_logistic_inference_is_the_in_memory_finish_on_summed_passes(
 
 
 @pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.usefixtures("kernel_path")  # the in-memory side is the kernels' InMemoryData
 def test_dask_fit_and_inference_run_the_in_memory_solver_and_finish(monkeypatch, K):
     """fastgen.dask.fit_logistic runs the Newton loop of fastgen.fit_logistic (through
     logistic.api, on its Dask sample) and fastgen.dask.logistic_inference the finish of

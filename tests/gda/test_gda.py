@@ -663,7 +663,7 @@ def test_results_do_not_depend_on_thread_count():
     for threads in ("1", "2"):
         env = dict(os.environ, NUMBA_NUM_THREADS=threads, PYTHONPATH=root)
         res = subprocess.run([sys.executable, "-c", _DETERMINISM_SCRIPT, here], env=env,
-                             capture_output=True, text=True, timeout=300, cwd=root)
+                             capture_output=True, text=True, timeout=900, cwd=root)
         assert res.returncode == 0, res.stderr
         digests.append(json.loads(res.stdout.strip().splitlines()[-1]))
     assert digests[0] == digests[1]

@@ -35,6 +35,15 @@ import fastgen
 # the checkout whose package is under test (PYTHONPATH may name another than this file's)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(fastgen.__file__)))
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _kernels_whatever_the_size():
+    """The processes these tests start compile and load kernels on small data: they
+    take the kernels' path (FASTGEN_SMALL_VALUES=0), not the numpy passes."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FASTGEN_SMALL_VALUES", "0")
+        yield
+
 _SCRIPT = r"""
 import json, os, sys
 target = os.environ["FASTGEN_PROBE_TARGET"]
@@ -97,7 +106,7 @@ def _run(pkg_parent, target, env_extra, prefix=(), with_stderr=False):
            if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "HOME", "XDG_CACHE_HOME")}
     env.update(env_extra, PYTHONPATH=pkg_parent, FASTGEN_PROBE_TARGET=target)
     res = subprocess.run([*prefix, sys.executable, "-W", "error", "-c", _SCRIPT], env=env,
-                         cwd=pkg_parent, capture_output=True, text=True, timeout=300)
+                         cwd=pkg_parent, capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]
     *debug, last = res.stdout.strip().splitlines()  # NUMBA_DEBUG_CACHE prints on stdout
     out = json.loads(last)
@@ -275,7 +284,7 @@ def test_untested_numba_falls_back_with_one_warning(tmp_path, case):
     reach LLVM, and fits still work."""
     env = dict(os.environ, PYTHONPATH=ROOT, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, "-c", _UNTESTED_NUMBA, case], env=env, cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert [w[0] for w in got["warnings"]] == ["RuntimeSetupWarning"], got["warnings"]
@@ -508,7 +517,7 @@ def test_cache_entries_that_are_special_files_are_misses(tmp_path, filled_cache,
         else:
             with open(f, "wb") as fh:
                 fh.truncate(_cache.MAX_ENTRY_BYTES + 1)
-    res = _small_kernels(cache, timeout=120)  # a timeout is the hang
+    res = _small_kernels(cache, timeout=900)  # a timeout is the hang
     assert res.returncode == 0, res.stderr[-3000:]
     assert json.loads(res.stdout) == {"codes": [1, 0, 1, 2], "first": 1}
     lines = [line for line in res.stderr.splitlines() if "numba cache entry" in line]

@@ -130,6 +130,7 @@ def _softmax(s):
 
 @pytest.mark.parametrize("d,K", [(16, 4), (17, 7), (24, 10), (20, 5), (15, 6), (16, 3)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.usefixtures("kernel_path")
 def test_gaussian_scores_by_four_classes(d, K, dtype, monkeypatch):
     """From 16 features and 4 classes the params score by
     ``gaussian_nb_scores_four_classes``

@@ -201,6 +201,7 @@ def test_csr_fit_equals_the_model_built_from_its_counts(model, weighted, n_class
     np.testing.assert_allclose(p.feature_log_prob, dense.feature_log_prob, rtol=1e-13)
 
 
+@pytest.mark.usefixtures("kernel_path")
 def test_csr_fits_take_no_separate_log_pass(monkeypatch):
     """The multinomial and Bernoulli CSR fits compute their (K, d) logarithms inside the
     counting kernel, while each class row is in cache: the standalone log kernels are

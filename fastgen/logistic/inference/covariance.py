@@ -128,11 +128,12 @@ def sandwich(inverse, cov_type, order, meat=None, cluster_scores=None, n_groups=
     ``cluster_scores`` in the internal layout, permuted here by ``order``."""
     cov = inverse
     q = inverse.shape[0]
-    if cov_type in ("HC0", "HC1"):
-        M = meat[np.ix_(order, order)]
-        cov = cov @ M @ cov
-    elif cov_type == "cluster":
-        S = cluster_scores[:, order]
-        Sc = S @ cov
-        cov = (n_groups / (n_groups - 1.0)) * ((nobs - 1.0) / (nobs - q)) * (Sc.T @ Sc)
+    with blas_single_thread():  # products whose bits do not depend on the thread count
+        if cov_type in ("HC0", "HC1"):
+            M = meat[np.ix_(order, order)]
+            cov = cov @ M @ cov
+        elif cov_type == "cluster":
+            S = cluster_scores[:, order]
+            Sc = S @ cov
+            cov = (n_groups / (n_groups - 1.0)) * ((nobs - 1.0) / (nobs - q)) * (Sc.T @ Sc)
     return 0.5 * (cov + cov.T)

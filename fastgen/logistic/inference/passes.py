@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._runtime import blas_single_thread, threads_for
+from ..._small import is_small
 from ..._validation import csr_arrays, is_sparse
 from ...kernels import inference as inference_kernels
 
@@ -59,6 +60,16 @@ class InferenceData:
 
     The row groups depend on n, p and the slot size only, never on the thread count.
     """
+
+    #: the class small inputs get instead (numpy passes, no compilation:
+    #: :class:`fastgen.logistic.small.SmallInferenceData`, which sets this when the
+    #: package imports it)
+    small_class = None
+
+    def __new__(cls, X, *args, **kwargs):
+        if cls is InferenceData and cls.small_class is not None and is_small(X):
+            cls = cls.small_class
+        return super().__new__(cls)
 
     def __init__(self, X, fit_intercept):
         self.sparse = is_sparse(X)
