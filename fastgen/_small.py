@@ -27,6 +27,9 @@ import os
 
 import numpy as np
 
+# the scoring modes of the kernels: joint log-likelihoods, log posteriors, posteriors
+from .kernels.modes import MODE_JLL, MODE_LOG_PROBA
+
 __all__ = ["SMALL_VALUES", "values_of", "is_small", "small_work", "numpy_scope",
            "int_label_codes", "first_nonfinite", "finish_rows"]
 
@@ -104,10 +107,6 @@ def first_nonfinite(a):
 
 
 # ------------------------------------------------------------------ scoring, in numpy
-
-#: the scoring modes of the kernels (fastgen.kernels.special): joint log-likelihoods,
-#: log posteriors, posteriors
-MODE_JLL, MODE_LOG_PROBA, MODE_PROBA = 0, 1, 2
 
 
 def finish_rows(s, mode):

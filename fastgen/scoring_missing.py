@@ -15,13 +15,15 @@ import re
 
 import numpy as np
 
+from ._runtime import kernel_module
 from ._scorer import MODE_JLL, MODE_PREDICT
 from ._validation import check_n_features, check_X, is_sparse
 from .cuda import is_device_array
-from .kernels.special import finish_all_rows
 from .stats.missing import NAN_POLICIES, check_nan_policy, reject_infinite
 
 __all__ = ["NAN_POLICIES", "check_nan_policy", "score_marginal"]
+
+special_kernels = kernel_module("special")
 
 def _nan_mask(X):
     """(rows with a NaN (n,) bool, the (n, d) NaN mask of dense X or None for CSR)."""
@@ -81,7 +83,7 @@ def score_marginal(params, X, mode):
     with _rows_named_in(X, rows):
         jll = marginal(params, part, part_missing, relative=mode != MODE_JLL)
     if mode not in (MODE_JLL, MODE_PREDICT):
-        finish_all_rows(jll, mode)
+        special_kernels.finish_all_rows(jll, mode)
     if mode == MODE_PREDICT:
         out = np.empty(X.shape[0], dtype=params.classes.dtype)
         out[rows] = params.classes[np.argmax(jll, axis=1)]

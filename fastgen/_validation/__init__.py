@@ -27,7 +27,6 @@ import sys
 
 import numpy as np
 
-from .._runtime import configure_process
 from .arrays import (  # noqa: F401 - report_nonfinite, writeable_view re-exported
     _check_fits,
     _check_size_and_dtype,
@@ -68,12 +67,6 @@ __all__ = [
     "merged_feature_names",
     "stored_feature_names",
 ]
-
-# fastgen's process set-up (fastgen/_runtime.py): the kernels configure numba
-# themselves when the first one is imported; fastgen's own part (the compile notice
-# and its logger) is added here, because every public call validates its input
-# through this module before it runs a kernel.
-configure_process()
 
 
 #: Arrays :func:`check_X` has validated, which a caller passes on to functions that

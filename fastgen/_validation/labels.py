@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _small as small
-from ..kernels.labels import int_label_codes
+from .._runtime import kernel_module
 from .arrays import _missing_name, is_sparse, writeable_view
+
+label_kernels = kernel_module("labels")
 
 __all__ = ["check_y", "LABEL_TYPES"]
 
@@ -50,7 +52,7 @@ def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: in
             # one integer dtype for the kernel (every label dtype would compile its own
             # specialisation); the values are the same
             coder = small.int_label_codes if small.small_work(span + ai.shape[0]) \
-                else int_label_codes  # numpy for small inputs: nothing to compile
+                else label_kernels.int_label_codes  # numpy for small inputs: nothing to compile
             present, codes = coder(
                 writeable_view(np.ascontiguousarray(ai, dtype=np.int64)), lo, span)
             classes = (np.flatnonzero(present) + lo).astype(ai.dtype)

@@ -15,12 +15,14 @@ from typing import Protocol
 
 import numpy as np
 
-from .._runtime import blas_single_thread
+from .._runtime import blas_single_thread, kernel_module
 from .._small import is_small
 from .._validation import csr_arrays, is_sparse
-from ..kernels import irls, irls_sparse
 
 __all__ = ["LogisticData", "InMemoryData", "column_abs_max"]
+
+irls = kernel_module("irls")
+irls_sparse = kernel_module("irls_sparse")
 
 _GROUP_MAX = 16
 _SLOT_BUDGET = 8 * 1024 * 1024  # float64 entries over all partial slots (64 MB)

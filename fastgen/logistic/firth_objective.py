@@ -24,13 +24,14 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 
-from .._runtime import blas_single_thread, threads_for, threads_for_work
-from ..kernels import inference as inference_kernels
+from .._runtime import blas_single_thread, kernel_module, threads_for, threads_for_work
 from .data import column_abs_max
 from .objectives import Evaluation, check_curvature_diagonal, column_scales
 from .small import SmallInferenceData, packed_products
 
 __all__ = ["firth_null_loglik", "CURVATURE_MAX_PARAMS"]
+
+inference_kernels = kernel_module("inference")
 
 #: l*'s Hessian is formed only up to this many coefficients: its pass costs
 #: n·p²(p+1)/2 multiply-adds, (p+1)/2 times the information's, and holds a

@@ -28,11 +28,10 @@ from .._params import (
     recomputed,
     register_params,
 )
-from .._runtime import serial_for_small_inputs
+from .._runtime import kernel_module, serial_for_small_inputs
 from .._small import small_work
 from .._validation import check_sample_weight, check_y, feature_names_of, is_sparse
-from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
-from ..kernels.sparse import log_pair, normalised_logs
+from ..kernels.log_rows import LOG_TABLE_SIZE, log_pair, normalised_logs
 from ..stats import numpy_passes
 from ..stats.available import binary_counts_observed, filled, refuse_unobserved
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
@@ -70,6 +69,8 @@ __all__ = [
     "check_binary_counts",
 ]
 
+nb_kernels = kernel_module("nb")
+
 def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_names,
                         **fields):
     """``cls`` built from the fields the three discrete models share, plus ``fields``.
@@ -104,7 +105,8 @@ def _log_table(alpha, n_entries):
     """log(arange(T) + α), T = min(LOG_TABLE_SIZE, n_entries // 8): the logs of small
     integer counts (a table no longer than an eighth of the counts, so small models
     take the logs directly)."""
-    return np.log(np.arange(min(LOG_TABLE_SIZE, n_entries // 8), dtype=np.float64) + alpha)
+    size = min(LOG_TABLE_SIZE, n_entries // 8)
+    return np.log(np.arange(size, dtype=np.float64) + alpha)
 
 
 def _log_smoothed(counts, alpha, shift, base=None):
@@ -118,10 +120,10 @@ def _log_smoothed(counts, alpha, shift, base=None):
     if small_work(counts.size):  # a small table: numpy (fastgen._small)
         return numpy_passes.log_counts(counts, base, sign, float(alpha), shift)
     with np.errstate(divide="ignore"):  # log(0) = −∞ where N_k − F_kj + α = 0
-        return log_counts(kernel_view(np.ascontiguousarray(counts, dtype=np.float64)),
-                          kernel_view(base), sign, float(alpha),
-                          np.ascontiguousarray(shift, dtype=np.float64),
-                          _log_table(alpha, counts.size), out)
+        return nb_kernels.log_counts(kernel_view(np.ascontiguousarray(counts, dtype=np.float64)),
+                                     kernel_view(base), sign, float(alpha),
+                                     np.ascontiguousarray(shift, dtype=np.float64),
+                                     _log_table(alpha, counts.size), out)
 
 
 def _multinomial_log_total(fc, alpha):
@@ -130,8 +132,8 @@ def _multinomial_log_total(fc, alpha):
     from its counts agree bit for bit."""
     if small_work(fc.size):  # a small table: numpy (fastgen._small)
         return numpy_passes.class_log_totals(fc, float(alpha) * fc.shape[1])
-    return class_log_totals(kernel_view(np.ascontiguousarray(fc, dtype=np.float64)),
-                            float(alpha) * fc.shape[1])
+    return nb_kernels.class_log_totals(kernel_view(np.ascontiguousarray(fc, dtype=np.float64)),
+                                       float(alpha) * fc.shape[1])
 
 
 def _finish_step(X, model, alpha, cc):
@@ -144,8 +146,8 @@ def _finish_step(X, model, alpha, cc):
     table = _log_table(alpha, K * d)
     if model == "multinomial":
         return normalised_logs(alpha, table, np.empty((K, d)))
-    return log_pair(alpha, log_allow_zero(cc + 2.0 * alpha), cc, table, np.empty((K, d)),
-                    np.empty((K, d)))
+    return log_pair(alpha, log_allow_zero(cc + 2.0 * alpha), cc, table,
+                                   np.empty((K, d)), np.empty((K, d)))
 
 
 def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):

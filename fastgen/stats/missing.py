@@ -26,13 +26,11 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
+from .._runtime import kernel_module
 from .._validation import check_X
-from ..kernels.missing import (
-    class_marginal_scores,
-    diagonal_marginal_scores,
-    shared_marginal_scores,
-)
-from ..kernels.special import MODE_JLL
+from ..kernels.modes import MODE_JLL
+
+missing_kernels = kernel_module("missing")
 
 __all__ = ["MissingPatterns", "missing_patterns", "pattern_factors", "pattern_tables",
            "gaussian_marginal", "shared_gaussian_marginal", "class_gaussian_marginal",
@@ -219,12 +217,12 @@ def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det
     G = delta @ precision  # (K, d): Λδ_k (Λ symmetric)
     idx_ptr, idx, inv_ptr, inv, logdet_mm = pattern_tables(precision, pats)
     out = np.empty((X.shape[0], K))
-    shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision),
-                           np.ascontiguousarray(delta.T), np.ascontiguousarray(G.T),
-                           np.einsum("kj,kj->k", delta, G),
-                           idx_ptr, idx, inv_ptr, inv, logdet_mm,
-                           np.asarray(log_prior, dtype=np.float64) - 0.5 * log_det,
-                           bool(quadratic), MODE_JLL, out)
+    missing_kernels.shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision),
+                                           np.ascontiguousarray(delta.T), np.ascontiguousarray(G.T),
+                                           np.einsum("kj,kj->k", delta, G),
+                                           idx_ptr, idx, inv_ptr, inv, logdet_mm,
+                                           np.asarray(log_prior, dtype=np.float64) - 0.5 * log_det,
+                                           bool(quadratic), MODE_JLL, out)
     out[pats.n_missing[pats.pattern_of] == d] = log_prior  # nothing observed: the priors
     return out
 
@@ -240,11 +238,11 @@ def class_gaussian_marginal(X, pats: MissingPatterns, means, precisions, log_det
     inv = np.ascontiguousarray(np.stack([t[3] for t in tables]))
     logdet_mm = np.stack([t[4] for t in tables])
     out = np.empty((X.shape[0], K))
-    class_marginal_scores(X, pats.pattern_of, np.ascontiguousarray(means, dtype=np.float64),
-                          np.ascontiguousarray(precisions),
-                          np.asarray(log_prior, dtype=np.float64) - 0.5 * np.asarray(log_dets),
-                          idx_ptr, idx, inv_ptr, inv, np.ascontiguousarray(logdet_mm),
-                          MODE_JLL, out)
+    missing_kernels.class_marginal_scores(
+        X, pats.pattern_of, np.ascontiguousarray(means, dtype=np.float64),
+        np.ascontiguousarray(precisions),
+        np.asarray(log_prior, dtype=np.float64) - 0.5 * np.asarray(log_dets),
+        idx_ptr, idx, inv_ptr, inv, np.ascontiguousarray(logdet_mm), MODE_JLL, out)
     out[pats.n_missing[pats.pattern_of] == d] = log_prior  # nothing observed: the priors
     return out
 
@@ -358,9 +356,9 @@ def diagonal_marginal_jll(X, means, variances, log_prior):
     K, d = means.shape
     var = np.broadcast_to(np.asarray(variances, dtype=np.float64), (K, d))
     out = np.empty((X.shape[0], K))
-    diagonal_marginal_scores(X, np.ascontiguousarray(means, dtype=np.float64),
-                             np.ascontiguousarray(1.0 / var),
-                             np.ascontiguousarray(np.log(2.0 * np.pi * var)),
-                             np.ascontiguousarray(log_prior, dtype=np.float64), MODE_JLL,
-                             out)
+    missing_kernels.diagonal_marginal_scores(X, np.ascontiguousarray(means, dtype=np.float64),
+                                             np.ascontiguousarray(1.0 / var),
+                                             np.ascontiguousarray(np.log(2.0 * np.pi * var)),
+                                             np.ascontiguousarray(log_prior, dtype=np.float64),
+                                             MODE_JLL, out)
     return out
