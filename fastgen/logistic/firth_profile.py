@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-import scipy.stats
 
 from .._runtime import single_thread_blas_call, threads_for
 from .._warn import warn
@@ -28,6 +27,7 @@ from .firth_objective import _Penalised
 from .firth_starts import _distinct
 from .params import ConvergenceWarning
 from .penalised import _newton
+from .tails import chi2_isf, chi2_sf
 
 __all__ = ["profile_inference", "PROFILE_STAT_TOL"]
 
@@ -255,7 +255,7 @@ def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol
     free = np.arange(beta_hat.shape[0])
     # polish the estimate to the profile tolerance first
     st_hat, _, _, _, _, _ = _newton(obj, beta_hat, free, max_iter, tol, sw)
-    crit = scipy.stats.chi2.isf(alpha, 1)
+    crit = chi2_isf(alpha, 1)
     target = st_hat.lstar - 0.5 * crit
     p = beta_hat.shape[0]
     ci = np.full((p, 2), np.nan)
@@ -295,4 +295,4 @@ def _lr_pvalue(obj, st_hat, j, sw, tol, max_iter, notes):
         notes.append("the fit with the coefficient fixed at 0 did not converge; no "
                      "likelihood-ratio p-value")
         return np.nan
-    return float(scipy.stats.chi2.sf(max(2.0 * (st_hat.lstar - best), 0.0), 1))
+    return float(chi2_sf(max(2.0 * (st_hat.lstar - best), 0.0), 1))

@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.stats
 
 from ..._validation import (
     check_feature_names,
@@ -27,6 +26,7 @@ from ..._validation import (
 from ..._warn import warn
 from ..centring import centred_frame, covariance_to_user, to_centred
 from ..params import ConvergenceWarning
+from ..tails import chi2_sf, norm_sf
 from .checks import (
     InferenceRequest,
     canonical_cov_type,
@@ -105,7 +105,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     beta = reference_coef(model).ravel()[order]
     bse = np.sqrt(np.diag(cov))
     z = beta / bse
-    pv = 2.0 * scipy.stats.norm.sf(np.abs(z))
+    pv = 2.0 * norm_sf(np.abs(z))
     counts = sums.class_counts
     if request.method == "Firth":
         from ..firth_objective import firth_null_loglik
@@ -118,7 +118,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
         llnull = float(np.sum(counts[nz] * np.log(pri[nz])))
     df_model = float((p - 1) * m)
     llr = 2.0 * (llf - llnull)
-    llr_p = float(scipy.stats.chi2.sf(llr, df_model)) if df_model > 0 else float("nan")
+    llr_p = float(chi2_sf(llr, df_model)) if df_model > 0 else float("nan")
 
     def shape(a):
         return a.reshape(m, p).T.copy() if K > 2 else a
@@ -363,7 +363,7 @@ def result_in_user_frame(result, model, request, shift):
     bse = np.sqrt(np.diag(cov))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = beta / bse
-    pv = 2.0 * scipy.stats.norm.sf(np.abs(z))
+    pv = 2.0 * norm_sf(np.abs(z))
 
     def shape(a):
         return a.reshape(m, p).T.copy() if K > 2 else a
