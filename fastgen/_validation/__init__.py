@@ -36,7 +36,7 @@ from .arrays import (  # noqa: F401 - report_nonfinite, writeable_view re-export
     report_nonfinite,
     writeable_view,
 )
-from .labels import LABEL_TYPES, check_y  # noqa: F401 - re-exported
+from .labels import LABEL_TYPES, check_class_weights, check_y  # noqa: F401 - re-exported
 from .names import (  # noqa: F401 - re-exported
     _listed,
     check_feature_names,
@@ -53,6 +53,7 @@ from .sparse import (  # noqa: F401 - re-exported
 __all__ = [
     "check_X",
     "check_y",
+    "check_class_weights",
     "check_X_y",
     "check_sample_weight",
     "check_priors",

@@ -11,7 +11,7 @@ from .arrays import _missing_name, is_sparse, writeable_view
 
 label_kernels = kernel_module("labels")
 
-__all__ = ["check_y", "LABEL_TYPES"]
+__all__ = ["check_y", "LABEL_TYPES", "check_class_weights"]
 
 
 def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: int = 1):
@@ -173,3 +173,29 @@ def _check_n_classes(classes, name, min_classes):
             f"{name} has {classes.shape[0]} distinct class(es); "
             f"at least {min_classes} are needed to fit a classifier"
         )
+
+
+#: What a class without weight leaves unestimable, per model family (the end of the
+#: message of :func:`check_class_weights`).
+NO_WEIGHT = {
+    "generative": "a generative model cannot estimate its prior or its class-conditional "
+                  "distribution (every class needs at least one sample with positive "
+                  "weight)",
+    "logistic": "logistic regression needs every class of y to carry weight (its "
+                "intercept would run to -infinity)",
+}
+
+
+def check_class_weights(classes, weights, family: str = "generative") -> None:
+    """Raise ValueError naming the first class whose total weight ``weights[k]`` (K,)
+    is not positive: every model fitted to labelled rows refuses such a class, whose
+    rows all have sample_weight 0 (``family``: a key of :data:`NO_WEIGHT`)."""
+    absent = np.flatnonzero(~(np.asarray(weights, dtype=np.float64) > 0))
+    if not absent.size:
+        return
+    label = classes[absent[0]] if classes is not None else absent[0]
+    label = label.item() if hasattr(label, "item") else label
+    raise ValueError(
+        f"class {label!r} has zero total weight (sample_weight is 0 on all its rows): "
+        f"{NO_WEIGHT[family]}; drop its rows from X and y, or give them positive weight"
+    )

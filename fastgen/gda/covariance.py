@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from .._validation import check_class_weights
 from ..stats.moments import (
     ClassMoments,
     check_floor_finite,
@@ -380,12 +381,7 @@ def params_from_moments(m: ClassMoments, covariance, priors, reg, shrinkage, unb
     """
     classes, W, means = m.classes, m.counts, m.means
     K, d = means.shape
-    absent = np.flatnonzero(W <= 0)
-    if absent.size:
-        raise ValueError(
-            f"class {_label(classes, absent[0])} has zero total weight; every class needs "
-            f"at least one sample with positive weight"
-        )
+    check_class_weights(classes, W)
     Wtot = float(W.sum())
     pri = W / Wtot if priors is None else priors
     rank = d

@@ -24,7 +24,7 @@ import dataclasses
 
 import numpy as np
 
-from .._validation import check_sample_weight, check_y
+from .._validation import check_class_weights, check_sample_weight, check_y
 from .._warn import warn
 from ..stats.available import available_case, pairwise_covariance
 from ..stats.missing import MissingPatterns, conditional_moments, missing_patterns
@@ -165,10 +165,7 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
         m = _diagonal_moments(ac, covariance, unbiased, classes, dtype, names)
         return params_from_moments(m, covariance, priors, reg, shrinkage, unbiased,
                                    var_smoothing=var_smoothing, tol=tol)
-    absent = np.flatnonzero(ac.counts <= 0)
-    if absent.size:
-        raise ValueError(f"class {_label(classes, absent[0])} has zero total weight; "
-                         f"every class needs at least one sample with positive weight")
+    check_class_weights(classes, ac.counts)
     pooled = covariance == "pooled"
     _warn_unidentified(missing, codes, w, K, pooled, classes)
     start = pairwise_covariance(ac, codes, w, missing, K, pooled)

@@ -23,6 +23,7 @@ import numpy as np
 from .._params import attach_feature_names
 from .._runtime import serial_for_small_inputs, single_thread_blas_call
 from .._validation import (
+    check_class_weights,
     check_feature_names,
     check_n_features,
     check_sample_weight,
@@ -94,14 +95,8 @@ def prepare_inputs(X, y, sample_weight) -> FitInputs:
     if w.shape[0]:
         # a class whose rows all have weight 0 is absent from the likelihood: its
         # intercept would run to -inf (the fit would stop at once at a clipped prior)
-        absent = np.flatnonzero(np.bincount(codes, weights=w, minlength=len(classes)) <= 0)
-        if absent.size:
-            label = classes[absent[0]]
-            label = label.item() if hasattr(label, "item") else label
-            raise ValueError(
-                f"class {label!r} has zero total weight (sample_weight is 0 on all its "
-                f"rows); logistic regression needs every class of y to carry weight"
-            )
+        check_class_weights(classes, np.bincount(codes, weights=w, minlength=len(classes)),
+                            "logistic")
     sum_weights = float(w.sum()) if w.shape[0] else float(X.shape[0])
     return FitInputs(X, classes, codes, w, sum_weights)
 

@@ -21,7 +21,7 @@ from .._params import (
     register_params,
 )
 from .._runtime import serial_for_small_inputs
-from .._validation import feature_names_of, is_sparse
+from .._validation import check_class_weights, feature_names_of, is_sparse
 from ..stats.available import filled, refuse_unobserved
 from ..stats.category_counts import (  # the counting pass, shared with fastgen.nb_counts
     category_layout,
@@ -187,6 +187,8 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
                                       finite=check_nan_policy(nan_policy) == "raise")
+    if w.shape[0]:  # a class whose rows all weigh 0 has nothing to estimate
+        check_class_weights(classes, weighted_class_count(codes, w, classes.shape[0]))
     alpha = check_alpha(alpha)
     min_cat = check_min_categories(min_categories, X.shape[1])
     Xnan = None

@@ -30,7 +30,13 @@ from .._params import (
 )
 from .._runtime import kernel_module, serial_for_small_inputs
 from .._small import small_work
-from .._validation import check_sample_weight, check_y, feature_names_of, is_sparse
+from .._validation import (
+    check_class_weights,
+    check_sample_weight,
+    check_y,
+    feature_names_of,
+    is_sparse,
+)
 from ..kernels.log_rows import LOG_TABLE_SIZE, log_pair, normalised_logs
 from ..stats import numpy_passes
 from ..stats.available import binary_counts_observed, filled, refuse_unobserved
@@ -162,6 +168,8 @@ def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):
     names = feature_names_of(X)
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
                                       csr_counts=True)
+    if w.shape[0]:  # a class whose rows all weigh 0 has nothing to estimate
+        check_class_weights(classes, weighted_class_count(codes, w, classes.shape[0]))
     if model == "bernoulli":
         binarize = check_binarize(binarize, X)
     K = classes.shape[0]

@@ -16,6 +16,7 @@ from .._em import check_em_options, refuse_unlabeled_with_missing
 from .._params import FittedParams, kernel_view, log_normalised, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import (
+    check_class_weights,
     check_priors,
     check_sample_weight,
     check_scalar,
@@ -179,6 +180,7 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     check_priors(priors, rows.classes)
     em_rows = unlabelled_moment_rows(rows, unlabeled, em)
     moments = rows.moments("diagonal")
+    check_class_weights(rows.classes, moments.counts)
     feature_variance = None  # unweighted: the total variance implied by the moments
     if rows.weighted:
         feature_variance = rows.unweighted_variance()
@@ -198,6 +200,7 @@ def _fit_missing(X, y, priors, var_smoothing, sample_weight, names):
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
     check_priors(priors, classes)
     ac = available_case(X, np.isnan(X), codes, w, classes.shape[0], classes)
+    check_class_weights(classes, ac.counts)
     # scatter scaled so that scatter / N_k is the available-case S_kj / N_kj
     moments = ClassMoments(classes, ac.counts, ac.means,
                            ac.sumsq * (ac.counts[:, None] / ac.observed), "diagonal",
