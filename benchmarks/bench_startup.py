@@ -405,6 +405,8 @@ def summarise(raw):
                 "cold_cpu_s": (med(c["cpu_s"] for c in colds)
                                if all("cpu_s" in c for c in colds) else None),
                 "warm_s": med(w["wall_s"] for w in warms),
+                "warm_cpu_s": (med(w["cpu_s"] for w in warms)
+                               if all("cpu_s" in w for w in warms) else None),
                 "cold_steps": steps,
                 "compile_s": med(compile_seconds(c)[0] for c in colds),
                 "signatures": med(compile_seconds(c)[1] for c in colds),
@@ -421,16 +423,17 @@ def summarise(raw):
 
 def format_table(rows):
     """A markdown table of :func:`summarise`'s rows, then the top kernels per family."""
-    out = ["| family | tree | cold s (steps) | cold CPU s | warm s | compile s | "
-           "signatures | warm compiles | numba imported |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    out = ["| family | tree | cold s (steps) | cold CPU s | warm s | warm CPU s | "
+           "compile s | signatures | warm compiles | numba imported |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         steps = ", ".join(f"{k} {v:.1f}" for k, v in r["cold_steps"].items())
-        cpu = "" if r["cold_cpu_s"] is None else f"{r['cold_cpu_s']:.1f}"
+        cpu = "" if r["cold_cpu_s"] is None else f"{r['cold_cpu_s']:.2f}"
+        wcpu = "" if r.get("warm_cpu_s") is None else f"{r['warm_cpu_s']:.2f}"
         numba = {None: "", True: "yes", False: "no"}[r.get("numba")]
         out.append(f"| {r['family']} | {r['tree']} | {r['cold_s']:.2f} ({steps}) | {cpu} | "
-                   f"{r['warm_s']:.2f} | {r['compile_s']:.1f} | {r['signatures']:g} | "
-                   f"{r['warm_compiles']} | {numba} |")
+                   f"{r['warm_s']:.2f} | {wcpu} | {r['compile_s']:.1f} | "
+                   f"{r['signatures']:g} | {r['warm_compiles']} | {numba} |")
     out.append("")
     for r in rows:
         tops = "; ".join(f"{k} {s:.1f} s" + (f" ×{m}" if m > 1 else "")
