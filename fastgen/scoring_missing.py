@@ -25,6 +25,7 @@ __all__ = ["NAN_POLICIES", "check_nan_policy", "score_marginal"]
 
 special_kernels = kernel_module("special")
 
+
 def _nan_mask(X):
     """(rows with a NaN (n,) bool, the (n, d) NaN mask of dense X or None for CSR)."""
     if is_sparse(X):

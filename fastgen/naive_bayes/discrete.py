@@ -77,6 +77,7 @@ __all__ = [
 
 nb_kernels = kernel_module("nb")
 
+
 def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_names,
                         **fields):
     """``cls`` built from the fields the three discrete models share, plus ``fields``.
@@ -111,8 +112,7 @@ def _log_table(alpha, n_entries):
     """log(arange(T) + α), T = min(LOG_TABLE_SIZE, n_entries // 8): the logs of small
     integer counts (a table no longer than an eighth of the counts, so small models
     take the logs directly)."""
-    size = min(LOG_TABLE_SIZE, n_entries // 8)
-    return np.log(np.arange(size, dtype=np.float64) + alpha)
+    return np.log(np.arange(min(LOG_TABLE_SIZE, n_entries // 8), dtype=np.float64) + alpha)
 
 
 def _log_smoothed(counts, alpha, shift, base=None):
@@ -152,8 +152,8 @@ def _finish_step(X, model, alpha, cc):
     table = _log_table(alpha, K * d)
     if model == "multinomial":
         return normalised_logs(alpha, table, np.empty((K, d)))
-    return log_pair(alpha, log_allow_zero(cc + 2.0 * alpha), cc, table,
-                                   np.empty((K, d)), np.empty((K, d)))
+    return log_pair(alpha, log_allow_zero(cc + 2.0 * alpha), cc, table, np.empty((K, d)),
+                    np.empty((K, d)))
 
 
 def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):
