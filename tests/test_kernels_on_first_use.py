@@ -110,8 +110,34 @@ def _run(code):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+#: the naive Bayes families alone: no factorisation, so not even scipy.linalg
+_NAIVE_BAYES_CALLS = """
+import json, sys
+import numpy as np, scipy.sparse as sp
+import fastgen as fg
+
+rng = np.random.default_rng(2)
+n = 300
+y = np.arange(n) % 3
+X = rng.standard_normal((n, 4)) + y[:, None]
+C = sp.random(n, 30, density=0.2, format="csr", random_state=2)
+Q = rng.integers(0, 3, size=(n, 4))
+for p, data in ((fg.fit_gaussian_nb(X, y), X), (fg.fit_multinomial_nb(C, y), C),
+                (fg.fit_bernoulli_nb(C, y), C), (fg.fit_complement_nb(C.toarray(), y), C),
+                (fg.fit_categorical_nb(Q, y), Q)):
+    fg.predict_proba(p, data)
+    fg.predict(p, data)
+print(json.dumps(sorted(m for m in ("numba", "llvmlite", "scipy.stats", "scipy.linalg")
+                        if m in sys.modules)))
+"""
+
+
 def test_small_inputs_import_neither_numba_nor_scipy_stats():
     assert _run(_SMALL_CALLS) == []
+
+
+def test_small_naive_bayes_does_not_import_scipy_linalg():
+    assert _run(_NAIVE_BAYES_CALLS) == []
 
 
 def test_a_large_input_loads_the_kernels():

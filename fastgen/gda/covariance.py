@@ -13,7 +13,6 @@ rank and a ``reg`` that works).
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from .._validation import check_class_weights
 from ..stats.moments import (
@@ -172,6 +171,8 @@ def _smallest_eigenvalue_above(C, Lc, threshold):
     (a triangular inverse: a quarter of the cost of the eigenvalues).  In between, the
     smallest eigenvalue decides.
     """
+    import scipy.linalg  # on use: small naive Bayes fits never load it
+
     pivots = np.diag(Lc)
     if not (np.all(np.isfinite(Lc)) and float(np.min(pivots)) ** 2 > threshold):
         return False

@@ -15,7 +15,6 @@ classes for ``pooled``).  Reads the params' public fields only.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ..stats.missing import (
     class_gaussian_marginal,
@@ -29,6 +28,8 @@ __all__ = ["marginal_joint_log_likelihood"]
 
 def _precision(L):
     """Λ = L⁻ᵀL⁻¹ from a lower Cholesky factor L."""
+    import scipy.linalg  # on use: small naive Bayes fits never load it
+
     Linv = scipy.linalg.solve_triangular(L, np.eye(L.shape[0]), lower=True)
     return Linv.T @ Linv
 

@@ -12,7 +12,6 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from .._params import FittedParams, kernel_view, register_params
 from .scoring import GAUSSIAN_SCORER, DiagonalTables, PerClassTables, PooledTables
@@ -159,6 +158,8 @@ class GDAParams(FittedParams):
         Λ_r^{-1/2}Q_rᵀD⁻¹ up to the same rotation (scores do not depend on it); M comes
         from a QR factorisation of P with its columns reversed.
         """
+        import scipy.linalg  # on use: small naive Bayes fits never load it
+
         d = self.n_features_in
         L = self.cholesky.astype(np.float64)
         if self.covariance_type == "pooled_diagonal":
@@ -193,6 +194,8 @@ class GDAParams(FittedParams):
     def _per_class_tables64(self):
         """(L_k⁻¹ (K, d, d), bias (K,)) in float64, bias_k = log p_k − ½(log|Σ_k| +
         d·log 2π)."""
+        import scipy.linalg  # on use: small naive Bayes fits never load it
+
         d = self.n_features_in
         eye = np.eye(d)
         Linv = np.stack([scipy.linalg.solve_triangular(Lk, eye, lower=True)

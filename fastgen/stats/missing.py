@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse
 
 from .._runtime import kernel_module
@@ -289,6 +288,8 @@ def gaussian_marginal(X, pats: MissingPatterns, mean, precision, log_det, *,
 
 def precision_of(cov):
     """(Λ = Σ⁻¹, log|Σ|) from a positive definite Σ by Cholesky; LinAlgError if not."""
+    import scipy.linalg  # on use: small naive Bayes fits never load it
+
     L = np.linalg.cholesky(cov)
     Linv = scipy.linalg.solve_triangular(L, np.eye(cov.shape[0]), lower=True)
     return Linv.T @ Linv, 2.0 * float(np.sum(np.log(np.diag(L))))
