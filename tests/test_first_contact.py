@@ -228,3 +228,22 @@ def test_malformed_small_values_raise_naming_the_variable(value):
                                               ("inf", sys.maxsize)])
 def test_well_formed_small_values_set_the_threshold(value, threshold):
     assert _with_env(value) == f"threshold {threshold}"
+
+
+@pytest.mark.parametrize("fit", ["fit_gda", "fit_gaussian_nb", "fit_multinomial_nb",
+                                 "fit_bernoulli_nb", "fit_categorical_nb", "fit_logistic"])
+def test_dask_fits_refuse_a_class_of_zero_total_weight(fit):
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    import fastgen.dask as fd
+
+    rng = np.random.default_rng(4)
+    n = 90
+    y = np.arange(n) % 3
+    X = np.floor(np.abs(rng.standard_normal((n, 4))) * 2.0)
+    w = np.where(y == 1, 0.0, 1.0)
+    chunk = lambda a: da.from_array(a, chunks=30)  # noqa: E731
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(ValueError, match=r"class 1 has zero total weight"):
+            getattr(fd, fit)(chunk(X), chunk(y), sample_weight=chunk(w))
