@@ -106,6 +106,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import sys
 import threading
 
 from .kernels._cache import (
@@ -193,8 +194,16 @@ def kernel_module(name: str) -> KernelModule:
 
 # ------------------------------------------------------------------ thread pools
 
-@functools.lru_cache(maxsize=1)
 def _controller():
+    """threadpoolctl's view of the thread pools loaded now.  A controller knows only the
+    libraries loaded when it was made, and modules that load one (scipy.linalg and its
+    OpenBLAS, numba) are imported on first use here, so the controller is made again
+    whenever a module was imported since the last one (3 ms; never in a steady loop)."""
+    return _controller_for(len(sys.modules))
+
+
+@functools.lru_cache(maxsize=1)
+def _controller_for(n_modules):
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()

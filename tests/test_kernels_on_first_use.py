@@ -191,3 +191,28 @@ def test_kernels_stay_callable_from_user_njit_code():
     x = -np.linspace(0.0, 30.0, 7)
     np.testing.assert_allclose(exp_all(x), np.exp(x), rtol=4 * np.finfo(float).eps)
     assert special.MODE_PROBA == 2  # the scoring modes, re-exported
+
+
+_BLAS_AFTER_LAZY_IMPORT = """
+import json, os
+import numpy as np
+from threadpoolctl import threadpool_info
+from fastgen._runtime import blas_single_thread
+
+with blas_single_thread():  # the first scope: scipy.linalg not imported yet
+    pass
+import scipy.linalg  # its own OpenBLAS, loaded on first use as fastgen loads it
+
+with blas_single_thread():
+    inside = {i["filepath"]: i["num_threads"] for i in threadpool_info()
+              if i["user_api"] == "blas"}
+print(json.dumps(inside))
+"""
+
+
+def test_blas_held_at_one_thread_for_libraries_loaded_later():
+    # modules that load a BLAS (scipy.linalg, numba) are imported on first use: the
+    # scope must hold the libraries loaded after its first use too
+    inside = _run(_BLAS_AFTER_LAZY_IMPORT)
+    assert len(inside) >= 2, inside  # numpy's and scipy's OpenBLAS
+    assert set(inside.values()) == {1}, inside
