@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._em import check_em_options, check_unlabeled, refuse_unlabeled_with_missing
+from .._em import check_em_options, check_unlabeled
 from .._runtime import blas_single_thread, serial_for_small_inputs
-from .._validation import check_priors, check_scalar, feature_names_of
+from .._validation import check_priors, check_scalar, check_X, feature_names_of
 from ..cuda import is_device_array
-from ..stats.missing import check_nan_policy, nan_input
+from ..stats.missing import check_nan_policy, has_nan, nan_input
 from ..stats.moments import ClassMoments, class_rows
 from .covariance import inverse_within_sd, params_from_moments
 from .em_unlabeled import gda_em
@@ -199,16 +199,25 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     if nan_policy == "marginalize" and not is_device_array(X):
         names = feature_names_of(X)
         Xv = nan_input(X, nan_policy)
+        U = _incomplete_unlabeled(X, Xv, unlabeled, em, names)
+
+        def check_options(classes):
+            return check_gda_options(covariance, priors, reg, shrinkage, unbiased, classes,
+                                     var_smoothing, tol)
+
+        if U is not None:
+            from .em_incomplete import fit_gda_incomplete  # only for data with NaN
+
+            return fit_gda_incomplete(Xv if Xv is not None else check_X(X), y, U,
+                                      covariance, sample_weight, unbiased, var_smoothing,
+                                      tol, em, names, check_options)
         if Xv is not None:
             from .em import fit_gda_missing  # only for data with NaN
 
-            refuse_unlabeled_with_missing(unlabeled, em)
             with blas_single_thread():
                 return fit_gda_missing(
                     Xv, y, covariance, sample_weight, shrinkage, unbiased, var_smoothing,
-                    tol, em.tol, em.max_iter, names,
-                    lambda classes: check_gda_options(covariance, priors, reg, shrinkage,
-                                                      unbiased, classes, var_smoothing, tol))
+                    tol, em.tol, em.max_iter, names, check_options)
     # X, y and the weights checked on the host or on the device; NaN/inf in X is found
     # through the moments below (no extra pass)
     rows = class_rows(X, y, sample_weight)
@@ -244,6 +253,20 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
             return params
         return gda_em(params, rows, U, covariance,
                       (priors, reg, shrinkage, unbiased, var_smoothing, tol), em)
+
+
+def _incomplete_unlabeled(X, Xv, unlabeled, em, names):
+    """The checked unlabelled rows of a fit with ``nan_policy="marginalize"`` when EM
+    must handle missing features (NaN in X, ``Xv`` not None, or in the unlabelled
+    rows), else None: the fit is then today's (no unlabelled rows, λ = 0, or no NaN
+    anywhere)."""
+    if unlabeled is None or not em.weight:
+        return None
+    U = check_unlabeled(unlabeled, Xv if Xv is not None else check_X(X),
+                        feature_names=names, allow_nan=True)
+    if U is None or (Xv is None and not has_nan(U)):
+        return None
+    return U
 
 
 def gda_from_moments(moments: ClassMoments, covariance: str = "pooled", *, priors=None,
