@@ -50,7 +50,8 @@ __all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabel
            "run_em", "unlabelled_em", "record_em",
            "maximising_m_step",
            "collapse_guard", "COLLAPSE_RATIO",
-           "log_marginal_and_posteriors", "labelled_log_likelihood", "marginal_score"]
+           "log_marginal_and_posteriors", "labelled_log_likelihood", "marginal_score",
+           "incomplete_unlabeled"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,23 @@ def check_unlabeled(U, X, *, allow_sparse=False, feature_names=None, allow_nan=F
             feature_names):
         raise ValueError(f"unlabeled has the columns {list(names)}, but X has "
                          f"{list(feature_names)}; pass the same columns in the same order")
+    return U
+
+
+def incomplete_unlabeled(X, Xv, unlabeled, em: EMOptions, names, *, allow_sparse=False):
+    """The checked unlabelled rows of a fit with ``nan_policy="marginalize"`` whose EM
+    meets missing features (NaN in X, whose NaN-allowing validation ``Xv`` is then not
+    None, or in the unlabelled rows), else None: the fit is then the one without them
+    combined (no unlabelled rows, λ = 0, or no NaN anywhere)."""
+    from .stats.missing import has_nan
+
+    if unlabeled is None or not em.weight:
+        return None
+    ref = Xv if Xv is not None else check_X(X, allow_sparse=allow_sparse)
+    U = check_unlabeled(unlabeled, ref, allow_sparse=allow_sparse, feature_names=names,
+                        allow_nan=True)
+    if U is None or (Xv is None and not has_nan(U)):
+        return None
     return U
 
 

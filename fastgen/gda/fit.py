@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._em import check_em_options, check_unlabeled
+from .._em import check_em_options, check_unlabeled, incomplete_unlabeled
 from .._runtime import blas_single_thread, serial_for_small_inputs
 from .._validation import check_priors, check_scalar, check_X, feature_names_of
 from ..cuda import is_device_array
-from ..stats.missing import check_nan_policy, has_nan, nan_input
+from ..stats.missing import check_nan_policy, nan_input
 from ..stats.moments import ClassMoments, class_rows
 from .covariance import inverse_within_sd, params_from_moments
 from .em_unlabeled import gda_em
@@ -199,7 +199,7 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     if nan_policy == "marginalize" and not is_device_array(X):
         names = feature_names_of(X)
         Xv = nan_input(X, nan_policy)
-        U = _incomplete_unlabeled(X, Xv, unlabeled, em, names)
+        U = incomplete_unlabeled(X, Xv, unlabeled, em, names)
 
         def check_options(classes):
             return check_gda_options(covariance, priors, reg, shrinkage, unbiased, classes,
@@ -253,20 +253,6 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
             return params
         return gda_em(params, rows, U, covariance,
                       (priors, reg, shrinkage, unbiased, var_smoothing, tol), em)
-
-
-def _incomplete_unlabeled(X, Xv, unlabeled, em, names):
-    """The checked unlabelled rows of a fit with ``nan_policy="marginalize"`` when EM
-    must handle missing features (NaN in X, ``Xv`` not None, or in the unlabelled
-    rows), else None: the fit is then today's (no unlabelled rows, λ = 0, or no NaN
-    anywhere)."""
-    if unlabeled is None or not em.weight:
-        return None
-    U = check_unlabeled(unlabeled, Xv if Xv is not None else check_X(X),
-                        feature_names=names, allow_nan=True)
-    if U is None or (Xv is None and not has_nan(U)):
-        return None
-    return U
 
 
 def gda_from_moments(moments: ClassMoments, covariance: str = "pooled", *, priors=None,
