@@ -569,43 +569,5 @@ def test_data_frames_keep_and_check_their_column_names():
                                    unlabeled=pd.DataFrame(np.abs(U), columns=["a", "c", "b"]))
 
 
-# ------------------------------------------- unlabelled rows with missing features
-
-NAN_FITS = {
-    "gda-pooled": lambda X, y, **k: fastgen.fit_gda(X, y, "pooled", **k),
-    "gda-diagonal": lambda X, y, **k: fastgen.fit_gda(X, y, "diagonal", **k),
-    "gaussian_nb": fastgen.fit_gaussian_nb,
-    "bernoulli": fastgen.fit_bernoulli_nb,
-    "categorical": lambda X, y, **k: fastgen.fit_categorical_nb(
-        np.where(np.isnan(X), X, np.minimum(np.abs(np.round(X)), 3)), y,
-        **{key: (np.minimum(np.abs(np.round(v)), 3) if key == "unlabeled" else v)
-           for key, v in k.items()}),
-}
-
-
-@pytest.mark.parametrize("name", list(NAN_FITS))
-def test_missing_features_with_unlabelled_rows_are_refused(name):
-    """NaN in X (nan_policy='marginalize') and unlabelled rows together raise, naming
-    both; the caller's arrays stay as they were; each alone fits."""
-    X, y, U, _ = gaussian_data(21)
-    X = X.copy()
-    X[1, 0] = X[4, 2] = np.nan
-    before = _digest(X, U)
-    fit = NAN_FITS[name]
-    with pytest.raises(ValueError, match="unlabeled rows with missing features"):
-        fit(X, y, nan_policy="marginalize", unlabeled=U)
-    assert _digest(X, U) == before
-    assert fit(X, y, nan_policy="marginalize").n_features_in == 3
-    assert fit(X, y, nan_policy="marginalize", unlabeled=U, unlabeled_weight=0.0) == \
-        fit(X, y, nan_policy="marginalize")
-    complete = np.where(np.isnan(X), 0.0, X)
-    assert fit(complete, y, nan_policy="marginalize", unlabeled=U).n_iter is not None
-
-
-@pytest.mark.parametrize("name", list(NAN_FITS))
-def test_nan_in_unlabelled_rows_is_refused(name):
-    X, y, U, _ = gaussian_data(22)
-    U = U.copy()
-    U[3, 1] = np.nan
-    with pytest.raises(ValueError, match="unlabeled"):
-        NAN_FITS[name](X, y, nan_policy="marginalize", unlabeled=U)
+# Unlabelled rows with missing features (nan_policy="marginalize"):
+# tests/test_incomplete_em.py
