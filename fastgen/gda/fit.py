@@ -146,10 +146,12 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         ``log_likelihood_history``; ``reg`` and a float ``shrinkage`` apply to the
         converged covariance, an estimated shrinkage raises.  A column with no observed
         value, or a class with none for some feature, raises.  Without NaN the fit is
-        the complete-data one.  X with NaN and ``unlabeled`` rows together raise
-        (docs/guide/incomplete_data.rst).
+        the complete-data one.  With ``unlabeled`` rows, NaN may be in X, in them, or
+        in both: one EM over the missing labels and values
+        (:mod:`fastgen.gda.em_incomplete`; docs/guide/incomplete_data.rst).
     unlabeled : array-like (m, d), optional
-        Rows without labels (same features, host X, no NaN).  The fit is then EM from
+        Rows without labels (same features, host X; NaN only with
+        ``nan_policy="marginalize"``, a missing value).  The fit is then EM from
         the labelled-only fit (:mod:`fastgen.gda.em_unlabeled`): the E-step takes the
         model's posteriors of these rows, the M-step the moments of the labelled rows
         merged with the rows' soft moments (weights λ·r_ik), built with the options

@@ -169,8 +169,9 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
         "marginalize": NaN entries (dense, or stored in CSR) are missing values and are
         not counted: each feature's table comes from the rows that observe it (the
         exact maximum likelihood under missing at random; the denominators are already
-        Σ_c N_kjc).  A column with no observed value raises; so do NaN in X together
-        with ``unlabeled`` rows (docs/guide/incomplete_data.rst).
+        Σ_c N_kjc).  A column with no observed value raises.  With ``unlabeled`` rows,
+        NaN may be in X, in them, or in both: EM over the observed codes of every row
+        (docs/guide/incomplete_data.rst).
     unlabeled : array-like (m, d) or scipy CSR, optional
         Rows without labels (codes): EM from the labelled-only fit
         (:mod:`fastgen.naive_bayes.em`), each M-step adding their expected category

@@ -302,8 +302,9 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
         "marginalize": NaN entries (dense, or stored in CSR) are missing values;
         p_kj = (F_kj + α)/(N_kj + 2α) with N_kj the weight of the class-k rows that
         observe feature j (``observed_count``): the exact maximum likelihood under
-        missing at random, as the likelihood factorises over the features.  NaN in X
-        together with ``unlabeled`` rows raise (docs/guide/incomplete_data.rst).
+        missing at random, as the likelihood factorises over the features.  With
+        ``unlabeled`` rows, NaN may be in X, in them, or in both: EM over the observed
+        entries of every row (docs/guide/incomplete_data.rst).
     unlabeled : array-like (m, d) or scipy CSR, optional
         Rows without labels: EM from the labelled-only fit (Nigam et al. 2000,
         :mod:`fastgen.naive_bayes.em`); each M-step adds their expected document

@@ -152,8 +152,9 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
         feature's mean and variance per class come from the rows that observe it (the
         exact maximum likelihood, as the likelihood factorises over the features), and
         ε from the unweighted variance of each feature over its observed entries.  A
-        column, or a class of a feature, with no observed value raises; so do NaN in X
-        together with ``unlabeled`` rows (docs/guide/incomplete_data.rst).
+        column, or a class of a feature, with no observed value raises.  With
+        ``unlabeled`` rows, NaN may be in X, in them, or in both: EM with the
+        available-case statistics of every row (docs/guide/incomplete_data.rst).
     unlabeled : array-like (m, d), optional
         Rows without labels: EM from the labelled-only fit
         (:mod:`fastgen.naive_bayes.em`), each M-step merging their soft moments
