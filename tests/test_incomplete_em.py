@@ -549,3 +549,22 @@ def test_sklearn_unlabeled_label_with_nan(qda, where):
     assert list(est.classes_) == [0, 1, 2]
     proba = est.predict_proba(Xall)
     assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("covariance", ["per_class", "diagonal"])
+def test_collapse_guard_stops_the_combined_em(covariance):
+    """A class pulled onto one point by many unlabelled rows stops EM, as without NaN:
+    the previous iteration's params, converged=False and a ConvergenceWarning."""
+    rng = np.random.default_rng(2)
+    X = np.r_[rng.normal(0, 1, (4, 2)), rng.normal(6, 1, (4, 2))]
+    X[1, 0] = np.nan
+    y = np.r_[np.zeros(4), np.ones(4)]
+    U = np.r_[np.tile([[0.3, -0.2]], (100_000, 1)), rng.normal(6, 1, (20, 2))]
+    U[-3:, 0] = np.nan
+    with pytest.warns(fastgen.ConvergenceWarning, match="class 0.0 collapsed"):
+        p = fastgen.fit_gda(X, y, covariance, unlabeled=U, nan_policy="marginalize")
+    assert p.converged is False
+    assert p.log_likelihood_history.shape == (p.n_iter + 1,)
+    start = fastgen.fit_gda(X, y, covariance, nan_policy="marginalize")
+    ratio = np.exp((p.log_det.astype(float) - start.log_det) / 2)  # the kept params
+    assert np.all(ratio >= 1e-4)
