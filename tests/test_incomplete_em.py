@@ -568,3 +568,51 @@ def test_collapse_guard_stops_the_combined_em(covariance):
     start = fastgen.fit_gda(X, y, covariance, nan_policy="marginalize")
     ratio = np.exp((p.log_det.astype(float) - start.log_det) / 2)  # the kept params
     assert np.all(ratio >= 1e-4)
+
+
+# ------------------------------------ the soft statistics against their hard twins
+
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_soft_available_moments_with_one_hot_memberships_are_the_hard_ones(offset):
+    from fastgen.stats.available import available_case
+    from fastgen.stats.soft import soft_available_moments
+
+    X, y, _ = incomplete_data(15, "X", n_lab=30, offset=offset)
+    w = np.random.default_rng(15).uniform(0.5, 2.0, X.shape[0])
+    R = np.zeros((X.shape[0], 3))
+    R[np.arange(X.shape[0]), y] = w
+    soft = soft_available_moments(X, R)
+    hard = available_case(X, np.isnan(X), y, w, 3, np.arange(3))
+    for name in ("counts", "observed", "means"):
+        np.testing.assert_allclose(getattr(soft, name), getattr(hard, name), rtol=1e-12)
+    np.testing.assert_allclose(soft.sumsq, hard.sumsq, rtol=1e-9)
+    # and the formula, plain
+    O = ~np.isnan(X)
+    for k in range(3):
+        r = R[:, k][:, None] * O
+        mu = np.nansum(r * np.nan_to_num(X), axis=0) / r.sum(axis=0)
+        np.testing.assert_allclose(soft.means[k], mu, rtol=1e-12)
+        np.testing.assert_allclose(
+            soft.sumsq[k], (r * np.where(O, X - mu, 0.0) ** 2).sum(axis=0), rtol=1e-8)
+
+
+@pytest.mark.parametrize("csr", [False, True])
+def test_soft_counts_skip_missing_entries(csr):
+    from fastgen.stats.soft import soft_binary_counts_observed, soft_category_counts_observed
+
+    X, _, U = incomplete_data(16, "both")
+    R = np.random.default_rng(16).dirichlet(np.ones(3), U.shape[0]) * 0.7
+    A = sp.csr_matrix(U) if csr else U
+    cc, F, N = soft_binary_counts_observed(A, R, binarize=0.3)
+    O = ~np.isnan(U)
+    np.testing.assert_allclose(cc, R.sum(axis=0))
+    np.testing.assert_allclose(F, R.T @ (O & (np.nan_to_num(U, nan=-1e9) > 0.3)))
+    np.testing.assert_allclose(N, R.T @ O)
+    C = _codes(U)
+    offsets = np.r_[0, np.cumsum([6, 6, 6])]
+    counts = soft_category_counts_observed(sp.csr_matrix(C) if csr else C, R, offsets)
+    for j in range(3):
+        for c in range(6):
+            np.testing.assert_allclose(counts[:, offsets[j] + c],
+                                       R.T @ (O[:, j] & (np.nan_to_num(C[:, j]) == c)),
+                                       atol=1e-12)

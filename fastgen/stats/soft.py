@@ -213,10 +213,9 @@ def soft_available_moments(X, R) -> AvailableCase:
         with np.errstate(divide="ignore", invalid="ignore"):
             centred = np.where(N > 0, sums / N, 0.0)  # μ_kj − shift_j
         for s, e in blocks:
-            Z0 = np.where(missing[s:e], np.nan, X[s:e] - shift)
+            Z = X[s:e] - shift  # NaN stays NaN: masked below
             for k in range(K):
-                D = Z0 - centred[k]
-                D[missing[s:e]] = 0.0
+                D = np.where(missing[s:e], 0.0, Z - centred[k])
                 sumsq[k] += R[s:e, k] @ (D * D)
     means = np.where(N > 0, centred + shift, 0.0)
     return AvailableCase(W, N, means, sumsq, None)
