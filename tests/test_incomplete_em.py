@@ -492,6 +492,9 @@ def _bad_cases():
          (X, y, U), "ledoit-wolf"),
         ("multinomial", lambda: fastgen.fit_multinomial_nb(
             np.abs(np.nan_to_num(C)), y, unlabeled=np.abs(Cu), nan_policy="marginalize"),
+         (C, y, Cu), "unlabeled contains NaN and multinomial naive Bayes is not fitted"),
+        ("multinomial raise", lambda: fastgen.fit_multinomial_nb(
+            np.abs(np.nan_to_num(C)), y, unlabeled=np.abs(Cu)),
          (C, y, Cu), "unlabeled contains NaN"),
         ("complement", lambda: fastgen.fit_complement_nb(
             np.abs(np.nan_to_num(C)), y, unlabeled=np.abs(Cu), nan_policy="marginalize"),

@@ -45,7 +45,7 @@ from ..stats.feature_counts import (  # the counting pass, shared with fastgen.n
     reject_flagged_value,
     weighted_class_count,
 )
-from ..stats.missing import nan_input
+from ..stats.missing import has_nan, nan_input
 from .base import (
     LinearNB,
     check_alpha,
@@ -521,7 +521,10 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     fit_prior = check_bool(fit_prior, "fit_prior")
     _refuse_nan(X, nan_policy, _MULTINOMIAL_NAN)
     em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
-    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em)
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em,
+                              allow_nan=nan_policy == "marginalize")
+    if em_rows is not None and has_nan(em_rows.U):  # refused with the reason, as in X
+        raise ValueError(_MULTINOMIAL_NAN.replace("X contains", "unlabeled contains", 1))
     classes, cc, fc, _, dtype, names, tables = _fit_counts(X, y, sample_weight,
                                                            "multinomial", alpha=alpha)
     params = multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
