@@ -326,7 +326,10 @@ def _read(path, *, values):
                     f"{os.fspath(path)!r} is not a fastgen params file (no fastgen header)"
                 )
             header = json.loads(str(data[_HEADER][()]))
-            if not isinstance(header, dict) or header.get("format") != _FORMAT:
+            if not isinstance(header, dict):
+                raise ParamsFileError(f"{os.fspath(path)!r} could not be read as a fastgen "
+                                      f"params file: its header is not a JSON object")
+            if header.get("format") != _FORMAT:
                 raise ParamsFileError(f"{os.fspath(path)!r} is not a fastgen params file")
             if header.get("version", 0) > _VERSION:
                 raise ParamsFileError(

@@ -19,10 +19,10 @@ def _arrays(tmp_path):
 
 
 @pytest.mark.parametrize("header, match", [
-    ([1, 2, 3], "not a fastgen params file"),
-    ("fastgen-params", "not a fastgen params file"),
-    (7, "not a fastgen params file"),
-    (None, "not a fastgen params file"),
+    ([1, 2, 3], "header is not a JSON object"),
+    ("fastgen-params", "header is not a JSON object"),
+    (7, "header is not a JSON object"),
+    (None, "header is not a JSON object"),
     ("fields-list", "malformed header"),
     ("fields-values", "malformed header"),
 ])
