@@ -308,14 +308,21 @@ def collapse_guard(start, log_det_of):
 
 
 def record_em(result: EMResult):
-    """``result.params`` with its EM record set, and a ConvergenceWarning if EM stopped
-    early for a reason (:class:`EMStop`)."""
-    if result.stopped is not None:
+    """``result.params`` with its EM record set, and a ConvergenceWarning whenever it
+    did not converge: EM stopped early for a reason (:class:`EMStop`) or ran out of
+    iterations."""
+    if not result.converged:
         from ._warn import warn
         from .logistic.params import ConvergenceWarning
 
-        warn(f"EM stopped after {result.n_iter} iteration(s): {result.stopped}",
-             ConvergenceWarning)
+        if result.stopped is not None:
+            warn(f"EM stopped after {result.n_iter} iteration(s): {result.stopped}",
+                 ConvergenceWarning)
+        else:
+            gain = np.diff(result.history)[-1] if len(result.history) > 1 else float("nan")
+            warn(f"EM over the unlabelled rows did not converge in em_max_iter="
+                 f"{result.n_iter} iterations (the last one changed the log-likelihood "
+                 f"by {gain:.3g}); raise em_max_iter or em_tol", ConvergenceWarning)
     history = np.asarray(result.history, dtype=np.float64)
     history.flags.writeable = False
     return dataclasses.replace(result.params, n_iter=result.n_iter, converged=result.converged,

@@ -51,8 +51,11 @@ CASES = [
 def test_minus_one_marks_unlabelled_rows(est, fit, options, counts, lam):
     X, y, labelled = _data(1, counts)
     y_semi = np.where(labelled, y, -1)
-    e = est(unlabeled_label=-1, unlabeled_weight=lam, **options).fit(X, y_semi)
-    want = fit(X[labelled], y[labelled], unlabeled=X[~labelled], unlabeled_weight=lam)
+    e = est(unlabeled_label=-1, unlabeled_weight=lam, em_max_iter=1000, **options).fit(
+        X, y_semi)
+    want = fit(X[labelled], y[labelled], unlabeled=X[~labelled], unlabeled_weight=lam,
+               em_max_iter=1000)
+    assert want.converged
     assert e.params_ == want
     assert np.array_equal(e.classes_, [0, 1, 2])
     assert e.params_.n_iter >= 1
