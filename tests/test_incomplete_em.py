@@ -619,3 +619,41 @@ def test_soft_counts_skip_missing_entries(csr):
             np.testing.assert_allclose(counts[:, offsets[j] + c],
                                        R.T @ (O[:, j] & (np.nan_to_num(C[:, j]) == c)),
                                        atol=1e-12)
+
+
+@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("model", ["gaussian", "bernoulli", "categorical"])
+def test_sklearn_naive_bayes_unlabeled_label_with_nan(model, where):
+    from fastgen.sklearn import BernoulliNB, CategoricalNB, GaussianNB
+
+    X, y, U = incomplete_data(17, where)
+    if model == "categorical":
+        X, U = _codes(X), _codes(U)
+    Xall = np.vstack([X, U])
+    y_semi = np.r_[y, np.full(U.shape[0], -1)]
+    est, want = {
+        "gaussian": (GaussianNB, lambda **k: fastgen.fit_gaussian_nb(X, y, **k)),
+        "bernoulli": (BernoulliNB, lambda **k: fastgen.fit_bernoulli_nb(X, y, **k)),
+        "categorical": (CategoricalNB, lambda **k: fastgen.fit_categorical_nb(X, y, **k)),
+    }[model]
+    e = est(nan_policy="marginalize", unlabeled_label=-1).fit(Xall, y_semi)
+    p = want(unlabeled=U, nan_policy="marginalize")
+    assert e.params_.n_iter == p.n_iter and e.params_.converged
+    _same_model(e.params_, p)
+    proba = e.predict_proba(Xall)
+    assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
+    with pytest.raises(ValueError, match="fitted with unlabeled rows"):
+        e.partial_fit(X[:3], y[:3])
+
+
+def test_sklearn_multinomial_refuses_nan_in_unlabelled_rows():
+    from fastgen.sklearn import MultinomialNB
+
+    X, y, U = incomplete_data(18, "U")
+    C, Cu = np.abs(_codes(np.nan_to_num(X))), np.abs(_codes(U))
+    Xall = np.vstack([C, Cu])
+    before = _digest(Xall)
+    with pytest.raises(ValueError, match="unlabeled contains NaN and multinomial"):
+        MultinomialNB(nan_policy="marginalize", unlabeled_label=-1).fit(
+            Xall, np.r_[y, np.full(Cu.shape[0], -1)])
+    assert _digest(Xall) == before
