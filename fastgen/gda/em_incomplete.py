@@ -72,6 +72,41 @@ class _State:
     moments: ClassMoments
 
 
+@dataclasses.dataclass(frozen=True)
+class _Problem:
+    """The checked inputs and options of one fit: labelled rows X (NaN marks a missing
+    value, ``missing`` its mask), their class codes and weights (empty: unit), the
+    unlabelled rows U, the labelled rows' available-case statistics ``ac``, the fit's
+    options, the EM options and the E-step's ``score``."""
+
+    X: np.ndarray
+    missing: np.ndarray
+    codes: np.ndarray
+    w: np.ndarray
+    U: np.ndarray
+    ac: object
+    covariance: str
+    classes: np.ndarray
+    priors: object
+    reg: float
+    shrinkage: object
+    unbiased: bool
+    var_smoothing: float
+    tol: float
+    em: object
+    names: object
+    score: object
+
+    @property
+    def dtype(self):
+        return str(self.X.dtype)
+
+    def moments(self, W, means, S):
+        """ClassMoments of this fit's kind (scatter ``S``) for the classes."""
+        return ClassMoments(self.classes, W, means, S, self.covariance, self.dtype,
+                            self.names)
+
+
 def fit_gda_incomplete(X, y, U, covariance, sample_weight, unbiased, var_smoothing, tol,
                        em, names, check_options):
     """:func:`fastgen.fit_gda` of validated X and unlabelled rows U (X's dtype, dense),
@@ -85,28 +120,26 @@ def fit_gda_incomplete(X, y, U, covariance, sample_weight, unbiased, var_smoothi
             f"shrinkage={shrinkage!r} with NaN in X or in unlabeled: the estimated "
             f"intensity needs the fourth moments of the complete data, which EM does "
             f"not give; pass a float shrinkage or None")
-    K = classes.shape[0]
     missing = np.isnan(X)
-    ac = available_case(X, missing, codes, w, K, classes)
-    score = marginal_score(X, U, small=marginal_scores)
-    dtype = str(X.dtype)
+    ac = available_case(X, missing, codes, w, classes.shape[0], classes)
+    fit = _Problem(X, missing, codes, w, U, ac, covariance, classes, priors, reg,
+                   shrinkage, unbiased, var_smoothing, tol, em, names,
+                   marginal_score(X, U, small=marginal_scores))
     with blas_single_thread():
         if covariance in ("diagonal", "pooled_diagonal"):
-            return _diagonal_em(X, codes, w, U, ac, covariance, classes, priors, reg,
-                                shrinkage, unbiased, var_smoothing, tol, em, names, score,
-                                dtype)
-        return _full_em(X, codes, w, U, ac, missing, covariance, classes, priors, reg,
-                        shrinkage, unbiased, tol, em, names, score, dtype)
+            return _diagonal_em(fit)
+        return _full_em(fit)
 
 
-def _diagonal_em(X, codes, w, U, ac, covariance, classes, priors, reg, shrinkage,
-                 unbiased, var_smoothing, tol, em, names, score, dtype):
+def _diagonal_em(fit: _Problem):
     """The diagonal kinds: :func:`fastgen._em.unlabelled_em` with available-case
     statistics, each M-step built with the fit's options."""
     def params_of(stats):
-        m = diagonal_moments(stats, covariance, unbiased, classes, dtype, names)
-        return params_from_moments(m, covariance, priors, reg, shrinkage, unbiased,
-                                   var_smoothing=var_smoothing, tol=tol)
+        m = diagonal_moments(stats, fit.covariance, fit.unbiased, fit.classes, fit.dtype,
+                             fit.names)
+        return params_from_moments(m, fit.covariance, fit.priors, fit.reg, fit.shrinkage,
+                                   fit.unbiased, var_smoothing=fit.var_smoothing,
+                                   tol=fit.tol)
 
     def build(stats):
         try:
@@ -114,38 +147,39 @@ def _diagonal_em(X, codes, w, U, ac, covariance, classes, priors, reg, shrinkage
         except SingularCovarianceError as exc:
             raise EMStop(str(exc)) from None
 
-    start = params_of(ac)  # the labelled-only fit
-    guard = collapse_guard(start, lambda p: p.log_det) if covariance == "diagonal" else None
+    start = params_of(fit.ac)  # the labelled-only fit
+    guard = None
+    if fit.covariance == "diagonal":
+        guard = collapse_guard(start, lambda p: p.log_det)
+    U = fit.U
     result = unlabelled_em(
-        start, X, codes, w, U, em,
+        start, fit.X, fit.codes, fit.w, U, fit.em,
         soft_statistics=lambda R: soft_available_moments(U, R),
-        merge=lambda soft: merge_available(ac, soft), build=build, guard=guard,
-        monotone=maximising_m_step(covariance, reg, shrinkage, unbiased, var_smoothing),
-        score=score)
+        merge=lambda soft: merge_available(fit.ac, soft), build=build, guard=guard,
+        monotone=maximising_m_step(fit.covariance, fit.reg, fit.shrinkage, fit.unbiased,
+                                   fit.var_smoothing),
+        score=fit.score)
     return record_em(result)
 
 
-def _moments(classes, W, means, S, covariance, dtype, names):
-    return ClassMoments(classes, W, means, S, covariance, dtype, names)
-
-
-def _full_em(X, codes, w, U, ac, missing, covariance, classes, priors, reg, shrinkage,
-             unbiased, tol, em, names, score, dtype):
+def _full_em(fit: _Problem):
     """The full kinds: the joint EM over missing labels and missing values, on the
     maximum-likelihood estimates; ``reg``, shrinkage and ``unbiased`` at the end."""
+    X, U, codes, w, ac, em = fit.X, fit.U, fit.codes, fit.w, fit.ac, fit.em
     K, d = ac.means.shape
-    pooled = covariance == "pooled"
+    pooled = fit.covariance == "pooled"
     missing_u = np.isnan(U)
-    warn_unidentified(missing, codes, w, K, pooled, classes, shared=missing_u)
+    warn_unidentified(fit.missing, codes, w, K, pooled, fit.classes, shared=missing_u)
     n = X.shape[0]
     resp = np.zeros((n, K))
     resp[np.arange(n), codes] = w if w.shape[0] else 1.0
     X64 = X.astype(np.float64, copy=False)
     U64 = U.astype(np.float64, copy=False)
-    pats_x, pats_u = missing_patterns(missing), missing_patterns(missing_u)
+    pats_x, pats_u = missing_patterns(fit.missing), missing_patterns(missing_u)
 
     def mle(m):
-        params = params_from_moments(m, covariance, priors, 0.0, None, False, tol=tol)
+        params = params_from_moments(m, fit.covariance, fit.priors, 0.0, None, False,
+                                     tol=fit.tol)
         if params.rank < d:
             raise SingularCovarianceError(
                 f"the pooled covariance is singular (rank {params.rank} < {d}): the "
@@ -155,12 +189,11 @@ def _full_em(X, codes, w, U, ac, missing, covariance, classes, priors, reg, shri
 
     # the labelled-only maximum-likelihood fit: the missing-feature EM (one iteration
     # where X is complete: its start is then the complete-data estimate)
-    start_cov = pairwise_covariance(ac, codes, w, missing, K, pooled)
-    lab = em_gaussian(X64, pats_x, resp, ac.means, start_cov, pooled, classes, 0.0,
+    start_cov = pairwise_covariance(ac, codes, w, fit.missing, K, pooled)
+    lab = em_gaussian(X64, pats_x, resp, ac.means, start_cov, pooled, fit.classes, 0.0,
                       em.tol, em.max_iter)
     scale = lab.counts.sum() if pooled else lab.counts[:, None, None]
-    m0 = _moments(classes, lab.counts, lab.means, lab.covariance * scale, covariance,
-                  dtype, names)
+    m0 = fit.moments(lab.counts, lab.means, lab.covariance * scale)
     start = _State(mle(m0), m0)
     guard = collapse_guard(start.params, lambda p: p.log_det) if not pooled else None
     lam = em.weight
@@ -174,15 +207,14 @@ def _full_em(X, codes, w, U, ac, missing, covariance, classes, priors, reg, shri
         W, mu, S, loglik = conditional_moments(X64, pats_x, resp, means, cov, pooled)
         has = W > 0
         objective = loglik + float(W[has] @ log_prior[has])
-        marginal, R = log_marginal_and_posteriors(score(p, U))
+        marginal, R = log_marginal_and_posteriors(fit.score(p, U))
         objective += lam * marginal
         soft = conditional_moments(U64, pats_u, lam * R, means, cov, pooled)
         return ((W, mu, S), soft[:3]), objective
 
     def maximise(stats):
         (Wl, mul, Sl), (Wu, muu, Su) = stats
-        m = merge_moments(_moments(classes, Wl, mul, Sl, covariance, dtype, names),
-                          _moments(classes, Wu, muu, Su, covariance, dtype, names))
+        m = merge_moments(fit.moments(Wl, mul, Sl), fit.moments(Wu, muu, Su))
         try:
             params = mle(m)
         except SingularCovarianceError as exc:
@@ -194,6 +226,6 @@ def _full_em(X, codes, w, U, ac, missing, covariance, classes, priors, reg, shri
     total = (float(w.sum()) if w.shape[0] else n) + lam * U.shape[0]
     result = run_em(start, expect, maximise, em, total_weight=total, monotone=True,
                     dtype=X.dtype)
-    final = params_from_moments(result.params.moments, covariance, priors, reg, shrinkage,
-                                unbiased, tol=tol)
+    final = params_from_moments(result.params.moments, fit.covariance, fit.priors,
+                                fit.reg, fit.shrinkage, fit.unbiased, tol=fit.tol)
     return record_em(dataclasses.replace(result, params=final))
