@@ -424,9 +424,9 @@ def test_no_unlabelled_rows_or_zero_weight_is_the_missing_feature_fit(family):
     assert fit(X, y, U[:0], nan_policy="marginalize") == reference
 
 
-def test_reg_and_shrinkage_apply_to_the_converged_covariance():
+def test_reg_and_shrinkage_apply_to_the_converged_covariance(tmp_path):
     """Full kinds: EM runs on the maximum-likelihood estimates; reg and a float
-    shrinkage apply once at the end, unbiased too."""
+    shrinkage apply once at the end, unbiased too; the record saves and loads."""
     X, y, U = incomplete_data(10, "both")
     ml = fastgen.fit_gda(X, y, "per_class", unlabeled=U, **TIGHT)
     reg = fastgen.fit_gda(X, y, "per_class", unlabeled=U, reg=0.3, **TIGHT)
@@ -438,6 +438,13 @@ def test_reg_and_shrinkage_apply_to_the_converged_covariance():
     mlp = fastgen.fit_gda(X, y, "pooled", unlabeled=U, **TIGHT)
     W = mlp.n_per_class.sum()
     np.testing.assert_allclose(ub.covariance, mlp.covariance * W / (W - 3), rtol=1e-12)
+    shrunk = fastgen.fit_gda(X, y, "pooled", unlabeled=U, shrinkage=0.2, **TIGHT)
+    S = mlp.covariance
+    np.testing.assert_allclose(
+        shrunk.covariance, 0.8 * S + 0.2 * np.trace(S) / 3 * np.eye(3), rtol=1e-12)
+    for p in (reg, ub, shrunk):
+        fastgen.save_params(tmp_path / "p.npz", p)
+        assert fastgen.load_params(tmp_path / "p.npz") == p
 
 
 # --------------------------------------------------- small inputs: numpy, no kernels
