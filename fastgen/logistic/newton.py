@@ -52,9 +52,9 @@ residuals and the separation signals in the columns' own units.
 
 The solver sees the problem only through an :class:`Objective`; it never touches X, so
 the in-memory, CSR and Dask fits share it.  The linear solvers the objectives use for
-the direction (:func:`cholesky_solve`, :func:`pcg`) live here too.
+the direction (Cholesky of the scaled Hessian, preconditioned CG) are in ``linsolve.py``.
 
-Imports: ``params`` (the warning) only.
+Imports: ``params`` (the warnings) and ``diagnostics`` (the separation advice).
 """
 
 from __future__ import annotations
@@ -63,7 +63,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-import scipy.linalg
 
 from .._warn import warn
 from .diagnostics import separation_advice
@@ -71,8 +70,7 @@ from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
            "direction", "certified_direction", "is_converged", "separation_suspected",
-           "line_search", "capped_step", "final_step", "update", "cholesky_factor",
-           "factor_solve", "cholesky_solve", "pcg"]
+           "line_search", "capped_step", "final_step", "update", "forcing"]
 
 #: In-loop trigger of the exact separation test (see the module docstring): this many
 #: steps, the last ``_SUSPECT_ALIGNED`` along β, and some |η| above ``_SUSPECT_ETA``.
@@ -233,90 +231,6 @@ class NewtonResult:
         return {"objective_history": self.objective_history,
                 "grad_norm_history": self.grad_norm_history,
                 "step_size_history": self.step_size_history}
-
-
-# --------------------------------------------------------------------------- linear solves
-
-
-def cholesky_factor(H, rhs, what):
-    """``(factor, x)``: x solving H x = rhs by the Cholesky factor of H scaled to a unit
-    diagonal, D⁻¹HD⁻¹ (D² = diag H), with jitter 1e-10·I (then ×100) added to the
-    scaled matrix where the factorisation fails or x is not finite; ``factor`` =
-    ``(c, D, jitter)`` (``c`` scipy's ``cho_factor``) solves again by
-    :func:`factor_solve`.
-
-    The scaled matrix, hence whether it factorises and how much jitter it takes, does
-    not depend on the units of the columns (a zero diagonal entry keeps scale 1)."""
-    q = H.shape[0]
-    dg = np.diag(H)
-    D = np.sqrt(np.where((dg > 0.0) & np.isfinite(dg), dg, 1.0))
-    Hs = H / D[:, None] / D[None, :]
-    jitter = 0.0
-    for _ in range(6):
-        try:
-            A = Hs if jitter == 0.0 else Hs + jitter * np.eye(q)
-            factor = (scipy.linalg.cho_factor(A, lower=True, check_finite=False), D,
-                      jitter)
-            x = factor_solve(factor, rhs)
-            if np.all(np.isfinite(x)):
-                return factor, x
-        except np.linalg.LinAlgError:
-            pass
-        jitter = 1e-10 if jitter == 0.0 else jitter * 100.0
-    raise np.linalg.LinAlgError(
-        f"the {what} is singular even with jitter {jitter:.3g} (relative to its "
-        f"diagonal): the features are (nearly) collinear or constant; pass l2 > 0"
-    )
-
-
-def factor_solve(factor, rhs):
-    """x with H x = rhs, from the ``factor`` of H that :func:`cholesky_factor` gave."""
-    c, D, _ = factor
-    return scipy.linalg.cho_solve(c, rhs / D, check_finite=False) / D
-
-
-def cholesky_solve(H, rhs, what):
-    """x solving H x = rhs (see :func:`cholesky_factor`)."""
-    return cholesky_factor(H, rhs, what)[1]
-
-
-def pcg(hessp, precond, g, rtol, maxiter, atol=0.0, scale=1.0):
-    """Preconditioned CG for H x = −g.  Returns (x, ½xᵀHx, number of products).
-
-    Stops when ‖r/scale‖ ≤ rtol·‖g/scale‖ or max|r/scale| ≤ ``atol``, after ``maxiter``
-    products, or on non-positive curvature; falls back to the preconditioned
-    steepest-descent step if no progress was made.  ``scale`` (broadcastable to g, the
-    gradient test's column scales) makes both tests unit-free.
-    """
-    x = np.zeros_like(g)
-    r = -g
-    z = precond(r)
-    dirn = z.copy()
-    rz = float(np.vdot(r, z))
-    gnorm = float(np.linalg.norm(g / scale))
-    nprod = 0
-    for _ in range(maxiter):
-        Hd = hessp(dirn)
-        nprod += 1
-        dHd = float(np.vdot(dirn, Hd))
-        if not dHd > 0.0:
-            break
-        alpha = rz / dHd
-        x += alpha * dirn
-        r -= alpha * Hd
-        rs = r / scale
-        if np.linalg.norm(rs) <= rtol * gnorm or float(np.max(np.abs(rs))) <= atol:
-            break
-        z = precond(r)
-        rz_new = float(np.vdot(r, z))
-        dirn *= rz_new / rz
-        dirn += z
-        rz = rz_new
-    if nprod == 0 or not np.any(x):
-        x = precond(-g)  # preconditioned steepest descent as a fallback
-    # Hx = −g − r, so ½xᵀHx = ½(−gᵀx − rᵀx)
-    dec = 0.5 * float(-np.vdot(g, x) - np.vdot(r, x))
-    return x, max(dec, 0.0), nprod
 
 
 # --------------------------------------------------------------------------- the steps
