@@ -60,21 +60,31 @@ def cholesky_solve(H, rhs, what):
     return cholesky_factor(H, rhs, what)[1]
 
 
-def pcg(hessp, precond, g, rtol, maxiter, atol=0.0, scale=1.0):
+def pcg(hessp, precond, g, rtol, maxiter, atol=0.0, scale=1.0, x0=None):
     """Preconditioned CG for H x = −g.  Returns (x, ½xᵀHx, number of products).
 
     Stops when ‖r/scale‖ ≤ rtol·‖g/scale‖ or max|r/scale| ≤ ``atol``, after ``maxiter``
     products, or on non-positive curvature; falls back to the preconditioned
     steepest-descent step if no progress was made.  ``scale`` (broadcastable to g, the
-    gradient test's column scales) makes both tests unit-free.
+    gradient test's column scales) makes both tests unit-free.  ``x0``: the start (an
+    earlier, looser solve of the same system; one more product for its residual).
     """
-    x = np.zeros_like(g)
-    r = -g
+    gnorm = float(np.linalg.norm(g / scale))
+    nprod = 0
+    if x0 is None:
+        x = np.zeros_like(g)
+        r = -g
+    else:
+        x = np.array(x0, dtype=np.float64)
+        r = -g - hessp(x)
+        nprod += 1
+    if x0 is not None:
+        rs = r / scale
+        if np.linalg.norm(rs) <= rtol * gnorm or float(np.max(np.abs(rs))) <= atol:
+            maxiter = 0  # the start is already that accurate
     z = precond(r)
     dirn = z.copy()
     rz = float(np.vdot(r, z))
-    gnorm = float(np.linalg.norm(g / scale))
-    nprod = 0
     for _ in range(maxiter):
         Hd = hessp(dirn)
         nprod += 1
@@ -92,8 +102,18 @@ def pcg(hessp, precond, g, rtol, maxiter, atol=0.0, scale=1.0):
         dirn *= rz_new / rz
         dirn += z
         rz = rz_new
-    if nprod == 0 or not np.any(x):
+    fallback = nprod == 0 or not np.any(x)
+    if fallback:
         x = precond(-g)  # preconditioned steepest descent as a fallback
+    if x0 is not None and not fallback:
+        # from a start, the quadratic model's decrease −(gᵀx + ½xᵀHx) = ½(−gᵀx + rᵀx)
+        # (Hx = −g − r): a lower bound of ½gᵀH⁻¹g for any x; from zero, rᵀx = 0
+        dec = 0.5 * float(-np.vdot(g, x) + np.vdot(r, x))
+    else:
+        # Hx = −g − r, so ½xᵀHx = ½(−gᵀx − rᵀx)
+        dec = 0.5 * float(-np.vdot(g, x) - np.vdot(r, x))
+    return x, max(dec, 0.0), nprod
     # Hx = −g − r, so ½xᵀHx = ½(−gᵀx − rᵀx)
-    dec = 0.5 * float(-np.vdot(g, x) - np.vdot(r, x))
+    dec = 0.5 * float(-np.vdot(g, x) - np.vdot(r, x)) if r is not None else \
+        0.5 * float(-np.vdot(g, x) - np.vdot(-g, x))
     return x, max(dec, 0.0), nprod

@@ -95,6 +95,14 @@ _STEP_CAP = 5.0
 #: as it is; near the optimum the forcing term √(max|g|/Σw) usually is.
 _CERT_RTOL = 1e-3
 
+#: The certifying step's error the solve allows, in the objective's metric
+#: (‖Δ − Δ*‖_H, standard errors): its relative residual is min(``_CERT_RTOL``,
+#: ``_FINAL_ERROR``/λ), λ = √(2·decrement), so that the returned point's distance from
+#: the optimum stays about λ² + ``_FINAL_ERROR``, a small part of the 1e-8 standard
+#: errors it is tested to, also where the certified point's λ is near √(2·tol)
+#: (:func:`final_rtol`).
+_FINAL_ERROR = 1e-10
+
 
 class Objective(Protocol):
     """What the solver needs from a penalised objective f(β) (see ``objectives.py``)."""
@@ -109,7 +117,7 @@ class Objective(Protocol):
     def step(self, g, gscaled, rtol=None, atol=0.0):
         """The Newton direction Δ (HΔ = −g) at the latest curvature, and ½ΔᵀHΔ; an
         inexact objective solves to relative residual ``rtol`` or, sooner, to
-        max|residual| ≤ ``atol``."""
+        max|residual| ≤ ``atol``, and also takes a start ``x0=`` (its earlier step)."""
 
     def gradient_scale(self, sum_weights):
         """The column scales r (broadcastable to β) of the gradient test, taken from the
@@ -236,12 +244,15 @@ class NewtonResult:
 # --------------------------------------------------------------------------- the steps
 
 
-def direction(objective, state, rtol=None):
+def direction(objective, state, rtol=None, x0=None):
     """The Newton step Δ and decrement ½ΔᵀHΔ at the current iterate (re-evaluating the
     curvature there first if the latest evaluation did not keep it); ``rtol`` for CG
-    (default: the objective's forcing term)."""
+    (default: the objective's forcing term), and ``x0`` its start (a CG objective's
+    earlier solve at the same point)."""
     if not objective.has_curvature():
         state.current = objective.evaluate(state.beta, True)
+    if x0 is not None:
+        return objective.step(state.current.grad, state.grad_scaled, rtol, x0=x0)
     return objective.step(state.current.grad, state.grad_scaled, rtol)
 
 
@@ -251,13 +262,29 @@ def certified_direction(objective, state, step, dec, tol):
 
     An exact solver's decrement decides at once.  A CG decrement estimate is a lower
     bound of ½gᵀH⁻¹g, so an estimate above tol decides "no"; one at or below tol is
-    confirmed by a solve to relative residual :data:`_CERT_RTOL`, unless the step's own
-    forcing term (:func:`forcing`) was already that small."""
+    confirmed by a solve to relative residual :func:`final_rtol` (at most
+    :data:`_CERT_RTOL`), unless the step's own forcing term (:func:`forcing`) was
+    already that small; that solve starts from the step it refines."""
     if dec > tol:
         return step, dec, False
-    if getattr(objective, "inexact", False) and forcing(state.grad_scaled) > _CERT_RTOL:
-        step, dec = direction(objective, state, _CERT_RTOL)
+    if getattr(objective, "inexact", False):
+        used = forcing(state.grad_scaled)
+        for _ in range(3):  # a more accurate decrement is larger, so may ask for more
+            rtol = final_rtol(dec)
+            if not used > 2.0 * rtol or dec > tol:  # (a little larger: as accurate)
+                break
+            step, dec = direction(objective, state, rtol, x0=step)
+            used = rtol
     return step, dec, is_converged(dec, tol)
+
+
+def final_rtol(dec):
+    """The relative residual of a CG solve that certifies at decrement ``dec``:
+    min(:data:`_CERT_RTOL`, :data:`_FINAL_ERROR`/√(2·dec)), so that the certifying
+    step's own error, about the residual times λ = √(2·dec) standard errors, stays
+    below ``_FINAL_ERROR``."""
+    lam = float(np.sqrt(2.0 * max(float(dec), 0.0)))
+    return _CERT_RTOL if not lam > _FINAL_ERROR / _CERT_RTOL else _FINAL_ERROR / lam
 
 
 def forcing(gscaled, rtol=None):

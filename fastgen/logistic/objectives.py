@@ -261,10 +261,10 @@ class BinaryObjective:
         """Whether ``step`` solves by CG (a relative residual ``rtol``)."""
         return not self.explicit
 
-    def step(self, g, gscaled, rtol=None, atol=0.0):
+    def step(self, g, gscaled, rtol=None, atol=0.0, x0=None):
         """Newton direction x (H x = −g, inexactly for CG: relative residual ``rtol``,
-        by default min(½, √gscaled), or max|residual| ≤ ``atol``) and the decrement
-        ½xᵀHx."""
+        by default min(½, √gscaled), or max|residual| ≤ ``atol``, from ``x0``) and the
+        decrement ½xᵀHx."""
         if self.explicit:
             if self.keep is None:
                 k = slice(None)
@@ -285,7 +285,7 @@ class BinaryObjective:
         x, dec, nprod = pcg(
             lambda v: data.binary_hessp(s, v) + self.l2 * self.pen * v,
             lambda r: r / diag, g, forcing(gscaled, rtol), max(10, min(g.size, 250)),
-            atol, self.scale)
+            atol, self.scale, x0)
         self.nprod += nprod
         return x, dec
 
@@ -533,10 +533,10 @@ class MultinomialObjective:
         """Whether ``step`` solves by CG (a relative residual ``rtol``)."""
         return not self.explicit
 
-    def step(self, G, gscaled, rtol=None, atol=0.0):
+    def step(self, G, gscaled, rtol=None, atol=0.0, x0=None):
         """Centred Newton direction X (H X = −G, inexactly for CG: relative residual
-        ``rtol``, by default min(½, √gscaled), or max|residual| ≤ ``atol``) and
-        ½⟨X, HX⟩."""
+        ``rtol``, by default min(½, √gscaled), or max|residual| ≤ ``atol``, from the
+        centred ``x0``) and ½⟨X, HX⟩."""
         K, p = self.K, self.data.p
         if self.explicit:
             Hs, D = self.hessian()
@@ -562,7 +562,7 @@ class MultinomialObjective:
             return HV - HV.mean(axis=0)
 
         x, dec, nprod = pcg(hessp, self._apply_precond, G, forcing(gscaled, rtol),
-                            max(10, min(G.size, 250)), atol, self.scale)
+                            max(10, min(G.size, 250)), atol, self.scale, x0)
         self.nprod += nprod
         x -= x.mean(axis=0)
         return x, dec
