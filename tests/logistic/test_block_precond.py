@@ -171,3 +171,26 @@ def test_it_is_deterministic():
     a, _ = _cg_fit(X, y, w, 0.5, K, block=True)
     b, _ = _cg_fit(X, y, w, 0.5, K, block=True)
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cg_from_a_start_refines_it(seed):
+    """The certificate's solve starts from the loose step (``pcg(x0=…)``): it reaches
+    the exact solution, its decrement stays a lower bound of ½gᵀH⁻¹g, and a start that
+    is already accurate costs only its residual's product."""
+    from fastgen.logistic.linsolve import pcg
+
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(30, 12)) * np.logspace(0, 2, 12)
+    H = A.T @ A + np.eye(12)
+    g = rng.normal(size=12)
+    exact = np.linalg.solve(H, -g)
+    half = 0.5 * float(g @ np.linalg.solve(H, g))
+    diag = np.diag(H)
+    loose, dec0, _ = pcg(lambda v: H @ v, lambda r: r / diag, g, 0.5, 50)
+    x, dec, nprod = pcg(lambda v: H @ v, lambda r: r / diag, g, 1e-12, 50, x0=loose)
+    np.testing.assert_allclose(x, exact, rtol=1e-9, atol=1e-12 * np.abs(exact).max())
+    assert dec0 <= half * (1 + 1e-12) and dec <= half * (1 + 1e-12)
+    np.testing.assert_allclose(dec, half, rtol=1e-10)
+    again, _, n_again = pcg(lambda v: H @ v, lambda r: r / diag, g, 1e-6, 50, x0=x)
+    assert n_again == 1 and np.array_equal(again, x)
