@@ -38,17 +38,17 @@ stop; and it is a sum, not a mean, so rare events count as much as common ones. 
 step that certifies is then taken, at no cost (:func:`final_step`: no evaluation, the
 model's value is reported): Newton's quadratic convergence makes the returned point's
 distance from the optimum about λ² instead of λ.  The explicit solvers are exact; a
-Newton-CG fit first solves loosely, and
-since CG's decrement estimate only grows towards ½gᵀH⁻¹g, an estimate above tol proves
-the point unconverged, and one below it is confirmed by a solve, started from the loose
-step, to relative residual min(``_CERT_RTOL``, ``_FINAL_ERROR``/λ) (:func:`final_rtol`):
-the certifying step's own error, about that residual times λ standard errors, then
-stays below 1e-10 however close to tol the certified decrement is.  An explicit solver may certify without the new point's Hessian
-(:meth:`Objective.chord`): the previous point's factor gives ½gᵀH₀⁻¹g, and the row
-curvatures of the logistic and softmax losses change by at most e^{±c·m} when no
-predictor moves by more than m, which bounds ½gᵀH⁻¹g; the chord step then taken leaves
-the point as close as Newton's would.  A step whose decrement is ≤ √tol is therefore
-evaluated without its curvature.  The gradient's column scales r_j
+Newton-CG fit first solves loosely, and since CG's decrement estimate only grows
+towards ½gᵀH⁻¹g, an estimate above tol proves the point unconverged, and one below it
+is confirmed by a solve, started from the loose step, to relative residual
+min(``_CERT_RTOL``, ``_FINAL_ERROR``/λ) (:func:`final_rtol`): the certifying step's own
+error, about that residual times λ standard errors, then stays below 1e-10 however
+close to tol the certified decrement is.  An explicit solver may certify without the
+new point's Hessian (:meth:`Objective.chord`): the previous point's factor gives
+½gᵀH₀⁻¹g, and the row curvatures of the logistic and softmax losses change by at most
+e^{±c·m} when no predictor moves by more than m, which bounds ½gᵀH⁻¹g; the chord step
+then taken leaves the point as close as Newton's would.  A step whose decrement is
+≤ √tol is therefore evaluated without its curvature.  The gradient's column scales r_j
 (:meth:`Objective.gradient_scale`, each column's root-mean-square) only measure CG's
 residuals and the separation signals in the columns' own units.
 
