@@ -93,3 +93,26 @@ def test_intercept_profile_under_offsets_is_the_profile(offset, scale):
     stat0 = 2.0 * (lmax - _profile(Xo, y, 0.0, beta, b))
     np.testing.assert_allclose(r.lr_pvalues[0], scipy.stats.chi2.sf(stat0, 1),
                                rtol=1e-4)
+
+
+@pytest.mark.parametrize("offset", [1e2, 1e3])
+def test_multinomial_intercept_profile_under_offsets(offset):
+    """Every equation's intercept interval is found (no bound is reported missing),
+    and the intervals of the user's intercepts move with the offset as
+    b = b_c − offset·Σ_j β_j does: their ends divided by the offset agree across
+    offsets to the slopes' uncertainty."""
+    rng = np.random.default_rng(1)
+    n, K = 400, 3
+    X = rng.normal(size=(n, 2))
+    y = np.argmax(X @ rng.normal(size=(2, K)) + rng.gumbel(size=(n, K)), axis=1)
+    ends = []
+    for c in (offset, 10 * offset):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            m = fastgen.fit_logistic(X + c, y, penalty="firth")
+            r = fastgen.logistic_inference(m, X + c, y, ci="profile")
+        assert not any("bound" in str(w.message) for w in rec)
+        ci = r.profile_ci[0]  # (K − 1, 2): the intercepts
+        assert np.all(np.isfinite(ci)) and np.all(ci[:, 0] < ci[:, 1])
+        ends.append(ci / c)
+    np.testing.assert_allclose(ends[1], ends[0], rtol=0.05)
