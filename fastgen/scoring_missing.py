@@ -10,14 +10,12 @@ without a generative likelihood refuse NaN with the reason.
 
 from __future__ import annotations
 
-import contextlib
-import re
-
 import numpy as np
 
 from ._runtime import kernel_module
 from ._scorer import MODE_JLL, MODE_PREDICT
 from ._validation import check_n_features, check_X, is_sparse
+from ._validation.rows import rows_renamed
 from .cuda import is_device_array
 from .stats.missing import NAN_POLICIES, check_nan_policy, reject_infinite
 
@@ -81,7 +79,7 @@ def score_marginal(params, X, mode):
     part, part_missing = (X, missing) if in_place else (
         X[rows], None if missing is None else missing[rows])
     # posteriors need the scores only up to a constant per row
-    with _rows_named_in(X, rows):
+    with rows_renamed(rows):
         jll = marginal(params, part, part_missing, relative=mode != MODE_JLL)
     if mode not in (MODE_JLL, MODE_PREDICT):
         special_kernels.finish_all_rows(jll, mode)
@@ -94,30 +92,8 @@ def score_marginal(params, X, mode):
         out = np.empty((X.shape[0], params.n_classes), dtype=params.dtype)
         out[rows] = jll
     if complete.size:
-        with _rows_named_in(X, complete):
+        with rows_renamed(complete):
             out[complete] = scorer.validated(params, X[complete], mode)
     return out
 
 
-_ROW = re.compile(r"\brow (\d+)|\bX\[(\d+),")
-
-
-@contextlib.contextmanager
-def _rows_named_in(X, rows):
-    """A ValueError raised on ``X[rows]`` names its rows as rows of X."""
-    try:
-        yield
-    except ValueError as exc:
-        if isinstance(rows, slice):
-            raise
-        index = np.arange(X.shape[0])[rows]
-
-        def name(m):
-            i = int(m.group(1) if m.group(1) is not None else m.group(2))
-            return (f"row {index[i]}" if m.group(1) is not None else f"X[{index[i]},")
-
-        msg = str(exc)
-        renamed = _ROW.sub(name, msg)
-        if renamed == msg:
-            raise
-        raise type(exc)(renamed) from None

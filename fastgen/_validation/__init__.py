@@ -75,7 +75,6 @@ __all__ = [
 _VALIDATED = contextvars.ContextVar("fastgen_validated", default=())
 
 
-@contextlib.contextmanager
 def validated(*arrays):
     """Within the block, :func:`check_X` returns these arrays at once.
 
@@ -83,11 +82,17 @@ def validated(*arrays):
     from it that ``check_X`` would return unchanged) and then calls a function of the
     same package that validates its input again: inputs are read once for validation.
     """
-    token = _VALIDATED.set(_VALIDATED.get() + arrays)
+    return _scoped(_VALIDATED, _VALIDATED.get() + arrays)
+
+
+@contextlib.contextmanager
+def _scoped(var, value):
+    """``var`` set to ``value`` within the block (and in no other thread or task)."""
+    token = var.set(value)
     try:
         yield
     finally:
-        _VALIDATED.reset(token)
+        var.reset(token)
 
 
 def check_X(
@@ -240,16 +245,11 @@ def check_finite_result(X: np.ndarray, *results, name: str = "X",
 _PART_OF_A_WHOLE = contextvars.ContextVar("fastgen_part_of_a_whole", default=False)
 
 
-@contextlib.contextmanager
 def weights_of_a_part():
     """Within the block, :func:`check_sample_weight` accepts weights that are zero
     everywhere: the rows are one part of a sample whose total weight the caller
     checks (a block of a Dask array, whose boundaries the user does not choose)."""
-    token = _PART_OF_A_WHOLE.set(True)
-    try:
-        yield
-    finally:
-        _PART_OF_A_WHOLE.reset(token)
+    return _scoped(_PART_OF_A_WHOLE, True)
 
 
 def check_sample_weight(sample_weight, n_samples: int):

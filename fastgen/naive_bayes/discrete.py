@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._em import check_em_options, refuse_unlabeled_with_missing
+from .._em import check_em_options, incomplete_unlabeled
 from .._params import (
     derived_from_checked_input,
     kernel_view,
@@ -33,6 +33,7 @@ from .._small import small_work
 from .._validation import (
     check_class_weights,
     check_sample_weight,
+    check_X,
     check_y,
     feature_names_of,
     is_sparse,
@@ -43,13 +44,14 @@ from ..stats.available import binary_counts_observed, filled, refuse_unobserved
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
     check_binarize,
     check_binary_counts,
+    check_binary_values,
     class_feature_counts,
     discrete_counts,
     fit_inputs,
     reject_flagged_value,
     weighted_class_count,
 )
-from ..stats.missing import nan_input
+from ..stats.missing import has_nan, nan_input
 from .base import (
     LinearNB,
     check_alpha,
@@ -58,7 +60,13 @@ from .base import (
     log_allow_zero,
     log_priors,
 )
-from .em import discrete_em, refuse_unlabeled, unlabelled_rows
+from .em import (
+    EMRows,
+    bernoulli_incomplete_em,
+    discrete_em,
+    refuse_unlabeled,
+    unlabelled_rows,
+)
 
 __all__ = [
     "BernoulliNBParams",
@@ -305,8 +313,9 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
         "marginalize": NaN entries (dense, or stored in CSR) are missing values;
         p_kj = (F_kj + α)/(N_kj + 2α) with N_kj the weight of the class-k rows that
         observe feature j (``observed_count``): the exact maximum likelihood under
-        missing at random, as the likelihood factorises over the features.  NaN in X
-        together with ``unlabeled`` rows raise (docs/guide/incomplete_data.rst).
+        missing at random, as the likelihood factorises over the features.  With
+        ``unlabeled`` rows, NaN may be in X, in them, or in both: EM over the observed
+        entries of every row (docs/guide/incomplete_data.rst).
     unlabeled : array-like (m, d) or scipy CSR, optional
         Rows without labels: EM from the labelled-only fit (Nigam et al. 2000,
         :mod:`fastgen.naive_bayes.em`); each M-step adds their expected document
@@ -323,8 +332,13 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     fit_prior = check_bool(fit_prior, "fit_prior")
     em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
     Xv = nan_input(X, nan_policy, allow_sparse=True)
+    U = None if nan_policy != "marginalize" else incomplete_unlabeled(
+        X, Xv, unlabeled, em, feature_names_of(X), allow_sparse=True)
+    if U is not None:
+        return _bernoulli_incomplete(Xv if Xv is not None else check_X(X, allow_sparse=True),
+                                     y, U, sample_weight, alpha, binarize, fit_prior,
+                                     class_prior, feature_names_of(X), em)
     if Xv is not None:
-        refuse_unlabeled_with_missing(unlabeled, em)
         return _bernoulli_missing(Xv, y, sample_weight, alpha, binarize, fit_prior,
                                   class_prior, feature_names_of(X))
     em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em)
@@ -350,6 +364,27 @@ def _bernoulli_missing(X, y, sample_weight, alpha, binarize, fit_prior, class_pr
     refuse_unobserved(observed, cc, classes)
     return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior,
                             X.dtype, names, observed_count=observed)
+
+
+def _bernoulli_incomplete(X, y, U, sample_weight, alpha, binarize, fit_prior,
+                          class_prior, names, em):
+    """:func:`fit_bernoulli_nb` with unlabelled rows U where X or U holds NaN: EM from
+    the labelled-only fit over the observed entries (N_kj in N_k's place,
+    :func:`fastgen.naive_bayes.em.bernoulli_incomplete_em`)."""
+    classes, codes = check_y(y, X.shape[0])
+    w = check_sample_weight(sample_weight, X.shape[0])
+    binarize = check_binarize(binarize, filled(X))
+    if binarize is None:
+        check_binary_values(filled(X))
+    counts = binary_counts_observed(X, codes, w, classes.shape[0], binarize)
+    refuse_unobserved(counts[2], counts[0], classes)
+    start = bernoulli_params(classes, *counts[:2], alpha, binarize, fit_prior, class_prior,
+                             X.dtype, names, observed_count=counts[2])
+    return bernoulli_incomplete_em(
+        start, EMRows(X, codes, w, U, em), counts,
+        lambda c, f, o: bernoulli_params(classes, c, f, alpha, binarize, fit_prior,
+                                         class_prior, X.dtype, names, observed_count=o),
+        binarize=binarize)
 
 
 def _refuse_nan(X, nan_policy, why):
@@ -497,7 +532,10 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     fit_prior = check_bool(fit_prior, "fit_prior")
     _refuse_nan(X, nan_policy, _MULTINOMIAL_NAN)
     em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
-    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em)
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em,
+                              allow_nan=nan_policy == "marginalize")
+    if em_rows is not None and has_nan(em_rows.U):  # refused with the reason, as in X
+        raise ValueError(_MULTINOMIAL_NAN.replace("X contains", "unlabeled contains", 1))
     classes, cc, fc, _, dtype, names, tables = _fit_counts(X, y, sample_weight,
                                                            "multinomial", alpha=alpha)
     params = multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,
