@@ -466,7 +466,7 @@ def test_small_inputs_take_numpy_passes_and_agree_with_the_kernels(monkeypatch):
 
     for kernel in ("shared_marginal_scores", "class_marginal_scores",
                    "diagonal_marginal_scores"):
-        monkeypatch.setattr(missing, kernel, refuse)
+        monkeypatch.setattr(missing.missing_kernels, kernel, refuse)
     small = run()
     monkeypatch.undo()
     monkeypatch.setattr(_small, "SMALL_VALUES", -1)
