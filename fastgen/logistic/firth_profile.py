@@ -134,7 +134,7 @@ def intercept_frame(obj, shift, j):
     return UserFrame(obj, M / r[:, None], scale), Minv * r[None, :]
 
 
-def _frames(obj, theta_hat, shift, n_eq, which, polish):
+def _frames(obj, theta_hat, shift, which, polish):
     """For each coordinate j in ``which``: ``(frame, state at the estimate)``, the
     centred frame for a slope or where nothing is shifted, :func:`intercept_frame`
     for an intercept under a shift (its estimate mapped there and ``polish``-ed)."""
@@ -379,7 +379,7 @@ def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol
         return _newton(frame, start, every, max_iter, tol, sw)[0]
 
     which = range(p) if which is None else which
-    frames = _frames(obj, theta_hat, shift, m, which, polish)
+    frames = _frames(obj, theta_hat, shift, which, polish)
     crit = chi2_isf(alpha, 1)
     ci = np.full((p, 2), np.nan)
     lrp = np.full(p, np.nan)
