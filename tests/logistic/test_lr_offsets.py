@@ -356,3 +356,19 @@ def test_flac_intercept_against_reference(c):
     wa = np.r_[w, 0.5 * h, 0.5 * h]
     lmax, prof = _binary_reference(Xa, ya, wa, 0.0)
     _check_intercept(res, lmax, prof, c, 1.0)
+
+
+@pytest.mark.parametrize("penalty,pw", [(None, 0.0), ("firth", 0.5)])
+@pytest.mark.parametrize("seed", [15, 21])
+def test_one_column_far_from_zero_in_small_units(penalty, pw, seed):
+    """One column at 1e6 with a spread of 1e-3 (offset/spread 1e9, float64 still
+    holds it to about 2e-7 of its spread) beside centred ones: the intercept's test
+    and bounds are the reference's."""
+    rng = np.random.default_rng(seed)
+    n = 200
+    X = rng.normal(size=(n, 3))
+    y = (rng.random(n) < scipy.special.expit(X @ [0.6, -0.8, 0.4] + 0.3)).astype(int)
+    Xo = X * np.array([1e-3, 1.0, 1.0]) + np.array([1e6, 0.0, 0.0])
+    _, res = _quiet(_fit_and_infer, Xo, y, None, penalty, False)
+    lmax, prof = _binary_reference(Xo, y.astype(np.float64), np.ones(n), pw)
+    _check_intercept(res, lmax, prof, 1e6, 1e-3)
