@@ -12,7 +12,10 @@ converged constrained fit where the statistic equals the quantile to
 likelihood-ratio p-values refit with :math:`\beta_j = 0`.  With ``penalty_weight = 0``
 the same code profiles the ordinary likelihood.  The objective is
 :mod:`fastgen.logistic.firth_objective`'s, its Newton loop
-:mod:`fastgen.logistic.penalised`'s.
+:mod:`fastgen.logistic.penalised`'s.  Under column offsets every constrained fit
+evaluates l* on the centred data, in a frame (:class:`UserFrame`) where its
+constraint fixes one coordinate and the free ones are well conditioned: the centred
+frame for a slope, :func:`intercept_frame` for the user's intercept.
 """
 
 from __future__ import annotations
