@@ -372,3 +372,21 @@ def test_one_column_far_from_zero_in_small_units(penalty, pw, seed):
     _, res = _quiet(_fit_and_infer, Xo, y, None, penalty, False)
     lmax, prof = _binary_reference(Xo, y.astype(np.float64), np.ones(n), pw)
     _check_intercept(res, lmax, prof, 1e6, 1e-3)
+
+
+@pytest.mark.parametrize("c", [0.0, 10.0, 1e2])
+def test_the_reference_is_statsmodels_where_statsmodels_is_accurate(c):
+    """The transcription's maximum, and its maximum with the user's intercept fixed at
+    0 (a fit without a constant), are statsmodels' Logit log-likelihoods (up to the
+    offsets where statsmodels' fit without a constant, conditioned like
+    (offset/spread)², still converges to its tolerance)."""
+    sm = pytest.importorskip("statsmodels.api")
+    X, y = _data(seed=2, n=150)
+    Xo = X + c
+    yf = y.astype(np.float64)
+    lmax, prof = _binary_reference(Xo, yf, np.ones(y.shape[0]), 0.0)
+    full = sm.Logit(yf, sm.add_constant(Xo, has_constant="add")).fit(
+        method="newton", disp=0, tol=1e-12, maxiter=200)
+    zero = sm.Logit(yf, Xo).fit(method="newton", disp=0, tol=1e-12, maxiter=200)
+    assert lmax == pytest.approx(full.llf, rel=1e-10)
+    assert prof(0.0) == pytest.approx(zero.llf, rel=1e-10)
