@@ -12,7 +12,10 @@ converged constrained fit where the statistic equals the quantile to
 likelihood-ratio p-values refit with :math:`\beta_j = 0`.  With ``penalty_weight = 0``
 the same code profiles the ordinary likelihood.  The objective is
 :mod:`fastgen.logistic.firth_objective`'s, its Newton loop
-:mod:`fastgen.logistic.penalised`'s.
+:mod:`fastgen.logistic.penalised`'s.  Under column offsets every constrained fit
+evaluates l* on the centred data, in a frame (:class:`UserFrame`) where its
+constraint fixes one coordinate and the free ones are well conditioned: the centred
+frame for a slope, :func:`intercept_frame` for the user's intercept.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from .params import ConvergenceWarning
 from .penalised import _newton
 from .tails import chi2_isf, chi2_sf
 
-__all__ = ["profile_inference", "PROFILE_STAT_TOL", "UserFrame"]
+__all__ = ["profile_inference", "PROFILE_STAT_TOL", "UserFrame", "intercept_frame"]
 
 
 #: A profile bound is returned only where |2(l*max − l*_prof(b)) − χ²| is below this
@@ -44,32 +47,30 @@ _PROFILE_MAX_TRIALS = 200
 
 
 class _FrameState:
-    """A state of the centred frame (``inner``) in the user's coordinates."""
+    """A state of the centred frame (``inner``) in a frame's coordinates."""
 
     __slots__ = ("beta", "llf", "lstar", "score", "H", "emax", "c", "inner")
 
 
 class UserFrame:
     """A penalised likelihood l* on centred data (:mod:`fastgen.logistic.centring`),
-    seen in the user's coordinates φ: the centred frame's θ = Tφ, where every
-    equation's intercept is b_c = b + Σ_j m_j β_j (``shift`` m).
+    seen in coordinates φ with θ = Tφ (θ the centred frame's coordinates, T
+    invertible; None: φ = θ), whose column scales are ``scale``.
 
-    The intercept of the user's coordinates is a coordinate of φ, so its profile fixes
-    it as the profile fixes any coefficient; but l*, its score and its information are
-    evaluated on the centred data and mapped (U_φ = TᵀU_θ, I_φ = TᵀI_θT), never
-    summed over the offset columns, where log det I and the score correction lose
-    (offset/spread)² of their digits (at an offset of 1e6 every evaluation of l* was
-    off by 1e-4 and no constrained fit converged).  The column scales are the user's
-    columns' root-mean-squares, √(r_j² + m_j²)."""
+    l*, its score and its information are always evaluated on the centred data and
+    mapped (U_φ = TᵀU_θ, I_φ = TᵀI_θT), never summed over offset columns, where log
+    det I and the score correction lose (offset/spread)² of their digits.  Every
+    profile's and likelihood-ratio test's constrained fit runs on such a frame
+    (:func:`_frames`): a slope's on the centred frame itself (a slope's constraint is
+    the same there), the user's intercept's on :func:`intercept_frame`, where the
+    user's intercept is a coordinate and the free coordinates are as well conditioned
+    as the centred frame's.  A coefficient vector that is not finite (a failed solve)
+    raises ``LinAlgError``, which the profile takes for a fit that did not converge."""
 
-    def __init__(self, obj, shift, m):
-        p = obj.data.p
-        T = np.eye(m * p)
-        for k in range(m):
-            T[k * p + p - 1, k * p:k * p + p - 1] = shift
+    def __init__(self, obj, T=None, scale=None):
         object.__setattr__(self, "obj", obj)
         object.__setattr__(self, "T", T)
-        object.__setattr__(self, "scale", obj.scale)
+        object.__setattr__(self, "scale", obj.scale if scale is None else scale)
 
     def __getattr__(self, name):  # pw, w, data, slow, curved, can_curve, ...
         return getattr(self.obj, name)
@@ -79,20 +80,78 @@ class UserFrame:
 
     def evaluate(self, phi):
         T = self.T
-        inner = self.obj.evaluate(T @ phi)
+        theta = phi if T is None else T @ phi
+        if not np.all(np.isfinite(theta)):
+            raise np.linalg.LinAlgError("a constrained fit reached non-finite coefficients")
+        inner = self.obj.evaluate(theta)
         st = _FrameState()
         st.beta, st.llf, st.lstar, st.emax = phi, inner.llf, inner.lstar, inner.emax
-        st.score, st.H, st.c, st.inner = T.T @ inner.score, T.T @ inner.H @ T, None, inner
+        st.c, st.inner = None, inner
+        if T is None:
+            st.score, st.H = inner.score, inner.H
+        else:
+            st.score, st.H = T.T @ inner.score, T.T @ inner.H @ T
         return st
 
     def modified_score(self, st):
         U = self.obj.modified_score(st.inner)
+        T = self.T
         if st.inner.c is not None:
-            st.c = self.T.T @ st.inner.c
-        return self.T.T @ U
+            st.c = st.inner.c if T is None else T.T @ st.inner.c
+        return U if T is None else T.T @ U
 
     def curvature(self, st):
-        return self.T.T @ self.obj.curvature(st.inner) @ self.T
+        J = self.obj.curvature(st.inner)
+        return J if self.T is None else self.T.T @ J @ self.T
+
+
+def intercept_frame(obj, shift, j):
+    r"""``(frame, T⁻¹)``: coordinates φ of the centred frame's θ in which φ_j is the
+    user's intercept of j's equation, b = b_c − Σ_i m_i β_i (m the ``shift``), and
+    the other coordinates are orthonormal in the centred frame's scaled units θ̃ =
+    r·θ (r = ``obj.scale``).
+
+    In θ̃ the constraint is aᵀθ̃ = b, with a_i = −m_i/r_i on the equation's slopes and
+    a_j = 1.  The Householder reflection Q that maps a onto the axis j has, besides
+    column j, columns that are orthonormal and orthogonal to a: they are the free
+    coordinates; column j is replaced by a/|a|², so that θ̃ = Mφ has aᵀθ̃ = φ_j.  The
+    user's coordinates (β, b) instead make the fits with b fixed as ill conditioned
+    as (offset/spread)²: a change of β_i moves the centred intercept by m_i."""
+    r = np.asarray(obj.scale, dtype=np.float64)
+    q = r.shape[0]
+    p = obj.data.p
+    k0 = (j // p) * p
+    a = np.zeros(q)
+    a[k0:k0 + p - 1] = -shift / r[k0:k0 + p - 1]
+    a[j] = 1.0
+    na = float(np.linalg.norm(a))
+    v = a.copy()
+    v[j] += na  # a_j = 1 > 0: no cancellation
+    Q = np.eye(q) - (2.0 / float(v @ v)) * np.outer(v, v)
+    M = Q.copy()
+    M[:, j] = a / (na * na)
+    Minv = Q.copy()  # Q is symmetric and orthogonal
+    Minv[j, :] = a
+    scale = np.ones(q)
+    scale[j] = 1.0 / na
+    return UserFrame(obj, M / r[:, None], scale), Minv * r[None, :]
+
+
+def _frames(obj, theta_hat, shift, which, polish):
+    """For each coordinate j in ``which``: ``(frame, state at the estimate)``, the
+    centred frame for a slope or where nothing is shifted, :func:`intercept_frame`
+    for an intercept under a shift (its estimate mapped there and ``polish``-ed)."""
+    centred = UserFrame(obj)
+    st_c = polish(centred, theta_hat)
+    p = obj.data.p
+    out = {}
+    for j in which:
+        if shift is None or j % p != p - 1 or not obj.data.fit_intercept:
+            out[j] = (centred, st_c)
+        else:
+            frame, Tinv = intercept_frame(obj, shift, j)
+            out[j] = (frame, polish(frame, Tinv @ st_c.beta))
+    return out
 
 
 def _constrained(obj, beta_start, j, b, sw, tol, max_iter):
@@ -281,9 +340,9 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
         The coefficients to profile (default: all); the others get NaN.
     shift : ndarray (d,), optional
         ``data`` is centred by this shift while ``beta_hat`` and ``cov`` are in the
-        user's coordinates: l* is evaluated on the centred data and seen in the
-        user's coordinates (:class:`UserFrame`), so that the user's intercepts are
-        profiled as accurately as in the centred frame.
+        user's coordinates: l* is evaluated on the centred data; the slopes are
+        profiled in the centred frame, the user's intercepts in
+        :func:`intercept_frame`, so that they are as accurate as the centred frame's.
 
     Returns
     -------
@@ -305,28 +364,39 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
 
 def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol,
                        max_iter, names, n_classes=2, which=None, shift=None):
+    m = n_classes - 1 if n_classes > 2 else 1
     if n_classes > 2:
         obj = MultinomialPenalised(data, codes, w, penalty_weight, n_classes)
     else:
         obj = _Penalised(data, codes, w, penalty_weight)
-    if shift is not None:
-        obj = UserFrame(obj, shift, n_classes - 1 if n_classes > 2 else 1)
     sw = float(w.sum()) if w.shape[0] else float(data.n)
-    free = np.arange(beta_hat.shape[0])
-    # polish the estimate to the profile tolerance first
-    st_hat, _, _, _, _, _ = _newton(obj, beta_hat, free, max_iter, tol, sw)
-    crit = chi2_isf(alpha, 1)
-    target = st_hat.lstar - 0.5 * crit
     p = beta_hat.shape[0]
+    theta_hat = np.array(beta_hat, dtype=np.float64)
+    if shift is not None:  # the estimate in the centred frame: b_c = b + Σ_i m_i β_i
+        pe = data.p
+        for k in range(m):
+            theta_hat[k * pe + pe - 1] += float(shift @ theta_hat[k * pe:k * pe + pe - 1])
+    every = np.arange(p)
+
+    def polish(frame, start):  # the estimate polished to the profile tolerance
+        return _newton(frame, start, every, max_iter, tol, sw)[0]
+
+    which = range(p) if which is None else which
+    frames = _frames(obj, theta_hat, shift, which, polish)
+    crit = chi2_isf(alpha, 1)
     ci = np.full((p, 2), np.nan)
     lrp = np.full(p, np.nan)
     se = np.sqrt(np.diag(cov))
     notes = {}
-    for j in (range(p) if which is None else which):
+    for j in which:
+        frame, st_hat = frames[j]
+        target = st_hat.lstar - 0.5 * crit
         nj = notes.setdefault(j, [])
-        ci[j, 0] = _profile_bound(obj, st_hat, j, -1, se[j], target, sw, tol, max_iter, nj)
-        ci[j, 1] = _profile_bound(obj, st_hat, j, +1, se[j], target, sw, tol, max_iter, nj)
-        lrp[j] = _lr_pvalue(obj, st_hat, j, sw, tol, max_iter, nj)
+        ci[j, 0] = _profile_bound(frame, st_hat, j, -1, se[j], target, sw, tol, max_iter,
+                                  nj)
+        ci[j, 1] = _profile_bound(frame, st_hat, j, +1, se[j], target, sw, tol, max_iter,
+                                  nj)
+        lrp[j] = _lr_pvalue(frame, st_hat, j, sw, tol, max_iter, nj)
     bad = [f"{names[j] if names is not None else j}: " + "; ".join(dict.fromkeys(v))
            for j, v in notes.items() if v]
     if bad:

@@ -23,9 +23,7 @@ from ..._validation import (
     check_y,
     feature_names_of,
 )
-from ..._warn import warn
 from ..centring import centred_frame, covariance_to_user, to_centred
-from ..params import ConvergenceWarning
 from ..tails import chi2_sf, norm_sf
 from .checks import (
     InferenceRequest,
@@ -137,16 +135,15 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     )
 
 
-def with_profile(result, model, request, data, sample, names, frames=None, shift=None):
+def with_profile(result, model, request, data, sample, names, shift=None):
     """``result`` with profile-likelihood intervals and likelihood-ratio p-values
     (penalised for Firth fits), refitting on the in-memory ``data``; multinomial ones
     in the layout of ``params``, (p, K−1).
 
-    ``frames``: ``(model_c, data_c)`` in the centred frame (:mod:`..centring`) when X
-    was centred by ``shift``: the slopes' profiles are taken there (a slope's profile
-    does not depend on the frame), the intercepts' in the user's coordinates, where the
-    intercept is the user's, with l* still evaluated on the centred data
-    (:class:`~fastgen.logistic.firth_profile.UserFrame`)."""
+    ``shift``: ``data`` is X centred by it (:mod:`..centring`).  Every constrained fit
+    evaluates l* there; the slopes' are taken in the centred frame, the user's
+    intercepts' in coordinates where the user's intercept is one of them
+    (:func:`~fastgen.logistic.firth_profile.intercept_frame`)."""
     from ..firth_profile import profile_inference
 
     m, p = request.n_equations, request.p
@@ -157,29 +154,9 @@ def with_profile(result, model, request, data, sample, names, frames=None, shift
     if m > 1:
         labels = [f"{nm} (y={model.classes[k + 1]})" for k in range(m) for nm in labels]
     pw = 0.5 if request.method == "Firth" else 0.0
-
-    def profile_of(mod, dat, which=None, shift=None):
-        return profile_inference(
-            dat, sample.codes, sample.w, reference_coef(mod).ravel(), cov[back][:, back],
-            request.alpha, pw, names=labels, n_classes=request.n_classes, which=which,
-            shift=shift)
-
-    if frames is None:
-        profile, lrp = profile_of(model, data)
-    else:
-        icpt = [k * p + p - 1 for k in range(m)]  # the intercepts, reference layout
-        slopes = [j for j in range(m * p) if j not in icpt]
-        profile, lrp = profile_of(*frames, slopes)
-        try:
-            profile_u, lrp_u = profile_of(model, frames[1], icpt, shift)
-            profile[icpt], lrp[icpt] = profile_u[icpt], lrp_u[icpt]
-        except np.linalg.LinAlgError as exc:
-            # the offset columns are so nearly parallel to the intercept's that the
-            # information is singular to float64 on the way: no bound, said so
-            warn(f"logistic_inference(ci='profile'): the intercept's profile interval "
-                 f"and likelihood-ratio p-value are NaN: in your coordinates the offset "
-                 f"columns are parallel to the intercept to float64 ({exc}); use the "
-                 f"Wald interval, or centre the columns", ConvergenceWarning)
+    profile, lrp = profile_inference(
+        data, sample.codes, sample.w, reference_coef(model).ravel(), cov[back][:, back],
+        request.alpha, pw, names=labels, n_classes=request.n_classes, shift=shift)
     profile, lrp = profile[layout.order], lrp[layout.order]
     if m > 1:
         profile = profile.reshape(m, p, 2).transpose(1, 0, 2).copy()
@@ -343,11 +320,7 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     if shift is not None:
         result = result_in_user_frame(result, model, request, shift)
     if ci == "profile":
-        if shift is None:
-            result = with_profile(result, model, request, data, sample, names)
-        else:
-            result = with_profile(result, model, request, data, sample, names,
-                                  frames=(model_c, data), shift=shift)
+        result = with_profile(result, model, request, data, sample, names, shift)
     return (result, sample) if want_sample else result
 
 
