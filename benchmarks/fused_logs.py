@@ -47,7 +47,7 @@ def _zipf(seed=0, n=200_000, d=100_000, K=20, draws=10):
 
 
 def _separate(C, y, model):
-    from fastgen.naive_bayes import discrete
+    from fastgen.naive_bayes import bernoulli, discrete
     from fastgen.stats.feature_counts import discrete_counts, fit_inputs
 
     X, classes, codes, w = fit_inputs(C, y, None, allow_sparse=True, csr_counts=True)
@@ -55,7 +55,7 @@ def _separate(C, y, model):
     cc, fc = discrete_counts(X, codes, w, classes.shape[0], model, binarize=binarize)
     if model == "multinomial":
         return discrete.multinomial_params(classes, cc, fc, 1.0, True, None, X.dtype)
-    return discrete.bernoulli_params(classes, cc, fc, 1.0, 0.0, True, None, X.dtype)
+    return bernoulli.bernoulli_params(classes, cc, fc, 1.0, 0.0, True, None, X.dtype)
 
 
 def main():

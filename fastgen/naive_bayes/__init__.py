@@ -19,8 +19,9 @@ Modules:
 * :mod:`~fastgen.naive_bayes.base`: argument checks, priors, the counting helpers and
   ``LinearNB``, the params base of the models linear in their features;
 * :mod:`~fastgen.naive_bayes.gaussian`: ``GaussianNBParams``, ``fit_gaussian_nb``;
-* :mod:`~fastgen.naive_bayes.discrete`: Bernoulli, multinomial and complement params and
-  fits, and ``discrete_counts``, the one counting pass they share;
+* :mod:`~fastgen.naive_bayes.discrete`: multinomial and complement params and fits, and
+  ``discrete_counts``, the one counting pass they share with Bernoulli;
+* :mod:`~fastgen.naive_bayes.bernoulli`: ``BernoulliNBParams``, ``fit_bernoulli_nb``;
 * :mod:`~fastgen.naive_bayes.categorical`: ``CategoricalNBParams``, ``fit_categorical_nb``;
 * :mod:`~fastgen.naive_bayes.from_counts`: ``nb_from_counts`` and the
   ``*_from_counts`` / ``*_from_moments`` builders: params from statistics;
@@ -34,12 +35,11 @@ shared core (``fastgen._params``, ``_runtime``, ``_validation``, ``kernels``); a
 """
 
 from .base import ALPHA_MIN, AlphaClippedWarning
+from .bernoulli import BernoulliNBParams, fit_bernoulli_nb
 from .categorical import CategoricalNBParams, fit_categorical_nb
 from .discrete import (
-    BernoulliNBParams,
     ComplementNBParams,
     MultinomialNBParams,
-    fit_bernoulli_nb,
     fit_complement_nb,
     fit_multinomial_nb,
 )

@@ -17,8 +17,9 @@ from .._validation import check_scalar
 from ..stats.counts import NBCounts
 from ..stats.moments import ClassMoments
 from .base import check_alpha, check_bool
+from .bernoulli import bernoulli_params
 from .categorical import categorical_params
-from .discrete import bernoulli_params, complement_params, multinomial_params
+from .discrete import complement_params, multinomial_params
 from .gaussian import gaussian_params
 
 __all__ = [

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from reference import assert_params_close
 
 import fastgen
+import fastgen.naive_bayes.bernoulli as nb_bernoulli
 import fastgen.naive_bayes.discrete as nb_discrete
 from fastgen.naive_bayes import NBCounts, merge_counts, nb_counts, nb_from_counts
 
@@ -196,13 +197,16 @@ def test_nb_counts_builds_no_model(data, monkeypatch):
     def fail(*args, **kwargs):
         raise AssertionError("nb_counts built a model")
 
-    for name in ("bernoulli_params", "multinomial_params", "complement_params"):
+    for name in ("multinomial_params", "complement_params"):
         monkeypatch.setattr(nb_discrete, name, fail)
+    monkeypatch.setattr(nb_bernoulli, "bernoulli_params", fail)
     for model in ("multinomial", "complement", "bernoulli"):
         c = nb_counts(C, y, model)
         assert c.feature_count.shape == (4, C.shape[1])
     with pytest.raises(AssertionError, match="built a model"):
         fastgen.fit_multinomial_nb(C, y)  # the patch does reach the fits
+    with pytest.raises(AssertionError, match="built a model"):
+        fastgen.fit_bernoulli_nb(C, y)
 
 
 def test_nb_counts_rejects_what_the_fits_reject(data):
