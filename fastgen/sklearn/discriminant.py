@@ -11,7 +11,6 @@ built the way scikit-learn builds them, one covariance per class, and handed to
 from __future__ import annotations
 
 import dataclasses
-import numbers
 
 import numpy as np
 import scipy.linalg
@@ -31,111 +30,18 @@ from .. import (
 from .._warn import warn
 from ..stats.missing import check_nan_policy
 from .base import FastgenClassifier, LinearFastgenClassifier
+from .covariance import (
+    check_estimator_and_shrinkage,
+    check_shrinkage,
+    class_covariances,
+    moments_with,
+    total_covariance,
+)
 from .unlabeled import em_keywords, split_unlabeled
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
-
-
-# ------------------------------------------------------------- covariance estimates
-
-
-def _standardised_ledoit_wolf(Xc, S):
-    """scikit-learn's ``shrinkage="auto"`` covariance of one group.
-
-    The centred rows Xc (n, d) with MLE covariance S are standardised,
-    z_i = D⁻¹x_i with D = diag(√S_jj) (1 where S_jj = 0), so that R = D⁻¹SD⁻¹; the
-    Ledoit-Wolf (2004) intensity of R is a = min(β̄, δ)/δ with μ = tr R/d,
-    δ = ‖R − μI‖²_F/d and β̄ = (Σ_i‖z_i‖⁴/n − ‖R‖²_F)/(n·d); the estimate is
-    D·((1 − a)R + aμI)·D.  One feature: a = 0.
-    """
-    n, d = Xc.shape
-    std = np.sqrt(np.diag(S))
-    std = np.where(std == 0, 1.0, std)
-    R = S / std[:, None] / std[None, :]
-    if d == 1:
-        return S.copy()
-    mu = np.trace(R) / d
-    fro2 = float(np.sum(R * R))
-    delta = (fro2 - 2.0 * mu * np.trace(R) + d * mu * mu) / d
-    q = np.einsum("ij,ij->i", Xc / std, Xc / std)
-    beta = (float(q @ q) / n - fro2) / (n * d)
-    beta = min(beta, delta)
-    a = 0.0 if beta == 0 else beta / delta
-    shrunk = (1.0 - a) * R
-    shrunk.flat[:: d + 1] += a * mu
-    return std[:, None] * shrunk * std[None, :]
-
-
-def _group_covariance(Xg, mean, S, shrinkage, estimator):
-    """scikit-learn's ``_cov`` of one group: S (MLE), shrunk S, or the estimator's."""
-    if estimator is not None:
-        estimator.fit(Xg)
-        if not hasattr(estimator, "covariance_"):
-            raise ValueError(
-                f"{type(estimator).__name__} does not have a covariance_ attribute"
-            )
-        return np.atleast_2d(np.asarray(estimator.covariance_, dtype=np.float64))
-    if shrinkage is None or (isinstance(shrinkage, str) and shrinkage == "empirical"):
-        return S
-    if isinstance(shrinkage, str) and shrinkage == "auto":
-        return _standardised_ledoit_wolf(Xg.astype(np.float64) - mean, S)
-    d = S.shape[0]
-    out = (1.0 - shrinkage) * S
-    out.flat[:: d + 1] += shrinkage * np.trace(S) / d
-    return out
-
-
-def _check_shrinkage(shrinkage):
-    if shrinkage is None or (isinstance(shrinkage, str) and shrinkage == "auto"):
-        return
-    if isinstance(shrinkage, bool) or not isinstance(shrinkage, numbers.Real) \
-            or not 0.0 <= shrinkage <= 1.0:
-        raise ValueError(f"shrinkage must be None, 'auto' or a float in [0, 1]; "
-                         f"got {shrinkage!r}")
-
-
-def _check_estimator_and_shrinkage(estimator, shrinkage):
-    if estimator is not None and shrinkage is not None and shrinkage != 0:
-        raise ValueError(
-            "covariance_estimator and shrinkage parameters are not None. "
-            "Only one of the two can be set."
-        )
-
-
-def _class_covariances(X, y, m, shrinkage, estimator):
-    """(K, d, d) scikit-learn class covariances from per-class moments ``m``."""
-    S = m.scatter / m.counts[:, None, None]
-    if shrinkage is None and estimator is None:
-        return S
-    _, codes = np.unique(y, return_inverse=True)
-    return np.stack([
-        _group_covariance(X[codes == k], m.means[k], S[k], shrinkage, estimator)
-        for k in range(m.classes.shape[0])
-    ])
-
-
-def _total_covariance(X, shrinkage, estimator):
-    """scikit-learn's ``_cov(X, ...)`` of all rows (the eigen solver's total scatter)."""
-    X64 = X.astype(np.float64)
-    mean = X64.mean(axis=0)
-    Xc = X64 - mean
-    S = Xc.T @ Xc / X.shape[0]
-    return _group_covariance(X, mean, S, shrinkage, estimator)
-
-
-def _moments_with(m, covariances, kind):
-    """ClassMoments whose fastgen covariance equals ``covariances``.
-
-    kind "pooled": one (d, d) matrix Σ, stored as the scatter Σ·W; "per_class":
-    (K, d, d) Σ_k, stored as Σ_k·W_k (fastgen divides by the counts again).
-    """
-    if kind == "pooled":
-        scatter = covariances * m.counts.sum()
-    else:
-        scatter = covariances * m.counts[:, None, None]
-    return ClassMoments(m.classes, m.counts, m.means, scatter, kind, m.dtype)
 
 
 class _DiscriminantAnalysis:
@@ -218,7 +124,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         A float a: each class covariance Σ_k ← (1 − a)Σ_k + a·(tr Σ_k / d)·I.  "auto":
         scikit-learn's estimate, Ledoit-Wolf on each class's *standardised* features,
         rescaled, and summed weighted by the priors (see
-        :func:`_standardised_ledoit_wolf`).  This mode (like ``covariance_estimator``
+        :func:`standardised_ledoit_wolf`).  This mode (like ``covariance_estimator``
         and lsqr/eigen with user ``priors``) holds K per-class (d, d) covariances, K·d²
         memory; every other mode keeps fastgen's pooled moments only.
         ``fastgen.fit_gda(..., shrinkage="ledoit-wolf")`` follows the same idea
@@ -276,11 +182,11 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
     def _check_params(self):
         if self.solver not in ("svd", "lsqr", "eigen"):
             raise ValueError(f"solver must be 'svd', 'lsqr' or 'eigen'; got {self.solver!r}")
-        _check_shrinkage(self.shrinkage)
+        check_shrinkage(self.shrinkage)
         if self.covariance_estimator is not None and self.solver == "svd":
             raise ValueError("covariance estimator is not supported with svd solver. "
                              "Try another solver")
-        _check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
+        check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
 
     def _fit(self, X, y, U=None):
         classes = np.unique(y)
@@ -318,8 +224,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         if by_class:
             m = class_moments(X, y, kind="per_class")
             p = m.counts / m.counts.sum() if priors is None else priors
-            Sw = np.einsum("k,kij->ij", p, _class_covariances(X, y, m, shrinkage, est))
-            params = gda_from_moments(_moments_with(m, Sw, "pooled"), "pooled",
+            Sw = np.einsum("k,kij->ij", p, class_covariances(X, y, m, shrinkage, est))
+            params = gda_from_moments(moments_with(m, Sw, "pooled"), "pooled",
                                       priors=priors, tol=rank_tol)
         else:
             params = fit_gda(X, y, "pooled", priors=priors, shrinkage=shrinkage,
@@ -339,7 +245,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
             W, b = linear_discriminant(params)
             coef, intercept = W.T.astype(np.float64), b.astype(np.float64)
             if self.solver == "eigen":
-                St = _total_covariance(X, shrinkage, est)
+                St = total_covariance(X, shrinkage, est)
                 evals, evecs = scipy.linalg.eigh(St - Sw, Sw)
                 order = np.argsort(evals)[::-1]
                 self.explained_variance_ratio_ = (evals[order] / evals.sum())[
@@ -547,14 +453,14 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
     def _check_params(self):
         if self.solver not in ("svd", "eigen"):
             raise ValueError(f"solver must be 'svd' or 'eigen'; got {self.solver!r}")
-        _check_shrinkage(self.shrinkage)
+        check_shrinkage(self.shrinkage)
         if self.solver == "svd":
             if self.shrinkage is not None:
                 raise NotImplementedError("shrinkage not supported with 'svd' solver.")
             if self.covariance_estimator is not None:
                 raise ValueError("covariance_estimator is not supported with solver='svd'. "
                                  "Try solver='eigen' instead.")
-        _check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
+        check_estimator_and_shrinkage(self.covariance_estimator, self.shrinkage)
 
     def _fit(self, X, y, U=None):
         if np.unique(y).shape[0] < 2:
@@ -562,7 +468,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         em = em_keywords(self, U, None if self.solver == "svd" else "with solver 'svd'")
         filled = fit_gda(X, y, "per_class", priors=self.priors, tol=0.0,
                          nan_policy="marginalize") if self._missing else None  # reg: below
-        m = class_moments(X, y, kind="per_class") if filled is None else _moments_with(
+        m = class_moments(X, y, kind="per_class") if filled is None else moments_with(
             ClassMoments(filled.classes, filled.n_per_class.astype(np.float64),
                          filled.means.astype(np.float64), np.zeros(filled.covariance.shape),
                          "per_class", str(X.dtype)), filled.covariance.astype(np.float64),
@@ -575,7 +481,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         if self.solver == "svd":
             covs = m.scatter / m.counts[:, None, None]
         else:
-            covs = _class_covariances(X, y, m, self.shrinkage, self.covariance_estimator)
+            covs = class_covariances(X, y, m, self.shrinkage, self.covariance_estimator)
         r = float(self.reg_param) if self.solver == "svd" else 0.0
         rotations, scalings = [], []
         for k, c in enumerate(m.classes):
@@ -622,7 +528,7 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
                     log_likelihood_history=filled.log_likelihood_history,
                     history_monotone=filled.history_monotone)
         else:
-            params = gda_from_moments(_moments_with(m, covs, "per_class"), "per_class",
+            params = gda_from_moments(moments_with(m, covs, "per_class"), "per_class",
                                       priors=self.priors, tol=0.0)
         self.params_ = params
         self.classes_ = params.classes
