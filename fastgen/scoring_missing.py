@@ -67,6 +67,9 @@ def score_marginal(params, X, mode):
     scorer = params.scorer
     X = check_X(X, allow_sparse=scorer.accepts_sparse, dtype=params.dtype, finite=False)
     check_n_features(X, params.n_features_in)
+    fast = None if is_sparse(X) else _pattern_scorer(params)
+    if fast is not None:
+        return _score_by_patterns(fast, params, X, mode)
     reject_infinite(X)
     incomplete, missing = _nan_mask(X)
     if not incomplete.any():
@@ -93,6 +96,40 @@ def score_marginal(params, X, mode):
     if complete.size:
         with _rows_named_in(X, complete):
             out[complete] = scorer.validated(params, X[complete], mode)
+    return out
+
+
+def _pattern_scorer(params):
+    """The scorer of dense X with NaN that finishes the rows itself and skips the
+    complete ones (GDA, Gaussian naive Bayes), or None."""
+    name = type(params).__name__
+    if name == "GDAParams":
+        from .gda.marginal import marginal_scores
+        return marginal_scores
+    if name == "GaussianNBParams":
+        from .naive_bayes.marginal import gaussian_marginal_scores
+        return gaussian_marginal_scores
+    return None
+
+
+def _score_by_patterns(fast, params, X, mode):
+    """Scores of validated dense X by ``fast`` (:func:`_pattern_scorer`): the rows with
+    NaN finished per mode by it, the complete rows by the params' own scorer."""
+    scorer = params.scorer
+    res = fast(params, X, MODE_JLL if mode == MODE_PREDICT else mode,
+               relative=mode != MODE_JLL)
+    if res is None:  # no NaN
+        return scorer.validated(params, X, mode)
+    scores, complete, complete_x = res
+    if mode == MODE_PREDICT:
+        out = params.classes[np.argmax(scores, axis=1)]
+    else:
+        with np.errstate(over="ignore"):  # the complete rows' placeholders, if any
+            out = scores.astype(params.dtype, copy=False)
+    if complete.size:
+        with _rows_named_in(X, complete):
+            out[complete] = scorer.validated(
+                params, X[complete] if complete_x is None else complete_x, mode)
     return out
 
 
