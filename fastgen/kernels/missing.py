@@ -174,6 +174,22 @@ def number_keys(keys, d):
     return ids, found[:P].copy()
 
 
+@pjit
+def unsorted_rows(S, pos, out):
+    """``out[i] = S[pos[i]]`` for every row with ``pos[i] < len(S)``: scores written in
+    pattern order put back in the rows' order (one read stream per pattern, the writes
+    in order)."""
+    n = pos.shape[0]
+    m, K = S.shape
+    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    for b in prange(nb):
+        for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
+            p = pos[i]
+            if p < m:
+                for k in range(K):
+                    out[i, k] = S[p, k]
+
+
 # ------------------------------------------------------------------ small dense algebra
 
 
@@ -297,28 +313,50 @@ def _tile_quadratic(precise, Zt, rows, obs, no, mis, s, U, Minv, Loo, Y, V, q):
     for r in range(rows):
         q[r] = 0.0
     if precise:
+        # four terms per sweep over the rows (one load and store of the row of Y or V
+        # for four multiply-adds), as kernels.tiles.tile_scores
         d = U.shape[0]
-        for i in range(obs[0] if no > 0 else d, d):
+        first = obs[0] if no > 0 else d
+        top = 0  # the observed columns ≤ i: obs[:top]
+        for i in range(first, d):
+            while top < no and obs[top] <= i:
+                top += 1
             for r in range(rows):
                 Y[i, r] = 0.0
-            for t in range(no):
-                j = obs[t]
-                if j > i:
-                    break
-                u = U[i, j]
+            t = 0
+            while t + 4 <= top:
+                u0 = U[i, obs[t]]
+                u1 = U[i, obs[t + 1]]
+                u2 = U[i, obs[t + 2]]
+                u3 = U[i, obs[t + 3]]
                 for r in range(rows):
-                    Y[i, r] += u * Zt[t, r]
+                    Y[i, r] += ((u0 * Zt[t, r] + u1 * Zt[t + 1, r])
+                                + (u2 * Zt[t + 2, r] + u3 * Zt[t + 3, r]))
+                t += 4
+            for tt in range(t, top):
+                u = U[i, obs[tt]]
+                for r in range(rows):
+                    Y[i, r] += u * Zt[tt, r]
             for r in range(rows):
                 q[r] += Y[i, r] * Y[i, r]
-        first = obs[0] if no > 0 else d
         for a in range(s):
             ma = mis[a]
             for r in range(rows):
                 V[a, r] = 0.0
-            for i in range(max(ma, first), d):
-                u = U[i, ma]
+            i = max(ma, first)
+            while i + 4 <= d:
+                u0 = U[i, ma]
+                u1 = U[i + 1, ma]
+                u2 = U[i + 2, ma]
+                u3 = U[i + 3, ma]
                 for r in range(rows):
-                    V[a, r] += u * Y[i, r]
+                    V[a, r] += ((u0 * Y[i, r] + u1 * Y[i + 1, r])
+                                + (u2 * Y[i + 2, r] + u3 * Y[i + 3, r]))
+                i += 4
+            for ii in range(i, d):
+                u = U[ii, ma]
+                for r in range(rows):
+                    V[a, r] += u * Y[ii, r]
         tmp = Y[0]  # Y is spent: its first row holds each row of Lmm⁻¹V in turn
         for a in range(s - 1, -1, -1):  # V ← Lmm⁻¹V from the bottom row up, in place
             for r in range(rows):
@@ -405,10 +443,11 @@ def _first_segment(starts, a):
 @pjit(fastmath=REASSOC)
 def pooled_pattern_scores(Xs, order, starts, idx_ptr, idx, centre, delta, G, prec, U, cov,
                           inflation, log_det, log_prior, quadratic, mode, out):
-    """Gaussian scores over the observed features for classes sharing one Σ, the rows
-    of each pattern (``order[starts[p]:starts[p + 1]]``, missing columns
-    ``idx[idx_ptr[p]:idx_ptr[p + 1]]``; patterns without a missing column are skipped)
-    scored in tiles.
+    """Gaussian scores over the observed features for classes sharing one Σ, of the
+    rows ``Xs`` (m, d) in pattern order (:func:`sorted_rows`): pattern p's are
+    ``Xs[starts[p]:starts[p + 1]]``, its missing columns ``idx[idx_ptr[p]:idx_ptr[p +
+    1]]`` (patterns without one are skipped), scored in tiles into the rows ``order``
+    (:func:`group_rows`) of ``out``.
 
     With z = x_o − c_o and δ_k = μ_k − c (``delta`` (K, d)), a pattern's table is
     w_k = Σ_oo⁻¹δ_k,o and b_k = log π_k − ½δ_k,oᵀw_k, so that::
