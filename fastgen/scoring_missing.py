@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from ._scorer import MODE_JLL, MODE_PREDICT
+from ._small import finish_rows, is_small, numpy_scope
 from ._validation import check_n_features, check_X, is_sparse
 from .cuda import is_device_array
 from .kernels.special import finish_all_rows
@@ -84,7 +85,11 @@ def score_marginal(params, X, mode):
     with _rows_named_in(X, rows):
         jll = marginal(params, part, part_missing, relative=mode != MODE_JLL)
     if mode not in (MODE_JLL, MODE_PREDICT):
-        finish_all_rows(jll, mode)
+        if is_small(X):  # numpy: nothing compiles (fastgen._small)
+            with numpy_scope():
+                finish_rows(jll, mode)
+        else:
+            finish_all_rows(jll, mode)
     if mode == MODE_PREDICT:
         out = np.empty(X.shape[0], dtype=params.classes.dtype)
         out[rows] = params.classes[np.argmax(jll, axis=1)]
