@@ -549,14 +549,24 @@ def pooled_pattern_scores(Xs, order, starts, idx_ptr, idx, centre, delta, G, pre
             for p0 in range(lo, hi, T):
                 rows = min(hi, p0 + T) - p0
                 _gather(Xs, p0, rows, obs, no, centre, Zt)
-                for k in range(K):
+                for k in range(K):  # four terms per sweep, as tiles.tile_scores
                     bk = bias[k]
                     for r in range(rows):
                         E[k, r] = bk
-                    for t in range(no):
-                        w = W[k, t]
+                    t = 0
+                    while t + 4 <= no:
+                        w0 = W[k, t]
+                        w1 = W[k, t + 1]
+                        w2 = W[k, t + 2]
+                        w3 = W[k, t + 3]
                         for r in range(rows):
-                            E[k, r] += w * Zt[t, r]
+                            E[k, r] += ((w0 * Zt[t, r] + w1 * Zt[t + 1, r])
+                                        + (w2 * Zt[t + 2, r] + w3 * Zt[t + 3, r]))
+                        t += 4
+                    for tt in range(t, no):
+                        w = W[k, tt]
+                        for r in range(rows):
+                            E[k, r] += w * Zt[tt, r]
                 if quadratic and no > 0:
                     _tile_quadratic(precise, Zt, rows, obs, no, mis, s, U, Minv, Loo, Y,
                                     V, q)
