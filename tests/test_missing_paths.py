@@ -276,3 +276,11 @@ def test_internal_entry_points_keep_their_signatures():
         jll, fastgen.joint_log_likelihood(g, A, nan_policy="marginalize"), rtol=1e-13)
     C = sp.csr_matrix(np.floor(np.exp(X)))
     assert nb_marginal(fastgen.fit_multinomial_nb(C, y), C, None).shape == (300, 3)
+
+
+def test_route_thresholds_are_the_same_on_both_paths():
+    from fastgen.gda import marginal
+    from fastgen.kernels import missing
+
+    assert marginal.PRECISION_SAFE == missing.PRECISION_SAFE
+    assert marginal.PRECISION_LIMIT == missing.PRECISION_LIMIT

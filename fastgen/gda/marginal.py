@@ -38,8 +38,8 @@ from ..stats.missing import (
 
 __all__ = ["marginal_joint_log_likelihood", "marginal_scores", "diagonal_marginal_scores"]
 
-#: the route thresholds of fastgen.kernels.missing.use_precision (the numpy path makes
-#: the same choice)
+#: the route thresholds of fastgen.kernels.missing.use_precision, which the numpy path
+#: applies the same way (tests/test_missing_paths.py checks they are equal)
 PRECISION_SAFE = 100.0
 PRECISION_LIMIT = 1e4
 

@@ -4,14 +4,15 @@ A row's NaN entries are its missing features m, the rest o; every kernel writes 
 log-likelihoods of the observed features, log π_k + log p(x_o | y=k), finished per
 ``mode`` (:mod:`fastgen.kernels.special`).
 
-The full covariances go by missingness pattern (:func:`nan_keys`, :func:`group_rows`):
-the rows of one pattern share the factors of Σ_oo, which each work item computes once
-for its share of the pattern's rows (O(|m|³ + |m|·d·K) by the precision Λ = Σ⁻¹, or
-O(|o|³) directly where that route would lose digits, :func:`use_precision`), then
-scores the rows in transposed tiles of :data:`~fastgen.kernels.tiles.XT_TILE_ROWS`
-rows, as the complete-data kernels do (one row at a time did not vectorise:
-benchmarks/NOTES.md).  A row's scores depend only on its pattern and its values, never
-on which rows share its tile or its work item.
+The full covariances go by missingness pattern: :func:`nan_keys`, :func:`number_keys`
+and :func:`group_rows` group the rows, :func:`sorted_rows` copies them in pattern order
+(reading X itself in that order jumped across it: benchmarks/NOTES.md).  The rows of one
+pattern share the factors of Σ_oo, which each work item computes once for its share of
+the pattern's rows (O(|m|·|o|·K + |m|³) by the precision Λ = Σ⁻¹, or O(|o|³) directly
+where that route would lose digits: :func:`use_precision`), then scores the rows in
+transposed tiles of :data:`~fastgen.kernels.tiles.XT_TILE_ROWS` rows, as the
+complete-data kernels do (one row at a time did not vectorise).  A row's scores depend
+only on its pattern and its values, never on which rows share its tile or work item.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from ._jit import REASSOC, jit, pjit
 from .special import MODE_JLL, MODE_LOG_PROBA, ROW_BLOCK, exp_nonpos, finish_rows
 from .tiles import SCORE_TILE_BLOCK, XT_TILE_ROWS
 
-__all__ = ["diagonal_marginal_scores", "nan_keys", "group_rows", "pooled_pattern_scores",
-           "class_pattern_scores", "use_precision", "MAX_KEY_D", "PRECISION_SAFE",
-           "PRECISION_LIMIT"]
+__all__ = ["diagonal_marginal_scores", "nan_keys", "number_keys", "group_rows",
+           "sorted_rows", "pooled_pattern_scores", "class_pattern_scores", "use_precision",
+           "MAX_KEY_D", "PRECISION_SAFE", "PRECISION_LIMIT"]
 
 LOG_2PI = 1.8378770664093453  # log 2π
 
@@ -172,22 +173,6 @@ def number_keys(keys, d):
             P += 1
         ids[i] = p
     return ids, found[:P].copy()
-
-
-@pjit
-def unsorted_rows(S, pos, out):
-    """``out[i] = S[pos[i]]`` for every row with ``pos[i] < len(S)``: scores written in
-    pattern order put back in the rows' order (one read stream per pattern, the writes
-    in order)."""
-    n = pos.shape[0]
-    m, K = S.shape
-    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    for b in prange(nb):
-        for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
-            p = pos[i]
-            if p < m:
-                for k in range(K):
-                    out[i, k] = S[p, k]
 
 
 # ------------------------------------------------------------------ small dense algebra
