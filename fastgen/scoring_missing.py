@@ -3,9 +3,11 @@ likelihood of their observed features.
 
 X is validated once with NaN allowed (infinity is still an error).  Rows without NaN
 go through the params' own scoring, unchanged; rows with NaN go to the family's
-marginal scorer (:mod:`fastgen.gda.marginal`, :mod:`fastgen.naive_bayes.marginal`),
-whose joint log-likelihoods are normalised here with the same log-sum-exp.  Families
-without a generative likelihood refuse NaN with the reason.
+marginal scorer (:mod:`fastgen.gda.marginal`, :mod:`fastgen.naive_bayes.marginal`).
+GDA and Gaussian naive Bayes on dense X finish those rows per mode themselves and skip
+the complete ones (:func:`_score_by_patterns`); the other families' joint
+log-likelihoods are normalised here with the same log-sum-exp.  Families without a
+generative likelihood refuse NaN with the reason.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def score_marginal(params, X, mode):
     """Scores (``mode``, as :meth:`fastgen._scorer.Scorer.score`) of X, rows with NaN
     integrated out (see the module docstring); ``params`` checked, X not yet validated.
 
-    Where most rows have a NaN, every row is scored by the marginal scorer in place (no
+    GDA and Gaussian naive Bayes on dense X: :func:`_score_by_patterns`.  Otherwise,
+    where most rows have a NaN, every row is scored by the marginal scorer in place (no
     gather of the incomplete rows) and the complete rows are then overwritten by the
     params' scorer's scores of them; else only the incomplete rows are gathered and
     scored.
