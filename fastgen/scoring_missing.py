@@ -132,7 +132,8 @@ def _score_by_patterns(fast, params, X, mode):
     if mode == MODE_PREDICT:
         out = params.classes[np.argmax(scores, axis=1)]
     else:
-        with np.errstate(over="ignore"):  # the complete rows' placeholders, if any
+        with np.errstate(over="ignore", invalid="ignore"):  # the complete rows'
+            # placeholders (uninitialised), overwritten below
             out = scores.astype(params.dtype, copy=False)
     if complete.size:
         with _rows_named_in(X, complete):
