@@ -159,11 +159,12 @@ t_np = time.perf_counter()
 import fastgen as fg
 t_imp = time.perf_counter()
 DATA
-from numba.core import event
 
-class Recorder(event.Listener):
+class Recorder:
     # One entry per compiled (dispatcher, signature); "own" excludes the fastgen
-    # kernels compiled inside it.
+    # kernels compiled inside it.  Registered for numba's compile events as soon as
+    # numba is imported (by the hook below), not before: importing numba here would
+    # time it in processes that never need it.
     def __init__(self):
         self.stack, self.done, self.step = [], [], None
     def on_start(self, ev):
@@ -181,19 +182,56 @@ class Recorder(event.Listener):
                           "depth": len(self.stack), "step": self.step})
 
 rec = Recorder()
-event.register("numba:compile", rec)
+
+
+def _listen():
+    from numba.core import event
+
+    listener = type("Listener", (event.Listener,), {
+        "on_start": lambda self, ev: rec.on_start(ev),
+        "on_end": lambda self, ev: rec.on_end(ev)})()
+    event.register("numba:compile", listener)
+
+
+class _AfterNumba:
+    # meta path hook: runs _listen() once numba's own import has finished
+    def find_spec(self, name, path=None, target=None):
+        if name != "numba":
+            return None
+        import importlib.machinery
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None:
+            return None
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            sys.meta_path.remove(hook)
+            _listen()
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if "numba" in sys.modules:
+    _listen()
+else:
+    hook = _AfterNumba()
+    sys.meta_path.insert(0, hook)
 steps = {}
 for name, code in STEPS:
     rec.step = name
     a = time.perf_counter()
     exec(code)
     steps[name] = time.perf_counter() - a
-import numba
+t_end = time.perf_counter()
+numba = sys.modules.get("numba")
 print(json.dumps({"import_numpy": t_np - t_start, "import_fastgen": t_imp - t_np,
-                  "steps": steps, "in_process_s": time.perf_counter() - t_start,
+                  "steps": steps, "in_process_s": t_end - t_start,
                   "cpu_s": time.process_time(),
                   "compiles": rec.done, "fastgen_file": fg.__file__,
-                  "numba_cache_dir": numba.config.CACHE_DIR}))
+                  "numba_imported": numba is not None,
+                  "numba_cache_dir": numba.config.CACHE_DIR if numba else None}))
 """
 
 
@@ -367,10 +405,15 @@ def summarise(raw):
                 "cold_cpu_s": (med(c["cpu_s"] for c in colds)
                                if all("cpu_s" in c for c in colds) else None),
                 "warm_s": med(w["wall_s"] for w in warms),
+                "warm_cpu_s": (med(w["cpu_s"] for w in warms)
+                               if all("cpu_s" in w for w in warms) else None),
                 "cold_steps": steps,
                 "compile_s": med(compile_seconds(c)[0] for c in colds),
                 "signatures": med(compile_seconds(c)[1] for c in colds),
                 "warm_compiles": max(compile_seconds(w)[1] for w in warms),
+                # whether a warm process imported numba (None: not recorded)
+                "numba": (any(w["numba_imported"] for w in warms)
+                          if all("numba_imported" in w for w in warms) else None),
                 "import_s": med(c["import_fastgen"] for c in colds),
                 "load": [c["load"] for c in colds],
                 "top": top,
@@ -380,14 +423,17 @@ def summarise(raw):
 
 def format_table(rows):
     """A markdown table of :func:`summarise`'s rows, then the top kernels per family."""
-    out = ["| family | tree | cold s (steps) | cold CPU s | warm s | compile s | "
-           "signatures | warm compiles |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    out = ["| family | tree | cold s (steps) | cold CPU s | warm s | warm CPU s | "
+           "compile s | signatures | warm compiles | numba imported |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         steps = ", ".join(f"{k} {v:.1f}" for k, v in r["cold_steps"].items())
-        cpu = "" if r["cold_cpu_s"] is None else f"{r['cold_cpu_s']:.1f}"
+        cpu = "" if r["cold_cpu_s"] is None else f"{r['cold_cpu_s']:.2f}"
+        wcpu = "" if r.get("warm_cpu_s") is None else f"{r['warm_cpu_s']:.2f}"
+        numba = {None: "", True: "yes", False: "no"}[r.get("numba")]
         out.append(f"| {r['family']} | {r['tree']} | {r['cold_s']:.2f} ({steps}) | {cpu} | "
-                   f"{r['warm_s']:.2f} | {r['compile_s']:.1f} | {r['signatures']:g} | "
-                   f"{r['warm_compiles']} |")
+                   f"{r['warm_s']:.2f} | {wcpu} | {r['compile_s']:.1f} | "
+                   f"{r['signatures']:g} | {r['warm_compiles']} | {numba} |")
     out.append("")
     for r in rows:
         tops = "; ".join(f"{k} {s:.1f} s" + (f" ×{m}" if m > 1 else "")

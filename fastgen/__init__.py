@@ -15,7 +15,8 @@ from ._runtime import RuntimeSetupWarning
 
 # Everything else is imported on first use (PEP 562 ``__getattr__`` below): a first
 # ``fit_gda`` loads the GDA modules only, not naive Bayes, logistic regression, their
-# kernels or scipy.sparse, and ``import fastgen`` itself costs little beyond numba.
+# kernels or scipy.sparse; numba itself is imported by the first kernel that runs
+# (fastgen._runtime.kernel_module), never for small inputs.
 # The table of public names (submodule -> names) is fastgen/_public.py.
 from ._public import LAZY as _LAZY
 

@@ -27,8 +27,11 @@ decreasing (:meth:`fastgen._params.FieldChecker.em_record`).
 Stopping rule (shared with the missing-feature EM of :mod:`fastgen.gda.em`): an
 iteration that changes ℓ by at most ``em_tol`` per unit of row weight ends the loop.
 
-Unlabelled rows together with missing features (NaN in X) are refused
-(:func:`refuse_unlabeled_with_missing`); NaN in the unlabelled rows raises.
+Unlabelled rows combine with missing features (``nan_policy="marginalize"``: NaN in
+X, in the unlabelled rows, or both): the E-step scores each row by the marginal
+likelihood of its observed features (the family's ``score``), and the M-step takes the
+available-case soft statistics (the models that factorise over the features) or the
+conditional moments of the missing values (:mod:`fastgen.gda.em_incomplete`).
 """
 
 from __future__ import annotations
@@ -40,13 +43,15 @@ import numpy as np
 
 from ._runtime import blas_single_thread
 from ._scorer import MODE_JLL
-from ._validation import check_n_features, check_scalar, check_X, feature_names_of
+from ._small import is_small
+from ._validation import check_n_features, check_scalar, check_X, feature_names_of, is_sparse
 
 __all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabeled",
-           "run_em", "unlabelled_em", "refuse_unlabeled_with_missing", "record_em",
+           "run_em", "unlabelled_em", "record_em",
            "maximising_m_step",
            "collapse_guard", "COLLAPSE_RATIO",
-           "log_marginal_and_posteriors", "labelled_log_likelihood"]
+           "log_marginal_and_posteriors", "labelled_log_likelihood", "marginal_score",
+           "incomplete_unlabeled"]
 
 
 @dataclass(frozen=True)
@@ -85,26 +90,27 @@ def maximising_m_step(covariance, reg=0.0, shrinkage=None, unbiased=False,
     return covariance in ("pooled", "per_class") or not var_smoothing
 
 
-def refuse_unlabeled_with_missing(unlabeled, options: EMOptions):
-    """ValueError where a fit with NaN in X (``nan_policy="marginalize"``) is also given
-    unlabelled rows: the two EMs are not combined (docs/guide/incomplete_data.rst)."""
-    if unlabeled is not None and options.weight and np.shape(unlabeled)[0]:
-        raise ValueError(
-            "unlabeled rows with missing features in X (NaN, nan_policy='marginalize') "
-            "are not supported together: fit on complete labelled rows, or without "
-            "unlabeled rows")
-
-
-def check_unlabeled(U, X, *, allow_sparse=False, feature_names=None):
+def check_unlabeled(U, X, *, allow_sparse=False, feature_names=None, allow_nan=False):
     """The unlabelled rows checked against the fit's checked X, or None when there are
     none (``U`` None or with no rows): same number of features (and column names, for
-    data frames), X's float dtype, finite, dense or CSR where the family takes CSR.
+    data frames), X's float dtype, finite (with ``allow_nan``, NaN marks a missing value
+    and only infinity is refused), dense or CSR where the family takes CSR.
     Messages name ``unlabeled``; the caller's array is never modified."""
     if U is None:
         return None
     names = feature_names_of(U)
     U = check_X(U, name="unlabeled", allow_sparse=allow_sparse, dtype=X.dtype,
-                min_samples=0)
+                min_samples=0, finite=not allow_nan)
+    if allow_nan:
+        values = U.data if is_sparse(U) else U.reshape(-1)
+        bad = np.flatnonzero(np.isinf(values))
+        if bad.size:
+            if is_sparse(U):
+                row = int(np.searchsorted(U.indptr, bad[0], side="right") - 1)
+                col = int(U.indices[bad[0]])
+            else:
+                row, col = divmod(int(bad[0]), U.shape[1])
+            raise ValueError(f"unlabeled contains infinity at row {row}, column {col}")
     if U.shape[0] == 0:
         return None
     check_n_features(U, X.shape[1], name="unlabeled")
@@ -112,6 +118,23 @@ def check_unlabeled(U, X, *, allow_sparse=False, feature_names=None):
             feature_names):
         raise ValueError(f"unlabeled has the columns {list(names)}, but X has "
                          f"{list(feature_names)}; pass the same columns in the same order")
+    return U
+
+
+def incomplete_unlabeled(X, Xv, unlabeled, em: EMOptions, names, *, allow_sparse=False):
+    """The checked unlabelled rows of a fit with ``nan_policy="marginalize"`` whose EM
+    meets missing features (NaN in X, whose NaN-allowing validation ``Xv`` is then not
+    None, or in the unlabelled rows), else None: the fit is then the one without them
+    combined (no unlabelled rows, λ = 0, or no NaN anywhere)."""
+    from .stats.missing import has_nan
+
+    if unlabeled is None or not em.weight:
+        return None
+    ref = Xv if Xv is not None else check_X(X, allow_sparse=allow_sparse)
+    U = check_unlabeled(unlabeled, ref, allow_sparse=allow_sparse, feature_names=names,
+                        allow_nan=True)
+    if U is None or (Xv is None and not has_nan(U)):
+        return None
     return U
 
 
@@ -138,6 +161,28 @@ def labelled_log_likelihood(jll, codes, w):
         nz = w > 0  # a zero weight leaves a -inf score out (0·∞)
         return float(np.dot(w[nz], picked[nz]))
     return float(picked.sum())
+
+
+def marginal_score(*rows, small=None):
+    """The E-step's ``score(params, rows)`` of :func:`unlabelled_em` for fits with
+    missing features: each of ``rows`` (the validated labelled and unlabelled rows) that
+    holds a NaN is scored by the marginal likelihood of each row's observed features
+    (the scoring path of ``nan_policy="marginalize"``,
+    :func:`fastgen.scoring_missing.score_marginal`; small dense rows by ``small(params,
+    rows)``, numpy, where the family has it: nothing compiles, as
+    :mod:`fastgen._small`), the others by the params' scorer."""
+    from .scoring_missing import score_marginal
+    from .stats.missing import has_nan
+
+    incomplete = {id(r): has_nan(r) for r in rows}
+
+    def score(params, r):
+        if not incomplete.get(id(r), True):
+            return params.scorer.validated(params, r, MODE_JLL)
+        if small is not None and not is_sparse(r) and is_small(r):
+            return small(params, r)
+        return score_marginal(params, r, MODE_JLL)
+    return score
 
 
 @dataclass(frozen=True)
@@ -189,7 +234,7 @@ def run_em(start, expect, maximise, options: EMOptions, *, total_weight: float,
 
 
 def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics, merge,
-                  build, log_prior=None, guard=None, monotone=True) -> EMResult:
+                  build, log_prior=None, guard=None, monotone=True, score=None) -> EMResult:
     """EM over unlabelled rows ``U`` for a family given as functions.
 
     The labelled rows (validated ``X``, class ``codes``, weights ``w``, empty for unit
@@ -199,13 +244,18 @@ def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics,
     ``build(merge(soft statistics))``, checked by ``guard(params)`` (which may raise
     :class:`EMStop`).  ``log_prior(params)``, where given, is added to the objective
     (the Dirichlet prior of naive Bayes' smoothing).  ``monotone``: False where
-    ``build`` is a regularised estimate rather than the maximiser.
+    ``build`` is a regularised estimate rather than the maximiser.  ``score(params,
+    rows)``, where given, gives the joint log-likelihoods of ``X`` and ``U`` (rows with
+    missing features: the marginal of their observed ones); by default the params'
+    scorer's.
     """
     lam = options.weight
     total_weight = (float(w.sum()) if w.shape[0] else X.shape[0]) + lam * U.shape[0]
 
     def expect(params):
         def jll(rows):  # validated host rows: numpy scores where small (fastgen._small)
+            if score is not None:
+                return score(params, rows)
             return params.scorer.validated(params, rows, MODE_JLL)
 
         objective = labelled_log_likelihood(jll(X), codes, w)
@@ -258,14 +308,21 @@ def collapse_guard(start, log_det_of):
 
 
 def record_em(result: EMResult):
-    """``result.params`` with its EM record set, and a ConvergenceWarning if EM stopped
-    early for a reason (:class:`EMStop`)."""
-    if result.stopped is not None:
+    """``result.params`` with its EM record set, and a ConvergenceWarning whenever it
+    did not converge: EM stopped early for a reason (:class:`EMStop`) or ran out of
+    iterations."""
+    if not result.converged:
         from ._warn import warn
         from .logistic.params import ConvergenceWarning
 
-        warn(f"EM stopped after {result.n_iter} iteration(s): {result.stopped}",
-             ConvergenceWarning)
+        if result.stopped is not None:
+            warn(f"EM stopped after {result.n_iter} iteration(s): {result.stopped}",
+                 ConvergenceWarning)
+        else:
+            gain = np.diff(result.history)[-1] if len(result.history) > 1 else float("nan")
+            warn(f"EM over the unlabelled rows did not converge in em_max_iter="
+                 f"{result.n_iter} iterations (the last one changed the log-likelihood "
+                 f"by {gain:.3g}); raise em_max_iter or em_tol", ConvergenceWarning)
     history = np.asarray(result.history, dtype=np.float64)
     history.flags.writeable = False
     return dataclasses.replace(result.params, n_iter=result.n_iter, converged=result.converged,

@@ -10,9 +10,9 @@ kernels and are applied by the kernel layer itself
 (:func:`fastgen.kernels._setup.configure_numba`, called by the kernels' decorator module
 on its first import), so that they hold for any importer of the kernels, and the
 kernels import nothing of fastgen outside themselves; item 6 is fastgen's own and is
-added by :func:`configure_process`, which ``fastgen._validation`` (through which every
-public call passes before it runs a kernel) and :mod:`fastgen.cuda.kernels` call on
-import:
+added by :func:`configure_process`, which runs when fastgen loads its first kernel
+module (:func:`kernel_module`, through which every kernel call of fastgen's own modules
+goes) and when :mod:`fastgen.cuda.kernels` is imported:
 
 1. ``OMP_WAIT_POLICY=PASSIVE``, only if unset (``os.environ.setdefault``).  numba's
    default OpenMP workers spin after every parallel region, taking the cores from the
@@ -91,12 +91,22 @@ Small inputs (``fastgen._small``) take numpy passes and never start numba's pool
 
 This module imports numba lazily (inside functions): importing it must not start
 numba before ``OMP_WAIT_POLICY`` is set.
+
+Kernel modules load on first use.  Importing a kernel module imports numba and llvmlite
+(0.1–0.4 s) and applies the set-up above, yet inputs of at most ``SMALL_VALUES`` stored
+values never run a kernel (:mod:`fastgen._small`).  So the modules above the kernels
+hold each kernel module they call as ``name_kernels = kernel_module("name")``
+(:func:`kernel_module`), which imports ``fastgen.kernels.<name>`` the first time one of
+its attributes is read: a process that computes only small inputs never imports numba
+(docs/internals.rst, "Kernels load on first use").
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
+import sys
 import threading
 
 from .kernels._cache import (
@@ -122,6 +132,7 @@ __all__ = [
     "threads_for_work",
     "serial_for_small_inputs",
     "single_thread_blas_call",
+    "kernel_module",
 ]
 
 
@@ -132,21 +143,67 @@ def configure_process() -> None:
     global _CONFIGURED
     if _CONFIGURED:
         return
-    from ._log import get_logger, watch_compiles
+    with _CONFIGURE_LOCK:  # the first kernel may be loaded by several threads at once
+        if _CONFIGURED:
+            return
+        from ._log import get_logger, watch_compiles
 
-    use_logger(get_logger)  # damaged cache entries are logged through fastgen's logger
-    configure_numba()
-    watch_compiles()
-    _CONFIGURED = True
+        use_logger(get_logger)  # damaged cache entries are logged through fastgen's logger
+        configure_numba()
+        watch_compiles()
+        _CONFIGURED = True
 
 
 _CONFIGURED = False
+_CONFIGURE_LOCK = threading.Lock()
+
+
+# ------------------------------------------------------------------ kernel modules
+
+class KernelModule:
+    """Stands for the kernel module ``fastgen.kernels.<name>``: the first attribute read
+    sets up the process (:func:`configure_process`) and imports the module; every read
+    is then answered by the module itself.
+
+    An attribute set on this object (a test's monkeypatch) is read from it first, as on
+    a module; a monkeypatch of the module itself is seen here too.
+    """
+
+    def __init__(self, name: str):
+        self._kernel_name = f"{__package__}.kernels.{name}"
+        self._kernel_module = None
+
+    def __getattr__(self, attr):  # called only for names not set on this object
+        module = self.__dict__["_kernel_module"]
+        if module is None:
+            configure_process()
+            module = importlib.import_module(self.__dict__["_kernel_name"])
+            self._kernel_module = module
+        return getattr(module, attr)
+
+    def __repr__(self):
+        state = "loaded" if self._kernel_module is not None else "not loaded yet"
+        return f"<kernel module {self._kernel_name!r} ({state})>"
+
+
+def kernel_module(name: str) -> KernelModule:
+    """The kernel module ``fastgen.kernels.<name>``, imported (with numba) when one of its
+    attributes is first read; see :class:`KernelModule`."""
+    return KernelModule(name)
 
 
 # ------------------------------------------------------------------ thread pools
 
-@functools.lru_cache(maxsize=1)
 def _controller():
+    """threadpoolctl's view of the thread pools loaded now.  A controller knows only the
+    libraries loaded when it was made, and modules that load one (scipy.linalg and its
+    OpenBLAS, numba) are imported on first use here, so the controller is made again
+    whenever a module was imported since the last one (3 ms; never in a steady loop)."""
+    return _controller_for(len(sys.modules))
+
+
+@functools.lru_cache(maxsize=1)
+def _controller_for(n_modules):
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()

@@ -18,21 +18,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._runtime import kernel_module
 from ._small import is_small
 from ._validation import check_n_features, check_X
 from .cuda import is_device_array
-from .kernels.special import (
-    MODE_JLL,
-    MODE_LOG_PROBA,
-    MODE_PROBA,
-    argmax_rows,
-    finish_all_rows,
-)
+from .kernels.modes import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA
+
+special_kernels = kernel_module("special")
 
 __all__ = ["Scorer", "MODE_JLL", "MODE_LOG_PROBA", "MODE_PROBA", "MODE_PREDICT",
            "derived"]
 
-#: Predicted labels (beside the three score modes of :mod:`fastgen.kernels.special`).
+#: Predicted labels (beside the three score modes of :mod:`fastgen.kernels.modes`).
 MODE_PREDICT = 3
 
 
@@ -120,7 +117,7 @@ class Scorer:
         X; the default normalises the rows of :meth:`joint_log_likelihood` in place."""
         jll = self.joint_log_likelihood(params, X)
         if mode != MODE_JLL:
-            finish_all_rows(jll, mode)
+            special_kernels.finish_all_rows(jll, mode)
         return jll
 
     def joint_log_likelihood(self, params, X):
@@ -134,7 +131,7 @@ class Scorer:
         return self.scores(params, X, MODE_PROBA)
 
     def predict(self, params, X):
-        return params.classes[argmax_rows(self.decision_scores(params, X))]
+        return params.classes[special_kernels.argmax_rows(self.decision_scores(params, X))]
 
     def decision_scores(self, params, X):
         """Scores whose row-wise argmax is the predicted class (default: the jll)."""

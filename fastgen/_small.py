@@ -17,31 +17,48 @@ deterministic at any thread count: the numpy passes hold BLAS at one thread
 (:func:`numpy_scope`) and use numpy's own reductions, whose order depends on the
 shapes alone.
 
-``FASTGEN_SMALL_VALUES`` (an integer, read once at import) moves the threshold: ``0``
-sends every input to the kernels, a huge value every input to numpy.  Tests set
-:data:`SMALL_VALUES` directly to run both paths on the same data.
+``FASTGEN_SMALL_VALUES`` (a non-negative integer, read once, when the first call
+imports this module) moves the threshold: ``0`` sends every input to the kernels,
+``inf`` every input to numpy; any other value raises ValueError at that first call.
+Tests set :data:`SMALL_VALUES` directly to run both paths on the same data.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
 import numpy as np
+
+# the scoring modes of the kernels: joint log-likelihoods, log posteriors, posteriors
+from .kernels.modes import MODE_JLL, MODE_LOG_PROBA
 
 __all__ = ["SMALL_VALUES", "values_of", "is_small", "small_work", "numpy_scope",
            "int_label_codes", "first_nonfinite", "finish_rows"]
 
 
 def _from_env(default: int) -> int:
-    raw = os.environ.get("FASTGEN_SMALL_VALUES", "").strip()
-    if not raw:
+    """``FASTGEN_SMALL_VALUES`` as a threshold: unset or empty gives ``default``; a
+    non-negative integer (``1e5`` and ``inf`` are accepted: every input numpy) is the
+    threshold; anything else raises, naming the variable and its value (a typo must not
+    silently change which path computes)."""
+    raw = os.environ.get("FASTGEN_SMALL_VALUES", "")
+    if not raw.strip():
         return default
     try:
-        value = int(float(raw))
+        value = float(raw.strip())
     except ValueError:
-        return default
-    return max(0, value)
+        value = float("nan")
+    if value == float("inf"):
+        return sys.maxsize
+    if not (value >= 0 and value == int(value)):
+        raise ValueError(
+            f"the environment variable FASTGEN_SMALL_VALUES={raw!r} is not a "
+            f"non-negative whole number; set it to the most stored values an input may "
+            f"have to take the numpy passes (0 sends every input to the compiled "
+            f"kernels, inf every input to numpy), or unset it for the default {default}")
+    return int(value)
 
 
 #: Inputs of at most this many stored values take the numpy passes (see the module
@@ -106,10 +123,6 @@ def first_nonfinite(a):
 
 
 # ------------------------------------------------------------------ scoring, in numpy
-
-#: the scoring modes of the kernels (fastgen.kernels.special): joint log-likelihoods,
-#: log posteriors, posteriors
-MODE_JLL, MODE_LOG_PROBA, MODE_PROBA = 0, 1, 2
 
 
 def finish_rows(s, mode):

@@ -326,6 +326,9 @@ def _read(path, *, values):
                     f"{os.fspath(path)!r} is not a fastgen params file (no fastgen header)"
                 )
             header = json.loads(str(data[_HEADER][()]))
+            if not isinstance(header, dict):
+                raise ParamsFileError(f"{os.fspath(path)!r} could not be read as a fastgen "
+                                      f"params file: its header is not a JSON object")
             if header.get("format") != _FORMAT:
                 raise ParamsFileError(f"{os.fspath(path)!r} is not a fastgen params file")
             if header.get("version", 0) > _VERSION:
@@ -333,6 +336,12 @@ def _read(path, *, values):
                     f"{os.fspath(path)!r} was written by a newer fastgen (format version "
                     f"{header['version']}); upgrade fastgen to read it"
                 )
+            if not isinstance(header.get("fields"), dict) or not all(
+                    isinstance(k, str) and isinstance(v, str)
+                    for k, v in header["fields"].items()):
+                raise ParamsFileError(f"{os.fspath(path)!r} holds a malformed header (its "
+                                      f"fields are not a table of names and kinds): a "
+                                      f"crafted or damaged file")
             _check_expected_members(data.zip, path, header)
             _check_header_names(path, header, data)
             _register_all_params()

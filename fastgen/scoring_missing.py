@@ -12,19 +12,20 @@ generative likelihood refuse NaN with the reason.
 
 from __future__ import annotations
 
-import contextlib
-import re
-
 import numpy as np
 
+from ._runtime import kernel_module
 from ._scorer import MODE_JLL, MODE_PREDICT
 from ._small import finish_rows, is_small, numpy_scope
 from ._validation import check_n_features, check_X, is_sparse
+from ._validation.rows import rows_renamed
 from .cuda import is_device_array
-from .kernels.special import finish_all_rows
 from .stats.missing import NAN_POLICIES, check_nan_policy, reject_infinite
 
 __all__ = ["NAN_POLICIES", "check_nan_policy", "score_marginal"]
+
+special_kernels = kernel_module("special")
+
 
 def _nan_mask(X):
     """(rows with a NaN (n,) bool, the (n, d) NaN mask of dense X or None for CSR)."""
@@ -85,14 +86,14 @@ def score_marginal(params, X, mode):
     part, part_missing = (X, missing) if in_place else (
         X[rows], None if missing is None else missing[rows])
     # posteriors need the scores only up to a constant per row
-    with _rows_named_in(X, rows):
+    with rows_renamed(rows):
         jll = marginal(params, part, part_missing, relative=mode != MODE_JLL)
     if mode not in (MODE_JLL, MODE_PREDICT):
         if is_small(X):  # numpy: nothing compiles (fastgen._small)
             with numpy_scope():
                 finish_rows(jll, mode)
         else:
-            finish_all_rows(jll, mode)
+            special_kernels.finish_all_rows(jll, mode)
     if mode == MODE_PREDICT:
         out = np.empty(X.shape[0], dtype=params.classes.dtype)
         out[rows] = params.classes[np.argmax(jll, axis=1)]
@@ -102,7 +103,7 @@ def score_marginal(params, X, mode):
         out = np.empty((X.shape[0], params.n_classes), dtype=params.dtype)
         out[rows] = jll
     if complete.size:
-        with _rows_named_in(X, complete):
+        with rows_renamed(complete):
             out[complete] = scorer.validated(params, X[complete], mode)
     return out
 
@@ -136,31 +137,7 @@ def _score_by_patterns(fast, params, X, mode):
             # placeholders (uninitialised), overwritten below
             out = scores.astype(params.dtype, copy=False)
     if complete.size:
-        with _rows_named_in(X, complete):
+        with rows_renamed(complete):
             out[complete] = scorer.validated(
                 params, X[complete] if complete_x is None else complete_x, mode)
     return out
-
-
-_ROW = re.compile(r"\brow (\d+)|\bX\[(\d+),")
-
-
-@contextlib.contextmanager
-def _rows_named_in(X, rows):
-    """A ValueError raised on ``X[rows]`` names its rows as rows of X."""
-    try:
-        yield
-    except ValueError as exc:
-        if isinstance(rows, slice):
-            raise
-        index = np.arange(X.shape[0])[rows]
-
-        def name(m):
-            i = int(m.group(1) if m.group(1) is not None else m.group(2))
-            return (f"row {index[i]}" if m.group(1) is not None else f"X[{index[i]},")
-
-        msg = str(exc)
-        renamed = _ROW.sub(name, msg)
-        if renamed == msg:
-            raise
-        raise type(exc)(renamed) from None

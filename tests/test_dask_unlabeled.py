@@ -26,7 +26,7 @@ def _same(a, b, fields):
 def test_gda_em_on_blocks(kind, chunks):
     X, y, U, _ = gaussian_data(1)
     w = np.random.default_rng(3).uniform(0.5, 2.0, y.shape[0])
-    opts = {"unlabeled_weight": 0.7, "em_max_iter": 40}
+    opts = {"unlabeled_weight": 0.7, "em_max_iter": 1000}
     a = fastgen.fit_gda(X, y, kind, sample_weight=w, unlabeled=U, **opts)
     b = fd.fit_gda(da.from_array(X, chunks=chunks[0]), y, kind, sample_weight=w,
                    unlabeled=da.from_array(U, chunks=chunks[1]), **opts)

@@ -27,7 +27,6 @@ import sys
 
 import numpy as np
 
-from .._runtime import configure_process
 from .arrays import (  # noqa: F401 - report_nonfinite, writeable_view re-exported
     _check_fits,
     _check_size_and_dtype,
@@ -37,7 +36,7 @@ from .arrays import (  # noqa: F401 - report_nonfinite, writeable_view re-export
     report_nonfinite,
     writeable_view,
 )
-from .labels import LABEL_TYPES, check_y  # noqa: F401 - re-exported
+from .labels import LABEL_TYPES, check_class_weights, check_y  # noqa: F401 - re-exported
 from .names import (  # noqa: F401 - re-exported
     _listed,
     check_feature_names,
@@ -54,6 +53,7 @@ from .sparse import (  # noqa: F401 - re-exported
 __all__ = [
     "check_X",
     "check_y",
+    "check_class_weights",
     "check_X_y",
     "check_sample_weight",
     "check_priors",
@@ -69,19 +69,12 @@ __all__ = [
     "stored_feature_names",
 ]
 
-# fastgen's process set-up (fastgen/_runtime.py): the kernels configure numba
-# themselves when the first one is imported; fastgen's own part (the compile notice
-# and its logger) is added here, because every public call validates its input
-# through this module before it runs a kernel.
-configure_process()
-
 
 #: Arrays :func:`check_X` has validated, which a caller passes on to functions that
 #: validate their input again (see :func:`validated`).
 _VALIDATED = contextvars.ContextVar("fastgen_validated", default=())
 
 
-@contextlib.contextmanager
 def validated(*arrays):
     """Within the block, :func:`check_X` returns these arrays at once.
 
@@ -89,11 +82,17 @@ def validated(*arrays):
     from it that ``check_X`` would return unchanged) and then calls a function of the
     same package that validates its input again: inputs are read once for validation.
     """
-    token = _VALIDATED.set(_VALIDATED.get() + arrays)
+    return _scoped(_VALIDATED, _VALIDATED.get() + arrays)
+
+
+@contextlib.contextmanager
+def _scoped(var, value):
+    """``var`` set to ``value`` within the block (and in no other thread or task)."""
+    token = var.set(value)
     try:
         yield
     finally:
-        _VALIDATED.reset(token)
+        var.reset(token)
 
 
 def check_X(
@@ -246,16 +245,11 @@ def check_finite_result(X: np.ndarray, *results, name: str = "X",
 _PART_OF_A_WHOLE = contextvars.ContextVar("fastgen_part_of_a_whole", default=False)
 
 
-@contextlib.contextmanager
 def weights_of_a_part():
     """Within the block, :func:`check_sample_weight` accepts weights that are zero
     everywhere: the rows are one part of a sample whose total weight the caller
     checks (a block of a Dask array, whose boundaries the user does not choose)."""
-    token = _PART_OF_A_WHOLE.set(True)
-    try:
-        yield
-    finally:
-        _PART_OF_A_WHOLE.reset(token)
+    return _scoped(_PART_OF_A_WHOLE, True)
 
 
 def check_sample_weight(sample_weight, n_samples: int):

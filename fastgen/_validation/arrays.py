@@ -8,7 +8,9 @@ import sys
 import numpy as np
 
 from .. import _small as small
-from ..kernels.labels import NONFINITE_SCAN_BLOCK, first_nonfinite, nonfinite_block
+from .._runtime import kernel_module
+
+label_kernels = kernel_module("labels")
 
 __all__ = ["is_sparse", "report_nonfinite"]
 
@@ -45,16 +47,17 @@ def _first_nonfinite_flat(a: np.ndarray) -> int:
     if small.small_work(a.shape[0]):  # numpy for small inputs: nothing to compile
         return small.first_nonfinite(a)
     a = writeable_view(a)  # one specialisation for read-only inputs too
-    if a.shape[0] < 2 * NONFINITE_SCAN_BLOCK:  # too small to be worth waking the thread pool
-        return int(first_nonfinite(a))
+    block = label_kernels.NONFINITE_SCAN_BLOCK
+    if a.shape[0] < 2 * block:  # too small to be worth waking the thread pool
+        return int(label_kernels.first_nonfinite(a))
     if a.dtype == np.float64:
-        b = nonfinite_block(a.view(np.int64), np.int64(0x7FF0000000000000))
+        b = label_kernels.nonfinite_block(a.view(np.int64), np.int64(0x7FF0000000000000))
     else:
-        b = nonfinite_block(a.view(np.int32), np.int32(0x7F800000))
+        b = label_kernels.nonfinite_block(a.view(np.int32), np.int32(0x7F800000))
     if b < 0:
         return -1
-    lo = b * NONFINITE_SCAN_BLOCK
-    return lo + int(first_nonfinite(a[lo:lo + NONFINITE_SCAN_BLOCK]))
+    lo = b * block
+    return lo + int(label_kernels.first_nonfinite(a[lo:lo + block]))
 
 
 def _report_nonfinite(A: np.ndarray, name: str) -> None:

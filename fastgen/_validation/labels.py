@@ -6,10 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _small as small
-from ..kernels.labels import int_label_codes
+from .._runtime import kernel_module
 from .arrays import _missing_name, is_sparse, writeable_view
 
-__all__ = ["check_y", "LABEL_TYPES"]
+label_kernels = kernel_module("labels")
+
+__all__ = ["check_y", "LABEL_TYPES", "check_class_weights"]
 
 
 def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: int = 1):
@@ -50,7 +52,7 @@ def check_y(y, n_samples: int | None = None, *, name: str = "y", min_classes: in
             # one integer dtype for the kernel (every label dtype would compile its own
             # specialisation); the values are the same
             coder = small.int_label_codes if small.small_work(span + ai.shape[0]) \
-                else int_label_codes  # numpy for small inputs: nothing to compile
+                else label_kernels.int_label_codes  # numpy for small inputs: nothing to compile
             present, codes = coder(
                 writeable_view(np.ascontiguousarray(ai, dtype=np.int64)), lo, span)
             classes = (np.flatnonzero(present) + lo).astype(ai.dtype)
@@ -171,3 +173,29 @@ def _check_n_classes(classes, name, min_classes):
             f"{name} has {classes.shape[0]} distinct class(es); "
             f"at least {min_classes} are needed to fit a classifier"
         )
+
+
+#: What a class without weight leaves unestimable, per model family (the end of the
+#: message of :func:`check_class_weights`).
+NO_WEIGHT = {
+    "generative": "a generative model cannot estimate its prior or its class-conditional "
+                  "distribution (every class needs at least one sample with positive "
+                  "weight)",
+    "logistic": "logistic regression needs every class of y to carry weight (its "
+                "intercept would run to -infinity)",
+}
+
+
+def check_class_weights(classes, weights, family: str = "generative") -> None:
+    """Raise ValueError naming the first class whose total weight ``weights[k]`` (K,)
+    is not positive: every model fitted to labelled rows refuses such a class, whose
+    rows all have sample_weight 0 (``family``: a key of :data:`NO_WEIGHT`)."""
+    absent = np.flatnonzero(~(np.asarray(weights, dtype=np.float64) > 0))
+    if not absent.size:
+        return
+    label = classes[absent[0]] if classes is not None else absent[0]
+    label = label.item() if hasattr(label, "item") else label
+    raise ValueError(
+        f"class {label!r} has zero total weight (sample_weight is 0 on all its rows): "
+        f"{NO_WEIGHT[family]}; drop its rows from X and y, or give them positive weight"
+    )

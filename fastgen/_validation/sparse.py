@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._runtime import kernel_module
 from .arrays import _check_fits, _check_size_and_dtype, report_nonfinite
 
 __all__ = ["csr_arrays", "check_csr_indices"]
+
+sparse_kernels = kernel_module("sparse")
 
 
 def _check_csr(X, *, name, dtype, min_samples, finite=True, csr_indices=True):
@@ -108,10 +111,9 @@ def _check_compressed(X, name, csr_indices=True):
         lo, hi = ((int(indices.min()), int(indices.max())) if scan and nnz and row < 0
                   else (0, -1))  # (0, -1): no index outside the matrix
     else:
-        from ..kernels.sparse import csr_structure
-
         idx = indices if indices.dtype in (np.int32, np.int64) else indices.astype(np.int64)
-        row, lo, hi = csr_structure(ptr, idx, max(1, min(64, nnz // _STRUCTURE_PIECE_NNZ)))
+        row, lo, hi = sparse_kernels.csr_structure(
+            ptr, idx, max(1, min(64, nnz // _STRUCTURE_PIECE_NNZ)))
     if row >= 0:
         raise ValueError(
             f"{what} has a decreasing indptr at {major} {row} (indptr[{row}] = "

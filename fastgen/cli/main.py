@@ -366,10 +366,17 @@ class _ClosedStdout:
 
 def _main(argv):
     parser = build_parser()
-    args = parser.parse_args(argv)
     stdout = sys.stdout
     sys.stdout = _CheckedStdout(stdout)
     try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:
+            if exc.code not in (0, None):
+                raise
+            # --help, --version: what they printed must reach standard output
+            sys.stdout.flush()
+            return 0
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe or a full disk shows up here
         return status

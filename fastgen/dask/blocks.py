@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 
 import dask
 import dask.array as da
 import numpy as np
 
 from .._validation import check_X, check_y, weights_of_a_part
+from .._validation.rows import rows_renamed
 from ..logistic.centring import column_sums, shift_from_sums
 
 __all__ = ["SPLIT_EVERY", "as_dask_X", "as_dask_vector", "row_blocks", "row_starts",
@@ -73,28 +73,14 @@ def row_starts(X):
     return [int(r) for r in np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])]
 
 
-_ROW = re.compile(r"\brow (\d+)")
-
-
 def in_rows(start, fn, *args, **kwargs):
     """``fn(*args, **kwargs)`` on the row block that starts at row ``start`` of X: a
     ValueError naming a row of the block (validation's "X contains NaN at row 3,
     column 1") is raised again naming that row of X (row 103).  The block's weights may
     all be zero (:func:`~fastgen._validation.weights_of_a_part`): the whole's are
     checked by :func:`classes_and_counts`."""
-    try:
-        with weights_of_a_part():
-            return fn(*args, **kwargs)
-    except ValueError as exc:
-        msg = str(exc)
-        shifted = _ROW.sub(lambda m: f"row {int(m.group(1)) + start}", msg)
-        if start == 0 or shifted == msg:
-            raise
-        try:
-            new = type(exc)(shifted)
-        except Exception:  # an exception type with its own constructor arguments
-            new = ValueError(shifted)
-        raise new from None
+    with rows_renamed(int(start)), weights_of_a_part():
+        return fn(*args, **kwargs)
 
 
 def map_rows(fn, X, blocks, *args):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_X
+from .._validation import check_class_weights, check_X
 from ..gda import SCATTER_FOR, GDAParams, check_gda_options, gda_from_moments
 from ..naive_bayes import nb_from_counts
 from ..stats import class_moments, merge_counts, merge_moments, nb_counts
@@ -114,7 +114,8 @@ def _fit_nb(X, y, sample_weight, model, binarize, split_every, options,
     y = as_dask_vector(y, X, "y")
     w = as_dask_vector(sample_weight, X, "sample_weight")
     U, em = check_unlabeled_blocks(em_options[0], X, em_options[1:])
-    classes, _ = classes_and_counts(y, w)
+    classes, weights = classes_and_counts(y, w)
+    check_class_weights(classes, weights)  # as the in-memory fits refuse a weightless class
     blocks = row_blocks(X, y, w)
     n_cat = None
     if model == "categorical":

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_X
+from .._validation import check_class_weights, check_X
 from ..logistic import LogisticParams, logistic_loss_grad_hess
 from ..logistic.api import (
     ParamsSpec,
@@ -139,6 +139,7 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     K = classes.shape[0]
     if K < 2:
         raise ValueError(f"y has {K} class; logistic regression needs at least 2")
+    check_class_weights(classes, counts, "logistic")  # as fastgen.fit_logistic
     # one more pass: the centred frame of fastgen.fit_logistic
     shift = shift_over_blocks(X, row_blocks(X, y, w), split_every) \
         if opt.fit_intercept else None

@@ -13,8 +13,8 @@ rank and a ``reg`` that works).
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
+from .._validation import check_class_weights
 from ..stats.moments import (
     ClassMoments,
     check_floor_finite,
@@ -171,6 +171,8 @@ def _smallest_eigenvalue_above(C, Lc, threshold):
     (a triangular inverse: a quarter of the cost of the eigenvalues).  In between, the
     smallest eigenvalue decides.
     """
+    import scipy.linalg  # on use: small naive Bayes fits never load it
+
     pivots = np.diag(Lc)
     if not (np.all(np.isfinite(Lc)) and float(np.min(pivots)) ** 2 > threshold):
         return False
@@ -267,11 +269,88 @@ def _suggest_reg(covs, tol, above=0.0):
     return 1.0 if hi >= 0 or not works(hi) else 10.0 ** hi
 
 
-def _per_class_failure(failed, classes, cov, base, reg, tol):
+def _feature_variances(m):
+    """(within, total): the per-feature variances of the data within the classes
+    (pooled) and over all rows, from per-class moments ``m``."""
+    W = m.counts
+    n = float(W.sum())
+    within = np.einsum("kjj->j", m.scatter) / n
+    mu = (W[:, None] * m.means).sum(axis=0) / n
+    return within, within + (W[:, None] * (m.means - mu) ** 2).sum(axis=0) / n
+
+
+def _reg_target(within, total):
+    """(variance, what): the variance a suggested ``reg`` aims at.  A tenth of the
+    median positive within-class variance (the classes keep most of their own
+    covariance); where no class has any spread (one row per class) reg stands for
+    the whole class covariance, so the median positive variance of all rows; 0 if X
+    is constant."""
+    v = within[within > 0]
+    if v.size:
+        m = float(np.median(v))
+        return 0.1 * m, f"a tenth of the features' median within-class variance, {m:.3g}"
+    v = total[total > 0]
+    if v.size:
+        m = float(np.median(v))
+        return m, f"the features' median variance, {m:.3g}, as no class has any spread"
+    return 0.0, ""
+
+
+def _scaled_reg(covs, tol, above, target):
+    """The smallest power of ten that makes every class pass (:func:`_suggest_reg`),
+    raised to the power of ten nearest ``target`` where that is larger and at most 1.
+    Returns (reg, scaled): whether ``target`` set it.
+
+    reg adds reg·I to each Σ_k in X's units: a value that merely passes the checks
+    (1e-14 where a class has one row) leaves the class a near-zero variance in the
+    directions it does not span, and posteriors of exactly 0 or 1."""
+    least = _suggest_reg(covs, tol, above=above)
+    if not target > 0:
+        return least, False
+    scaled = 10.0 ** np.round(np.log10(target))
+    if not (least < scaled <= 1.0):
+        return least, scaled <= least
+    eye = np.eye(covs[0].shape[0])
+    try:
+        for c in covs:
+            _cholesky_checked((1.0 - scaled) * c + scaled * eye, tol)
+    except SingularCovarianceError:
+        return least, False
+    return float(scaled), True
+
+
+def _reg_advice(base, reg, tol, within, total):
+    """The advice on ``reg`` of a failed per-class fit: a value on the data's scale
+    (:func:`_reg_target`) that makes every class pass, or, where the features'
+    variances are too large for any reg ≤ 1 to be on their scale, the value for the
+    standardised features."""
+    lead = ("pass reg>0 (Σ ← (1−reg)Σ + reg·I): " if not reg else
+            f"reg={reg:g} is not enough: ")
+    if reg >= 1:
+        return lead + "reg=1e+00 makes the fit succeed"
+    target, what = _reg_target(within, total)
+    if not target > 0 or np.round(np.log10(target)) <= 0:  # on the scale of reg ≤ 1
+        suggest, scaled = _scaled_reg(list(base), tol, reg, target)
+        why = f" (about {what})" if scaled else ""
+        return lead + f"reg={suggest:.0e} makes the fit succeed{why}"
+    # reg ≤ 1 is small next to these variances: advise it for standardised features
+    sd = np.sqrt(np.where(total > 0, total, 1.0))
+    scaled_base = [b / sd[:, None] / sd[None, :] for b in base]
+    suggest, _ = _scaled_reg(scaled_base, tol, reg,
+                             _reg_target(within / sd ** 2, total / sd ** 2)[0])
+    least = _suggest_reg(list(base), tol, above=reg)
+    return (lead + f"reg adds reg·I in X's units, small next to these features' "
+            f"variances ({what}): standardise the features (divide each by its "
+            f"standard deviation), then reg={suggest:.0e} makes the fit succeed "
+            f"(unstandardised, reg={least:.0e} makes the fit succeed, with posteriors "
+            f"near 0 or 1)")
+
+
+def _per_class_failure(failed, classes, cov, base, reg, tol, variances):
     """The message of a per-class fit that failed: the first failing class, why, its
     rank under :func:`rank_threshold` with the smallest eigenvalue of its correlation
-    matrix, and the smallest power-of-ten ``reg`` that makes every class pass
-    (checked)."""
+    matrix, and a power-of-ten ``reg`` on the data's scale that makes every class
+    pass (checked; :func:`_reg_advice`).  ``variances``: :func:`_feature_variances`."""
     k, why = failed[0]
     d = cov.shape[1]
     lam, _, _, rk = _correlation_rank(cov[k], tol)
@@ -283,10 +362,7 @@ def _per_class_failure(failed, classes, cov, base, reg, tol):
     others = ("" if len(failed) == 1 else
               f" ({len(failed)} classes fail: "
               f"{', '.join(_label(classes, j) for j, _ in failed)})")
-    suggest = _suggest_reg(list(base), tol, above=reg) if reg < 1 else 1.0
-    fix = (f"pass reg>0 (Σ ← (1−reg)Σ + reg·I): reg={suggest:.0e} makes the fit succeed"
-           if not reg else
-           f"reg={reg:g} is not enough: reg={suggest:.0e} makes the fit succeed")
+    fix = _reg_advice(base, reg, tol, *variances)
     if why.startswith("is undefined"):  # no spread at all: only reg or pooling help
         other_fixes = "or use covariance='pooled'"
     else:
@@ -306,12 +382,7 @@ def params_from_moments(m: ClassMoments, covariance, priors, reg, shrinkage, unb
     """
     classes, W, means = m.classes, m.counts, m.means
     K, d = means.shape
-    absent = np.flatnonzero(W <= 0)
-    if absent.size:
-        raise ValueError(
-            f"class {_label(classes, absent[0])} has zero total weight; every class needs "
-            f"at least one sample with positive weight"
-        )
+    check_class_weights(classes, W)
     Wtot = float(W.sum())
     pri = W / Wtot if priors is None else priors
     rank = d
@@ -418,7 +489,8 @@ def _per_class_estimates(m, unbiased, shrinkage, reg, fourth, tol):
         log_det[k] = 2.0 * np.sum(np.log(np.diag(chol[k])))
     if failed:
         raise SingularCovarianceError(
-            _per_class_failure(failed, classes, cov, base, reg, tol))
+            _per_class_failure(failed, classes, cov, base, reg, tol,
+                               _feature_variances(m)))
     return cov, chol, log_det
 
 

@@ -24,7 +24,7 @@ import dataclasses
 
 import numpy as np
 
-from .._validation import check_sample_weight, check_y
+from .._validation import check_class_weights, check_sample_weight, check_y
 from .._warn import warn
 from ..stats.available import available_case, pairwise_covariance
 from ..stats.missing import MissingPatterns, conditional_moments, missing_patterns
@@ -32,7 +32,8 @@ from ..stats.moments import ClassMoments
 from .covariance import params_from_moments
 from .params import SingularCovarianceError
 
-__all__ = ["fit_gda_missing", "em_gaussian", "EMResult"]
+__all__ = ["fit_gda_missing", "em_gaussian", "EMResult", "diagonal_moments",
+           "warn_unidentified"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +103,7 @@ def _positive_definite(S):
     return True
 
 
-def _diagonal_moments(ac, covariance, unbiased, classes, dtype, names):
+def diagonal_moments(ac, covariance, unbiased, classes, dtype, names):
     """Diagonal ClassMoments whose scatter, divided as the complete-data estimate
     divides it (by W_k, W, or W_k − 1, W − K when ``unbiased``), gives the
     available-case variances S_kj / N_kj (per class) or Σ_k S_kj / Σ_k N_kj (shared)."""
@@ -122,17 +123,22 @@ def _diagonal_moments(ac, covariance, unbiased, classes, dtype, names):
     return ClassMoments(classes, W, ac.means, scatter, "diagonal", dtype, names)
 
 
-def _warn_unidentified(missing, codes, w, K, pooled, classes):
+def warn_unidentified(missing, codes, w, K, pooled, classes, shared=None):
     """Warn where two features are never observed together (in any row for the pooled
     covariance, in a class's rows for its own): the data say nothing about their
-    covariance, and EM keeps whatever its start and the other features imply."""
+    covariance, and EM keeps whatever its start and the other features imply.
+    ``shared``: the NaN mask of rows that may belong to every class (unlabelled rows)."""
     seen = (~missing).astype(np.float64)
     if w.shape[0]:
         seen = seen * (w > 0)[:, None]
+    extra = 0.0
+    if shared is not None:
+        O = (~shared).astype(np.float64)
+        extra = O.T @ O
     groups = [slice(None)] if pooled else [codes == k for k in range(K)]
     for k, rows in enumerate(groups):
         S = seen[rows]
-        together = S.T @ S
+        together = S.T @ S + extra
         j, i = np.nonzero(np.triu(together == 0.0, 1))
         if j.size:
             where = "" if pooled else f" in class {_label(classes, k)}"
@@ -162,15 +168,12 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
     ac = available_case(X, missing, codes, w, K, classes)
     dtype = str(X.dtype)
     if covariance in ("diagonal", "pooled_diagonal"):
-        m = _diagonal_moments(ac, covariance, unbiased, classes, dtype, names)
+        m = diagonal_moments(ac, covariance, unbiased, classes, dtype, names)
         return params_from_moments(m, covariance, priors, reg, shrinkage, unbiased,
                                    var_smoothing=var_smoothing, tol=tol)
-    absent = np.flatnonzero(ac.counts <= 0)
-    if absent.size:
-        raise ValueError(f"class {_label(classes, absent[0])} has zero total weight; "
-                         f"every class needs at least one sample with positive weight")
+    check_class_weights(classes, ac.counts)
     pooled = covariance == "pooled"
-    _warn_unidentified(missing, codes, w, K, pooled, classes)
+    warn_unidentified(missing, codes, w, K, pooled, classes)
     start = pairwise_covariance(ac, codes, w, missing, K, pooled)
     n = X.shape[0]
     resp = np.zeros((n, K))

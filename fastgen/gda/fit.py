@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._em import check_em_options, check_unlabeled, refuse_unlabeled_with_missing
+from .._em import check_em_options, check_unlabeled, incomplete_unlabeled
 from .._runtime import blas_single_thread, serial_for_small_inputs
-from .._validation import check_priors, check_scalar, feature_names_of
+from .._validation import check_priors, check_scalar, check_X, feature_names_of
 from ..cuda import is_device_array
 from ..stats.missing import check_nan_policy, nan_input
 from ..stats.moments import ClassMoments, class_rows
@@ -146,10 +146,12 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         ``log_likelihood_history``; ``reg`` and a float ``shrinkage`` apply to the
         converged covariance, an estimated shrinkage raises.  A column with no observed
         value, or a class with none for some feature, raises.  Without NaN the fit is
-        the complete-data one.  X with NaN and ``unlabeled`` rows together raise
-        (docs/guide/incomplete_data.rst).
+        the complete-data one.  With ``unlabeled`` rows, NaN may be in X, in them, or
+        in both: one EM over the missing labels and values
+        (:mod:`fastgen.gda.em_incomplete`; docs/guide/incomplete_data.rst).
     unlabeled : array-like (m, d), optional
-        Rows without labels (same features, host X, no NaN).  The fit is then EM from
+        Rows without labels (same features, host X; NaN only with
+        ``nan_policy="marginalize"``, a missing value).  The fit is then EM from
         the labelled-only fit (:mod:`fastgen.gda.em_unlabeled`): the E-step takes the
         model's posteriors of these rows, the M-step the moments of the labelled rows
         merged with the rows' soft moments (weights λ·r_ik), built with the options
@@ -199,16 +201,25 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     if nan_policy == "marginalize" and not is_device_array(X):
         names = feature_names_of(X)
         Xv = nan_input(X, nan_policy)
+        U = incomplete_unlabeled(X, Xv, unlabeled, em, names)
+
+        def check_options(classes):
+            return check_gda_options(covariance, priors, reg, shrinkage, unbiased, classes,
+                                     var_smoothing, tol)
+
+        if U is not None:
+            from .em_incomplete import fit_gda_incomplete  # only for data with NaN
+
+            return fit_gda_incomplete(Xv if Xv is not None else check_X(X), y, U,
+                                      covariance, sample_weight, unbiased, var_smoothing,
+                                      tol, em, names, check_options)
         if Xv is not None:
             from .em import fit_gda_missing  # only for data with NaN
 
-            refuse_unlabeled_with_missing(unlabeled, em)
             with blas_single_thread():
                 return fit_gda_missing(
                     Xv, y, covariance, sample_weight, shrinkage, unbiased, var_smoothing,
-                    tol, em.tol, em.max_iter, names,
-                    lambda classes: check_gda_options(covariance, priors, reg, shrinkage,
-                                                      unbiased, classes, var_smoothing, tol))
+                    tol, em.tol, em.max_iter, names, check_options)
     # X, y and the weights checked on the host or on the device; NaN/inf in X is found
     # through the moments below (no extra pass)
     rows = class_rows(X, y, sample_weight)

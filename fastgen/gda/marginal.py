@@ -23,7 +23,6 @@ kernels of :mod:`fastgen.kernels.missing`.  Reads the params' public fields only
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from .._scorer import MODE_JLL, derived
 from .._small import finish_rows, is_small, numpy_scope
@@ -63,6 +62,8 @@ def _tables(params):
     """(Σ, Λ, U = L⁻¹, log|Σ|, largest Σ_jj·Λ_jj) of each covariance, float64, stacked
     (K, ...) per class or (1, ...) pooled, from the covariance itself (Σ = LLᵀ)."""
     def make():
+        import scipy.linalg  # on use: small naive Bayes fits never load it
+
         cov = params.covariance.astype(np.float64)
         covs = np.ascontiguousarray(cov[None] if cov.ndim == 2 else cov)
         U = np.empty_like(covs)
@@ -204,6 +205,8 @@ def _numpy_quadratic(X, pats, mean, cov, prec, log_det, route):
         rows = np.flatnonzero(pats.pattern_of == p)
         if not o.any():
             continue
+        import scipy.linalg
+
         L = np.linalg.cholesky(cov[np.ix_(o, o)])
         z = scipy.linalg.solve_triangular(L, R[np.ix_(rows, np.flatnonzero(o))].T,
                                           lower=True)

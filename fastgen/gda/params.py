@@ -12,14 +12,15 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from .._params import FittedParams, kernel_view, register_params
-from ..kernels import gaussian as gaussian_kernels
 from .scoring import GAUSSIAN_SCORER, DiagonalTables, PerClassTables, PooledTables
 
 __all__ = ["GDAParams", "SingularCovarianceError", "COVARIANCE_TYPES", "SCATTER_FOR",
            "within_sd"]
+
+#: log 2π, as the Gaussian kernels use it (fastgen.kernels.gaussian.LOG_2PI)
+_LOG_2PI = np.log(2.0 * np.pi)
 
 COVARIANCE_TYPES = ("pooled", "per_class", "diagonal", "pooled_diagonal")
 # The scatter kind (class_moments(kind=...)) each covariance model is computed from.
@@ -157,6 +158,8 @@ class GDAParams(FittedParams):
         Λ_r^{-1/2}Q_rᵀD⁻¹ up to the same rotation (scores do not depend on it); M comes
         from a QR factorisation of P with its columns reversed.
         """
+        import scipy.linalg  # on use: small naive Bayes fits never load it
+
         d = self.n_features_in
         L = self.cholesky.astype(np.float64)
         if self.covariance_type == "pooled_diagonal":
@@ -184,19 +187,21 @@ class GDAParams(FittedParams):
         A = P @ D
         coef = P.T @ A
         bc = -0.5 * np.einsum("dk,dk->k", A, A) + self._log_prior
-        const = -0.5 * (float(self.log_det[0]) + self.rank * gaussian_kernels.LOG_2PI)
+        const = -0.5 * (float(self.log_det[0]) + self.rank * _LOG_2PI)
         return c, np.ascontiguousarray(coef), bc, np.ascontiguousarray(M), const
 
     @functools.cached_property
     def _per_class_tables64(self):
         """(L_k⁻¹ (K, d, d), bias (K,)) in float64, bias_k = log p_k − ½(log|Σ_k| +
         d·log 2π)."""
+        import scipy.linalg  # on use: small naive Bayes fits never load it
+
         d = self.n_features_in
         eye = np.eye(d)
         Linv = np.stack([scipy.linalg.solve_triangular(Lk, eye, lower=True)
                          for Lk in self.cholesky.astype(np.float64)])
         bias = self._log_prior - 0.5 * (self.log_det.astype(np.float64)
-                                        + d * gaussian_kernels.LOG_2PI)
+                                        + d * _LOG_2PI)
         return Linv, bias
 
     @functools.cached_property
@@ -207,7 +212,7 @@ class GDAParams(FittedParams):
         K = self.n_classes
         var = np.broadcast_to(self.covariance.astype(np.float64), (K, d))
         bias = self._log_prior - 0.5 * (self.log_det.astype(np.float64)
-                                        + d * gaussian_kernels.LOG_2PI)
+                                        + d * _LOG_2PI)
         return kernel_view(np.ascontiguousarray(self.means, dtype=np.float64),
                            np.ascontiguousarray(1.0 / var),
                            np.ascontiguousarray(bias, dtype=np.float64))

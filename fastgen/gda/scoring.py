@@ -17,15 +17,17 @@ import numpy as np
 
 from .. import cuda
 from .._params import kernel_view
-from .._runtime import blas_single_thread
+from .._runtime import blas_single_thread, kernel_module
 from .._scorer import MODE_JLL, MODE_PREDICT, Scorer, derived
 from .._validation import check_finite_result
-from ..kernels import gaussian as gaussian_kernels
-from ..kernels.special import finish_all_rows
-from ..kernels.tiles import linear_posteriors, serves_linear_posteriors
 
 __all__ = ["PooledTables", "PerClassTables", "DiagonalTables", "GaussianScorer",
            "GAUSSIAN_SCORER"]
+
+gaussian_kernels = kernel_module("gaussian")
+nb_kernels = kernel_module("nb")
+special_kernels = kernel_module("special")
+tile_kernels = kernel_module("tiles")
 
 
 class PooledTables(NamedTuple):
@@ -136,16 +138,16 @@ class GaussianScorer(Scorer):
         """
         kind, tables = params.scoring_tables()
         if (mode != MODE_JLL and kind == "pooled"
-                and serves_linear_posteriors(X, params.dtype)):
+                and tile_kernels.serves_linear_posteriors(X, params.dtype)):
             # one pass by transposed tiles, no BLAS (see kernels.tiles.linear_posteriors)
             _, bc, _, _, c = _pooled(params)
             s = np.empty((X.shape[0], params.n_classes))
-            _check_rows(X, linear_posteriors(X, c, _pooled_coef_t(params), bc, mode, s))
+            coef_t = _pooled_coef_t(params)
+            _check_rows(X, tile_kernels.linear_posteriors(X, c, coef_t, bc, mode, s))
             return s
         if kind == "diagonal":
             # the Gaussian naive Bayes kernels: the scores finished per mode in the
             # same pass (four classes per sweep from 16 features on)
-            from ..kernels import nb as nb_kernels  # the naive Bayes kernels when needed
 
             means, inv_var, const = tables
             s = np.empty((X.shape[0], const.shape[0]), dtype=params.dtype)
@@ -153,7 +155,7 @@ class GaussianScorer(Scorer):
             _check_rows(X, kernel(X, means, inv_var, const, mode, s))
             return s
         s = raw_scores(params, X, mode)
-        _check_rows(X, finish_all_rows(s, mode))
+        _check_rows(X, special_kernels.finish_all_rows(s, mode))
         return s
 
     def decision_scores(self, params, X):
@@ -166,7 +168,7 @@ class GaussianScorer(Scorer):
         out = np.empty((X.shape[0], params.n_classes), dtype=dt)
         with blas_single_thread():
             gaussian_kernels.pooled_scores(X, c, coef, bc, np.empty((0, 0), dt), 0.0, out)
-        _check_rows(X, finish_all_rows(out, MODE_JLL))
+        _check_rows(X, special_kernels.finish_all_rows(out, MODE_JLL))
         return out
 
 

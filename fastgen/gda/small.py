@@ -57,3 +57,47 @@ def gaussian_scores(params, X, mode):
     if finish_rows(s, mode):
         check_finite_result(X, np.array([np.nan]))
     return s
+
+
+def marginal_scores(params, X):
+    """(n, K) float64 joint log-likelihoods of small dense X with NaN entries, the
+    missing features integrated out, in numpy (the formulas of
+    :mod:`fastgen.gda.marginal` and of the diagonal marginal kernel), for GDA params of
+    every covariance kind and Gaussian naive Bayes params::
+
+        log π_k + log N(x_o; μ_k,o, Σ_k,oo),
+
+    the full kinds by the precision updated per missingness pattern
+    (:func:`fastgen.stats.missing.gaussian_marginal`), the diagonal ones by leaving out
+    the terms of the missing features.  A row with every feature missing gets log π_k.
+    """
+    from ..stats.missing import gaussian_marginal, missing_patterns, precision_of
+
+    missing = np.isnan(X)
+    K, d = params.means.shape
+    means = params.means.astype(np.float64)
+    with np.errstate(divide="ignore"):
+        log_prior = (params.class_log_prior.astype(np.float64)
+                     if hasattr(params, "class_log_prior")
+                     else np.log(params.priors.astype(np.float64)))
+    out = np.empty((X.shape[0], K))
+    kind = getattr(params, "covariance_type", "diagonal")
+    with numpy_scope():
+        if kind in ("diagonal", "pooled_diagonal"):
+            var = np.broadcast_to(np.asarray(
+                params.variances if hasattr(params, "variances") else params.covariance,
+                dtype=np.float64), (K, d))
+            seen = (~missing).astype(np.float64)
+            for k in range(K):
+                Z = np.where(missing, 0.0, X - means[k])
+                out[:, k] = log_prior[k] - 0.5 * ((Z * Z) @ (1.0 / var[k])
+                                                  + seen @ np.log(2.0 * np.pi * var[k]))
+            return out
+        pats = missing_patterns(missing)
+        cov = params.covariance.astype(np.float64)
+        shared = precision_of(cov) if kind == "pooled" else None
+        for k in range(K):
+            prec, log_det = shared if shared is not None else precision_of(cov[k])
+            out[:, k] = log_prior[k] + gaussian_marginal(X, pats, means[k], prec,
+                                                         log_det)[0]
+    return out

@@ -21,6 +21,7 @@ from numba import prange
 from numba.extending import register_jitable
 
 from ._jit import REASSOC, jit, pjit
+from .log_rows import LOG_TABLE_SIZE
 from .special import (  # noqa: F401 - finish_row re-exported
     MODE_JLL,
     MODE_LOG_PROBA,
@@ -276,10 +277,6 @@ def categorical_scores(X, table, offsets, bias, mode, out):
                 out[i, k] = acc[k]
         finish_rows(out, r0, r1, mode)
     return out
-
-
-#: Integer counts below this read their logarithm from a table (see :func:`log_counts`).
-LOG_TABLE_SIZE = 4096
 
 
 @jit

@@ -11,13 +11,13 @@ summing into its own vector, merged in a fixed order.  Results therefore do not
 depend on the thread count.
 """
 
-from typing import NamedTuple
 
 import numpy as np
 from numba import prange
 
 from ._jit import jit, pjit
 from .labels import class_order
+from .log_rows import LogRows, log_pair, no_logs, normalised_logs  # noqa: F401 - re-exported
 from .memory import prefetch, prefetch_csr_row
 from .nb import LOG_MEMO_SIZE, _log_entry, log_smoothed_row, log_total
 from .sparse_scores import (  # noqa: F401 - the scoring kernels, importable from here too
@@ -115,51 +115,9 @@ def csr_structure(indptr, indices, n_blocks):
 
 # ----------------------------------------------------------------- finish step
 #
-# What :func:`csr_class_tables` does with a class row of counts once it is complete,
-# while it is in cache.  One record type for every step, so that numba compiles the
-# kernel once (a type per step would compile it once per step: benchmarks/NOTES.md);
-# the model builds the step with :func:`normalised_logs` or :func:`log_pair` and its
-# own constants (naive_bayes/discrete.py), the counts alone take :func:`no_logs`.
-
-
-class LogRows(NamedTuple):
-    """The finish step of :func:`csr_class_tables`: log tables of each class row.
-
-    Normalised (``normalise``, ``out_a`` only): out_a_kj = log(F_kj + α) −
-    log(Σ_j F_kj + α·d), the sum by :func:`~fastgen.kernels.nb.row_total`.  A pair
-    (``out_b`` with rows too): out_a_kj = log(F_kj + α) − shift_k and
-    out_b_kj = log(base_k − F_kj + α) − shift_k, from one read of the row
-    (:func:`bernoulli_log_rows`).  Neither (empty tables): the counts alone.  The
-    entries are those :func:`~fastgen.kernels.nb.log_counts` (with
-    :func:`~fastgen.kernels.nb.class_log_totals`) gives for the same counts.
-    """
-
-    alpha: float
-    normalise: bool
-    #: (T,) log(arange(T) + α), as for :func:`~fastgen.kernels.nb.log_counts`
-    table: np.ndarray
-    shift: np.ndarray  #: (K,), or empty
-    base: np.ndarray  #: (K,), or empty
-    out_a: np.ndarray  #: (K, d) float64, C-contiguous, written in place; or (0, 0)
-    out_b: np.ndarray  #: (K, d) float64, C-contiguous, written in place; or (0, 0)
-
-
-def no_logs():
-    """The finish step that leaves the counts alone."""
-    return LogRows(1.0, False, np.empty(0), np.empty(0), np.empty(0), np.empty((0, 0)),
-                   np.empty((0, 0)))
-
-
-def normalised_logs(alpha, table, out):
-    """out_kj = log(F_kj + α) − log(Σ_j F_kj + α·d) into ``out`` (K, d)."""
-    return LogRows(float(alpha), True, table, np.empty(0), np.empty(0), out,
-                   np.empty((0, 0)))
-
-
-def log_pair(alpha, shift, base, table, out_a, out_b):
-    """out_a_kj = log(F_kj + α) − shift_k and out_b_kj = log(base_k − F_kj + α) −
-    shift_k into ``out_a``, ``out_b`` (K, d)."""
-    return LogRows(float(alpha), False, table, shift, base, out_a, out_b)
+# What :func:`csr_class_tables` does with a class row of counts once it is complete:
+# :class:`~fastgen.kernels.log_rows.LogRows` (imported above; numba-free, so that a
+# model builds its step without loading the kernels).
 
 
 #: Stored values the class-count kernel prefetches ahead, in whole rows (at least

@@ -15,6 +15,7 @@ from numba import prange, types
 from numba.extending import intrinsic, overload
 
 from ._jit import REASSOC, jit, pjit
+from .modes import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA
 
 __all__ = ["logsumexp_rows", "log_normalize_rows", "softmax_rows", "argmax_rows",
            "exp_nonpos", "exp_normal", "EXP_NORMAL_MIN", "softmax_row", "sum_slots",
@@ -24,11 +25,6 @@ __all__ = ["logsumexp_rows", "log_normalize_rows", "softmax_rows", "argmax_rows"
 #: Rows per parallel work item in every dense scoring kernel (GDA, naive Bayes, the
 #: row helpers here).  Fixed, so that results never depend on the thread count.
 ROW_BLOCK = 512
-
-#: what a scoring kernel writes: the joint log-likelihood, log posteriors or posteriors
-MODE_JLL = 0
-MODE_LOG_PROBA = 1
-MODE_PROBA = 2
 
 _LOG2E = 1.4426950408889634
 _LN2_HI = 6.93147180369123816490e-01

@@ -23,6 +23,7 @@ import numpy as np
 from .._params import attach_feature_names
 from .._runtime import serial_for_small_inputs, single_thread_blas_call
 from .._validation import (
+    check_class_weights,
     check_feature_names,
     check_n_features,
     check_sample_weight,
@@ -94,14 +95,8 @@ def prepare_inputs(X, y, sample_weight) -> FitInputs:
     if w.shape[0]:
         # a class whose rows all have weight 0 is absent from the likelihood: its
         # intercept would run to -inf (the fit would stop at once at a clipped prior)
-        absent = np.flatnonzero(np.bincount(codes, weights=w, minlength=len(classes)) <= 0)
-        if absent.size:
-            label = classes[absent[0]]
-            label = label.item() if hasattr(label, "item") else label
-            raise ValueError(
-                f"class {label!r} has zero total weight (sample_weight is 0 on all its "
-                f"rows); logistic regression needs every class of y to carry weight"
-            )
+        check_class_weights(classes, np.bincount(codes, weights=w, minlength=len(classes)),
+                            "logistic")
     sum_weights = float(w.sum()) if w.shape[0] else float(X.shape[0])
     return FitInputs(X, classes, codes, w, sum_weights)
 
@@ -240,6 +235,24 @@ def check_collinearity(gram, data, l2, feature_names=None, what="fit_logistic",
          f"and their standard errors are infinite. Drop one column of each combination "
          f"(e.g. one level of a one-hot block) or pass l2 > 0.", CollinearityWarning)
     return col
+
+
+def _named_singular_information(exc, inp, fit_intercept, names):
+    """Firth's singular Fisher information (``exc``) as the error to raise: with the
+    collinear design columns named, as :class:`CollinearityWarning` names them, where
+    the design's own Gram finds them (:func:`collinear_columns`); else ``exc``."""
+    from .collinearity import collinear_columns
+
+    col = collinear_columns(inp.X, fit_intercept=fit_intercept,
+                            sample_weight=inp.w if inp.w.shape[0] else None,
+                            feature_names=names)
+    if col.full_rank:
+        return exc
+    return np.linalg.LinAlgError(
+        f"fit_logistic(penalty='firth'): the Fisher information is singular, as the "
+        f"design is rank-deficient (rank {col.rank} of {col.n_columns} columns, "
+        f"intercept included): {col.describe()}. Firth's penalty log det I is undefined; "
+        f"drop one column of each combination (e.g. one level of a one-hot block)")
 
 
 def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights,
@@ -394,13 +407,16 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     if penalty == "firth":
         from .bias_reduction import fit_bias_reduced
 
-        with validated(Xc):  # the centred copy of a validated X: finite
-            params = fit_bias_reduced(
-                Xc, inp.classes[inp.codes], correction=correction,
-                fit_intercept=opt.fit_intercept,
-                sample_weight=inp.w if inp.w.shape[0] else None,
-                max_iter=opt.max_iter, tol=opt.tol,
-                init=None if init is None else _centred_init(B0, d, shift))
+        try:
+            with validated(Xc):  # the centred copy of a validated X: finite
+                params = fit_bias_reduced(
+                    Xc, inp.classes[inp.codes], correction=correction,
+                    fit_intercept=opt.fit_intercept,
+                    sample_weight=inp.w if inp.w.shape[0] else None,
+                    max_iter=opt.max_iter, tol=opt.tol,
+                    init=None if init is None else _centred_init(B0, d, shift))
+        except np.linalg.LinAlgError as exc:
+            raise _named_singular_information(exc, inp, opt.fit_intercept, names) from None
     else:
         if shift is not None:
             B0 = B0.copy()

@@ -41,7 +41,6 @@ import dataclasses
 import numpy as np
 import scipy.linalg
 import scipy.special
-import scipy.stats
 
 from .._validation import check_sample_weight, check_X, check_y, is_sparse
 from .._warn import warn
@@ -53,6 +52,7 @@ from .inference.passes import InferenceData
 from .params import ConvergenceWarning, LogisticParams
 from .penalised import _newton
 from .ridge import ridge_fit
+from .tails import norm_isf, norm_sf
 
 __all__ = ["fit_bias_reduced", "fit_flic", "fit_flac", "corrected_inference",
            "CORRECTIONS"]
@@ -271,13 +271,13 @@ def corrected_inference(model, X, y, *, infer, sample_weight=None, cov_type="non
         tvalues, pvalues = base.tvalues.copy(), base.pvalues.copy()
         params[0], bse[0] = b, np.sqrt(var0)
         tvalues[0] = b / bse[0]
-        pvalues[0] = 2.0 * scipy.stats.norm.sf(abs(b / se_offset))
+        pvalues[0] = 2.0 * norm_sf(abs(b / se_offset))
         cov = base.cov_params.copy()
         cov[0, :] = cov[:, 0] = np.nan
         cov[0, 0] = var0
         profile = None
         if base.profile_ci is not None:
-            z = scipy.stats.norm.isf(alpha / 2.0)
+            z = norm_isf(alpha / 2.0)
             profile = base.profile_ci.copy()
             profile[0] = [b - z * bse[0], b + z * bse[0]]
         lrp = None if base.lr_pvalues is None else base.lr_pvalues.copy()

@@ -15,12 +15,14 @@ from typing import Protocol
 
 import numpy as np
 
-from .._runtime import blas_single_thread
+from .._runtime import blas_single_thread, kernel_module
 from .._small import is_small
 from .._validation import csr_arrays, is_sparse
-from ..kernels import irls, irls_sparse
 
 __all__ = ["LogisticData", "InMemoryData", "column_abs_max"]
+
+irls = kernel_module("irls")
+irls_sparse = kernel_module("irls_sparse")
 
 _GROUP_MAX = 16
 _SLOT_BUDGET = 8 * 1024 * 1024  # float64 entries over all partial slots (64 MB)
@@ -54,7 +56,9 @@ class LogisticData(Protocol):
     ``supports_hessp = True`` also provide the Hessian-vector calls of Newton-CG
     (``binary_hessp``, ``weighted_sq_colsum``, ``row_weights``, ``multinomial_hessp``),
     which take the per-row quantities an evaluation returned, and ``design_gram`` (the
-    X̃ᵀ diag(w) X̃ of the multinomial Böhning preconditioner).
+    X̃ᵀ diag(w) X̃ of the multinomial Böhning preconditioner).  An implementation with
+    ``row_sample`` (a fixed subsample of the rows, see :meth:`InMemoryData.row_sample`)
+    gives multinomial Newton-CG its block preconditioner.
 
     Per-row results (``s`` of ``binary``, ``P`` of ``multinomial``) may live in buffers
     the data reuses: they describe the latest evaluation only.
@@ -208,6 +212,27 @@ class InMemoryData:
         if self.fit_intercept:
             E = E + C[:, d]
         return float(np.max(np.abs(E), initial=0.0))
+
+    def row_sample(self, max_rows):
+        """``(rows, X̃_s, w_s)``: every k-th row (k = ⌈n / max_rows⌉, so at most
+        ``max_rows`` rows, all of them when n ≤ max_rows), as a dense float64 X̃_s with
+        the intercept's column of ones, and their weights (ones when none were given).
+        A fixed choice, so that whatever is built from it is deterministic."""
+        stride = max(1, -(-self.n // max(int(max_rows), 1)))
+        rows = np.arange(0, self.n, stride)
+        Xs = np.empty((rows.shape[0], self.p))
+        if self.sparse:
+            import scipy.sparse as sp
+
+            indptr, indices, values = self.csr[:3]
+            sub = sp.csr_matrix((values, indices, indptr), shape=(self.n, self.d))[rows]
+            Xs[:, :self.d] = sub.toarray()
+        else:
+            Xs[:, :self.d] = self.X[rows]
+        if self.fit_intercept:
+            Xs[:, self.d] = 1.0
+        ws = self.w[rows] if self.w.shape[0] else np.ones(rows.shape[0])
+        return rows, Xs, np.asarray(ws, dtype=np.float64)
 
     def row_weights(self):
         """The weights w as a full vector (ones when none were given)."""

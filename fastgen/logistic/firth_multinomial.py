@@ -43,10 +43,10 @@ import scipy.linalg
 from .._runtime import kernel_threads, threads_for_work
 from .._small import small_work
 from .._validation import check_sample_weight, check_X, check_y
+from .columns import check_curvature_diagonal
 from .firth_objective import _column_scales, _penalised_state
 from .firth_starts import MULTI_START_ETA, _best_of_starts, check_start, subsample_start
 from .inference.passes import InferenceData
-from .objectives import check_curvature_diagonal
 from .params import ConvergenceWarning, LogisticParams
 from .penalised import _newton
 

@@ -24,13 +24,15 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 
-from .._runtime import blas_single_thread, threads_for, threads_for_work
-from ..kernels import inference as inference_kernels
+from .._runtime import blas_single_thread, kernel_module, threads_for, threads_for_work
+from .columns import check_curvature_diagonal, column_scales
 from .data import column_abs_max
-from .objectives import Evaluation, check_curvature_diagonal, column_scales
+from .objectives import Evaluation
 from .small import SmallInferenceData, packed_products
 
 __all__ = ["firth_null_loglik", "CURVATURE_MAX_PARAMS"]
+
+inference_kernels = kernel_module("inference")
 
 #: l*'s Hessian is formed only up to this many coefficients: its pass costs
 #: n·p²(p+1)/2 multiply-adds, (p+1)/2 times the information's, and holds a
@@ -46,7 +48,7 @@ def _column_scales(data, w):
     """Each column's root-mean-square r_j = √(Σ w x_j² / Σw) (1 for the intercept; one
     pass over X): the units in which :func:`_newton` measures the score, the steps and
     ``MAX_STEP``, so that none depends on the units of X.  Raises where float64 cannot
-    hold the sums (see :func:`fastgen.logistic.objectives.column_scales`)."""
+    hold the sums (see :func:`fastgen.logistic.columns.column_scales`)."""
     X = data.X
     sw = float(w.sum()) if w.shape[0] else float(data.n)
     with np.errstate(over="ignore", invalid="ignore"):

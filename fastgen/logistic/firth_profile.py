@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-import scipy.stats
 
 from .._runtime import single_thread_blas_call, threads_for
 from .._warn import warn
@@ -28,8 +27,9 @@ from .firth_objective import _Penalised
 from .firth_starts import _distinct
 from .params import ConvergenceWarning
 from .penalised import _newton
+from .tails import chi2_isf, chi2_sf
 
-__all__ = ["profile_inference", "PROFILE_STAT_TOL"]
+__all__ = ["profile_inference", "PROFILE_STAT_TOL", "UserFrame"]
 
 
 #: A profile bound is returned only where |2(l*max − l*_prof(b)) − χ²| is below this
@@ -41,6 +41,58 @@ PROFILE_STAT_TOL = 1e-7
 _PATH_TOL = 0.1
 
 _PROFILE_MAX_TRIALS = 200
+
+
+class _FrameState:
+    """A state of the centred frame (``inner``) in the user's coordinates."""
+
+    __slots__ = ("beta", "llf", "lstar", "score", "H", "emax", "c", "inner")
+
+
+class UserFrame:
+    """A penalised likelihood l* on centred data (:mod:`fastgen.logistic.centring`),
+    seen in the user's coordinates φ: the centred frame's θ = Tφ, where every
+    equation's intercept is b_c = b + Σ_j m_j β_j (``shift`` m).
+
+    The intercept of the user's coordinates is a coordinate of φ, so its profile fixes
+    it as the profile fixes any coefficient; but l*, its score and its information are
+    evaluated on the centred data and mapped (U_φ = TᵀU_θ, I_φ = TᵀI_θT), never
+    summed over the offset columns, where log det I and the score correction lose
+    (offset/spread)² of their digits (at an offset of 1e6 every evaluation of l* was
+    off by 1e-4 and no constrained fit converged).  The column scales are the user's
+    columns' root-mean-squares, √(r_j² + m_j²)."""
+
+    def __init__(self, obj, shift, m):
+        p = obj.data.p
+        T = np.eye(m * p)
+        for k in range(m):
+            T[k * p + p - 1, k * p:k * p + p - 1] = shift
+        object.__setattr__(self, "obj", obj)
+        object.__setattr__(self, "T", T)
+        object.__setattr__(self, "scale", obj.scale)
+
+    def __getattr__(self, name):  # pw, w, data, slow, curved, can_curve, ...
+        return getattr(self.obj, name)
+
+    def __setattr__(self, name, value):  # ``slow`` and ``curved`` belong to the objective
+        setattr(self.obj, name, value)
+
+    def evaluate(self, phi):
+        T = self.T
+        inner = self.obj.evaluate(T @ phi)
+        st = _FrameState()
+        st.beta, st.llf, st.lstar, st.emax = phi, inner.llf, inner.lstar, inner.emax
+        st.score, st.H, st.c, st.inner = T.T @ inner.score, T.T @ inner.H @ T, None, inner
+        return st
+
+    def modified_score(self, st):
+        U = self.obj.modified_score(st.inner)
+        if st.inner.c is not None:
+            st.c = self.T.T @ st.inner.c
+        return self.T.T @ U
+
+    def curvature(self, st):
+        return self.T.T @ self.obj.curvature(st.inner) @ self.T
 
 
 def _constrained(obj, beta_start, j, b, sw, tol, max_iter):
@@ -200,7 +252,8 @@ def _profile_bound(obj, st_hat, j, side, se, target, sw, tol, max_iter, notes):
 
 @single_thread_blas_call
 def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
-                      tol=1e-10, max_iter=200, names=None, n_classes=2, which=None):
+                      tol=1e-10, max_iter=200, names=None, n_classes=2, which=None,
+                      shift=None):
     """Profile-likelihood intervals and likelihood-ratio p-values, binary or
     multinomial (``n_classes > 2``: β flat in the reference layout, the objective
     :class:`~fastgen.logistic.firth_multinomial.MultinomialPenalised`; each of the q
@@ -226,6 +279,11 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
         The coefficients' names (intercept last), for the warning.
     which : sequence of int, optional
         The coefficients to profile (default: all); the others get NaN.
+    shift : ndarray (d,), optional
+        ``data`` is centred by this shift while ``beta_hat`` and ``cov`` are in the
+        user's coordinates: l* is evaluated on the centred data and seen in the
+        user's coordinates (:class:`UserFrame`), so that the user's intercepts are
+        profiled as accurately as in the centred frame.
 
     Returns
     -------
@@ -242,20 +300,22 @@ def profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, *,
     """
     with threads_for(data.X):  # one scope for all the passes (see threads_for_work)
         return _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight,
-                                  tol, max_iter, names, n_classes, which)
+                                  tol, max_iter, names, n_classes, which, shift)
 
 
 def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol,
-                       max_iter, names, n_classes=2, which=None):
+                       max_iter, names, n_classes=2, which=None, shift=None):
     if n_classes > 2:
         obj = MultinomialPenalised(data, codes, w, penalty_weight, n_classes)
     else:
         obj = _Penalised(data, codes, w, penalty_weight)
+    if shift is not None:
+        obj = UserFrame(obj, shift, n_classes - 1 if n_classes > 2 else 1)
     sw = float(w.sum()) if w.shape[0] else float(data.n)
     free = np.arange(beta_hat.shape[0])
     # polish the estimate to the profile tolerance first
     st_hat, _, _, _, _, _ = _newton(obj, beta_hat, free, max_iter, tol, sw)
-    crit = scipy.stats.chi2.isf(alpha, 1)
+    crit = chi2_isf(alpha, 1)
     target = st_hat.lstar - 0.5 * crit
     p = beta_hat.shape[0]
     ci = np.full((p, 2), np.nan)
@@ -277,22 +337,27 @@ def _profile_inference(data, codes, w, beta_hat, cov, alpha, penalty_weight, tol
 def _lr_pvalue(obj, st_hat, j, sw, tol, max_iter, notes):
     """χ²₁ upper tail of 2(l*(β̂) − max_{β_j=0} l*): the constrained fit from the
     estimate, and where l* showed evidence of several maxima (``obj.slow``) also from
-    the path's tangent and from zero, the highest converged maximum; NaN (noted) when
-    none converged."""
+    the path's tangent and from zero, the highest converged maximum (from the tangent
+    also where the estimate's fit did not converge); NaN (noted) when none converged."""
+    tangent = _predict(_PathPoint(st_hat.beta[j], st_hat, 0.0, 0.0), j, 0.0)
     starts = [st_hat.beta]
     if obj.slow:
-        starts += [_predict(_PathPoint(st_hat.beta[j], st_hat, 0.0, 0.0), j, 0.0),
-                   np.zeros_like(st_hat.beta)]
+        starts += [tangent, np.zeros_like(st_hat.beta)]
     best = None
-    for b0 in starts:
+    for k, b0 in enumerate(starts):
         try:
             st0, _, conv = _constrained(obj, b0, j, 0.0, sw, tol, max_iter)
         except np.linalg.LinAlgError:
-            continue
+            conv = False
         if conv and (best is None or st0.lstar > best):
             best = st0.lstar
+        if k == 0 and not conv and not obj.slow:
+            # β_j = 0 far from the estimate (a user's intercept under offset columns,
+            # many standard errors out): the estimate with β_j moved alone saturates
+            # every row; the path's tangent moves the others with it
+            starts.append(tangent)
     if best is None:
         notes.append("the fit with the coefficient fixed at 0 did not converge; no "
                      "likelihood-ratio p-value")
         return np.nan
-    return float(scipy.stats.chi2.sf(max(2.0 * (st_hat.lstar - best), 0.0), 1))
+    return float(chi2_sf(max(2.0 * (st_hat.lstar - best), 0.0), 1))

@@ -38,23 +38,25 @@ stop; and it is a sum, not a mean, so rare events count as much as common ones. 
 step that certifies is then taken, at no cost (:func:`final_step`: no evaluation, the
 model's value is reported): Newton's quadratic convergence makes the returned point's
 distance from the optimum about λ² instead of λ.  The explicit solvers are exact; a
-Newton-CG fit first solves loosely, and
-since CG's decrement estimate only grows towards ½gᵀH⁻¹g, an estimate above tol proves
-the point unconverged, and one below it is confirmed by a solve to relative residual
-``_CERT_RTOL``.  An explicit solver may certify without the new point's Hessian
-(:meth:`Objective.chord`): the previous point's factor gives ½gᵀH₀⁻¹g, and the row
-curvatures of the logistic and softmax losses change by at most e^{±c·m} when no
-predictor moves by more than m, which bounds ½gᵀH⁻¹g; the chord step then taken leaves
-the point as close as Newton's would.  A step whose decrement is ≤ √tol is therefore
-evaluated without its curvature.  The gradient's column scales r_j
+Newton-CG fit first solves loosely, and since CG's decrement estimate only grows
+towards ½gᵀH⁻¹g, an estimate above tol proves the point unconverged, and one below it
+is confirmed by a solve, started from the loose step, to relative residual
+min(``_CERT_RTOL``, ``_FINAL_ERROR``/λ) (:func:`final_rtol`): the certifying step's own
+error, about that residual times λ standard errors, then stays below 1e-10 however
+close to tol the certified decrement is.  An explicit solver may certify without the
+new point's Hessian (:meth:`Objective.chord`): the previous point's factor gives
+½gᵀH₀⁻¹g, and the row curvatures of the logistic and softmax losses change by at most
+e^{±c·m} when no predictor moves by more than m, which bounds ½gᵀH⁻¹g; the chord step
+then taken leaves the point as close as Newton's would.  A step whose decrement is
+≤ √tol is therefore evaluated without its curvature.  The gradient's column scales r_j
 (:meth:`Objective.gradient_scale`, each column's root-mean-square) only measure CG's
 residuals and the separation signals in the columns' own units.
 
 The solver sees the problem only through an :class:`Objective`; it never touches X, so
 the in-memory, CSR and Dask fits share it.  The linear solvers the objectives use for
-the direction (:func:`cholesky_solve`, :func:`pcg`) live here too.
+the direction (Cholesky of the scaled Hessian, preconditioned CG) are in ``linsolve.py``.
 
-Imports: ``params`` (the warning) only.
+Imports: ``params`` (the warnings) and ``diagnostics`` (the separation advice).
 """
 
 from __future__ import annotations
@@ -63,7 +65,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-import scipy.linalg
 
 from .._warn import warn
 from .diagnostics import separation_advice
@@ -71,8 +72,7 @@ from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
            "direction", "certified_direction", "is_converged", "separation_suspected",
-           "line_search", "capped_step", "final_step", "update", "cholesky_factor",
-           "factor_solve", "cholesky_solve", "pcg"]
+           "line_search", "capped_step", "final_step", "update", "forcing"]
 
 #: In-loop trigger of the exact separation test (see the module docstring): this many
 #: steps, the last ``_SUSPECT_ALIGNED`` along β, and some |η| above ``_SUSPECT_ETA``.
@@ -97,6 +97,14 @@ _STEP_CAP = 5.0
 #: as it is; near the optimum the forcing term √(max|g|/Σw) usually is.
 _CERT_RTOL = 1e-3
 
+#: The certifying step's error the solve allows, in the objective's metric
+#: (‖Δ − Δ*‖_H, standard errors): its relative residual is min(``_CERT_RTOL``,
+#: ``_FINAL_ERROR``/λ), λ = √(2·decrement), so that the returned point's distance from
+#: the optimum stays about λ² + ``_FINAL_ERROR``, a small part of the 1e-8 standard
+#: errors it is tested to, also where the certified point's λ is near √(2·tol)
+#: (:func:`final_rtol`).
+_FINAL_ERROR = 1e-10
+
 
 class Objective(Protocol):
     """What the solver needs from a penalised objective f(β) (see ``objectives.py``)."""
@@ -111,7 +119,7 @@ class Objective(Protocol):
     def step(self, g, gscaled, rtol=None, atol=0.0):
         """The Newton direction Δ (HΔ = −g) at the latest curvature, and ½ΔᵀHΔ; an
         inexact objective solves to relative residual ``rtol`` or, sooner, to
-        max|residual| ≤ ``atol``."""
+        max|residual| ≤ ``atol``, and also takes a start ``x0=`` (its earlier step)."""
 
     def gradient_scale(self, sum_weights):
         """The column scales r (broadcastable to β) of the gradient test, taken from the
@@ -235,99 +243,18 @@ class NewtonResult:
                 "step_size_history": self.step_size_history}
 
 
-# --------------------------------------------------------------------------- linear solves
-
-
-def cholesky_factor(H, rhs, what):
-    """``(factor, x)``: x solving H x = rhs by the Cholesky factor of H scaled to a unit
-    diagonal, D⁻¹HD⁻¹ (D² = diag H), with jitter 1e-10·I (then ×100) added to the
-    scaled matrix where the factorisation fails or x is not finite; ``factor`` =
-    ``(c, D, jitter)`` (``c`` scipy's ``cho_factor``) solves again by
-    :func:`factor_solve`.
-
-    The scaled matrix, hence whether it factorises and how much jitter it takes, does
-    not depend on the units of the columns (a zero diagonal entry keeps scale 1)."""
-    q = H.shape[0]
-    dg = np.diag(H)
-    D = np.sqrt(np.where((dg > 0.0) & np.isfinite(dg), dg, 1.0))
-    Hs = H / D[:, None] / D[None, :]
-    jitter = 0.0
-    for _ in range(6):
-        try:
-            A = Hs if jitter == 0.0 else Hs + jitter * np.eye(q)
-            factor = (scipy.linalg.cho_factor(A, lower=True, check_finite=False), D,
-                      jitter)
-            x = factor_solve(factor, rhs)
-            if np.all(np.isfinite(x)):
-                return factor, x
-        except np.linalg.LinAlgError:
-            pass
-        jitter = 1e-10 if jitter == 0.0 else jitter * 100.0
-    raise np.linalg.LinAlgError(
-        f"the {what} is singular even with jitter {jitter:.3g} (relative to its "
-        f"diagonal): the features are (nearly) collinear or constant; pass l2 > 0"
-    )
-
-
-def factor_solve(factor, rhs):
-    """x with H x = rhs, from the ``factor`` of H that :func:`cholesky_factor` gave."""
-    c, D, _ = factor
-    return scipy.linalg.cho_solve(c, rhs / D, check_finite=False) / D
-
-
-def cholesky_solve(H, rhs, what):
-    """x solving H x = rhs (see :func:`cholesky_factor`)."""
-    return cholesky_factor(H, rhs, what)[1]
-
-
-def pcg(hessp, precond, g, rtol, maxiter, atol=0.0, scale=1.0):
-    """Preconditioned CG for H x = −g.  Returns (x, ½xᵀHx, number of products).
-
-    Stops when ‖r/scale‖ ≤ rtol·‖g/scale‖ or max|r/scale| ≤ ``atol``, after ``maxiter``
-    products, or on non-positive curvature; falls back to the preconditioned
-    steepest-descent step if no progress was made.  ``scale`` (broadcastable to g, the
-    gradient test's column scales) makes both tests unit-free.
-    """
-    x = np.zeros_like(g)
-    r = -g
-    z = precond(r)
-    dirn = z.copy()
-    rz = float(np.vdot(r, z))
-    gnorm = float(np.linalg.norm(g / scale))
-    nprod = 0
-    for _ in range(maxiter):
-        Hd = hessp(dirn)
-        nprod += 1
-        dHd = float(np.vdot(dirn, Hd))
-        if not dHd > 0.0:
-            break
-        alpha = rz / dHd
-        x += alpha * dirn
-        r -= alpha * Hd
-        rs = r / scale
-        if np.linalg.norm(rs) <= rtol * gnorm or float(np.max(np.abs(rs))) <= atol:
-            break
-        z = precond(r)
-        rz_new = float(np.vdot(r, z))
-        dirn *= rz_new / rz
-        dirn += z
-        rz = rz_new
-    if nprod == 0 or not np.any(x):
-        x = precond(-g)  # preconditioned steepest descent as a fallback
-    # Hx = −g − r, so ½xᵀHx = ½(−gᵀx − rᵀx)
-    dec = 0.5 * float(-np.vdot(g, x) - np.vdot(r, x))
-    return x, max(dec, 0.0), nprod
-
-
 # --------------------------------------------------------------------------- the steps
 
 
-def direction(objective, state, rtol=None):
+def direction(objective, state, rtol=None, x0=None):
     """The Newton step Δ and decrement ½ΔᵀHΔ at the current iterate (re-evaluating the
     curvature there first if the latest evaluation did not keep it); ``rtol`` for CG
-    (default: the objective's forcing term)."""
+    (default: the objective's forcing term), and ``x0`` its start (a CG objective's
+    earlier solve at the same point)."""
     if not objective.has_curvature():
         state.current = objective.evaluate(state.beta, True)
+    if x0 is not None:
+        return objective.step(state.current.grad, state.grad_scaled, rtol, x0=x0)
     return objective.step(state.current.grad, state.grad_scaled, rtol)
 
 
@@ -337,13 +264,29 @@ def certified_direction(objective, state, step, dec, tol):
 
     An exact solver's decrement decides at once.  A CG decrement estimate is a lower
     bound of ½gᵀH⁻¹g, so an estimate above tol decides "no"; one at or below tol is
-    confirmed by a solve to relative residual :data:`_CERT_RTOL`, unless the step's own
-    forcing term (:func:`forcing`) was already that small."""
+    confirmed by a solve to relative residual :func:`final_rtol` (at most
+    :data:`_CERT_RTOL`), unless the step's own forcing term (:func:`forcing`) was
+    already that small; that solve starts from the step it refines."""
     if dec > tol:
         return step, dec, False
-    if getattr(objective, "inexact", False) and forcing(state.grad_scaled) > _CERT_RTOL:
-        step, dec = direction(objective, state, _CERT_RTOL)
+    if getattr(objective, "inexact", False):
+        used = forcing(state.grad_scaled)
+        for _ in range(3):  # a more accurate decrement is larger, so may ask for more
+            rtol = final_rtol(dec)
+            if not used > 2.0 * rtol or dec > tol:  # (a little larger: as accurate)
+                break
+            step, dec = direction(objective, state, rtol, x0=step)
+            used = rtol
     return step, dec, is_converged(dec, tol)
+
+
+def final_rtol(dec):
+    """The relative residual of a CG solve that certifies at decrement ``dec``:
+    min(:data:`_CERT_RTOL`, :data:`_FINAL_ERROR`/√(2·dec)), so that the certifying
+    step's own error, about the residual times λ = √(2·dec) standard errors, stays
+    below ``_FINAL_ERROR``."""
+    lam = float(np.sqrt(2.0 * max(float(dec), 0.0)))
+    return _CERT_RTOL if not lam > _FINAL_ERROR / _CERT_RTOL else _FINAL_ERROR / lam
 
 
 def forcing(gscaled, rtol=None):

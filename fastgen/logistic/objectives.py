@@ -9,13 +9,15 @@ Newton direction).
 
 Units.  Every solve works on the problem scaled column by column, so that neither a
 tolerance nor a jitter depends on the units of X: Cholesky factorises the Hessian scaled
-to a unit diagonal, CG is preconditioned by the Hessian's diagonal (binary) or by the
-Böhning bound scaled to a unit diagonal (multinomial), and its residuals are measured
-in the columns' units (:func:`column_scales`).  Where float64 cannot hold the sums the
-Hessian is made of (x² times the weights overflows, or falls below the normal range),
-the fit raises a ``ValueError`` that names the column and says to rescale.
+to a unit diagonal, CG is preconditioned by the Hessian's diagonal (binary) or by its
+diagonal blocks per class, or the Böhning bound, scaled to a unit diagonal
+(multinomial), and its residuals are measured
+in the columns' units (:func:`~fastgen.logistic.columns.column_scales`).  Where float64
+cannot hold the sums the Hessian is made of (x² times the weights overflows, or falls
+below the normal range), the fit raises a ``ValueError`` that names the column and says
+to rescale (``columns.py``).
 
-Imports: ``newton`` (its linear solvers) and scipy.
+Imports: ``columns``, ``linsolve``, ``newton`` (the forcing term) and scipy.
 """
 
 from __future__ import annotations
@@ -25,21 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from .collinearity import collinearity_from_gram
-from .newton import cholesky_factor, factor_solve, forcing, pcg
+from .._runtime import blas_single_thread
+from .columns import check_curvature_diagonal, column_scales, identified_columns
+from .linsolve import cholesky_factor, factor_solve, pcg
+from .newton import forcing
 
 __all__ = ["BINARY_EXPLICIT_MAX_P", "MULTINOMIAL_EXPLICIT_MAX", "BOHNING_FULL_MAX_P",
            "Evaluation", "BinaryObjective", "MultinomialObjective", "make_objective",
-           "column_scales", "scale_error", "identified_columns"]
-
-_TINY = np.finfo(np.float64).tiny
-
-#: A column whose (weighted) mean square is below this, 2^-1006 ≈ 1.5e-303 (root mean
-#: square ≈ 3.8e-152), is refused as too small for float64: its squares in the Hessian,
-#: once the probabilities weight them, come near the subnormal range, where they lose
-#: precision (and the rank checks, relative to the intercept's entry, take the column
-#: for zero).
-_MIN_MEAN_SQUARE = _TINY * 2.0 ** 16
+           "chord_certificate"]
 
 #: Binary problems with at most this many parameters (d + intercept) use the explicit
 #: Hessian and Cholesky; wider ones use Jacobi-preconditioned CG on Hessian-vector
@@ -59,6 +54,16 @@ MULTINOMIAL_EXPLICIT_MAX = 64
 #: Above this many parameters per class the Böhning preconditioner keeps only its
 #: diagonal (the full p × p factor would not fit for wide sparse data).
 BOHNING_FULL_MAX_P = 2048
+
+#: Multinomial Newton-CG is preconditioned by the Hessian's diagonal blocks H_kk, read
+#: on a fixed subsample of max(``BLOCK_PRECOND_ROWS``, 64·p) rows, at most
+#: ``BLOCK_PRECOND_ENTRIES`` / p (:meth:`MultinomialObjective.block_preconditioner`),
+#: where p is at most ``BLOCK_PRECOND_MAX_P`` and the K factors hold at most
+#: ``BLOCK_PRECOND_MAX`` entries; elsewhere by the Böhning bound.
+BLOCK_PRECOND_ROWS = 4096
+BLOCK_PRECOND_ENTRIES = 1 << 22
+BLOCK_PRECOND_MAX_P = 512
+BLOCK_PRECOND_MAX = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -82,98 +87,6 @@ class Evaluation:
     objective: float
     grad: np.ndarray
     eta_max: float
-
-
-def scale_error(data, j, overflow, abs_max=None, w=None):
-    """The ``ValueError`` for column j of X̃ (j = d: the intercept's column of ones)
-    whose weighted sums of squares overflow float64 or fall below its normal range;
-    ``abs_max(j)`` (default: ``data.column_abs_max``) and the weights ``w`` (default:
-    ``data.w``), where known, go into the message."""
-    w = getattr(data, "w", None) if w is None else w
-    wmax = float(np.max(w)) if w is not None and w.shape[0] else None
-    way = "overflow" if overflow else "underflow below the smallest normal float64 " \
-        f"({_TINY:.3g}) and lose their precision"
-    if j >= data.d:  # the intercept's column of ones: only the weights are left
-        return ValueError(
-            f"sample_weight is too {'large' if overflow else 'small'} for float64: its "
-            f"sums in the Hessian {way}; rescale sample_weight (e.g. divide it by its "
-            f"mean)")
-    big = getattr(data, "column_abs_max", None) if abs_max is None else abs_max
-    m = big(j) if big is not None else None
-    detail = f" (its largest |x| is {m:.3g})" if m is not None else ""
-    fix = "rescale the features (e.g. divide each by its standard deviation)"
-    if wmax is not None and (wmax > 1.0 if overflow else wmax < 1.0):
-        detail += f", with sample_weight up to {wmax:.3g},"
-        fix += " or sample_weight"
-    return ValueError(
-        f"X has values too {'large' if overflow else 'small'} for float64 products: in "
-        f"column {j}{detail} the weighted sums of x² that make up the Hessian {way}; "
-        f"{fix}")
-
-
-def check_curvature_diagonal(C, data, abs_max=None, w=None):
-    """Raise :func:`scale_error` if the unpenalised curvature diagonal ``C`` (p,) holds a
-    non-finite entry."""
-    if not np.all(np.isfinite(C)):
-        raise scale_error(data, int(np.flatnonzero(~np.isfinite(C))[0]), True, abs_max, w)
-
-
-def column_scales(C, c0, data, start, abs_max=None, w=None, sum_weights=None):
-    """The column scales r_j = √(C_jj / c0) of the gradient test, from the diagonal of a
-    curvature Gram C = X̃ᵀ diag(c) X̃ at the start (c ≥ 0 per row) and c0 = Σ c_i (its
-    intercept entry), so that r_j is column j's c-weighted root-mean-square: 1 for the
-    intercept, about 1 for a standardised feature, c·r_j when the column is multiplied
-    by c.  A column of zeros gets r_j = 1.
-
-    Checks that float64 holds the fit's sums at the start (``start``, the
-    :class:`Evaluation` there): a non-finite objective, gradient or C_jj, or, for a
-    column that is not zero, a C_jj below the normal range or a mean square C_jj / c0
-    below ``_MIN_MEAN_SQUARE``, raises :func:`scale_error` (``abs_max``, ``w``: see
-    there; a column with C_jj = 0 counts as zero unless ``abs_max`` says otherwise).
-    With ``sum_weights`` (Σw), also Σw·C_jj/c0, the design Gram's diagonal Σ w x_j²
-    where the start's probabilities are the same on every row, must be finite: a later
-    Hessian, or the collinearity check's Gram, may weight the rows more than the start.
-    """
-    p = C.shape[0]
-    g = np.asarray(start.grad).reshape(-1, p)
-    check_curvature_diagonal(C, data, abs_max, w)
-    if not np.all(np.isfinite(g)):
-        j = int(np.flatnonzero(~np.isfinite(g).all(axis=0))[0])
-        raise scale_error(data, j, True, abs_max, w)
-    if not np.isfinite(start.objective):
-        raise ValueError("the objective at the starting point overflows float64: "
-                         "rescale the features, or start from smaller coefficients")
-    if not (c0 > 0.0 and np.isfinite(c0)):
-        raise scale_error(data, data.d, not c0 > 0.0, abs_max, w)
-    with np.errstate(over="ignore", under="ignore"):
-        ms = C / c0  # the columns' weighted mean squares
-    big = getattr(data, "column_abs_max", None) if abs_max is None else abs_max
-    for j in np.flatnonzero((C < _TINY) | (ms < _MIN_MEAN_SQUARE)):
-        if C[j] > 0.0 or (j < data.d and big is not None and big(int(j)) > 0.0):
-            raise scale_error(data, int(j), False, abs_max, w)
-    with np.errstate(over="ignore"):
-        r = np.sqrt(ms)
-        big_sums = ms if sum_weights is None else ms * sum_weights
-    if not np.all(np.isfinite(big_sums)):
-        j = int(np.flatnonzero(~np.isfinite(big_sums))[0])
-        raise scale_error(data, j, True, abs_max, w)
-    return np.where(C > 0.0, r, 1.0)
-
-
-def identified_columns(G, data, l2):
-    """The design columns the solves use: None (all of them) when ``l2 > 0`` or the
-    design Gram ``G`` (p × p, X̃ᵀWX̃ up to a factor) has full rank by the rank rule of
-    :data:`~fastgen.logistic.collinearity.COLLINEAR_TOL`; else the indices of the
-    columns kept when they are taken in the order intercept, x_0, x_1, … (the order of
-    the collinearity warning).  A dependent column's coefficient keeps its start: the
-    estimate is not unique along it, and a solve there would chase rounding."""
-    if l2 != 0.0 or G is None:
-        return None
-    d = data.d
-    col = collinearity_from_gram(G, d, data.fit_intercept)
-    if col.full_rank:
-        return None
-    return np.setdiff1d(np.arange(G.shape[0]), np.asarray(col.dependent, dtype=np.int64))
 
 
 def _penalised(loss, g, l2, pen, beta):
@@ -348,10 +261,10 @@ class BinaryObjective:
         """Whether ``step`` solves by CG (a relative residual ``rtol``)."""
         return not self.explicit
 
-    def step(self, g, gscaled, rtol=None, atol=0.0):
+    def step(self, g, gscaled, rtol=None, atol=0.0, x0=None):
         """Newton direction x (H x = −g, inexactly for CG: relative residual ``rtol``,
-        by default min(½, √gscaled), or max|residual| ≤ ``atol``) and the decrement
-        ½xᵀHx."""
+        by default min(½, √gscaled), or max|residual| ≤ ``atol``, from ``x0``) and the
+        decrement ½xᵀHx."""
         if self.explicit:
             if self.keep is None:
                 k = slice(None)
@@ -372,7 +285,7 @@ class BinaryObjective:
         x, dec, nprod = pcg(
             lambda v: data.binary_hessp(s, v) + self.l2 * self.pen * v,
             lambda r: r / diag, g, forcing(gscaled, rtol), max(10, min(g.size, 250)),
-            atol, self.scale)
+            atol, self.scale, x0)
         self.nprod += nprod
         return x, dec
 
@@ -396,6 +309,8 @@ class MultinomialObjective:
         self.solver = "newton-cholesky" if explicit else "newton-cg"
         self.scale = None
         self._precond = None
+        self._sample = None  # the rows of the block preconditioner (row_sample)
+        self._block = None  # its factors at the latest evaluation; False: not used
         self._blocks = None
         self._gram = None
         self._H = None  # the unpenalised Hessian at B (explicit), until the next evaluation
@@ -408,6 +323,8 @@ class MultinomialObjective:
         """Loss, objective and centred gradient at B (P kept for the curvature)."""
         loss, G, eta_max, P = self.data.multinomial(B)
         self.B, self.P = B, P
+        if self._block is not False:
+            self._block = None
         self._H = None
         f, G = _penalised(loss, G, self.l2, self.pen, B)
         G -= G.mean(axis=0)
@@ -542,7 +459,68 @@ class MultinomialObjective:
 
         return chord_certificate(self.data, self.B - B0, 4.0, tol, solve, G)
 
+    def block_preconditioner(self):
+        """The factors ``[(c_k, d_k)]`` of the Hessian's diagonal blocks at the latest
+        evaluation, H_kk ≈ (Σw/Σ_s w)·X̃_sᵀ diag(w P_k(1 − P_k)) X̃_s + l2·diag(pen) over
+        the rows s of ``data.row_sample`` (all rows of a small sample), each scaled to
+        a unit diagonal (d_k; jitter 1e-10 there), or None where the data have no
+        ``row_sample``, the blocks would be too large (``BLOCK_PRECOND_MAX_P``,
+        ``BLOCK_PRECOND_MAX``) or a block does not factorise.
+
+        Block Jacobi follows the curvature of the current point class by class, where
+        the Böhning bound ½X̃ᵀWX̃ fixes one shape for all: on the benchmarks it halves
+        CG's products per step (benchmarks/NOTES.md).  A subsample serves: the
+        preconditioner needs the blocks' shape, not their digits, and the rows are a
+        fixed choice, so the fit stays deterministic.  On 4096 rows or more its K Grams
+        cost less than a Hessian-vector product where n is large; on fewer rows CG
+        needed more products (W9: 20 at 2048 rows, 14 at 4096, 28 by Böhning)."""
+        if self._block is not None:
+            return self._block or None
+        data, K = self.data, self.K
+        p = data.p
+        sample = getattr(data, "row_sample", None)
+        if sample is None or p > BLOCK_PRECOND_MAX_P or K * p * p > BLOCK_PRECOND_MAX:
+            self._block = False
+            return None
+        if self._sample is None:
+            rows = min(max(BLOCK_PRECOND_ROWS, 64 * p), BLOCK_PRECOND_ENTRIES // p)
+            idx, Xs, ws = sample(rows)
+            total = float(np.sum(data.w)) if data.w.shape[0] else float(data.n)
+            sw = float(np.sum(ws))
+            if not (sw > 0.0 and np.isfinite(total / sw)):
+                self._block = False
+                return None
+            self._sample = (idx, Xs, ws * (total / sw))
+        idx, Xs, ws = self._sample
+        Ps = self.P[idx]
+        pen = self.l2 * self.pen
+        factors = []
+        with blas_single_thread():
+            for k in range(K):
+                c = ws * Ps[:, k] * (1.0 - Ps[:, k])
+                A = (Xs.T * c) @ Xs
+                A[np.diag_indices_from(A)] += pen
+                d = _unit_diagonal(np.diag(A).copy())
+                A /= d[:, None]
+                A /= d[None, :]
+                A[np.diag_indices_from(A)] += 1e-10
+                try:
+                    factors.append((scipy.linalg.cho_factor(A, lower=True,
+                                                            check_finite=False), d))
+                except (np.linalg.LinAlgError, ValueError):
+                    self._block = False
+                    return None
+        self._block = factors
+        return factors
+
     def _apply_precond(self, R):
+        block = self.block_preconditioner()
+        if block is not None:
+            Rc = R - R.mean(axis=0)
+            Z = np.empty_like(Rc)
+            for k, (c, d) in enumerate(block):
+                Z[k] = scipy.linalg.cho_solve(c, Rc[k] / d, check_finite=False) / d
+            return Z - Z.mean(axis=0)  # C·M⁻¹·C: symmetric, definite on centred R
         kind, fac = self._bohning()
         Rc = R - R.mean(axis=0)
         if kind == "full":
@@ -555,10 +533,10 @@ class MultinomialObjective:
         """Whether ``step`` solves by CG (a relative residual ``rtol``)."""
         return not self.explicit
 
-    def step(self, G, gscaled, rtol=None, atol=0.0):
+    def step(self, G, gscaled, rtol=None, atol=0.0, x0=None):
         """Centred Newton direction X (H X = −G, inexactly for CG: relative residual
-        ``rtol``, by default min(½, √gscaled), or max|residual| ≤ ``atol``) and
-        ½⟨X, HX⟩."""
+        ``rtol``, by default min(½, √gscaled), or max|residual| ≤ ``atol``, from the
+        centred ``x0``) and ½⟨X, HX⟩."""
         K, p = self.K, self.data.p
         if self.explicit:
             Hs, D = self.hessian()
@@ -584,7 +562,7 @@ class MultinomialObjective:
             return HV - HV.mean(axis=0)
 
         x, dec, nprod = pcg(hessp, self._apply_precond, G, forcing(gscaled, rtol),
-                            max(10, min(G.size, 250)), atol, self.scale)
+                            max(10, min(G.size, 250)), atol, self.scale, x0)
         self.nprod += nprod
         x -= x.mean(axis=0)
         return x, dec

@@ -14,11 +14,13 @@ from typing import NamedTuple
 import numpy as np
 
 from .._params import kernel_view
+from .._runtime import kernel_module
 from .._scorer import MODE_JLL, MODE_PROBA, Scorer
 from .._validation import report_nonfinite
-from ..kernels.tiles import linear_posteriors, serves_linear_posteriors
 
 __all__ = ["LogisticTables", "LogisticScorer", "LOGISTIC_SCORER", "linear_predictor"]
+
+tile_kernels = kernel_module("tiles")
 
 
 class LogisticTables(NamedTuple):
@@ -67,11 +69,12 @@ class LogisticScorer(Scorer):
         else by normalising the rows of the joint log-likelihood."""
         coef, intercept = params.scoring_tables()[1]
         if (mode != MODE_JLL and coef.shape[0] > 1
-                and serves_linear_posteriors(X, coef.dtype)):
+                and tile_kernels.serves_linear_posteriors(X, coef.dtype)):
             out = np.empty((X.shape[0], coef.shape[0]))
             coef, intercept = kernel_view(np.ascontiguousarray(coef),
                                           np.ascontiguousarray(intercept))
-            bad = linear_posteriors(X, np.zeros(X.shape[1]), coef, intercept, mode, out)
+            bad = tile_kernels.linear_posteriors(X, np.zeros(X.shape[1]), coef, intercept,
+                                                 mode, out)
             # A score that overflowed to −∞ below a finite maximum leaves a posterior of
             # exactly 0 (a log-posterior of −∞), which the kernel does not flag; exact
             # zeros need a spread of scores above 745 otherwise, so such rows are rare

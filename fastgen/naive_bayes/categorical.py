@@ -11,7 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .._em import check_em_options, refuse_unlabeled_with_missing
+from .._em import check_em_options
 from .._params import (
     FittedParams,
     derived_from_checked_input,
@@ -21,7 +21,7 @@ from .._params import (
     register_params,
 )
 from .._runtime import serial_for_small_inputs
-from .._validation import feature_names_of, is_sparse
+from .._validation import check_class_weights, feature_names_of, is_sparse
 from ..stats.available import filled, refuse_unobserved
 from ..stats.category_counts import (  # the counting pass, shared with fastgen.nb_counts
     category_layout,
@@ -169,8 +169,9 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
         "marginalize": NaN entries (dense, or stored in CSR) are missing values and are
         not counted: each feature's table comes from the rows that observe it (the
         exact maximum likelihood under missing at random; the denominators are already
-        Σ_c N_kjc).  A column with no observed value raises; so do NaN in X together
-        with ``unlabeled`` rows (docs/guide/incomplete_data.rst).
+        Σ_c N_kjc).  A column with no observed value raises.  With ``unlabeled`` rows,
+        NaN may be in X, in them, or in both: EM over the observed codes of every row
+        (docs/guide/incomplete_data.rst).
     unlabeled : array-like (m, d) or scipy CSR, optional
         Rows without labels (codes): EM from the labelled-only fit
         (:mod:`fastgen.naive_bayes.em`), each M-step adding their expected category
@@ -187,22 +188,29 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
                                       finite=check_nan_policy(nan_policy) == "raise")
+    if w.shape[0]:  # a class whose rows all weigh 0 has nothing to estimate
+        check_class_weights(classes, weighted_class_count(codes, w, classes.shape[0]))
     alpha = check_alpha(alpha)
     min_cat = check_min_categories(min_categories, X.shape[1])
     Xnan = None
-    if nan_policy == "marginalize":
+    marginalize = nan_policy == "marginalize"
+    if marginalize:
         reject_infinite(X)  # X was not scanned for non-finite values
         if has_nan(X):
-            refuse_unlabeled_with_missing(unlabeled, em)
             Xnan, X = X, filled(X)
             _check_observed_columns(Xnan)
-    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em, names=names)
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em, names=names,
+                              allow_nan=marginalize)
     n_cat = category_layout(X, min_cat)
     if em_rows is not None:
         try:
-            n_cat = np.maximum(n_cat, category_layout(em_rows.U, min_cat))
+            U = em_rows.U
+            n_cat = np.maximum(n_cat, category_layout(filled(U) if has_nan(U) else U,
+                                                      min_cat))
         except ValueError as exc:
             raise ValueError(str(exc).replace("X ", "unlabeled ", 1)) from None
+        if Xnan is not None:  # scored with its NaN: the marginal of the observed codes
+            em_rows.X = Xnan
     offsets = category_offsets(n_cat)
     if Xnan is None:
         cc, counts = count_categories(X, codes, w, classes.shape[0], offsets)

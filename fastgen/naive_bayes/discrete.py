@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._em import check_em_options, refuse_unlabeled_with_missing
+from .._em import check_em_options, incomplete_unlabeled
 from .._params import (
     derived_from_checked_input,
     kernel_view,
@@ -28,23 +28,30 @@ from .._params import (
     recomputed,
     register_params,
 )
-from .._runtime import serial_for_small_inputs
+from .._runtime import kernel_module, serial_for_small_inputs
 from .._small import small_work
-from .._validation import check_sample_weight, check_y, feature_names_of, is_sparse
-from ..kernels.nb import LOG_TABLE_SIZE, class_log_totals, log_counts
-from ..kernels.sparse import log_pair, normalised_logs
+from .._validation import (
+    check_class_weights,
+    check_sample_weight,
+    check_X,
+    check_y,
+    feature_names_of,
+    is_sparse,
+)
+from ..kernels.log_rows import LOG_TABLE_SIZE, log_pair, normalised_logs
 from ..stats import numpy_passes
 from ..stats.available import binary_counts_observed, filled, refuse_unobserved
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
     check_binarize,
     check_binary_counts,
+    check_binary_values,
     class_feature_counts,
     discrete_counts,
     fit_inputs,
     reject_flagged_value,
     weighted_class_count,
 )
-from ..stats.missing import nan_input
+from ..stats.missing import has_nan, nan_input
 from .base import (
     LinearNB,
     check_alpha,
@@ -53,7 +60,13 @@ from .base import (
     log_allow_zero,
     log_priors,
 )
-from .em import discrete_em, refuse_unlabeled, unlabelled_rows
+from .em import (
+    EMRows,
+    bernoulli_incomplete_em,
+    discrete_em,
+    refuse_unlabeled,
+    unlabelled_rows,
+)
 
 __all__ = [
     "BernoulliNBParams",
@@ -69,6 +82,9 @@ __all__ = [
     "check_binarize",
     "check_binary_counts",
 ]
+
+nb_kernels = kernel_module("nb")
+
 
 def _params_from_counts(cls, classes, cc, fc, clp, flp, alpha, dtype, feature_names,
                         **fields):
@@ -118,10 +134,10 @@ def _log_smoothed(counts, alpha, shift, base=None):
     if small_work(counts.size):  # a small table: numpy (fastgen._small)
         return numpy_passes.log_counts(counts, base, sign, float(alpha), shift)
     with np.errstate(divide="ignore"):  # log(0) = −∞ where N_k − F_kj + α = 0
-        return log_counts(kernel_view(np.ascontiguousarray(counts, dtype=np.float64)),
-                          kernel_view(base), sign, float(alpha),
-                          np.ascontiguousarray(shift, dtype=np.float64),
-                          _log_table(alpha, counts.size), out)
+        return nb_kernels.log_counts(kernel_view(np.ascontiguousarray(counts, dtype=np.float64)),
+                                     kernel_view(base), sign, float(alpha),
+                                     np.ascontiguousarray(shift, dtype=np.float64),
+                                     _log_table(alpha, counts.size), out)
 
 
 def _multinomial_log_total(fc, alpha):
@@ -130,8 +146,8 @@ def _multinomial_log_total(fc, alpha):
     from its counts agree bit for bit."""
     if small_work(fc.size):  # a small table: numpy (fastgen._small)
         return numpy_passes.class_log_totals(fc, float(alpha) * fc.shape[1])
-    return class_log_totals(kernel_view(np.ascontiguousarray(fc, dtype=np.float64)),
-                            float(alpha) * fc.shape[1])
+    return nb_kernels.class_log_totals(kernel_view(np.ascontiguousarray(fc, dtype=np.float64)),
+                                       float(alpha) * fc.shape[1])
 
 
 def _finish_step(X, model, alpha, cc):
@@ -160,6 +176,8 @@ def _fit_counts(X, y, sample_weight, model, binarize=None, alpha=1.0):
     names = feature_names_of(X)
     X, classes, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=True,
                                       csr_counts=True)
+    if w.shape[0]:  # a class whose rows all weigh 0 has nothing to estimate
+        check_class_weights(classes, weighted_class_count(codes, w, classes.shape[0]))
     if model == "bernoulli":
         binarize = check_binarize(binarize, X)
     K = classes.shape[0]
@@ -295,8 +313,9 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
         "marginalize": NaN entries (dense, or stored in CSR) are missing values;
         p_kj = (F_kj + α)/(N_kj + 2α) with N_kj the weight of the class-k rows that
         observe feature j (``observed_count``): the exact maximum likelihood under
-        missing at random, as the likelihood factorises over the features.  NaN in X
-        together with ``unlabeled`` rows raise (docs/guide/incomplete_data.rst).
+        missing at random, as the likelihood factorises over the features.  With
+        ``unlabeled`` rows, NaN may be in X, in them, or in both: EM over the observed
+        entries of every row (docs/guide/incomplete_data.rst).
     unlabeled : array-like (m, d) or scipy CSR, optional
         Rows without labels: EM from the labelled-only fit (Nigam et al. 2000,
         :mod:`fastgen.naive_bayes.em`); each M-step adds their expected document
@@ -313,8 +332,13 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     fit_prior = check_bool(fit_prior, "fit_prior")
     em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
     Xv = nan_input(X, nan_policy, allow_sparse=True)
+    U = None if nan_policy != "marginalize" else incomplete_unlabeled(
+        X, Xv, unlabeled, em, feature_names_of(X), allow_sparse=True)
+    if U is not None:
+        return _bernoulli_incomplete(Xv if Xv is not None else check_X(X, allow_sparse=True),
+                                     y, U, sample_weight, alpha, binarize, fit_prior,
+                                     class_prior, feature_names_of(X), em)
     if Xv is not None:
-        refuse_unlabeled_with_missing(unlabeled, em)
         return _bernoulli_missing(Xv, y, sample_weight, alpha, binarize, fit_prior,
                                   class_prior, feature_names_of(X))
     em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em)
@@ -340,6 +364,27 @@ def _bernoulli_missing(X, y, sample_weight, alpha, binarize, fit_prior, class_pr
     refuse_unobserved(observed, cc, classes)
     return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior,
                             X.dtype, names, observed_count=observed)
+
+
+def _bernoulli_incomplete(X, y, U, sample_weight, alpha, binarize, fit_prior,
+                          class_prior, names, em):
+    """:func:`fit_bernoulli_nb` with unlabelled rows U where X or U holds NaN: EM from
+    the labelled-only fit over the observed entries (N_kj in N_k's place,
+    :func:`fastgen.naive_bayes.em.bernoulli_incomplete_em`)."""
+    classes, codes = check_y(y, X.shape[0])
+    w = check_sample_weight(sample_weight, X.shape[0])
+    binarize = check_binarize(binarize, filled(X))
+    if binarize is None:
+        check_binary_values(filled(X))
+    counts = binary_counts_observed(X, codes, w, classes.shape[0], binarize)
+    refuse_unobserved(counts[2], counts[0], classes)
+    start = bernoulli_params(classes, *counts[:2], alpha, binarize, fit_prior, class_prior,
+                             X.dtype, names, observed_count=counts[2])
+    return bernoulli_incomplete_em(
+        start, EMRows(X, codes, w, U, em), counts,
+        lambda c, f, o: bernoulli_params(classes, c, f, alpha, binarize, fit_prior,
+                                         class_prior, X.dtype, names, observed_count=o),
+        binarize=binarize)
 
 
 def _refuse_nan(X, nan_policy, why):
@@ -487,7 +532,10 @@ def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
     fit_prior = check_bool(fit_prior, "fit_prior")
     _refuse_nan(X, nan_policy, _MULTINOMIAL_NAN)
     em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
-    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em)
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em,
+                              allow_nan=nan_policy == "marginalize")
+    if em_rows is not None and has_nan(em_rows.U):  # refused with the reason, as in X
+        raise ValueError(_MULTINOMIAL_NAN.replace("X contains", "unlabeled contains", 1))
     classes, cc, fc, _, dtype, names, tables = _fit_counts(X, y, sample_weight,
                                                            "multinomial", alpha=alpha)
     params = multinomial_params(classes, cc, fc, alpha, fit_prior, class_prior, dtype,

@@ -17,14 +17,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._em import check_unlabeled, collapse_guard, record_em, unlabelled_em
+from .._em import check_unlabeled, collapse_guard, marginal_score, record_em, unlabelled_em
 from .._validation import feature_names_of, is_sparse
+from ..gda.small import marginal_scores
+from ..stats.available import filled, merge_available
 from ..stats.feature_counts import check_binary_values, fit_inputs
+from ..stats.missing import has_nan
 from ..stats.moments import merge_moments
-from ..stats.soft import soft_category_counts, soft_counts, soft_moments
+from ..stats.soft import (
+    soft_available_moments,
+    soft_binary_counts_observed,
+    soft_category_counts,
+    soft_category_counts_observed,
+    soft_counts,
+    soft_moments,
+)
 
 __all__ = ["EMRows", "unlabelled_rows", "unlabelled_moment_rows", "gaussian_em",
-           "discrete_em", "categorical_em", "refuse_unlabeled", "dirichlet_log_prior"]
+           "discrete_em", "categorical_em", "refuse_unlabeled", "dirichlet_log_prior",
+           "gaussian_incomplete_em", "bernoulli_incomplete_em"]
 
 
 class EMRows:
@@ -35,17 +46,20 @@ class EMRows:
         self.X, self.codes, self.w, self.U, self.em = X, codes, w, U, em
 
 
-def unlabelled_rows(X, y, sample_weight, unlabeled, em, *, allow_sparse=True, names=None):
+def unlabelled_rows(X, y, sample_weight, unlabeled, em, *, allow_sparse=True, names=None,
+                    allow_nan=False):
     """:class:`EMRows` of a count model's fit, or None when it needs no EM (no
     unlabelled rows, none after the checks, or λ = 0): then the fit is the one without
     them.  X is checked here (again, where the caller checked it: ``names`` are then
-    the column names of the caller's X), U against it, before any pass over the data."""
+    the column names of the caller's X), U against it, before any pass over the data;
+    ``allow_nan``: NaN in U marks missing values (``nan_policy="marginalize"``)."""
     if unlabeled is None:
         return None
     if names is None:
         names = feature_names_of(X)
     X, _, codes, w = fit_inputs(X, y, sample_weight, allow_sparse=allow_sparse)
-    U = check_unlabeled(unlabeled, X, allow_sparse=allow_sparse, feature_names=names)
+    U = check_unlabeled(unlabeled, X, allow_sparse=allow_sparse, feature_names=names,
+                        allow_nan=allow_nan)
     if U is None or not em.weight:
         return None
     return EMRows(X, codes, w, U, em)
@@ -90,6 +104,42 @@ def gaussian_em(start, rows, em_rows, build, monotone=False):
     return record_em(result)
 
 
+def gaussian_incomplete_em(start, em_rows, labelled, build, monotone=False):
+    """EM of Gaussian naive Bayes where the labelled rows or U hold NaN: the labelled
+    rows' available-case statistics ``labelled`` merged with U's under the memberships
+    λ·r_ik (:func:`fastgen.stats.soft.soft_available_moments`: per feature, the rows
+    that observe it), ``build(statistics)`` the params; each row scored by the marginal
+    of its observed features; the variances guarded against collapse."""
+    U = em_rows.U
+    result = unlabelled_em(
+        start, em_rows.X, em_rows.codes, em_rows.w, U, em_rows.em,
+        soft_statistics=lambda R: soft_available_moments(U, R),
+        merge=lambda soft: merge_available(labelled, soft), build=build,
+        guard=collapse_guard(start, lambda p: np.log(p.variances.astype(np.float64)).sum(
+            axis=1)), monotone=monotone,
+        score=marginal_score(em_rows.X, U, small=marginal_scores))
+    return record_em(result)
+
+
+def bernoulli_incomplete_em(start, em_rows, labelled, build, *, binarize=None):
+    """EM of Bernoulli naive Bayes where the labelled rows or U hold NaN: the labelled
+    (N_k, F_kj, N_kj) ``labelled`` plus U's under the memberships λ·r_ik, over the
+    observed entries (:func:`fastgen.stats.soft.soft_binary_counts_observed`),
+    ``build(N_k, F_kj, N_kj)`` the params; each row scored by the marginal of its
+    observed features.  ``binarize`` None: U must be 0/1 where observed."""
+    U = em_rows.U
+    if binarize is None:
+        check_binary_values(filled(U), name="unlabeled")
+    cc0, fc0, obs0 = labelled
+    result = unlabelled_em(
+        start, em_rows.X, em_rows.codes, em_rows.w, U, em_rows.em,
+        soft_statistics=lambda R: soft_binary_counts_observed(U, R, binarize=binarize),
+        merge=lambda soft: (cc0 + soft[0], fc0 + soft[1], obs0 + soft[2]),
+        build=lambda counts: build(*counts),
+        log_prior=dirichlet_log_prior(start), score=marginal_score(em_rows.X, U))
+    return record_em(result)
+
+
 def dirichlet_log_prior(start):
     """The objective's prior term of the count models like ``start``: α Σ log θ over
     their log tables (Bernoulli: log p and log(1 − p)), the log density (up to a
@@ -130,14 +180,21 @@ def discrete_em(start, em_rows, build, *, binarize=None, nonneg=False, binary=Fa
 
 def categorical_em(start, em_rows, build):
     """EM of categorical naive Bayes: N_kjc of the labelled rows plus the unlabelled
-    rows' λ·r_ik-weighted category counts, ``build(N_k, N_kjc)`` the params."""
+    rows' λ·r_ik-weighted category counts, ``build(N_k, N_kjc)`` the params.  With NaN
+    (missing codes) in the labelled rows ``em_rows.X`` or in U, each row is scored by
+    the marginal of its observed features and U's counts skip the missing entries."""
     U = em_rows.U
     cc0, counts0 = start.class_count, start.category_count
     offsets = start.offsets
+    incomplete_u = has_nan(U)
+    counted = soft_category_counts_observed if incomplete_u else soft_category_counts
+    score = None
+    if incomplete_u or has_nan(em_rows.X):  # the marginal of the observed features
+        score = marginal_score(em_rows.X, U)
     result = unlabelled_em(
         start, em_rows.X, em_rows.codes, em_rows.w, U, em_rows.em,
-        soft_statistics=lambda R: (R.sum(axis=0), soft_category_counts(U, R, offsets)),
+        soft_statistics=lambda R: (R.sum(axis=0), counted(U, R, offsets)),
         merge=lambda soft: (cc0 + soft[0], counts0 + soft[1]),
         build=lambda counts: build(*counts),
-        log_prior=dirichlet_log_prior(start))
+        log_prior=dirichlet_log_prior(start), score=score)
     return record_em(result)

@@ -7,18 +7,21 @@ host or device X); imports the shared core (``_validation``, ``kernels``) and
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from .._em import check_em_options, refuse_unlabeled_with_missing
+from .._em import check_em_options, incomplete_unlabeled
 from .._params import FittedParams, kernel_view, log_normalised, register_params
 from .._runtime import serial_for_small_inputs
 from .._validation import (
+    check_class_weights,
     check_priors,
     check_sample_weight,
     check_scalar,
+    check_X,
     check_y,
     feature_names_of,
 )
@@ -34,7 +37,7 @@ from ..stats.moments import (
     variance_floor,
 )
 from .base import log_allow_zero
-from .em import gaussian_em, unlabelled_moment_rows
+from .em import EMRows, gaussian_em, gaussian_incomplete_em, unlabelled_moment_rows
 
 __all__ = ["GaussianNBParams", "fit_gaussian_nb", "gaussian_params"]
 
@@ -150,8 +153,9 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
         feature's mean and variance per class come from the rows that observe it (the
         exact maximum likelihood, as the likelihood factorises over the features), and
         ε from the unweighted variance of each feature over its observed entries.  A
-        column, or a class of a feature, with no observed value raises; so do NaN in X
-        together with ``unlabeled`` rows (docs/guide/incomplete_data.rst).
+        column, or a class of a feature, with no observed value raises.  With
+        ``unlabeled`` rows, NaN may be in X, in them, or in both: EM with the
+        available-case statistics of every row (docs/guide/incomplete_data.rst).
     unlabeled : array-like (m, d), optional
         Rows without labels: EM from the labelled-only fit
         (:mod:`fastgen.naive_bayes.em`), each M-step merging their soft moments
@@ -168,8 +172,12 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     """
     em = check_em_options(unlabeled_weight, em_tol, em_max_iter)
     Xv = None if is_device_array(X) else nan_input(X, nan_policy)
+    U = None if is_device_array(X) or nan_policy != "marginalize" else \
+        incomplete_unlabeled(X, Xv, unlabeled, em, feature_names_of(X))
+    if U is not None:
+        return _fit_incomplete(Xv if Xv is not None else check_X(X), y, U, priors,
+                               var_smoothing, sample_weight, feature_names_of(X), em)
     if Xv is not None:
-        refuse_unlabeled_with_missing(unlabeled, em)
         return _fit_missing(Xv, y, priors, var_smoothing, sample_weight,
                             feature_names_of(X))
     # X, y and the weights are checked on the host or on the device; NaN/inf in X is
@@ -179,6 +187,7 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     check_priors(priors, rows.classes)
     em_rows = unlabelled_moment_rows(rows, unlabeled, em)
     moments = rows.moments("diagonal")
+    check_class_weights(rows.classes, moments.counts)
     feature_variance = None  # unweighted: the total variance implied by the moments
     if rows.weighted:
         feature_variance = rows.unweighted_variance()
@@ -198,12 +207,39 @@ def _fit_missing(X, y, priors, var_smoothing, sample_weight, names):
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
     check_priors(priors, classes)
     ac = available_case(X, np.isnan(X), codes, w, classes.shape[0], classes)
+    check_class_weights(classes, ac.counts)
     # scatter scaled so that scatter / N_k is the available-case S_kj / N_kj
     moments = ClassMoments(classes, ac.counts, ac.means,
                            ac.sumsq * (ac.counts[:, None] / ac.observed), "diagonal",
                            str(X.dtype), names)
     return gaussian_params(moments, priors, var_smoothing, np.nanvar(X, axis=0,
                                                                      dtype=np.float64))
+
+
+def _fit_incomplete(X, y, U, priors, var_smoothing, sample_weight, names, em):
+    """:func:`fit_gaussian_nb` with unlabelled rows U where X or U holds NaN: EM from
+    the labelled-only fit, each M-step the available-case statistics of the labelled
+    rows merged with those of U under the memberships λ·r_ik
+    (:func:`fastgen.naive_bayes.em.gaussian_incomplete_em`)."""
+    classes, codes = check_y(y, X.shape[0])
+    w = check_sample_weight(sample_weight, X.shape[0])
+    var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
+    check_priors(priors, classes)
+    ac = available_case(X, np.isnan(X), codes, w, classes.shape[0], classes)
+    start = fit_gaussian_nb(X, y, priors=priors, var_smoothing=var_smoothing,
+                            sample_weight=sample_weight, nan_policy="marginalize")
+    if names is not None:
+        start = dataclasses.replace(start, feature_names=names)
+
+    def build(stats):
+        # scatter scaled so that scatter / N_k is the available-case S_kj / N_kj
+        m = ClassMoments(classes, stats.counts, stats.means,
+                         stats.sumsq * (stats.counts[:, None] / stats.observed),
+                         "diagonal", str(X.dtype), names)
+        return gaussian_params(m, priors, var_smoothing, None)
+
+    return gaussian_incomplete_em(start, EMRows(X, codes, w, U, em), ac, build,
+                                  monotone=not var_smoothing)
 
 
 def gaussian_params(moments, priors, var_smoothing, feature_variance):

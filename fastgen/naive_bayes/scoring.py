@@ -18,23 +18,18 @@ from typing import NamedTuple
 import numpy as np
 
 from .._params import kernel_view
+from .._runtime import kernel_module
 from .._scorer import MODE_JLL, MODE_LOG_PROBA, MODE_PROBA, Scorer, derived
 from .._validation import check_csr_indices, csr_arrays, is_sparse, report_nonfinite
-from ..kernels.nb import categorical_scores
-from ..kernels.sparse import (
-    argmax_f32_bound,
-    csr_categorical_scores,
-    csr_linear_argmax,
-    csr_linear_argmax_f32,
-    csr_linear_scores,
-    nnz_balanced_bounds,
-)
-from ..kernels.special import log_normalize_rows, softmax_rows
 from ..stats.category_counts import check_categories
 from ..stats.feature_counts import check_binary_values
 
 __all__ = ["LinearTables", "CategoricalTables", "LinearScorer", "CategoricalScorer",
            "LINEAR_SCORER", "CATEGORICAL_SCORER", "score_bounds", "report_negative"]
+
+nb_kernels = kernel_module("nb")
+sparse_kernels = kernel_module("sparse")
+special_kernels = kernel_module("special")
 
 
 class LinearTables(NamedTuple):
@@ -70,7 +65,7 @@ def score_bounds(indptr):
     """Row ranges of CSR scoring: work items of about _SCORE_BLOCK_WORK rows + values."""
     n = indptr.shape[0] - 1
     blocks = max(1, (int(indptr[-1]) + n) // _SCORE_BLOCK_WORK)
-    return nnz_balanced_bounds(indptr, blocks)
+    return sparse_kernels.nnz_balanced_bounds(indptr, blocks)
 
 
 def _report_bad_rows(X):
@@ -151,7 +146,7 @@ class LinearScorer(Scorer):
         None if a weight is beyond float32's range (then the float64 kernel runs)."""
         def make():
             W, b = params.scoring_tables()[1][:2]
-            wmax, bmax = argmax_f32_bound(W, b)
+            wmax, bmax = sparse_kernels.argmax_f32_bound(W, b)
             if not wmax <= _F32_WEIGHT_MAX:
                 return None
             W32 = W.astype(np.float32)
@@ -195,13 +190,14 @@ class LinearScorer(Scorer):
         bounds = score_bounds(indptr)
         f32 = self._form32(params)
         if f32 is None:
-            bad = csr_linear_argmax(indptr, indices, data, W, b, binarize, threshold,
-                                    bounds, labels)
+            bad = sparse_kernels.csr_linear_argmax(indptr, indices, data, W, b, binarize,
+                                                   threshold, bounds, labels)
         else:
             # same labels, proved row by row (see the kernel); faster
             # (benchmarks/NOTES.md)
-            bad, _ = csr_linear_argmax_f32(indptr, indices, data, f32[0], W, b, binarize,
-                                           threshold, f32[1], f32[2], bounds, labels)
+            bad, _ = sparse_kernels.csr_linear_argmax_f32(
+                indptr, indices, data, f32[0], W, b, binarize, threshold, f32[1], f32[2],
+                bounds, labels)
         if bad:
             _report_bad_rows(X)
         return params.classes[labels]
@@ -237,8 +233,8 @@ class LinearScorer(Scorer):
             check_binary_values(X)
         if is_sparse(X):
             indptr, indices, data = _csr_inputs(X, binarize, threshold)
-            if csr_linear_scores(indptr, indices, data, W, b, binarize, threshold,
-                                 mode, score_bounds(indptr), out):
+            if sparse_kernels.csr_linear_scores(indptr, indices, data, W, b, binarize, threshold,
+                                                mode, score_bounds(indptr), out):
                 _report_bad_rows(X)
             if not self._bounded_scores(params):
                 _check_scores_overflow(out, mode, b)
@@ -253,9 +249,9 @@ class LinearScorer(Scorer):
         if not self._bounded_scores(params):
             _check_scores_overflow(out, MODE_JLL, b)
         if mode == MODE_LOG_PROBA:
-            return log_normalize_rows(out, out)
+            return special_kernels.log_normalize_rows(out, out)
         if mode == MODE_PROBA:
-            return softmax_rows(out, out)
+            return special_kernels.softmax_rows(out, out)
         return out
 
 
@@ -285,9 +281,9 @@ class CategoricalScorer(Scorer):
         if is_sparse(X):
             indptr, indices, data = csr_arrays(X)
             base = bias + table[offsets[:-1]].sum(axis=0)
-            return csr_categorical_scores(indptr, indices, data, table, offsets, base,
-                                          mode, score_bounds(indptr), out)
-        return categorical_scores(X, table, offsets, bias, mode, out)
+            return sparse_kernels.csr_categorical_scores(indptr, indices, data, table, offsets,
+                                                         base, mode, score_bounds(indptr), out)
+        return nb_kernels.categorical_scores(X, table, offsets, bias, mode, out)
 
 
 #: The scorer of the Bernoulli, multinomial and complement models.

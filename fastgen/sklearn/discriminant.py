@@ -174,11 +174,6 @@ class _DiscriminantAnalysis:
         X, y = self._validate_fit(X, y)
         nan = self.nan_policy == "marginalize" and bool(np.isnan(X).any())
         X, y, _, U = split_unlabeled(self, X, y)
-        if nan and U is not None:
-            raise ValueError(
-                "X contains NaN and y marks unlabeled rows: EM over unlabeled rows and "
-                "missing features are not combined; impute the missing values, or fit "
-                "without unlabeled rows")
         self._missing = nan
         if self._missing and not (self.solver == "svd" and self.covariance_estimator is None
                                   and not isinstance(self.shrinkage, str)):
@@ -247,7 +242,9 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         estimates by EM (``fastgen.fit_gda(..., nan_policy="marginalize")``; solver
         "svd", no covariance estimator or estimated shrinkage), and ``predict``,
         ``predict_proba`` and ``predict_log_proba`` score each row by the marginal
-        Gaussian of its observed features.  Not together with unlabelled rows.
+        Gaussian of its observed features.  With unlabelled rows too
+        (``unlabeled_label``), EM over both (NaN in the labelled rows, the unlabelled
+        ones, or both; solver "svd").
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
         EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
         ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.  Solvers
@@ -610,7 +607,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         # the rank was decided above by scikit-learn's rule (eigenvalues of Σ_k above
         # the absolute tol); fastgen's own rule then only guards the working precision
         if em:
-            params = fit_gda(X, y, "per_class", priors=self.priors, reg=r, tol=0.0, **em)
+            params = fit_gda(X, y, "per_class", priors=self.priors, reg=r, tol=0.0,
+                             nan_policy=self.nan_policy, **em)
             rotations, scalings = [], []
             for cov in params.covariance.astype(np.float64):
                 lam, V = np.linalg.eigh(cov)

@@ -32,6 +32,7 @@ from .. import (
 from .._validation import check_y
 from .._warn import warn
 from ..naive_bayes import ALPHA_MIN
+from ..stats.missing import check_nan_policy, has_nan
 from .base import FastgenClassifier
 from .unlabeled import UnlabeledNB
 
@@ -95,7 +96,7 @@ class _StreamingNB(FastgenClassifier):
         column per class of ``classes_``.
         """
         X = self._validate_predict(X)
-        return joint_log_likelihood(self.params_, X)
+        return joint_log_likelihood(self.params_, X, nan_policy=self._nan_policy())
 
     def _check_class_prior(self, prior, gaussian=False):
         """scikit-learn's checks (and messages) of user priors; the model layer checks again."""
@@ -112,6 +113,11 @@ class _StreamingNB(FastgenClassifier):
 
     def _partial_fit(self, X, y, classes, sample_weight, first):
         X, y = self._validate_fit(X, y, reset=first)
+        if check_nan_policy(self._nan_policy()) == "marginalize":
+            if has_nan(X):
+                raise ValueError(f"{type(self).__name__}.partial_fit cannot take missing "
+                                 f"values (NaN): its statistics add up over batches only "
+                                 f"for complete rows; call fit on all rows")
         if first:
             self._reset()
             self.classes_ = check_y(y if classes is None else np.asarray(classes))[0]
@@ -183,6 +189,12 @@ class GaussianNB(UnlabeledNB, _MergedNB):
     ----------
     priors : array-like of shape (n_classes,), default None
     var_smoothing : float, default 1e-9
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        "marginalize": NaN in X marks a missing value (the ``allow_nan`` tag).  Scores
+        leave out the missing features (the exact marginal; ``nan_policy`` of
+        ``fastgen.predict_proba``), and ``fit`` takes the available-case statistics of each feature
+        (``fastgen.fit_gaussian_nb(..., nan_policy="marginalize")``); ``partial_fit``
+        refuses NaN.
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
         EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
         ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
@@ -199,10 +211,11 @@ class GaussianNB(UnlabeledNB, _MergedNB):
 
     _model = "gaussian"
 
-    def __init__(self, *, priors=None, var_smoothing=1e-9, unlabeled_label=None,
-                 unlabeled_weight=1.0, em_max_iter=100):
+    def __init__(self, *, priors=None, var_smoothing=1e-9, nan_policy="raise",
+                 unlabeled_label=None, unlabeled_weight=1.0, em_max_iter=100):
         self.priors = priors
         self.var_smoothing = var_smoothing
+        self.nan_policy = nan_policy
         self.unlabeled_label = unlabeled_label
         self.unlabeled_weight = unlabeled_weight
         self.em_max_iter = em_max_iter
@@ -364,6 +377,12 @@ class BernoulliNB(UnlabeledNB, _CountNB):
         Learn the class priors from the (weighted) class counts; False: uniform priors.
     class_prior : array-like of shape (n_classes,), default None
         Fixed class priors (non-negative, summing to 1); they override ``fit_prior``.
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        "marginalize": NaN in X marks a missing value (the ``allow_nan`` tag).  Scores
+        leave out the missing features (the exact marginal; ``nan_policy`` of
+        ``fastgen.predict_proba``), and ``fit`` takes the available-case statistics of each feature
+        (``fastgen.fit_bernoulli_nb(..., nan_policy="marginalize")``); ``partial_fit``
+        refuses NaN.
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
         EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
         ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
@@ -379,11 +398,12 @@ class BernoulliNB(UnlabeledNB, _CountNB):
     _model = "bernoulli"
 
     def __init__(self, *, alpha=1.0, force_alpha=True, binarize=0.0, fit_prior=True,
-                 class_prior=None, unlabeled_label=None, unlabeled_weight=1.0,
-                 em_max_iter=100):
+                 class_prior=None, nan_policy="raise", unlabeled_label=None,
+                 unlabeled_weight=1.0, em_max_iter=100):
         super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
                          class_prior=class_prior)
         self.binarize = binarize
+        self.nan_policy = nan_policy
         self.unlabeled_label = unlabeled_label
         self.unlabeled_weight = unlabeled_weight
         self.em_max_iter = em_max_iter
@@ -403,6 +423,11 @@ class MultinomialNB(UnlabeledNB, _CountNB):
         Whether alpha below 1e-10 is kept, as in :class:`BernoulliNB`.
     fit_prior, class_prior :
         The class priors, as in :class:`BernoulliNB`.
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        "marginalize": NaN in X marks a missing value (the ``allow_nan`` tag).  Scores
+        leave out the missing features (the exact marginal; ``nan_policy`` of
+        ``fastgen.predict_proba``), renormalising θ over the observed features; ``fit`` refuses NaN
+        (a missing count's expectation depends on the row's unknown total).
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
         EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
         ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
@@ -423,9 +448,11 @@ class MultinomialNB(UnlabeledNB, _CountNB):
     _array_alpha = True
 
     def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
-                 unlabeled_label=None, unlabeled_weight=1.0, em_max_iter=100):
+                 nan_policy="raise", unlabeled_label=None, unlabeled_weight=1.0,
+                 em_max_iter=100):
         super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
                          class_prior=class_prior)
+        self.nan_policy = nan_policy
         self.unlabeled_label = unlabeled_label
         self.unlabeled_weight = unlabeled_weight
         self.em_max_iter = em_max_iter
@@ -483,6 +510,12 @@ class CategoricalNB(UnlabeledNB, _DiscreteNB):
     fit_prior, class_prior :
         The class priors, as in :class:`BernoulliNB`.
     min_categories : int or array-like of shape (n_features,), default None
+    nan_policy : {"raise", "marginalize"}, default "raise"
+        "marginalize": NaN in X marks a missing value (the ``allow_nan`` tag).  Scores
+        leave out the missing features (the exact marginal; ``nan_policy`` of
+        ``fastgen.predict_proba``), and ``fit`` takes the available-case statistics of each feature
+        (``fastgen.fit_categorical_nb(..., nan_policy="marginalize")``); ``partial_fit``
+        refuses NaN.
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
         EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
         ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.
@@ -498,11 +531,12 @@ class CategoricalNB(UnlabeledNB, _DiscreteNB):
     """
 
     def __init__(self, *, alpha=1.0, force_alpha=True, fit_prior=True, class_prior=None,
-                 min_categories=None, unlabeled_label=None, unlabeled_weight=1.0,
-                 em_max_iter=100):
+                 min_categories=None, nan_policy="raise", unlabeled_label=None,
+                 unlabeled_weight=1.0, em_max_iter=100):
         super().__init__(alpha=alpha, force_alpha=force_alpha, fit_prior=fit_prior,
                          class_prior=class_prior)
         self.min_categories = min_categories
+        self.nan_policy = nan_policy
         self.unlabeled_label = unlabeled_label
         self.unlabeled_weight = unlabeled_weight
         self.em_max_iter = em_max_iter

@@ -20,6 +20,7 @@ from ..naive_bayes import (
     fit_gaussian_nb,
     fit_multinomial_nb,
 )
+from ..stats.missing import check_nan_policy, has_nan
 
 __all__ = ["split_unlabeled", "em_keywords", "UnlabeledNB"]
 
@@ -75,10 +76,12 @@ def em_keywords(estimator, U, refusal=None) -> dict:
 
 
 class UnlabeledNB:
-    """``fit`` with unlabelled rows for the naive Bayes estimators: the model layer's
-    EM fit of the estimator's ``_model`` in place of the streaming statistics;
-    ``partial_fit`` refuses unlabelled rows, and refuses to add to a model that EM
-    fitted."""
+    """``fit`` with unlabelled rows, or with missing values under
+    ``nan_policy="marginalize"``, for the naive Bayes estimators: the model layer's fit
+    of the estimator's ``_model`` (EM over the unlabelled rows, available-case
+    statistics for NaN) in place of the streaming statistics, which have neither.
+    ``partial_fit`` refuses unlabelled rows and NaN, and refuses to add to a model
+    fitted so."""
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model on (X, y), by EM when y marks unlabelled rows.
@@ -96,17 +99,20 @@ class UnlabeledNB:
         -------
         self
         """
-        self._fitted_by_em = False
-        if self.unlabeled_label is not None:
+        self._fitted_by_em = None
+        check_nan_policy(self._nan_policy())
+        if self.unlabeled_label is not None or self._nan_policy() == "marginalize":
             Xv, yv = self._validate_fit(X, y)
             Xl, yl, wl, U = split_unlabeled(self, Xv, yv, sample_weight)
-            if U is not None:
+            nan = self._nan_policy() == "marginalize" and has_nan(Xv)
+            if U is not None or nan:
                 self._reset()
                 self.classes_ = check_y(yl)[0]
                 self._check_inputs(Xl)
                 self.params_ = self._em_params(Xl, yl, wl, em_keywords(self, U))
                 self._set_attributes()
-                self._fitted_by_em = True
+                self._fitted_by_em = "unlabeled rows (EM)" if U is not None else \
+                    "missing values (NaN)"
                 return self
         return super().fit(X, y, sample_weight)
 
@@ -117,13 +123,16 @@ class UnlabeledNB:
             raise ValueError(f"partial_fit cannot take unlabeled rows (y == "
                              f"{self.unlabeled_label!r}): EM needs all rows at once; "
                              f"use fit")
-        if self.__dict__.get("_fitted_by_em"):
-            raise ValueError("this estimator was fitted with unlabeled rows (EM); "
-                             "partial_fit cannot add to it: call fit on all rows")
+        how = self.__dict__.get("_fitted_by_em")
+        if how:
+            raise ValueError(f"this estimator was fitted with {how}; partial_fit cannot "
+                             f"add to it: call fit on all rows")
         return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
 
     def _em_params(self, X, y, sample_weight, em):
-        """The params of the model layer's EM fit of this estimator's ``_model``."""
+        """The params of the model layer's fit of this estimator's ``_model`` (EM with
+        ``em``'s keywords; missing values as ``nan_policy`` says)."""
+        em = {**em, "nan_policy": self._nan_policy()}
         if self._model == "gaussian":
             return fit_gaussian_nb(X, y, priors=self.priors,
                                    var_smoothing=self.var_smoothing,

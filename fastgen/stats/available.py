@@ -15,7 +15,8 @@ import numpy as np
 import scipy.sparse
 
 __all__ = ["AvailableCase", "available_case", "pairwise_covariance", "class_matrix",
-           "filled", "missing_matrix", "binary_counts_observed"]
+           "filled", "missing_matrix", "binary_counts_observed", "weighted_binary_counts",
+           "merge_available"]
 
 
 @dataclass(frozen=True)
@@ -119,15 +120,27 @@ def binary_counts_observed(X, codes, w, K, binarize):
     CSR): the class weights, the weighted counts of the observed entries with value 1
     (x > ``binarize``, or x itself when None) and the weights of the rows of class k
     that observe feature j."""
+    return weighted_binary_counts(X, class_matrix(codes, w, K), binarize)
+
+
+def weighted_binary_counts(X, H, binarize):
+    """:func:`binary_counts_observed` with the rows weighted per class by ``H`` (K, n),
+    sparse (hard labels) or dense (fractional memberships: an EM step's λ·Rᵀ).  A
+    missing entry counts for neither F_kj nor N_kj, whatever the threshold."""
     A = filled(X)
     if binarize is not None:
         if scipy.sparse.issparse(A):
             A.data = (A.data > binarize).astype(np.float64)
         else:
             A = (A > binarize).astype(np.float64)
-    H = class_matrix(codes, w, K)
+    M = missing_matrix(X)
+    if not scipy.sparse.issparse(A):
+        A[M > 0] = 0.0  # filled with 0, a missing entry is above a negative threshold
+    elif binarize is not None and binarize < 0:
+        raise ValueError(f"binarize={binarize} < 0 would turn the implicit zeros of "
+                         f"sparse X into ones; pass a dense array")
     cc = np.asarray(H.sum(axis=1), dtype=np.float64).reshape(-1)
-    return cc, _dense(H @ A), cc[:, None] - _dense(H @ missing_matrix(X))
+    return cc, _dense(H @ A), cc[:, None] - _dense(H @ M)
 
 
 def refuse_unobserved(observed, cc, classes):
@@ -150,3 +163,17 @@ def refuse_unobserved(observed, cc, classes):
             f"no row of class {label!r} observes feature {int(j)} (every such entry "
             f"is NaN): its distribution in that class cannot be estimated; drop the "
             f"feature or add rows of that class that observe it")
+
+
+def merge_available(a: AvailableCase, b: AvailableCase) -> AvailableCase:
+    """Available-case statistics of the union of two sets of rows, per class and
+    feature by the pairwise update (``centred`` None): with N = N_a + N_b and
+    δ = μ_b − μ_a, μ = μ_a + δ·N_b/N and S = S_a + S_b + δ²·N_a·N_b/N (where N = 0:
+    μ = S = 0); W = W_a + W_b."""
+    N = a.observed + b.observed
+    delta = b.means - a.means
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(N > 0, b.observed / N, 0.0)
+    means = np.where(N > 0, a.means + delta * share, 0.0)
+    sumsq = a.sumsq + b.sumsq + delta * delta * a.observed * share
+    return AvailableCase(a.counts + b.counts, N, means, sumsq, None)

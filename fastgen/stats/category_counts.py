@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._runtime import kernel_module
 from .._small import is_small
 from .._validation import csr_arrays, is_sparse
-from ..kernels.nb import categorical_counts
-from ..kernels.sparse import csr_categorical_counts
 from . import numpy_passes
 from .feature_counts import locate_flat, weighted_class_count
+
+nb_kernels = kernel_module("nb")
+sparse_kernels = kernel_module("sparse")
 
 __all__ = [
     "CATEGORY_FLOOR",
@@ -199,8 +201,9 @@ def count_categories(X, codes, w, K, offsets):
         return cc, numpy_passes.category_counts(X, codes, w, K, offsets, cc)
     if is_sparse(X):
         indptr, indices, data = csr_arrays(X)
-        return cc, csr_categorical_counts(indptr, indices, data, codes, w, K, offsets, cc)
-    return cc, categorical_counts(X, codes, w, K, offsets)
+        return cc, sparse_kernels.csr_categorical_counts(indptr, indices, data, codes, w, K,
+                                                         offsets, cc)
+    return cc, nb_kernels.categorical_counts(X, codes, w, K, offsets)
 
 
 def widen_categories(counts, n_cat, wider):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._runtime import kernel_threads
+from .._runtime import kernel_module, kernel_threads
 from .._small import is_small
 from .._validation import (
     check_sample_weight,
@@ -27,9 +27,10 @@ from .._validation import (
     is_sparse,
     report_nonfinite,
 )
-from ..kernels.nb import dense_class_counts
-from ..kernels.sparse import count_plan, csr_class_tables, no_logs
 from . import numpy_passes
+
+nb_kernels = kernel_module("nb")
+sparse_kernels = kernel_module("sparse")
 
 __all__ = [
     "fit_inputs",
@@ -106,14 +107,15 @@ def class_feature_counts(X, codes, w, K, *, binarize=False, threshold=0.0, finis
         # a fresh table from numpy, which asks for huge pages (arrays numba allocates
         # get 4 KB pages: a page fault per 4 KB on first touch)
         out = np.empty((K, d))
-        first = csr_class_tables(indptr, indices, data, codes, w, bool(binarize),
-                                 float(threshold), csr_count_split(X, K),
-                                 no_logs() if finish is None else finish, out)
+        first = sparse_kernels.csr_class_tables(indptr, indices, data, codes, w, bool(binarize),
+                                                float(threshold), csr_count_split(X, K),
+                                                sparse_kernels.no_logs() if finish is None
+                                                else finish, out)
         return out, first
     n = X.shape[0]
     G = _n_groups(n * d, K, d)
-    return dense_class_counts(X, codes, w, K, bool(binarize), float(threshold),
-                              _dense_bounds(n, G))
+    return nb_kernels.dense_class_counts(X, codes, w, K, bool(binarize), float(threshold),
+                                         _dense_bounds(n, G))
 
 
 def csr_count_split(X, K):
@@ -122,7 +124,7 @@ def csr_count_split(X, K):
     thread, prefetches sized to X's rows.  None of it changes the counts, so this may
     follow the thread count."""
     col_blocks = max(1, min(X.shape[1], -(-kernel_threads() // K)))
-    return count_plan(X.nnz, X.shape[0], col_blocks)
+    return sparse_kernels.count_plan(X.nnz, X.shape[0], col_blocks)
 
 
 def reject_bad_values(X, first, model, *, negative=True):

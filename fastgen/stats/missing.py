@@ -23,11 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse
 
+from .._runtime import kernel_module
 from .._validation import check_X
-from ..kernels.special import MODE_JLL
+from ..kernels.modes import MODE_JLL
+
+missing_kernels = kernel_module("missing")
 
 __all__ = ["MissingPatterns", "missing_patterns", "pattern_factors", "pattern_tables",
            "gaussian_marginal", "RowGroups", "row_groups", "diagonal_marginal_jll",
@@ -239,6 +241,8 @@ def gaussian_marginal(X, pats: MissingPatterns, mean, precision, log_det, *,
 
 def precision_of(cov):
     """(Λ = Σ⁻¹, log|Σ|) from a positive definite Σ by Cholesky; LinAlgError if not."""
+    import scipy.linalg  # on use: small naive Bayes fits never load it
+
     L = np.linalg.cholesky(cov)
     Linv = scipy.linalg.solve_triangular(L, np.eye(cov.shape[0]), lower=True)
     return Linv.T @ Linv, 2.0 * float(np.sum(np.log(np.diag(L))))
@@ -306,13 +310,11 @@ def diagonal_marginal_jll(X, means, variances, log_prior, mode=MODE_JLL,
     ``skip_complete``, returns (scores, the complete rows (indices)) and the rows
     without NaN hold placeholders; infinity in X is refused either way.
     """
-    from ..kernels.missing import diagonal_marginal_scores
-
     K, d = means.shape
     var = np.broadcast_to(np.asarray(variances, dtype=np.float64), (K, d))
     out = np.empty((X.shape[0], K))
     complete = np.empty(X.shape[0], dtype=np.uint8)
-    n_inf = diagonal_marginal_scores(
+    n_inf = missing_kernels.diagonal_marginal_scores(
         X, np.ascontiguousarray(means, dtype=np.float64), np.ascontiguousarray(1.0 / var),
         np.ascontiguousarray(np.log(2.0 * np.pi * var)),
         np.ascontiguousarray(log_prior, dtype=np.float64), mode, bool(skip_complete),
@@ -354,15 +356,13 @@ def row_groups(X):
     by a table of all 2^d, beyond by a sort; wider X goes through
     :func:`missing_patterns`.  A counting sort then groups the rows.
     """
-    from ..kernels.missing import MAX_KEY_D, group_rows, nan_keys, number_keys
-
     n, d = X.shape
-    if d <= MAX_KEY_D:
+    if d <= missing_kernels.MAX_KEY_D:
         keys = np.empty(n, dtype=np.int64)
-        if nan_keys(X, keys):
+        if missing_kernels.nan_keys(X, keys):
             reject_infinite(X)
         if d <= _COUNT_KEYS_MAX_D:
-            ids, pkeys = number_keys(keys, d)
+            ids, pkeys = missing_kernels.number_keys(keys, d)
         else:
             pkeys, ids = np.unique(keys, return_inverse=True)
             ids = ids.reshape(-1).astype(np.intp)
@@ -387,7 +387,7 @@ def row_groups(X):
         ids = renumber[ids]
         patterns = np.concatenate([np.delete(patterns, none[0], axis=0), patterns[none]])
         s_of = patterns.sum(axis=1)
-    order, pos, starts = group_rows(ids, P)
+    order, pos, starts = missing_kernels.group_rows(ids, P)
     idx_ptr = np.zeros(P + 1, dtype=np.intp)
     np.cumsum(s_of, out=idx_ptr[1:])
     idx = np.nonzero(patterns)[1].astype(np.intp)

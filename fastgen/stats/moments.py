@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import cuda as device
-from .._runtime import blas_single_thread, serial_for_small_inputs
+from .._runtime import blas_single_thread, kernel_module, serial_for_small_inputs
 from .._small import is_small, small_work
 from .._validation import (
     check_finite_result,
@@ -29,8 +29,9 @@ from .._validation import (
     merged_feature_names,
     stored_feature_names,
 )
-from ..kernels import moments as moment_kernels
 from . import numpy_passes
+
+moment_kernels = kernel_module("moments")
 
 __all__ = ["ClassMoments", "ClassRows", "class_moments", "class_rows", "merge_moments",
            "moments_arrays", "SCATTER_KINDS", "total_variance", "variance_floor",

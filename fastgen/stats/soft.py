@@ -19,6 +19,12 @@ ran them 10× slower here (benchmarks/NOTES.md):
   or [x > t] (Bernoulli), dense or CSR (Rᵀ X);
 * :func:`soft_category_counts`: N_kjc = Σ_{i: x_ij = c} r_ik of categorical codes,
   dense or CSR (implicit zeros are category 0).
+
+Rows with missing features (NaN) give the available-case statistics of the models
+whose likelihood factorises over the features: each feature over the rows that observe
+it, the memberships times the observation indicators o_ij
+(:func:`soft_available_moments`, :func:`soft_binary_counts_observed`,
+:func:`soft_category_counts_observed`).
 """
 
 from __future__ import annotations
@@ -27,9 +33,12 @@ import numpy as np
 
 from .._runtime import blas_single_thread
 from .._validation import is_sparse
+from .available import AvailableCase, missing_matrix, weighted_binary_counts
 from .moments import SCATTER_KINDS, ClassMoments
 
-__all__ = ["soft_moments", "soft_counts", "soft_category_counts", "check_memberships"]
+__all__ = ["soft_moments", "soft_counts", "soft_category_counts", "check_memberships",
+           "soft_available_moments", "soft_binary_counts_observed",
+           "soft_category_counts_observed"]
 
 #: doubles of one block's temporaries (n_block × d): 8 MB
 _BLOCK_DOUBLES = 1 << 20
@@ -168,4 +177,72 @@ def soft_category_counts(X, R, offsets):
         onehot = sp.csr_matrix((np.ones(m * d), cols, np.arange(0, m * d + 1, d)),
                                shape=(m, C))
         counts += np.asarray((onehot.T @ R[s:e]).T)
+    return counts
+
+
+def soft_available_moments(X, R) -> AvailableCase:
+    """Available-case statistics of dense X with NaN entries and memberships R (n, K)
+    (:class:`~fastgen.stats.available.AvailableCase`, ``centred`` None), o_ij = 1 where
+    x_ij is observed::
+
+        W_k = Σ_i r_ik,   N_kj = Σ_i r_ik o_ij,   μ_kj = Σ_i r_ik o_ij x_ij / N_kj,
+        S_kj = Σ_i r_ik o_ij (x_ij − μ_kj)²
+
+    (μ_kj = S_kj = 0 where N_kj = 0).  Each column is shifted by one observed value
+    before summing, and the squares are taken about the class means (two reads of X),
+    so S keeps its digits when |μ| ≫ σ.  float64.
+    """
+    n, d = X.shape
+    R = check_memberships(R, n)
+    K = R.shape[1]
+    W = R.sum(axis=0)
+    N = np.zeros((K, d))
+    sums = np.zeros((K, d))
+    sumsq = np.zeros((K, d))
+    missing = np.isnan(X)
+    seen = ~missing
+    first = np.argmax(seen, axis=0)
+    shift = np.where(seen.any(axis=0), X[first, np.arange(d)], 0.0).astype(np.float64)
+    blocks = _row_blocks(n, d)
+    with blas_single_thread():
+        for s, e in blocks:
+            O = seen[s:e].astype(np.float64)
+            Z = np.where(missing[s:e], 0.0, X[s:e] - shift)
+            N += R[s:e].T @ O
+            sums += R[s:e].T @ Z
+        with np.errstate(divide="ignore", invalid="ignore"):
+            centred = np.where(N > 0, sums / N, 0.0)  # μ_kj − shift_j
+        for s, e in blocks:
+            Z = X[s:e] - shift  # NaN stays NaN: masked below
+            for k in range(K):
+                D = np.where(missing[s:e], 0.0, Z - centred[k])
+                sumsq[k] += R[s:e, k] @ (D * D)
+    means = np.where(N > 0, centred + shift, 0.0)
+    return AvailableCase(W, N, means, sumsq, None)
+
+
+def soft_binary_counts_observed(X, R, *, binarize=None):
+    """(N_k (K,), F_kj (K, d), N_kj (K, d)) float64 of dense or CSR X with NaN entries
+    and memberships R: N_k = Σ_i r_ik, F_kj = Σ_i r_ik o_ij b_ij and N_kj = Σ_i r_ik o_ij,
+    b_ij = [x_ij > binarize] (x_ij itself when ``binarize`` is None), as
+    :func:`fastgen.stats.available.binary_counts_observed` with hard labels."""
+    R = check_memberships(R, X.shape[0])
+    with blas_single_thread():
+        return weighted_binary_counts(X, np.ascontiguousarray(R.T), binarize)
+
+
+def soft_category_counts_observed(X, R, offsets):
+    """(K, C) N_kjc = Σ_{i: x_ij = c} r_ik over the observed entries of category codes X
+    (dense or CSR, NaN marking a missing code, otherwise as
+    :func:`soft_category_counts`): a missing entry counts for no category."""
+    M = missing_matrix(X)
+    filled = X.copy()
+    if is_sparse(X):
+        filled.data = np.where(np.isnan(X.data), 0.0, X.data).astype(X.dtype)
+    else:
+        filled[np.isnan(X)] = 0.0
+    counts = soft_category_counts(filled, R, offsets)  # a missing entry as category 0 ...
+    R = check_memberships(R, X.shape[0])
+    offsets = np.asarray(offsets, dtype=np.int64)
+    counts[:, offsets[:-1]] -= np.asarray((M.T @ R).T)  # ... taken out again
     return counts

@@ -158,7 +158,7 @@ def test_separation_stops_unpenalised_fit_on_protocol_data():
 def test_pcg_stops_at_the_absolute_residual():
     """``atol`` bounds max|r| with r = −g − Hx, the residual CG tracks; the stop comes
     after fewer products than a tight relative one."""
-    from fastgen.logistic.newton import pcg
+    from fastgen.logistic.linsolve import pcg
 
     rng = np.random.default_rng(0)
     A = rng.normal(size=(60, 40))

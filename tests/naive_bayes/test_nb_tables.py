@@ -215,8 +215,8 @@ def test_csr_fits_take_no_separate_log_pass(monkeypatch):
     def fail(*args, **kwargs):
         raise AssertionError("a separate log pass ran")
 
-    monkeypatch.setattr(nb_discrete, "log_counts", fail)
-    monkeypatch.setattr(nb_discrete, "class_log_totals", fail)
+    monkeypatch.setattr(nb_discrete.nb_kernels, "log_counts", fail)
+    monkeypatch.setattr(nb_discrete.nb_kernels, "class_log_totals", fail)
     got = [fastgen.fit_multinomial_nb(X, y), fastgen.fit_bernoulli_nb(X, y)]
     for a, b in zip(want, got):
         assert _model_tables(a) == _model_tables(b)

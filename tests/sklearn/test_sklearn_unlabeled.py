@@ -51,8 +51,11 @@ CASES = [
 def test_minus_one_marks_unlabelled_rows(est, fit, options, counts, lam):
     X, y, labelled = _data(1, counts)
     y_semi = np.where(labelled, y, -1)
-    e = est(unlabeled_label=-1, unlabeled_weight=lam, **options).fit(X, y_semi)
-    want = fit(X[labelled], y[labelled], unlabeled=X[~labelled], unlabeled_weight=lam)
+    e = est(unlabeled_label=-1, unlabeled_weight=lam, em_max_iter=1000, **options).fit(
+        X, y_semi)
+    want = fit(X[labelled], y[labelled], unlabeled=X[~labelled], unlabeled_weight=lam,
+               em_max_iter=1000)
+    assert want.converged
     assert e.params_ == want
     assert np.array_equal(e.classes_, [0, 1, 2])
     assert e.params_.n_iter >= 1
@@ -118,24 +121,3 @@ def test_models_without_em_take_no_unlabeled_label():
     from fastgen.sklearn import LogisticRegression
 
     assert "unlabeled_label" not in LogisticRegression().get_params()
-
-
-@pytest.mark.parametrize("Est", [LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis])
-def test_missing_features_and_unlabelled_rows_are_refused(Est):
-    """nan_policy='marginalize' with NaN in X and -1 in y: a clear ValueError, X and y
-    untouched; each alone fits."""
-    rng = np.random.default_rng(5)
-    y = np.repeat([0, 1, 2], 40)
-    X = rng.normal(0, 1, (120, 3)) + 3.0 * np.eye(3)[y]
-    X[::9, 1] = np.nan
-    y_semi = y.copy()
-    y_semi[1::4] = -1
-    X0, y0 = X.copy(), y_semi.copy()
-    est = Est(nan_policy="marginalize", unlabeled_label=-1)
-    with pytest.raises(ValueError, match="unlabeled rows"):
-        est.fit(X, y_semi)
-    np.testing.assert_array_equal(X, X0)
-    np.testing.assert_array_equal(y_semi, y0)
-    assert est.fit(X, y).params_.history_monotone is True
-    complete = np.where(np.isnan(X), 0.0, X)
-    assert est.fit(complete, y_semi).params_.n_iter is not None

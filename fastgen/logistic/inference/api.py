@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.stats
 
 from ..._validation import (
     check_feature_names,
@@ -27,6 +26,7 @@ from ..._validation import (
 from ..._warn import warn
 from ..centring import centred_frame, covariance_to_user, to_centred
 from ..params import ConvergenceWarning
+from ..tails import chi2_sf, norm_sf
 from .checks import (
     InferenceRequest,
     canonical_cov_type,
@@ -105,7 +105,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     beta = reference_coef(model).ravel()[order]
     bse = np.sqrt(np.diag(cov))
     z = beta / bse
-    pv = 2.0 * scipy.stats.norm.sf(np.abs(z))
+    pv = 2.0 * norm_sf(np.abs(z))
     counts = sums.class_counts
     if request.method == "Firth":
         from ..firth_objective import firth_null_loglik
@@ -118,7 +118,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
         llnull = float(np.sum(counts[nz] * np.log(pri[nz])))
     df_model = float((p - 1) * m)
     llr = 2.0 * (llf - llnull)
-    llr_p = float(scipy.stats.chi2.sf(llr, df_model)) if df_model > 0 else float("nan")
+    llr_p = float(chi2_sf(llr, df_model)) if df_model > 0 else float("nan")
 
     def shape(a):
         return a.reshape(m, p).T.copy() if K > 2 else a
@@ -137,15 +137,16 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     )
 
 
-def with_profile(result, model, request, data, sample, names, frames=None):
+def with_profile(result, model, request, data, sample, names, frames=None, shift=None):
     """``result`` with profile-likelihood intervals and likelihood-ratio p-values
     (penalised for Firth fits), refitting on the in-memory ``data``; multinomial ones
     in the layout of ``params``, (p, K−1).
 
     ``frames``: ``(model_c, data_c)`` in the centred frame (:mod:`..centring`) when X
-    was centred: the slopes' profiles are taken there (a slope's profile does not
-    depend on the frame), the intercepts' on ``data`` in the user's coordinates, where
-    the intercept is the user's."""
+    was centred by ``shift``: the slopes' profiles are taken there (a slope's profile
+    does not depend on the frame), the intercepts' in the user's coordinates, where the
+    intercept is the user's, with l* still evaluated on the centred data
+    (:class:`~fastgen.logistic.firth_profile.UserFrame`)."""
     from ..firth_profile import profile_inference
 
     m, p = request.n_equations, request.p
@@ -157,10 +158,11 @@ def with_profile(result, model, request, data, sample, names, frames=None):
         labels = [f"{nm} (y={model.classes[k + 1]})" for k in range(m) for nm in labels]
     pw = 0.5 if request.method == "Firth" else 0.0
 
-    def profile_of(mod, dat, which=None):
+    def profile_of(mod, dat, which=None, shift=None):
         return profile_inference(
             dat, sample.codes, sample.w, reference_coef(mod).ravel(), cov[back][:, back],
-            request.alpha, pw, names=labels, n_classes=request.n_classes, which=which)
+            request.alpha, pw, names=labels, n_classes=request.n_classes, which=which,
+            shift=shift)
 
     if frames is None:
         profile, lrp = profile_of(model, data)
@@ -169,7 +171,7 @@ def with_profile(result, model, request, data, sample, names, frames=None):
         slopes = [j for j in range(m * p) if j not in icpt]
         profile, lrp = profile_of(*frames, slopes)
         try:
-            profile_u, lrp_u = profile_of(model, data, icpt)
+            profile_u, lrp_u = profile_of(model, frames[1], icpt, shift)
             profile[icpt], lrp[icpt] = profile_u[icpt], lrp_u[icpt]
         except np.linalg.LinAlgError as exc:
             # the offset columns are so nearly parallel to the intercept's that the
@@ -344,9 +346,8 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         if shift is None:
             result = with_profile(result, model, request, data, sample, names)
         else:
-            result = with_profile(result, model, request,
-                                  InferenceData(sample.X, model.fit_intercept), sample,
-                                  names, frames=(model_c, data))
+            result = with_profile(result, model, request, data, sample, names,
+                                  frames=(model_c, data), shift=shift)
     return (result, sample) if want_sample else result
 
 
@@ -363,7 +364,7 @@ def result_in_user_frame(result, model, request, shift):
     bse = np.sqrt(np.diag(cov))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = beta / bse
-    pv = 2.0 * scipy.stats.norm.sf(np.abs(z))
+    pv = 2.0 * norm_sf(np.abs(z))
 
     def shape(a):
         return a.reshape(m, p).T.copy() if K > 2 else a

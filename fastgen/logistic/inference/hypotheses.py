@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 import scipy.special
-import scipy.stats
+
+from ..tails import chi2_sf, norm_isf, norm_sf
 
 __all__ = ["ContrastResults", "LRTestResults", "constraint_matrix", "parse_constraints",
            "t_test", "wald_test",
@@ -50,7 +51,7 @@ class ContrastResults:
         alpha = self.alpha if alpha is None else alpha
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1); got {alpha}")
-        z = scipy.stats.norm.isf(alpha / 2)
+        z = norm_isf(alpha / 2)
         return np.column_stack([self.effect - z * self.sd, self.effect + z * self.sd])
 
     def summary_frame(self, alpha=None):
@@ -265,7 +266,7 @@ def t_test(res, r_matrix, alpha=0.05):
     R, q, effect, V = _contrast(res, r_matrix)
     sd = np.sqrt(np.diag(V))
     z = (effect - q) / sd
-    p = 2.0 * scipy.stats.norm.sf(np.abs(z))
+    p = 2.0 * norm_sf(np.abs(z))
     return ContrastResults(effect=effect, sd=sd, tvalue=z, pvalue=p, q=q, alpha=alpha,
                            distribution="norm")
 
@@ -277,7 +278,7 @@ def wald_test(res, r_matrix):
     d = effect - q
     W = float(d @ np.linalg.pinv(V) @ d)
     df = int(np.linalg.matrix_rank(V))
-    return ContrastResults(statistic=W, pvalue=float(scipy.stats.chi2.sf(W, df)),
+    return ContrastResults(statistic=W, pvalue=float(chi2_sf(W, df)),
                            df_denom=df, distribution="chi2")
 
 
@@ -291,7 +292,7 @@ class LRTestResults:
     def __init__(self, statistic, df_diff, method):
         self.statistic = float(statistic)
         self.df_diff = int(df_diff)
-        self.pvalue = float(scipy.stats.chi2.sf(self.statistic, self.df_diff))
+        self.pvalue = float(chi2_sf(self.statistic, self.df_diff))
         self.method = method
 
     def __iter__(self):  # statistic, pvalue, df as statsmodels' compare_lr_test

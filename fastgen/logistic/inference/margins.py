@@ -18,8 +18,8 @@ Imports: numpy, scipy (pandas on use) and the sibling ``prediction`` only.
 from __future__ import annotations
 
 import numpy as np
-import scipy.stats
 
+from ..tails import norm_isf, norm_sf
 from .prediction import check_covariance, design_rows, probabilities
 
 __all__ = ["MarginalEffects", "get_margeff"]
@@ -55,12 +55,12 @@ class MarginalEffects:
 
     @property
     def pvalues(self):
-        return 2.0 * scipy.stats.norm.sf(np.abs(self.tvalues))
+        return 2.0 * norm_sf(np.abs(self.tvalues))
 
     def conf_int(self, alpha=0.05):
         """``margeff ± z_{1−α/2} · se``: (d, 2) (binary) or (d, 2, K) (multinomial),
         as statsmodels."""
-        z = scipy.stats.norm.isf(alpha / 2)
+        z = norm_isf(alpha / 2)
         lo, hi = self.margeff - z * self.margeff_se, self.margeff + z * self.margeff_se
         return np.stack([lo, hi], axis=1)
 

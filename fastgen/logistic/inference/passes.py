@@ -13,12 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._runtime import blas_single_thread, threads_for
+from ..._runtime import blas_single_thread, kernel_module, threads_for
 from ..._small import is_small
 from ..._validation import csr_arrays, is_sparse
-from ...kernels import inference as inference_kernels
 
 __all__ = ["InferenceData", "PassSums", "reference_coef"]
+
+inference_kernels = kernel_module("inference")
 
 _GROUP_MAX = 16
 _SLOT_BUDGET = 8 * 1024 * 1024

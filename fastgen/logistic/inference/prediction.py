@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.special
-import scipy.stats
+
+from ..tails import norm_isf
 
 __all__ = ["PredictionResults", "get_prediction", "predicted_probabilities", "design_rows"]
 
@@ -54,7 +55,7 @@ class PredictionResults:
         ``predicted.shape + (2,)``."""
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1); got {alpha}")
-        z = scipy.stats.norm.isf(alpha / 2)
+        z = norm_isf(alpha / 2)
         return np.stack([scipy.special.expit(self.linpred - z * self.linpred_se),
                          scipy.special.expit(self.linpred + z * self.linpred_se)], axis=-1)
 

@@ -3,8 +3,8 @@ statsmodels-style summary and its DataFrame, and the doors to the tests of linea
 hypotheses (:mod:`.hypotheses`), predictions (:mod:`.prediction`) and marginal effects
 (:mod:`.margins`).
 
-Imports: numpy, scipy.stats and the sibling ``summary`` (pandas and the other siblings
-on use) only.
+Imports: numpy, scipy.special (through :mod:`fastgen.logistic.tails`) and the sibling
+``summary`` (pandas and the other siblings on use) only.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import scipy.stats
 
+from ..tails import norm_isf
 from .summary import Summary, build_summary
 
 __all__ = ["LogisticInference", "FitData", "labelled"]
@@ -222,7 +222,7 @@ class LogisticInference:
             return np.array(self.profile_ci, copy=True)
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must be in (0, 1); got {alpha}")
-        z = scipy.stats.norm.isf(alpha / 2)
+        z = norm_isf(alpha / 2)
         par, bse = np.asarray(self.params), np.asarray(self.bse)
         return np.stack([par - z * bse, par + z * bse], axis=-1)
 

@@ -1,0 +1,45 @@
+"""Errors raised on a subset of X's rows, renamed to X's own rows."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+import numpy as np
+
+__all__ = ["rows_renamed"]
+
+#: The forms in which messages name a row: "row 3" and "X[3, 1]".
+_ROW = re.compile(r"\brow (\d+)|\bX\[(\d+),")
+
+
+@contextlib.contextmanager
+def rows_renamed(rows):
+    """A ValueError raised in the block on a subset of X's rows is raised again naming
+    the rows of X.
+
+    ``rows`` maps the subset's row i to X's row: an int (the subset is the rows from
+    there on: a row block), an index array, or a slice (the whole of X: nothing to
+    rename).  A message without a row name is raised unchanged.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        if isinstance(rows, slice) or (isinstance(rows, int) and rows == 0):
+            raise
+        index = None if isinstance(rows, int) else np.asarray(rows)
+
+        def name(m):
+            local = int(m.group(1) if m.group(1) is not None else m.group(2))
+            row = local + rows if index is None else int(index[local])
+            return f"row {row}" if m.group(1) is not None else f"X[{row},"
+
+        msg = str(exc)
+        renamed = _ROW.sub(name, msg)
+        if renamed == msg:
+            raise
+        try:
+            new = type(exc)(renamed)
+        except Exception:  # an exception type with its own constructor arguments
+            new = ValueError(renamed)
+        raise new from None
