@@ -297,11 +297,12 @@ def settle():
         time.sleep(SETTLE_S)
 
 
-def interleaved_medians(fns, repeats=5, warmup=1):
+def interleaved_medians(fns, repeats=5, warmup=1, clock=time.perf_counter):
     """Time several callables in alternating rounds (a, b, c, a, b, c, ...) after
     ``warmup`` untimed calls each, so that load from other processes on a shared
     machine hits them alike (with :data:`SETTLE_S` seconds of pause before each timed
-    call).  Returns [(median seconds, all timings), ...] in order."""
+    call).  ``clock``: wall time, or ``time.process_time`` for this process's CPU time.
+    Returns [(median seconds, all timings), ...] in order."""
     for fn in fns:
         for _ in range(warmup):
             fn()
@@ -309,7 +310,7 @@ def interleaved_medians(fns, repeats=5, warmup=1):
     for _ in range(repeats):
         for i, fn in enumerate(fns):
             settle()
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            times[i].append(time.perf_counter() - t0)
+            times[i].append(clock() - t0)
     return [(statistics.median(t), t) for t in times]

@@ -4,9 +4,11 @@ A kernel's first use in a process with an empty numba cache costs 0.3–3 s of
 compilation; numpy and scipy, vectorised as scikit-learn computes, need none.  An input
 of at most :data:`SMALL_VALUES` stored values (n·d dense, nnz + n CSR) is computed by
 the numpy passes (``fastgen/stats/numpy_passes.py``, ``fastgen/gda/small.py``,
-``fastgen/naive_bayes/small.py``, ``fastgen/logistic/small.py``): a first answer
+``fastgen/naive_bayes/small.py``, ``fastgen/logistic/small.py``; scoring with
+NaN in ``fastgen/gda/marginal.py``): a first answer
 without compiling anything, and warm calls on such inputs within 2× of the compiled
-kernels (benchmarks/NOTES.md, "numpy passes for small inputs").  Larger inputs run the
+kernels (benchmarks/NOTES.md, "numpy passes for small inputs"; scoring with NaN
+2–14×, a few milliseconds, against seconds of compilation).  Larger inputs run the
 kernels, which win there (2.5–9× at 10⁶ values) by their single pass and their threads.
 
 The two paths compute the same formulas in a different order: they agree to 1e-12

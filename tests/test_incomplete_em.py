@@ -459,14 +459,14 @@ def test_small_inputs_take_numpy_passes_and_agree_with_the_kernels(monkeypatch):
                 for name, fit in fits.items()}
 
     monkeypatch.setattr(_small, "SMALL_VALUES", 1 << 40)
-    import fastgen.stats.missing as missing
+    import fastgen.kernels.missing as missing
 
     def refuse(*args, **kwargs):
         raise AssertionError("small data reached the marginal kernels")
 
-    for kernel in ("shared_marginal_scores", "class_marginal_scores",
-                   "diagonal_marginal_scores"):
-        monkeypatch.setattr(missing.missing_kernels, kernel, refuse)
+    for kernel in ("pooled_pattern_scores", "class_pattern_scores",
+                   "diagonal_marginal_scores", "nan_keys"):
+        monkeypatch.setattr(missing, kernel, refuse)
     small = run()
     monkeypatch.undo()
     monkeypatch.setattr(_small, "SMALL_VALUES", -1)

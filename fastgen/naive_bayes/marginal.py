@@ -30,7 +30,7 @@ from ..stats.feature_counts import check_binary_values
 from ..stats.missing import diagonal_marginal_jll
 from .scoring import report_negative
 
-__all__ = ["marginal_joint_log_likelihood"]
+__all__ = ["marginal_joint_log_likelihood", "gaussian_marginal_scores"]
 
 _BLOCK = 1 << 14
 
@@ -56,6 +56,16 @@ def _all_missing(X, missing):
         counts[has] = per_row[has] if per_row.size else 0
         return counts == X.shape[1]
     return missing.all(axis=1)
+
+
+def gaussian_marginal_scores(params, X, mode, relative=False):
+    """Scores of validated dense X with NaN under Gaussian naive Bayes, finished per
+    ``mode`` (as :func:`fastgen.gda.marginal.marginal_scores`): (scores, the complete
+    rows, whose scores are placeholders) or None where X holds no NaN."""
+    from ..gda.marginal import diagonal_marginal_scores
+
+    return diagonal_marginal_scores(X, params.means, params.variances,
+                                    params.class_log_prior, mode)
 
 
 def _gaussian(params, X, missing):

@@ -32,8 +32,8 @@ from ..kernels.modes import MODE_JLL
 missing_kernels = kernel_module("missing")
 
 __all__ = ["MissingPatterns", "missing_patterns", "pattern_factors", "pattern_tables",
-           "gaussian_marginal", "shared_gaussian_marginal", "class_gaussian_marginal",
-           "diagonal_marginal_jll", "conditional_moments", "precision_of", "LOG_2PI",
+           "gaussian_marginal", "RowGroups", "row_groups", "diagonal_marginal_jll",
+           "conditional_moments", "precision_of", "LOG_2PI",
            "NAN_POLICIES", "check_nan_policy", "nan_input", "has_nan", "reject_infinite"]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -199,53 +199,6 @@ def pattern_tables(precision, pats: MissingPatterns):
     return idx_ptr, idx, inv_ptr, inv, logdet
 
 
-def shared_gaussian_marginal(X, pats: MissingPatterns, means, precision, log_det,
-                             log_prior, quadratic=True):
-    """(n, K) log π_k + log N(x_o; μ_k,o, Σ_oo) of every row of X (NaN marks the
-    missing entries) for K classes sharing one Σ (precision Λ, log|Σ| ``log_det``), in
-    one pass (:func:`fastgen.kernels.missing.shared_marginal_scores`).
-
-    With c the mean of the class means, z = P_o(x − c) and δ_k = μ_k − c, the residual
-    of class k is r_k = z − P_oδ_k; its terms come from the class tables Λδ_k and
-    δ_kᵀΛδ_k and the missing entries of the row (see the kernel).  Without
-    ``quadratic`` the term −½zᵀΛz, the same for every class, is left out.
-    """
-    K, d = means.shape
-    c = means.mean(axis=0)
-    delta = np.ascontiguousarray(means - c)
-    G = delta @ precision  # (K, d): Λδ_k (Λ symmetric)
-    idx_ptr, idx, inv_ptr, inv, logdet_mm = pattern_tables(precision, pats)
-    out = np.empty((X.shape[0], K))
-    missing_kernels.shared_marginal_scores(X, pats.pattern_of, c, np.ascontiguousarray(precision),
-                                           np.ascontiguousarray(delta.T), np.ascontiguousarray(G.T),
-                                           np.einsum("kj,kj->k", delta, G),
-                                           idx_ptr, idx, inv_ptr, inv, logdet_mm,
-                                           np.asarray(log_prior, dtype=np.float64) - 0.5 * log_det,
-                                           bool(quadratic), MODE_JLL, out)
-    out[pats.n_missing[pats.pattern_of] == d] = log_prior  # nothing observed: the priors
-    return out
-
-
-def class_gaussian_marginal(X, pats: MissingPatterns, means, precisions, log_dets,
-                            log_prior):
-    """(n, K) log π_k + log N(x_o; μ_k,o, Σ_k,oo) of every row of X (NaN marks the
-    missing entries), one Σ_k per class (``precisions`` (K, d, d), ``log_dets`` (K,)),
-    in one pass (:func:`fastgen.kernels.missing.class_marginal_scores`)."""
-    K, d = means.shape
-    tables = [pattern_tables(precisions[k], pats) for k in range(K)]
-    idx_ptr, idx, inv_ptr = tables[0][:3]
-    inv = np.ascontiguousarray(np.stack([t[3] for t in tables]))
-    logdet_mm = np.stack([t[4] for t in tables])
-    out = np.empty((X.shape[0], K))
-    missing_kernels.class_marginal_scores(
-        X, pats.pattern_of, np.ascontiguousarray(means, dtype=np.float64),
-        np.ascontiguousarray(precisions),
-        np.asarray(log_prior, dtype=np.float64) - 0.5 * np.asarray(log_dets),
-        idx_ptr, idx, inv_ptr, inv, np.ascontiguousarray(logdet_mm), MODE_JLL, out)
-    out[pats.n_missing[pats.pattern_of] == d] = log_prior  # nothing observed: the priors
-    return out
-
-
 def gaussian_marginal(X, pats: MissingPatterns, mean, precision, log_det, *,
                       impute=False):
     """log N(x_o; μ_o, Σ_oo) of every row of X (NaN marks the missing entries), and with
@@ -345,21 +298,98 @@ def conditional_moments(X, pats: MissingPatterns, resp, means, covariances, pool
     return W, mu, S, loglik
 
 
-def diagonal_marginal_jll(X, means, variances, log_prior):
+def diagonal_marginal_jll(X, means, variances, log_prior, mode=MODE_JLL,
+                          skip_complete=False):
     """Joint log-likelihoods (n, K) float64 of a diagonal Gaussian model with the
     missing features (NaN in X) left out, in one pass
     (:func:`fastgen.kernels.missing.diagonal_marginal_scores`)::
 
-        log π_k − ½ Σ_{j∈o} [log 2πσ²_kj + (x_j − μ_kj)²/σ²_kj].
+        log π_k − ½ Σ_{j∈o} [log 2πσ²_kj + (x_j − μ_kj)²/σ²_kj],
 
-    ``variances`` (K, d) or (d,) (shared by the classes).
+    finished per ``mode``.  ``variances`` (K, d) or (d,) (shared by the classes).  With
+    ``skip_complete``, returns (scores, the complete rows (indices)) and the rows
+    without NaN hold placeholders; infinity in X is refused either way.
     """
     K, d = means.shape
     var = np.broadcast_to(np.asarray(variances, dtype=np.float64), (K, d))
     out = np.empty((X.shape[0], K))
-    missing_kernels.diagonal_marginal_scores(X, np.ascontiguousarray(means, dtype=np.float64),
-                                             np.ascontiguousarray(1.0 / var),
-                                             np.ascontiguousarray(np.log(2.0 * np.pi * var)),
-                                             np.ascontiguousarray(log_prior, dtype=np.float64),
-                                             MODE_JLL, out)
+    complete = np.empty(X.shape[0], dtype=np.uint8)
+    n_inf = missing_kernels.diagonal_marginal_scores(
+        X, np.ascontiguousarray(means, dtype=np.float64), np.ascontiguousarray(1.0 / var),
+        np.ascontiguousarray(np.log(2.0 * np.pi * var)),
+        np.ascontiguousarray(log_prior, dtype=np.float64), mode, bool(skip_complete),
+        complete, out)
+    if n_inf:
+        reject_infinite(X)
+    if skip_complete:
+        return out, np.flatnonzero(complete)
     return out
+
+
+@dataclass(frozen=True)
+class RowGroups:
+    """Rows of X grouped by missingness pattern, as the pattern kernels of
+    :mod:`fastgen.kernels.missing` take them.
+
+    ``order`` (n,) the rows, pattern by pattern (ascending within one), and ``pos``
+    (n,) the position of each row in it; ``starts`` (P + 1,): pattern p's rows are
+    ``order[starts[p]:starts[p + 1]]``; ``idx_ptr`` (P + 1,) and ``idx``: its missing
+    columns ``idx[idx_ptr[p]:idx_ptr[p + 1]]``, ascending.  The rows without NaN come
+    last (``complete``, ascending, from position ``n_incomplete`` on).
+    """
+
+    order: np.ndarray
+    pos: np.ndarray
+    starts: np.ndarray
+    idx_ptr: np.ndarray
+    idx: np.ndarray
+    complete: np.ndarray
+    n_incomplete: int
+
+
+def row_groups(X):
+    """:class:`RowGroups` of validated dense X (NaN marks a missing entry; infinity is
+    refused, naming it), or None where X holds no NaN.
+
+    Up to :data:`~fastgen.kernels.missing.MAX_KEY_D` features a kernel packs each row's
+    NaN into a bit key (and finds infinity on the way); up to 20 the keys are numbered
+    by a table of all 2^d, beyond by a sort; wider X goes through
+    :func:`missing_patterns`.  A counting sort then groups the rows.
+    """
+    n, d = X.shape
+    if d <= missing_kernels.MAX_KEY_D:
+        keys = np.empty(n, dtype=np.int64)
+        if missing_kernels.nan_keys(X, keys):
+            reject_infinite(X)
+        if d <= _COUNT_KEYS_MAX_D:
+            ids, pkeys = missing_kernels.number_keys(keys, d)
+        else:
+            pkeys, ids = np.unique(keys, return_inverse=True)
+            ids = ids.reshape(-1).astype(np.intp)
+        if pkeys.shape[0] == 1 and pkeys[0] == 0:
+            return None
+        patterns = ((pkeys[:, None] >> np.arange(d, dtype=np.int64)) & 1).astype(bool)
+    else:
+        reject_infinite(X)
+        missing = np.isnan(X)
+        if not missing.any():
+            return None
+        pats = missing_patterns(missing)
+        ids, patterns = pats.pattern_of, pats.patterns
+    P = patterns.shape[0]
+    s_of = patterns.sum(axis=1)
+    none = np.flatnonzero(s_of == 0)
+    ids = np.ascontiguousarray(ids, dtype=np.intp)
+    if none.size and none[0] != P - 1:  # the complete rows' pattern numbered last
+        renumber = np.arange(P)
+        renumber[none[0]:] -= 1
+        renumber[none[0]] = P - 1
+        ids = renumber[ids]
+        patterns = np.concatenate([np.delete(patterns, none[0], axis=0), patterns[none]])
+        s_of = patterns.sum(axis=1)
+    order, pos, starts = missing_kernels.group_rows(ids, P)
+    idx_ptr = np.zeros(P + 1, dtype=np.intp)
+    np.cumsum(s_of, out=idx_ptr[1:])
+    idx = np.nonzero(patterns)[1].astype(np.intp)
+    n_incomplete = int(starts[P - 1]) if none.size else n
+    return RowGroups(order, pos, starts, idx_ptr, idx, order[n_incomplete:], n_incomplete)
