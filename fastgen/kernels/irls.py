@@ -63,6 +63,15 @@ def expit(t):
 
 
 @jit(inline="always")
+def _copy_2d(src, dst):
+    """``dst[:, :] = src`` as plain loops: a slice assignment from an array would
+    compile numba's shape-mismatch error (string formatting) into every kernel."""
+    for a in range(src.shape[0]):
+        for b in range(src.shape[1]):
+            dst[a, b] = src[a, b]
+
+
+@jit(inline="always")
 def pass_layout(d, fit_intercept, bounds, w):
     """``(p, G, weighted)`` of a pass over rows: p = d (+1 for the intercept) coefficients
     per class, G row groups from ``bounds`` (G + 1 edges), and whether ``w`` holds
@@ -231,7 +240,8 @@ def binary_hessp(X, s, v, fit_intercept, bounds):
                 acc[j] += c * X[i, j]
             if fit_intercept:
                 acc[d] += c
-        out_s[g, :] = acc
+        for j in range(p):
+            out_s[g, j] = acc[j]
     return sum_slots(out_s)
 
 
@@ -351,7 +361,7 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
                 eta_max = max(eta_max, et)
             loss_s[g] = ls
             eta_max_slots[g] = eta_max
-            grad_s[g] = gr
+            _copy_2d(gr, grad_s[g])
             continue
         for start in range(bounds[g], bounds[g + 1], T):
             rows = min(T, bounds[g + 1] - start)
@@ -393,7 +403,7 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
                         gr[k, d] += rk
         loss_s[g] = ls
         eta_max_slots[g] = eta_max
-        grad_s[g] = gr
+        _copy_2d(gr, grad_s[g])
     return sum_slots(loss_s), sum_slots(grad_s), eta_max_slots.max()
 
 
@@ -451,7 +461,7 @@ def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
                 rows = min(bounds[g + 1], start + T) - start
                 load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv)
                 _hessp_tile(P, V, start, rows, Xt, wv, U, put, Pt, acc)
-            out_s[g] = acc
+            _copy_2d(acc, out_s[g])
             continue
         for i in range(bounds[g], bounds[g + 1]):
             row_scores(X, i, V, fit_intercept, u)
@@ -465,7 +475,7 @@ def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
                     acc[k, j] += c * X[i, j]
                 if fit_intercept:
                     acc[k, d] += c
-        out_s[g] = acc
+        _copy_2d(acc, out_s[g])
     return sum_slots(out_s)
 
 
@@ -509,8 +519,11 @@ def multinomial_hessian(X, w, P, fit_intercept, bounds, block):
             H -= np.dot(Cr.T, Cr)
             for k in range(K):
                 Dk = D[k, :rows]
-                H[k * p:(k + 1) * p, k * p:(k + 1) * p] += np.dot(Dk.T, Dk)
-        hess_s[g] = H
+                Hk = np.dot(Dk.T, Dk)
+                for a in range(p):
+                    for b in range(p):
+                        H[k * p + a, k * p + b] += Hk[a, b]
+        _copy_2d(H, hess_s[g])
     return sum_slots(hess_s)
 
 
@@ -538,7 +551,7 @@ def weighted_gram(X, w, fit_intercept, bounds, block):
                 if fit_intercept:
                     Z[row, d] = q
             syrk_upper(Z, stop - start, H)
-        out_s[g] = H
+        _copy_2d(H, out_s[g])
     H = sum_slots(out_s)
     symmetrize_from_upper(H)
     return H
@@ -559,5 +572,6 @@ def weighted_sq_colsum(X, s, fit_intercept, bounds):
                 acc[j] += si * X[i, j] * X[i, j]
             if fit_intercept:
                 acc[d] += si
-        out_s[g, :] = acc
+        for j in range(p):
+            out_s[g, j] = acc[j]
     return sum_slots(out_s)

@@ -18,7 +18,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit, pjit
-from .irls import binary_row, expit, multinomial_row, pass_layout
+from .irls import _copy_2d, binary_row, expit, multinomial_row, pass_layout
 from .special import sum_slots
 
 __all__ = [
@@ -124,9 +124,10 @@ def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercep
                         H[d, d] += s
         loss_s[g] = ls
         eta_max_slots[g] = eta_max
-        grad_s[g, :] = gr
+        for j in range(p):
+            grad_s[g, j] = gr[j]
         if want_hess:
-            hess_s[g, :, :] = H
+            _copy_2d(H, hess_s[g])
     return sum_slots(loss_s), sum_slots(grad_s), sum_slots(hess_s), eta_max_slots.max()
 
 
@@ -145,7 +146,8 @@ def binary_hessp_csr(indptr, indices, data, d, s, v, fit_intercept, bounds):
                 acc[indices[a]] += c * data[a]
             if fit_intercept:
                 acc[d] += c
-        out_s[g, :] = acc
+        for j in range(p):
+            out_s[g, j] = acc[j]
     return sum_slots(out_s)
 
 
@@ -183,7 +185,7 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
             csr_add_row(gr, r, indptr, indices, data, i, d, fit_intercept)
         loss_s[g] = ls
         eta_max_slots[g] = eta_max
-        grad_s[g] = gr
+        _copy_2d(gr, grad_s[g])
     return sum_slots(loss_s), np.ascontiguousarray(sum_slots(grad_s).T), eta_max_slots.max()
 
 
@@ -207,7 +209,7 @@ def multinomial_hessp_csr(indptr, indices, data, d, w, P, V, fit_intercept, boun
             for k in range(K):
                 c[k] = wi * P[i, k] * (u[k] - pu)
             csr_add_row(acc, c, indptr, indices, data, i, d, fit_intercept)
-        out_s[g] = acc
+        _copy_2d(acc, out_s[g])
     return np.ascontiguousarray(sum_slots(out_s).T)
 
 
@@ -238,7 +240,7 @@ def multinomial_hessian_csr(indptr, indices, data, d, w, P, fit_intercept, bound
                             H[k * p + d, m * p + indices[a]] += ca
                     if fit_intercept:
                         H[k * p + d, m * p + d] += ckm
-        hess_s[g] = H
+        _copy_2d(H, hess_s[g])
     hess = sum_slots(hess_s)
     # Only blocks (k, m ≥ k) were filled: mirror them.
     for k in range(K):
@@ -263,5 +265,6 @@ def weighted_sq_colsum_csr(indptr, indices, data, d, s, fit_intercept, bounds):
                 acc[indices[a]] += si * data[a] * data[a]
             if fit_intercept:
                 acc[d] += si
-        out_s[g, :] = acc
+        for j in range(p):
+            out_s[g, j] = acc[j]
     return sum_slots(out_s)
