@@ -73,6 +73,53 @@ def csr_add_row(acc, c, indptr, indices, data, i, d, fit_intercept):
             acc[d, k] += c[k]
 
 
+@jit
+def _binary_csr_group(indptr, indices, data, d, y, w, coef, fit_intercept, weighted, b0,
+                      lo, hi, want_hess, store_s, s_out, grad_out, hess_out):
+    """Rows ``lo:hi`` of :func:`binary_loss_grad_hess_csr`: the gradient and (with
+    ``want_hess``) the Hessian into one group's zeroed slots.  Returns
+    ``(loss, max |η|)``."""
+    p = grad_out.shape[0]
+    hp = hess_out.shape[0]
+    gr = np.zeros(p)
+    H = np.zeros((hp, hp))
+    ls = 0.0
+    eta_max = 0.0
+    for i in range(lo, hi):
+        a0 = indptr[i]
+        a1 = indptr[i + 1]
+        eta = csr_row_dot(indices, data, a0, a1, coef, b0)
+        wi = w[i] if weighted else 1.0
+        if wi > 0.0 and abs(eta) > eta_max:
+            eta_max = abs(eta)
+        li, r = binary_row(eta, y[i], wi)
+        ls += li
+        for a in range(a0, a1):
+            gr[indices[a]] += r * data[a]
+        if fit_intercept:
+            gr[d] += r
+        if want_hess or store_s:
+            s = wi * expit(eta) * expit(-eta)
+            if store_s:
+                s_out[i] = s
+            if want_hess:
+                for a in range(a0, a1):
+                    ja = indices[a]
+                    sa = s * data[a]
+                    for c in range(a0, a1):
+                        H[ja, indices[c]] += sa * data[c]
+                    if fit_intercept:
+                        H[ja, d] += sa
+                        H[d, ja] += sa
+                if fit_intercept:
+                    H[d, d] += s
+    for j in range(p):
+        grad_out[j] = gr[j]
+    if want_hess:
+        _copy_2d(H, hess_out)
+    return ls, eta_max
+
+
 @pjit
 def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercept, bounds,
                               want_hess, s_out):
@@ -89,45 +136,14 @@ def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercep
     eta_max_slots = np.zeros(G)
     grad_s = np.zeros((G, p))
     hess_s = np.zeros((G, hp, hp))
+    # the per-group work lives in a serial helper, not inlined: a small parallel body
+    # compiles far faster
     for g in prange(G):
-        gr = np.zeros(p)
-        H = np.zeros((hp, hp))
-        ls = 0.0
-        eta_max = 0.0
-        for i in range(bounds[g], bounds[g + 1]):
-            a0 = indptr[i]
-            a1 = indptr[i + 1]
-            eta = csr_row_dot(indices, data, a0, a1, coef, b0)
-            wi = w[i] if weighted else 1.0
-            if wi > 0.0 and abs(eta) > eta_max:
-                eta_max = abs(eta)
-            li, r = binary_row(eta, y[i], wi)
-            ls += li
-            for a in range(a0, a1):
-                gr[indices[a]] += r * data[a]
-            if fit_intercept:
-                gr[d] += r
-            if want_hess or store_s:
-                s = wi * expit(eta) * expit(-eta)
-                if store_s:
-                    s_out[i] = s
-                if want_hess:
-                    for a in range(a0, a1):
-                        ja = indices[a]
-                        sa = s * data[a]
-                        for c in range(a0, a1):
-                            H[ja, indices[c]] += sa * data[c]
-                        if fit_intercept:
-                            H[ja, d] += sa
-                            H[d, ja] += sa
-                    if fit_intercept:
-                        H[d, d] += s
+        ls, eta_max = _binary_csr_group(indptr, indices, data, d, y, w, coef, fit_intercept,
+                                        weighted, b0, bounds[g], bounds[g + 1], want_hess,
+                                        store_s, s_out, grad_s[g], hess_s[g])
         loss_s[g] = ls
         eta_max_slots[g] = eta_max
-        for j in range(p):
-            grad_s[g, j] = gr[j]
-        if want_hess:
-            _copy_2d(H, hess_s[g])
     return sum_slots(loss_s), sum_slots(grad_s), sum_slots(hess_s), eta_max_slots.max()
 
 
