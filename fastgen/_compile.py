@@ -529,7 +529,10 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
         The dtypes of X to compile for (fastgen keeps float32 X in float32).  Default:
         both, ``("float64", "float32")``.
     jobs : int, optional
-        Worker processes (default: the number of CPUs, at most one per task).
+        Worker processes (default: the number of CPUs, at most one per task).  Tasks
+        start longest first; two tasks that compile many of the same kernels (the two
+        dtypes of a family, logistic and Firth) do not run at once while another task
+        can, so those kernels compile once.
     progress : bool, default True
         Report progress on stderr: a tqdm bar when tqdm is installed and stderr is a
         terminal, else one line (flushed) when each family and dtype starts and one
