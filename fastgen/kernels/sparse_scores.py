@@ -279,46 +279,32 @@ def csr_linear_argmax_f32(indptr, indices, data, weights32, weights, bias, binar
     near-ties, NaN, a bad index) the row is recomputed.  Returns (rows holding a NaN/inf
     or a column index outside ``0..d-1``, rows recomputed).
     """
-    G = bounds.shape[0] - 1
-    bad = np.zeros(G, dtype=np.int64)
-    redo = np.zeros(G, dtype=np.int64)
-    # the per-group work lives in a serial helper, not inlined: a small parallel body
-    # compiles far faster
-    for g in prange(G):
-        bad[g], redo[g] = _argmax_f32_rows(indptr, indices, data, weights32, weights, bias,
-                                           binarize, threshold, wmax, bmax, bounds[g],
-                                           bounds[g + 1], labels)
-    return bad.sum(), redo.sum()
-
-
-@jit
-def _argmax_f32_rows(indptr, indices, data, weights32, weights, bias, binarize, threshold,
-                     wmax, bmax, lo, hi, labels):
-    """Rows ``lo:hi`` of :func:`csr_linear_argmax_f32`: ``(bad rows, recomputed rows)``."""
     K = bias.shape[0]
+    G = bounds.shape[0] - 1
     nnz = indptr[indptr.shape[0] - 1]
     wflat32 = weights32.reshape(-1)
     wflat = weights.reshape(-1)
-    bad = 0
-    redo = 0
+    bad = np.zeros(G, dtype=np.int64)
+    redo = np.zeros(G, dtype=np.int64)
     u = 2.0 ** -53
-    acc = np.empty(K)
-    acc2 = np.empty(K)
-    for i in range(lo, hi):
-        mass = _linear_row_sum(indptr, indices, data, weights32, wflat32, nnz, bias,
-                               binarize, threshold, i, acc, acc2)
-        best, top, second = _top_two(acc)
-        m1 = (indptr[i + 1] - indptr[i]) + 1.0
-        gamma = m1 * u / (1.0 - m1 * u)
-        err = (bmax + mass * wmax) * (2.0 ** -24 + 2.0001 * gamma) + mass * 2.0 ** -150
-        if not (top - second > 2.02 * err):
-            redo += 1
-            if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias,
-                               binarize, threshold, i, acc, acc2):
-                bad += 1
-            best = _first_max(acc)
-        labels[i] = best
-    return bad, redo
+    for g in prange(G):
+        acc = np.empty(K)
+        acc2 = np.empty(K)
+        for i in range(bounds[g], bounds[g + 1]):
+            mass = _linear_row_sum(indptr, indices, data, weights32, wflat32, nnz, bias,
+                                   binarize, threshold, i, acc, acc2)
+            best, top, second = _top_two(acc)
+            m1 = (indptr[i + 1] - indptr[i]) + 1.0
+            gamma = m1 * u / (1.0 - m1 * u)
+            err = (bmax + mass * wmax) * (2.0 ** -24 + 2.0001 * gamma) + mass * 2.0 ** -150
+            if not (top - second > 2.02 * err):
+                redo[g] += 1
+                if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias,
+                                   binarize, threshold, i, acc, acc2):
+                    bad[g] += 1
+                best = _first_max(acc)
+            labels[i] = best
+    return bad.sum(), redo.sum()
 
 
 
