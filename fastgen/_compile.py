@@ -279,6 +279,24 @@ _WARM = {
 _ORDER = ("logistic", "firth", "gda", "gaussian_nb", "categorical_nb", "multinomial_nb",
           "bernoulli_nb", "complement_nb")
 
+# Families that compile many of the same kernels (dtype-independent ones for both dtypes
+# of a family, e.g. the inference finishing steps; the logistic data passes for Firth):
+# two tasks of one group running at once would both compile them.
+_GROUP = {"logistic": "logistic", "firth": "logistic", "gda": "gaussian",
+          "gaussian_nb": "gaussian", "categorical_nb": "categorical",
+          "multinomial_nb": "discrete", "bernoulli_nb": "discrete",
+          "complement_nb": "discrete"}
+
+
+def _next_task(pending, running):
+    """The task to start next: the first pending one (longest first) whose group has no
+    task running, else the first pending one (a worker never waits)."""
+    busy = {_GROUP[f] for f, _ in running}
+    for i, (f, _) in enumerate(pending):
+        if _GROUP[f] not in busy:
+            return pending.pop(i)
+    return pending.pop(0)
+
 
 def run_family(family: str, dtype: str) -> dict:
     """Run the warm-up of one family and dtype in this process (every kernel it needs is
@@ -511,7 +529,10 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
         The dtypes of X to compile for (fastgen keeps float32 X in float32).  Default:
         both, ``("float64", "float32")``.
     jobs : int, optional
-        Worker processes (default: the number of CPUs, at most one per task).
+        Worker processes (default: the number of CPUs, at most one per task).  Tasks
+        start longest first; two tasks that compile many of the same kernels (the two
+        dtypes of a family, logistic and Firth) do not run at once while another task
+        can, so those kernels compile once.
     progress : bool, default True
         Report progress on stderr: a tqdm bar when tqdm is installed and stderr is a
         terminal, else one line (flushed) when each family and dtype starts and one
@@ -533,7 +554,7 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
         or fastgen compiles without the on-disk cache on this numba version.
     """
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     fams = _check_choice(families, tuple(FAMILIES), "family")
     dts = _check_choice(dtypes, DTYPES, "dtype")
@@ -555,12 +576,18 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
             announce = isinstance(bar, _Lines)  # a tqdm bar shows what runs itself
-            futures = [ex.submit(_worker, f, d, announce) for f, d in tasks]
-            for fut in as_completed(futures):
-                item = fut.result()
-                results.append(item)
-                if bar is not None:
-                    bar.update(item)
+            pending, running = list(tasks), {}
+            while pending or running:
+                while pending and len(running) < jobs:
+                    f, d = _next_task(pending, running.values())
+                    running[ex.submit(_worker, f, d, announce)] = (f, d)
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    del running[fut]
+                    item = fut.result()
+                    results.append(item)
+                    if bar is not None:
+                        bar.update(item)
     finally:
         if bar is not None:
             bar.close()

@@ -74,7 +74,8 @@ def firth_hat(X, w, coef, Linv, fit_intercept, bounds, block, h_out):
                     c[j] += a * X[i, j]
                 if fit_intercept:
                     c[d] += a
-        c_s[gi] = c
+        for j in range(p):
+            c_s[gi, j] = c[j]
         t_s[gi] = tr
     return sum_slots(c_s), sum_slots(t_s)
 
@@ -122,7 +123,8 @@ def firth_hat_csr(indptr, indices, data, d, w, coef, Linv, fit_intercept, bounds
                 c[indices[t]] += a * data[t]
             if fit_intercept:
                 c[d] += a
-        c_s[gi] = c
+        for j in range(p):
+            c_s[gi, j] = c[j]
         t_s[gi] = tr
     return sum_slots(c_s), sum_slots(t_s)
 

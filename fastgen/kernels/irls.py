@@ -63,6 +63,15 @@ def expit(t):
 
 
 @jit(inline="always")
+def _copy_2d(src, dst):
+    """``dst[:, :] = src`` as plain loops: a slice assignment from an array would
+    compile numba's shape-mismatch error (string formatting) into every kernel."""
+    for a in range(src.shape[0]):
+        for b in range(src.shape[1]):
+            dst[a, b] = src[a, b]
+
+
+@jit(inline="always")
 def pass_layout(d, fit_intercept, bounds, w):
     """``(p, G, weighted)`` of a pass over rows: p = d (+1 for the intercept) coefficients
     per class, G row groups from ``bounds`` (G + 1 edges), and whether ``w`` holds
@@ -231,7 +240,8 @@ def binary_hessp(X, s, v, fit_intercept, bounds):
                 acc[j] += c * X[i, j]
             if fit_intercept:
                 acc[d] += c
-        out_s[g, :] = acc
+        for j in range(p):
+            out_s[g, j] = acc[j]
     return sum_slots(out_s)
 
 
@@ -304,6 +314,75 @@ def _loss_grad_tile(C, Xt, wv, y, start, rows, E, st, store_p, P_out, gr):
     return ls, eta_max
 
 
+@jit(fastmath=REASSOC)
+def _loss_grad_group(X, y, w, coef, fit_intercept, weighted, lo, hi, tiles, T, store_p,
+                     P_out, grad_out):
+    """Rows ``lo:hi`` of :func:`multinomial_loss_grad`: the gradient into one group's
+    zeroed slot ``grad_out`` (K, p).  Returns ``(loss, max score range)``."""
+    d = X.shape[1]
+    K = coef.shape[0]
+    p = grad_out.shape[1]
+    gr = np.zeros((K, p))
+    ls = 0.0
+    eta_max = 0.0
+    if tiles:
+        Xt = np.empty((p, T))
+        wv = np.empty(T)
+        Et = np.empty((K, T))
+        st = np.empty((3, T))
+        for start in range(lo, hi, T):
+            rows = min(hi, start + T) - start
+            load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv)
+            lt, et = _loss_grad_tile(coef, Xt, wv, y, start, rows, Et, st, store_p, P_out,
+                                     gr)
+            ls += lt
+            eta_max = max(eta_max, et)
+        _copy_2d(gr, grad_out)
+        return ls, eta_max
+    E = np.empty((T, K))
+    Ef = E.reshape(-1)
+    for start in range(lo, hi, T):
+        rows = min(T, hi - start)
+        for r in range(rows):
+            i = start + r
+            Er = E[r]
+            row_scores(X, i, coef, fit_intercept, Er)
+            top = Er[0]
+            low = Er[0]
+            for k in range(1, K):
+                top = max(top, Er[k])
+                low = min(low, Er[k])
+            wi = w[i] if weighted else 1.0
+            ls += wi * (top - Er[y[i]])
+            if wi > 0.0 and top - low > eta_max:
+                eta_max = top - low
+            for k in range(K):
+                Er[k] -= top
+        for q in range(rows * K):  # every exponent ≤ 0
+            Ef[q] = exp_nonpos(Ef[q])
+        for r in range(rows):
+            i = start + r
+            Er = E[r]
+            se = 0.0
+            for k in range(K):
+                se += Er[k]
+            wi = w[i] if weighted else 1.0
+            ls += wi * np.log(se)
+            inv = 1.0 / se
+            yi = y[i]
+            for k in range(K):
+                pk = Er[k] * inv
+                if store_p:
+                    P_out[i, k] = pk
+                rk = wi * (pk - 1.0) if k == yi else wi * pk
+                for j in range(d):
+                    gr[k, j] += rk * X[i, j]
+                if fit_intercept:
+                    gr[k, d] += rk
+    _copy_2d(gr, grad_out)
+    return ls, eta_max
+
+
 @pjit(fastmath=REASSOC)
 def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     """Loss and gradient of multinomial (softmax) logistic regression in one pass.
@@ -317,7 +396,7 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     ``(loss, G (K, p), max_i (max_k η_ik − min_k η_ik))``.
 
     For p ≤ ``LOSS_TILE_MAX_P`` rows go in transposed tiles (:func:`_loss_grad_tile`),
-    faster there than the row-wise tiles below.  Otherwise rows go in tiles of
+    faster there than row-wise tiles.  Otherwise rows go in tiles of
     ``TILE_ROWS``: the scores of a tile are row-wise dot products, then the tile's T·K
     exponentials run as one flat loop, which vectorises (a loop over one row's K classes
     barely does), then each row adds into the gradient (benchmarks/NOTES.md).
@@ -331,69 +410,13 @@ def multinomial_loss_grad(X, y, w, coef, fit_intercept, bounds, P_out):
     loss_s = np.zeros(G)
     eta_max_slots = np.zeros(G)
     grad_s = np.zeros((G, K, p))
+    # the per-group work lives in a serial helper, not inlined: a small parallel body
+    # compiles far faster
     for g in prange(G):
-        E = np.empty((T, K))
-        Ef = E.reshape(-1)
-        gr = np.zeros((K, p))
-        ls = 0.0
-        eta_max = 0.0
-        if tiles:
-            Xt = np.empty((p, T))
-            wv = np.empty(T)
-            Et = np.empty((K, T))
-            st = np.empty((3, T))
-            for start in range(bounds[g], bounds[g + 1], T):
-                rows = min(bounds[g + 1], start + T) - start
-                load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv)
-                lt, et = _loss_grad_tile(coef, Xt, wv, y, start, rows, Et, st, store_p,
-                                         P_out, gr)
-                ls += lt
-                eta_max = max(eta_max, et)
-            loss_s[g] = ls
-            eta_max_slots[g] = eta_max
-            grad_s[g] = gr
-            continue
-        for start in range(bounds[g], bounds[g + 1], T):
-            rows = min(T, bounds[g + 1] - start)
-            for r in range(rows):
-                i = start + r
-                Er = E[r]
-                row_scores(X, i, coef, fit_intercept, Er)
-                hi = Er[0]
-                lo = Er[0]
-                for k in range(1, K):
-                    hi = max(hi, Er[k])
-                    lo = min(lo, Er[k])
-                wi = w[i] if weighted else 1.0
-                ls += wi * (hi - Er[y[i]])
-                if wi > 0.0 and hi - lo > eta_max:
-                    eta_max = hi - lo
-                for k in range(K):
-                    Er[k] -= hi
-            for q in range(rows * K):  # every exponent ≤ 0
-                Ef[q] = exp_nonpos(Ef[q])
-            for r in range(rows):
-                i = start + r
-                Er = E[r]
-                se = 0.0
-                for k in range(K):
-                    se += Er[k]
-                wi = w[i] if weighted else 1.0
-                ls += wi * np.log(se)
-                inv = 1.0 / se
-                yi = y[i]
-                for k in range(K):
-                    pk = Er[k] * inv
-                    if store_p:
-                        P_out[i, k] = pk
-                    rk = wi * (pk - 1.0) if k == yi else wi * pk
-                    for j in range(d):
-                        gr[k, j] += rk * X[i, j]
-                    if fit_intercept:
-                        gr[k, d] += rk
+        ls, eta_max = _loss_grad_group(X, y, w, coef, fit_intercept, weighted, bounds[g],
+                                       bounds[g + 1], tiles, T, store_p, P_out, grad_s[g])
         loss_s[g] = ls
         eta_max_slots[g] = eta_max
-        grad_s[g] = gr
     return sum_slots(loss_s), sum_slots(grad_s), eta_max_slots.max()
 
 
@@ -451,7 +474,7 @@ def multinomial_hessp(X, w, P, V, fit_intercept, bounds):
                 rows = min(bounds[g + 1], start + T) - start
                 load_tile(X, w, weighted, fit_intercept, start, rows, Xt, wv)
                 _hessp_tile(P, V, start, rows, Xt, wv, U, put, Pt, acc)
-            out_s[g] = acc
+            out_s[g] = acc  # a copy loop ran slower here (benchmarks/NOTES.md)
             continue
         for i in range(bounds[g], bounds[g + 1]):
             row_scores(X, i, V, fit_intercept, u)
@@ -509,8 +532,11 @@ def multinomial_hessian(X, w, P, fit_intercept, bounds, block):
             H -= np.dot(Cr.T, Cr)
             for k in range(K):
                 Dk = D[k, :rows]
-                H[k * p:(k + 1) * p, k * p:(k + 1) * p] += np.dot(Dk.T, Dk)
-        hess_s[g] = H
+                Hk = np.dot(Dk.T, Dk)
+                for a in range(p):
+                    for b in range(p):
+                        H[k * p + a, k * p + b] += Hk[a, b]
+        _copy_2d(H, hess_s[g])
     return sum_slots(hess_s)
 
 
@@ -538,7 +564,7 @@ def weighted_gram(X, w, fit_intercept, bounds, block):
                 if fit_intercept:
                     Z[row, d] = q
             syrk_upper(Z, stop - start, H)
-        out_s[g] = H
+        _copy_2d(H, out_s[g])
     H = sum_slots(out_s)
     symmetrize_from_upper(H)
     return H
@@ -559,5 +585,6 @@ def weighted_sq_colsum(X, s, fit_intercept, bounds):
                 acc[j] += si * X[i, j] * X[i, j]
             if fit_intercept:
                 acc[d] += si
-        out_s[g, :] = acc
+        for j in range(p):
+            out_s[g, j] = acc[j]
     return sum_slots(out_s)

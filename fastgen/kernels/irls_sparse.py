@@ -18,7 +18,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit, pjit
-from .irls import binary_row, expit, multinomial_row, pass_layout
+from .irls import _copy_2d, binary_row, expit, multinomial_row, pass_layout
 from .special import sum_slots
 
 __all__ = [
@@ -73,6 +73,53 @@ def csr_add_row(acc, c, indptr, indices, data, i, d, fit_intercept):
             acc[d, k] += c[k]
 
 
+@jit
+def _binary_csr_group(indptr, indices, data, d, y, w, coef, fit_intercept, weighted, b0,
+                      lo, hi, want_hess, store_s, s_out, grad_out, hess_out):
+    """Rows ``lo:hi`` of :func:`binary_loss_grad_hess_csr`: the gradient and (with
+    ``want_hess``) the Hessian into one group's zeroed slots.  Returns
+    ``(loss, max |η|)``."""
+    p = grad_out.shape[0]
+    hp = hess_out.shape[0]
+    gr = np.zeros(p)
+    H = np.zeros((hp, hp))
+    ls = 0.0
+    eta_max = 0.0
+    for i in range(lo, hi):
+        a0 = indptr[i]
+        a1 = indptr[i + 1]
+        eta = csr_row_dot(indices, data, a0, a1, coef, b0)
+        wi = w[i] if weighted else 1.0
+        if wi > 0.0 and abs(eta) > eta_max:
+            eta_max = abs(eta)
+        li, r = binary_row(eta, y[i], wi)
+        ls += li
+        for a in range(a0, a1):
+            gr[indices[a]] += r * data[a]
+        if fit_intercept:
+            gr[d] += r
+        if want_hess or store_s:
+            s = wi * expit(eta) * expit(-eta)
+            if store_s:
+                s_out[i] = s
+            if want_hess:
+                for a in range(a0, a1):
+                    ja = indices[a]
+                    sa = s * data[a]
+                    for c in range(a0, a1):
+                        H[ja, indices[c]] += sa * data[c]
+                    if fit_intercept:
+                        H[ja, d] += sa
+                        H[d, ja] += sa
+                if fit_intercept:
+                    H[d, d] += s
+    for j in range(p):
+        grad_out[j] = gr[j]
+    if want_hess:
+        _copy_2d(H, hess_out)
+    return ls, eta_max
+
+
 @pjit
 def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercept, bounds,
                               want_hess, s_out):
@@ -89,44 +136,14 @@ def binary_loss_grad_hess_csr(indptr, indices, data, d, y, w, coef, fit_intercep
     eta_max_slots = np.zeros(G)
     grad_s = np.zeros((G, p))
     hess_s = np.zeros((G, hp, hp))
+    # the per-group work lives in a serial helper, not inlined: a small parallel body
+    # compiles far faster
     for g in prange(G):
-        gr = np.zeros(p)
-        H = np.zeros((hp, hp))
-        ls = 0.0
-        eta_max = 0.0
-        for i in range(bounds[g], bounds[g + 1]):
-            a0 = indptr[i]
-            a1 = indptr[i + 1]
-            eta = csr_row_dot(indices, data, a0, a1, coef, b0)
-            wi = w[i] if weighted else 1.0
-            if wi > 0.0 and abs(eta) > eta_max:
-                eta_max = abs(eta)
-            li, r = binary_row(eta, y[i], wi)
-            ls += li
-            for a in range(a0, a1):
-                gr[indices[a]] += r * data[a]
-            if fit_intercept:
-                gr[d] += r
-            if want_hess or store_s:
-                s = wi * expit(eta) * expit(-eta)
-                if store_s:
-                    s_out[i] = s
-                if want_hess:
-                    for a in range(a0, a1):
-                        ja = indices[a]
-                        sa = s * data[a]
-                        for c in range(a0, a1):
-                            H[ja, indices[c]] += sa * data[c]
-                        if fit_intercept:
-                            H[ja, d] += sa
-                            H[d, ja] += sa
-                    if fit_intercept:
-                        H[d, d] += s
+        ls, eta_max = _binary_csr_group(indptr, indices, data, d, y, w, coef, fit_intercept,
+                                        weighted, b0, bounds[g], bounds[g + 1], want_hess,
+                                        store_s, s_out, grad_s[g], hess_s[g])
         loss_s[g] = ls
         eta_max_slots[g] = eta_max
-        grad_s[g, :] = gr
-        if want_hess:
-            hess_s[g, :, :] = H
     return sum_slots(loss_s), sum_slots(grad_s), sum_slots(hess_s), eta_max_slots.max()
 
 
@@ -145,7 +162,8 @@ def binary_hessp_csr(indptr, indices, data, d, s, v, fit_intercept, bounds):
                 acc[indices[a]] += c * data[a]
             if fit_intercept:
                 acc[d] += c
-        out_s[g, :] = acc
+        for j in range(p):
+            out_s[g, j] = acc[j]
     return sum_slots(out_s)
 
 
@@ -183,7 +201,7 @@ def multinomial_loss_grad_csr(indptr, indices, data, d, y, w, coef, fit_intercep
             csr_add_row(gr, r, indptr, indices, data, i, d, fit_intercept)
         loss_s[g] = ls
         eta_max_slots[g] = eta_max
-        grad_s[g] = gr
+        _copy_2d(gr, grad_s[g])
     return sum_slots(loss_s), np.ascontiguousarray(sum_slots(grad_s).T), eta_max_slots.max()
 
 
@@ -207,7 +225,7 @@ def multinomial_hessp_csr(indptr, indices, data, d, w, P, V, fit_intercept, boun
             for k in range(K):
                 c[k] = wi * P[i, k] * (u[k] - pu)
             csr_add_row(acc, c, indptr, indices, data, i, d, fit_intercept)
-        out_s[g] = acc
+        _copy_2d(acc, out_s[g])
     return np.ascontiguousarray(sum_slots(out_s).T)
 
 
@@ -238,7 +256,7 @@ def multinomial_hessian_csr(indptr, indices, data, d, w, P, fit_intercept, bound
                             H[k * p + d, m * p + indices[a]] += ca
                     if fit_intercept:
                         H[k * p + d, m * p + d] += ckm
-        hess_s[g] = H
+        _copy_2d(H, hess_s[g])
     hess = sum_slots(hess_s)
     # Only blocks (k, m ≥ k) were filled: mirror them.
     for k in range(K):
@@ -263,5 +281,6 @@ def weighted_sq_colsum_csr(indptr, indices, data, d, s, fit_intercept, bounds):
                 acc[indices[a]] += si * data[a] * data[a]
             if fit_intercept:
                 acc[d] += si
-        out_s[g, :] = acc
+        for j in range(p):
+            out_s[g, j] = acc[j]
     return sum_slots(out_s)

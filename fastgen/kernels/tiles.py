@@ -216,19 +216,30 @@ def linear_posteriors(X, center, C, b, mode, out):
     Returns the number of rows with a NaN score or a non-finite maximum (which only a
     non-finite or overflowing x gives).
     """
-    n, d = X.shape
-    K = C.shape[0]
-    T = xt_tile_rows(d)
+    n = X.shape[0]
     B = SCORE_TILE_BLOCK
     nb = (n + B - 1) // B
     bad = 0
+    # the work of a block lives in a serial helper, not inlined: a small parallel body
+    # compiles far faster
     for blk in prange(nb):
-        Xt = np.empty((d, T))
-        E = np.empty((K, T))
-        sh = np.empty(T)
-        s = np.empty(T)
-        hi = min(n, (blk + 1) * B)
-        for i0 in range(blk * B, hi, T):
-            bad += _linear_tile(X, center, C, b, i0, min(hi, i0 + T) - i0, mode, Xt, E,
-                                sh, s, out)
+        bad += _linear_block(X, center, C, b, mode, blk * B, min(n, (blk + 1) * B), out)
+    return bad
+
+
+@jit(fastmath=REASSOC)
+def _linear_block(X, center, C, b, mode, lo, hi, out):
+    """Rows ``lo:hi`` of :func:`linear_posteriors`, tile by tile: the number of bad rows
+    among them."""
+    d = X.shape[1]
+    K = C.shape[0]
+    T = xt_tile_rows(d)
+    Xt = np.empty((d, T))
+    E = np.empty((K, T))
+    sh = np.empty(T)
+    s = np.empty(T)
+    bad = 0
+    for i0 in range(lo, hi, T):
+        bad += _linear_tile(X, center, C, b, i0, min(hi, i0 + T) - i0, mode, Xt, E, sh, s,
+                            out)
     return bad
