@@ -116,6 +116,38 @@ def _score_all(fg, params, X):
         getattr(fg, name)(params, X)
 
 
+def _with_holes(X, seed=3):
+    """X (dense) with a fifth of its entries NaN, the first row entirely."""
+    import numpy as np
+
+    A = np.array(X, dtype=X.dtype)
+    hole = _rng(seed).random(A.shape) < 0.2
+    hole[0] = True
+    A[hole] = np.nan
+    return A
+
+
+def _score_missing(fg, params, X):
+    """Every score with ``nan_policy="marginalize"`` on X with holes (dense; CSR too
+    where the model takes it)."""
+    import scipy.sparse as sp
+
+    A = _with_holes(X.toarray() if sp.issparse(X) else X)
+    for form in ((A, sp.csr_matrix(A)) if params.accepts_sparse else (A,)):
+        for name in _SCORES:
+            getattr(fg, name)(params, form, nan_policy="marginalize")
+
+
+def _incomplete(fg, fit, X, y, **options):
+    """The fits of incomplete data: missing features, unlabelled rows, both (the
+    unlabelled rows are the second half of X)."""
+    h = X.shape[0] // 2
+    A = _with_holes(X)
+    fit(A, y, nan_policy="marginalize", **options)
+    fit(X[:h], y[:h], unlabeled=X[h:], **options)
+    fit(A[:h], y[:h], unlabeled=A[h:], nan_policy="marginalize", **options)
+
+
 def _gda(fg, dtype):
     for n, d, K in ((40, 3, 2), (60, 5, 3), (400, 40, 5), (900, 80, 4)):
         X, y = _dense(n, d, K, dtype)
@@ -130,6 +162,8 @@ def _gda(fg, dtype):
             for s in shrinkages:
                 fg.fit_gda(X, y, cov, shrinkage=s, sample_weight=w)
                 fg.fit_gda(X, y, cov, shrinkage=s)
+            _score_missing(fg, p, X)
+            _incomplete(fg, lambda *a, cov=cov, **k: fg.fit_gda(*a, cov, **k), X, y)
         p = fg.fit_gda(X, y, "pooled")
         fg.linear_discriminant(p)
         fg.lda_transform(p, X)
@@ -148,6 +182,8 @@ def _gaussian_nb(fg, dtype):
             p = fg.fit_gaussian_nb(X, yy)
         _score_all(fg, p, X)
         _score_all(fg, fg.fit_gaussian_nb(X, y, sample_weight=w), X)
+        _score_missing(fg, p, X)
+        _incomplete(fg, fg.fit_gaussian_nb, X, y)
         h = n // 2
         a = fg.nb_counts(X[:h], y[:h], "gaussian")
         b = fg.nb_counts(X[h:], y[h:], "gaussian", sample_weight=w[h:])
@@ -173,7 +209,12 @@ def _discrete_nb(model):
                 if model == "complement":
                     _score_all(fg, fit(Xv, y, norm=True), Xv)
                 if model != "complement":
+                    _score_missing(fg, p, Xv)
                     h = n // 2
+                    fit(Xv[:h], y[:h], unlabeled=Xv[h:])
+                    if model == "bernoulli":
+                        _incomplete(fg, fit, Xv.toarray() if hasattr(Xv, "toarray") else Xv,
+                                    y)
                     a = fg.nb_counts(Xv[:h], y[:h], model)
                     b = fg.nb_counts(Xv[h:], y[h:], model, sample_weight=w[h:])
                     fg.nb_from_counts(fg.merge_counts(a, b))
@@ -193,6 +234,9 @@ def _categorical_nb(fg, dtype):
                 p = fg.fit_categorical_nb(Xv, yy)
             _score_all(fg, p, Xv)
             _score_all(fg, fg.fit_categorical_nb(Xv, y, sample_weight=w), Xv)
+            _score_missing(fg, p, Xv)
+            fg.fit_categorical_nb(Xv[: n // 2], y[: n // 2], unlabeled=Xv[n // 2:])
+        _incomplete(fg, fg.fit_categorical_nb, X, y)
 
 
 def _overlapping(n, d, K, dtype, seed=0):

@@ -91,6 +91,37 @@ def run_all():
             fg.logistic_inference(p, X, yy, ci="profile" if yy is y2 else "wald")
             fg.logistic_inference(fg.fit_logistic(C, yy, penalty="firth"), C, yy)
         fg.detect_separation(X, y2)
+        incomplete_data(X, C, Q, y3, dtype)
+
+
+def holes(A, seed=5):
+    A = np.array(A, dtype=A.dtype)
+    hole = np.random.default_rng(seed).random(A.shape) < 0.2
+    hole[0] = True
+    A[hole] = np.nan
+    return A
+
+
+def incomplete_data(X, C, Q, y, dtype):
+    """Missing features (fits and marginal scores), unlabelled rows, and both."""
+    h = X.shape[0] // 2
+    Cd = C.toarray()
+    B = (Cd > 1).astype(dtype)
+    fits = [(lambda *a, cov=cov, **k: fg.fit_gda(*a, cov, **k), X)
+            for cov in ("pooled", "per_class", "diagonal", "pooled_diagonal")]
+    fits += [(fg.fit_gaussian_nb, X), (fg.fit_bernoulli_nb, B), (fg.fit_categorical_nb, Q)]
+    for fit, data in fits:
+        A = holes(data)
+        p = fit(A, y, nan_policy="marginalize")
+        for form in ((A, sp.csr_matrix(A)) if p.accepts_sparse else (A,)):
+            for f in SCORES:
+                f(p, form, nan_policy="marginalize")
+        fit(data[:h], y[:h], unlabeled=data[h:])
+        fit(A[:h], y[:h], unlabeled=A[h:], nan_policy="marginalize")
+    p = fg.fit_multinomial_nb(C[:h], y[:h], unlabeled=C[h:])
+    for f in SCORES:
+        f(p, holes(Cd), nan_policy="marginalize")
+    fg.fit_complement_nb(C, y)
 
 
 if sys.argv[1:] == ["--probe"]:  # that compiled() sees a compilation: one small kernel
