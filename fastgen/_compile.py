@@ -163,7 +163,6 @@ def _gda(fg, dtype):
                 fg.fit_gda(X, y, cov, shrinkage=s, sample_weight=w)
                 fg.fit_gda(X, y, cov, shrinkage=s)
             _score_missing(fg, p, X)
-            _incomplete(fg, lambda *a, cov=cov, **k: fg.fit_gda(*a, cov, **k), X, y)
         p = fg.fit_gda(X, y, "pooled")
         fg.linear_discriminant(p)
         fg.lda_transform(p, X)
@@ -172,6 +171,9 @@ def _gda(fg, dtype):
             a = fg.class_moments(X[:h], y[:h], kind=kind)
             b = fg.class_moments(X[h:], y[h:], kind=kind, sample_weight=w[h:])
             fg.gda_from_moments(fg.merge_moments(a, b), kind)
+    X, y = _dense(600, 6, 3, dtype)  # enough labelled rows per class for every kind
+    for cov in ("pooled", "per_class", "diagonal", "pooled_diagonal"):
+        _incomplete(fg, lambda *a, cov=cov, **k: fg.fit_gda(*a, cov, **k), X, y)
 
 
 def _gaussian_nb(fg, dtype):
