@@ -135,7 +135,23 @@ def incomplete_unlabeled(X, Xv, unlabeled, em: EMOptions, names, *, allow_sparse
                         allow_nan=True)
     if U is None or (Xv is None and not has_nan(U)):
         return None
-    return U
+    return _without_empty_rows(U)
+
+
+def _without_empty_rows(U):
+    """U without its rows whose every feature is missing, where other rows remain: such
+    a row adds nothing to the likelihood (its posterior is the prior at every
+    iteration), but would slow EM towards the same fixed point and loosen the stopping
+    rule, whose threshold grows with the rows' weight."""
+    d = U.shape[1]
+    if is_sparse(U):
+        row_of = np.repeat(np.arange(U.shape[0]), np.diff(U.indptr))
+        empty = np.bincount(row_of[np.isnan(U.data)], minlength=U.shape[0]) == d
+    else:
+        empty = np.isnan(U).all(axis=1)
+    if not empty.any() or empty.all():
+        return U
+    return U[np.flatnonzero(~empty)]
 
 
 def log_marginal_and_posteriors(jll):
@@ -281,29 +297,55 @@ def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics,
 COLLAPSE_RATIO = 1e-4
 
 
+def _class_variances(params):
+    """(K, d) float64: each class's variance of each feature (the diagonal of its
+    covariance), or None for a model whose classes share them."""
+    v = getattr(params, "variances", None)
+    if v is None:
+        kind = getattr(params, "covariance_type", None)
+        if kind == "per_class":
+            v = np.diagonal(params.covariance, axis1=1, axis2=2)
+        elif kind == "diagonal":
+            v = params.covariance
+        else:
+            return None
+    return np.asarray(v, dtype=np.float64)
+
+
 def collapse_guard(start, log_det_of):
     """The M-step check of the models with per-class covariances or variances, whose
     likelihood is unbounded with unlabelled rows (a Gaussian mixture): raise
     :class:`EMStop` naming the class whose geometric-mean variance,
-    exp(log|Σ_k| / d) with ``log_det_of(params)`` (K,) the log|Σ_k|, fell below
-    :data:`COLLAPSE_RATIO` times that of the labelled-only fit ``start``."""
+    exp(log|Σ_k| / d) with ``log_det_of(params)`` (K,) the log|Σ_k|, or whose variance
+    of one feature (a collapse along the coordinates that rows observe, when others are
+    missing) fell below :data:`COLLAPSE_RATIO` times that of the labelled-only fit
+    ``start``."""
     base = np.asarray(log_det_of(start), dtype=np.float64)
+    base_var = _class_variances(start)
     d = start.n_features_in
     floor = d * np.log(COLLAPSE_RATIO)
+
+    def stop(k, what, ratio):
+        label = start.classes[k]
+        label = label.item() if hasattr(label, "item") else label
+        raise EMStop(
+            f"the covariance of class {label!r} collapsed (its {what} fell to "
+            f"{ratio:.3g} of the labelled-only fit's, below {COLLAPSE_RATIO:g}): the "
+            f"unlabelled rows pull it onto a few points; pass reg>0, a smaller "
+            f"unlabeled_weight, or covariance='pooled'")
 
     def guard(params):
         drop = np.asarray(log_det_of(params), dtype=np.float64) - base
         bad = np.flatnonzero(drop < floor)
         if bad.size:
-            k = int(bad[0])
-            label = start.classes[k]
-            label = label.item() if hasattr(label, "item") else label
-            raise EMStop(
-                f"the covariance of class {label!r} collapsed (its "
-                f"geometric-mean variance fell to {np.exp(drop[k] / d):.3g} of the "
-                f"labelled-only fit's, below {COLLAPSE_RATIO:g}): the unlabelled rows "
-                f"pull it onto a few points; pass reg>0, a smaller unlabeled_weight, or "
-                f"covariance='pooled'")
+            stop(int(bad[0]), "geometric-mean variance", np.exp(drop[bad[0]] / d))
+        if base_var is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = _class_variances(params) / base_var
+            low = np.argwhere(ratio < COLLAPSE_RATIO)
+            if low.size:
+                k, j = (int(v) for v in low[0])
+                stop(k, f"variance of feature {j}", ratio[k, j])
     return guard
 
 
@@ -319,10 +361,11 @@ def record_em(result: EMResult):
             warn(f"EM stopped after {result.n_iter} iteration(s): {result.stopped}",
                  ConvergenceWarning)
         else:
-            gain = np.diff(result.history)[-1] if len(result.history) > 1 else float("nan")
+            last = (f" (the last one changed the log-likelihood by "
+                    f"{np.diff(result.history)[-1]:.3g})" if len(result.history) > 1 else "")
             warn(f"EM over the unlabelled rows did not converge in em_max_iter="
-                 f"{result.n_iter} iterations (the last one changed the log-likelihood "
-                 f"by {gain:.3g}); raise em_max_iter or em_tol", ConvergenceWarning)
+                 f"{result.n_iter} iterations{last}; raise em_max_iter or em_tol",
+                 ConvergenceWarning)
     history = np.asarray(result.history, dtype=np.float64)
     history.flags.writeable = False
     return dataclasses.replace(result.params, n_iter=result.n_iter, converged=result.converged,

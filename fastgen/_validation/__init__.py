@@ -161,12 +161,25 @@ def check_X(
     target = _check_size_and_dtype(A, name, dtype, min_samples)
     if A.dtype != target or not A.flags.c_contiguous:
         if A.dtype.kind == "f" and A.dtype.itemsize > target.itemsize:
-            _report_nonfinite(np.ascontiguousarray(A), name)
+            # NaN and infinity are named as such before a narrowing cast (finite=False:
+            # NaN marks a missing value and casts as it is)
+            if finite:
+                _report_nonfinite(np.ascontiguousarray(A), name)
+            else:
+                _report_infinite(A, name)
             _check_fits(A, target, name)
         A = np.ascontiguousarray(A, dtype=target)
     if finite:
         _report_nonfinite(A, name)
     return writeable_view(A)
+
+
+def _report_infinite(A, name):
+    """Raise naming the first infinite entry of dense 2-D A (NaN allowed)."""
+    bad = np.argwhere(np.isinf(A))
+    if bad.size:
+        i, j = (int(v) for v in bad[0])
+        raise ValueError(f"{name} contains infinity at row {i}, column {j}")
 
 
 def _column_label(X, j):

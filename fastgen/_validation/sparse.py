@@ -26,7 +26,15 @@ def _check_csr(X, *, name, dtype, min_samples, finite=True, csr_indices=True):
         X = X.tocsr()  # a new object: the caller's matrix is untouched
     copied = fmt != "csr"
     if X.dtype.kind == "f" and X.dtype.itemsize > target.itemsize:
-        report_nonfinite(X, name)  # before the cast turns a large value into infinity
+        # before the cast turns a large value into infinity (finite=False: NaN marks a
+        # missing value, only infinity is named here)
+        if finite:
+            report_nonfinite(X, name)
+        elif np.isinf(X.data).any():
+            p = int(np.flatnonzero(np.isinf(X.data))[0])
+            row = int(np.searchsorted(X.indptr, p, side="right") - 1)
+            raise ValueError(f"{name} contains infinity at row {row}, column "
+                             f"{int(X.indices[p])}")
         _check_fits(X, target, name)
     if X.dtype != target:
         X = X.astype(target)

@@ -187,10 +187,10 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
     if not res.converged:
         from ..logistic.params import ConvergenceWarning
 
+        last = (f" (the last one raised the log-likelihood by "
+                f"{np.diff(res.history)[-1]:.3g})" if res.n_iter else "")
         warn(f"EM with missing features did not converge in em_max_iter={em_max_iter} "
-             f"iterations (the last one raised the log-likelihood by "
-             f"{np.diff(res.history)[-1] if res.n_iter else float('nan'):.3g}); raise "
-             f"em_max_iter or em_tol", ConvergenceWarning)
+             f"iterations{last}; raise em_max_iter or em_tol", ConvergenceWarning)
     W = res.counts
     scatter = res.covariance * (W.sum() if pooled else W[:, None, None])
     m = ClassMoments(classes, W, res.means, scatter, covariance, dtype, names)

@@ -194,7 +194,16 @@ def _full_em(fit: _Problem):
                       em.tol, em.max_iter)
     scale = lab.counts.sum() if pooled else lab.counts[:, None, None]
     m0 = fit.moments(lab.counts, lab.means, lab.covariance * scale)
-    start = _State(mle(m0), m0)
+    try:
+        start = _State(mle(m0), m0)
+    except SingularCovarianceError as exc:
+        # reg and shrinkage apply to the converged covariance: they cannot rescue a start
+        why = str(exc).split("; pass reg")[0].split("; drop")[0]
+        raise SingularCovarianceError(
+            f"EM with unlabelled rows and missing features starts from the labelled "
+            f"rows' maximum-likelihood fit, which is singular: {why}; reg and shrinkage "
+            f"apply only after EM, so they cannot help here: use covariance='pooled' or "
+            f"'diagonal', label more rows, or drop features") from None
     guard = collapse_guard(start.params, lambda p: p.log_det) if not pooled else None
     lam = em.weight
 

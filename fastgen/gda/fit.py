@@ -229,7 +229,9 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
     if unlabeled is not None:
         if rows.on_device:
             raise ValueError("unlabeled rows need host X; fit on the host (numpy) arrays")
-        U = check_unlabeled(unlabeled, rows.X, feature_names=rows.feature_names)
+        # NaN in U under "marginalize" reaches here only with λ = 0 (no EM: U unused)
+        U = check_unlabeled(unlabeled, rows.X, feature_names=rows.feature_names,
+                            allow_nan=nan_policy == "marginalize")
         if U is not None and shrinkage == "ledoit-wolf" and em.weight:
             raise ValueError(
                 "shrinkage='ledoit-wolf' is not available with unlabeled rows (its fourth "

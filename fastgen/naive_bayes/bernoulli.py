@@ -194,7 +194,8 @@ def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_pri
     if Xv is not None:
         return _bernoulli_missing(Xv, y, sample_weight, alpha, binarize, fit_prior,
                                   class_prior, feature_names_of(X))
-    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em)
+    em_rows = unlabelled_rows(X, y, sample_weight, unlabeled, em,
+                              allow_nan=nan_policy == "marginalize")
     classes, cc, fc, binarize, dtype, names, tables = _fit_counts(
         X, y, sample_weight, "bernoulli", binarize, alpha)
     params = bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior,

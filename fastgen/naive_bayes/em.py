@@ -65,14 +65,15 @@ def unlabelled_rows(X, y, sample_weight, unlabeled, em, *, allow_sparse=True, na
     return EMRows(X, codes, w, U, em)
 
 
-def unlabelled_moment_rows(rows, unlabeled, em):
+def unlabelled_moment_rows(rows, unlabeled, em, *, allow_nan=False):
     """The same for the Gaussian model, whose labelled rows are checked
     :class:`~fastgen.stats.ClassRows` (host X only)."""
     if unlabeled is None:
         return None
     if rows.on_device:
         raise ValueError("unlabeled rows need host X; fit on the host (numpy) arrays")
-    U = check_unlabeled(unlabeled, rows.X, feature_names=rows.feature_names)
+    U = check_unlabeled(unlabeled, rows.X, feature_names=rows.feature_names,
+                        allow_nan=allow_nan)
     if U is None or not em.weight:
         return None
     return EMRows(rows.X, rows.codes, rows.weights, U, em)

@@ -185,7 +185,8 @@ def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None
     rows = class_rows(X, y, sample_weight)
     var_smoothing = check_scalar(var_smoothing, "var_smoothing", low=0.0)
     check_priors(priors, rows.classes)
-    em_rows = unlabelled_moment_rows(rows, unlabeled, em)
+    em_rows = unlabelled_moment_rows(rows, unlabeled, em,
+                                     allow_nan=nan_policy == "marginalize")
     moments = rows.moments("diagonal")
     check_class_weights(rows.classes, moments.counts)
     feature_variance = None  # unweighted: the total variance implied by the moments
