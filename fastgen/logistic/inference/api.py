@@ -23,7 +23,7 @@ from ..._validation import (
     check_y,
     feature_names_of,
 )
-from ..centring import centred_frame, covariance_to_user, to_centred
+from ..centring import centred_frame, centred_params, covariance_to_user
 from ..tails import chi2_sf, norm_sf
 from .checks import (
     InferenceRequest,
@@ -301,10 +301,7 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                         else (None, 0))
     # the pass, the rank checks and the covariance in the centred frame, mapped back
     Xc, shift = centred_frame(sample.X, sample.w, model.fit_intercept)
-    model_c = model
-    if shift is not None:
-        model_c = dataclasses.replace(
-            model, intercept=to_centred(model.coef, model.intercept, shift))
+    model_c = centred_params(model, shift)
     data = InferenceData(Xc, model.fit_intercept)
     sums = data.sums(sample.codes, sample.w, reference_coef(model_c), request.n_classes,
                      request.want_meat, groups, n_groups)
@@ -326,7 +323,7 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
 
 def result_in_user_frame(result, model, request, shift):
     """``result`` of the centred frame (sums taken with the model's intercepts moved
-    there, :func:`~fastgen.logistic.centring.to_centred`) with the intercepts of the
+    there, :func:`~fastgen.logistic.centring.centred_params`) with the intercepts of the
     user's coordinates:
     covariance T·cov·Tᵀ (:func:`~fastgen.logistic.centring.covariance_to_user`), the
     intercepts' estimates, errors and tests, and the score (g_j + m_j·g_const)."""
