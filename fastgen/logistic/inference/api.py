@@ -40,6 +40,7 @@ from .covariance import (
     statsmodels_layout,
     warn_ill_conditioned,
 )
+from .frame import attach
 from .passes import InferenceData, PassSums, reference_coef
 from .results import FitData, LogisticInference, labelled
 
@@ -326,7 +327,9 @@ def result_in_user_frame(result, model, request, shift):
     there, :func:`~fastgen.logistic.centring.centred_params`) with the intercepts of the
     user's coordinates:
     covariance T·cov·Tᵀ (:func:`~fastgen.logistic.centring.covariance_to_user`), the
-    intercepts' estimates, errors and tests, and the score (g_j + m_j·g_const)."""
+    intercepts' estimates, errors and tests, and the score (g_j + m_j·g_const); the
+    centred covariance stays on record (:mod:`.frame`) for the quadratic forms of
+    predictions, marginal effects and contrasts."""
     K, m, p = request.n_classes, request.n_equations, request.p
     layout = statsmodels_layout(m, p, model.fit_intercept)
     cov = covariance_to_user(result.cov_params, shift, m, p)
@@ -342,9 +345,10 @@ def result_in_user_frame(result, model, request, shift):
     score = np.asarray(result.extra["score"], dtype=np.float64).reshape(m, p).copy()
     score[:, :p - 1] += score[:, p - 1:p] * shift  # reference layout: intercept last
     extra = dict(result.extra, score=score.reshape(result.extra["score"].shape))
-    return dataclasses.replace(result, params=shape(beta), bse=shape(bse),
+    user = dataclasses.replace(result, params=shape(beta), bse=shape(bse),
                                tvalues=shape(z), pvalues=shape(pv), cov_params=cov,
                                extra=extra)
+    return attach(user, shift, result.cov_params)
 
 
 # --------------------------------------------------------------------------- adapters
