@@ -159,10 +159,7 @@ def test_binary_matches_statsmodels(c, s, weighted):
         _close(to.sd, np.ravel(tr.sd), tol, "contrast sd")
         for at in ("overall", "mean"):
             mo = r.get_margeff(at=at)
-            mr = ref.get_margeff(at=at)
-            if weighted and at == "mean":  # the mean of the repeated rows
-                Xm = Xr[rep].mean(axis=0)
-                assert np.allclose(Xo.T @ w / w.sum() - c, Xm, rtol=0, atol=1e-9 * s + 64 * EPS * abs(c))
+            mr = ref.get_margeff(at=at)  # weighted: at the mean of the repeated rows
             _close(mo.margeff, mr.margeff, tol, f"margeff at {at}")
             _close(mo.margeff_se, mr.margeff_se, tol, f"margeff se at {at}")
 
