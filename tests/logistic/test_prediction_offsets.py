@@ -215,3 +215,20 @@ def test_frame_record_follows_the_covariance():
     doubled = dataclasses.replace(r, cov_params=4.0 * np.asarray(r.cov_params))
     a, b = r.get_prediction(Xo[:10]).se, doubled.get_prediction(Xo[:10]).se
     _close(b, 2.0 * a, 1e-9, "se under a replaced covariance")
+
+
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("c,s", [(1e3, 1.0), (1e8, 1.0), (1e4, 1e-2)])
+def test_dask_result_invariant_to_offsets(c, s, K):
+    """fastgen.dask's inference keeps the centred covariance too (predictions and
+    contrasts of new rows; it holds no data for marginal effects)."""
+    da = pytest.importorskip("dask.array")
+    import fastgen.dask
+
+    Xo, Xr, y, _ = _shifted(18, c, s, K)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = fastgen.fit_logistic(Xo, y)
+        rd = fastgen.dask.logistic_inference(model, da.from_array(Xo, chunks=(100, 3)),
+                                             da.from_array(y, chunks=100))
+    _check_invariant(rd, _infer(Xr, y), Xo, Xr, _tol(c, s), margins=False)
