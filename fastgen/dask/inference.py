@@ -11,7 +11,7 @@ import dask
 import numpy as np
 
 from .._validation import check_sample_weight, check_X
-from ..logistic.centring import centre, to_centred
+from ..logistic.centring import centre, centred_params
 from ..logistic.inference import (
     InferenceData,
     LogisticInference,
@@ -111,8 +111,7 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         shift = shift_over_blocks(Xa, row_blocks(Xa, as_dask_vector(y, Xa, "y"),
                                                  as_dask_vector(sample_weight, Xa,
                                                                 "sample_weight")))
-    model_c = model if shift is None else dataclasses.replace(
-        model, intercept=to_centred(model.coef, model.intercept, shift))
+    model_c = centred_params(model, shift)
     sums, Xd = summed_passes(model_c, X, y, sample_weight, request.want_meat,
                              groups if request.cluster else None, shift)
     if Xd.shape[1] != d:

@@ -48,6 +48,7 @@ from .centring import centred_frame, to_user
 from .firth import fit_firth
 from .firth_multinomial import fit_firth_multinomial
 from .firth_objective import _Penalised
+from .inference.frame import attach, restricted
 from .inference.passes import InferenceData
 from .params import ConvergenceWarning, LogisticParams
 from .penalised import _newton
@@ -302,9 +303,11 @@ def corrected_inference(model, X, y, *, infer, sample_weight=None, cov_type="non
     res = infer(aug, Xa, ya, sample_weight=wa, ci=ci, alpha=alpha, feature_names=aug_names)
     keep = np.r_[0:d + 1]  # statsmodels' layout: const, x1..xd, then g
     cov = res.cov_params[np.ix_(keep, keep)]
-    return dataclasses.replace(
+    out = dataclasses.replace(
         base, params=res.params[keep], bse=res.bse[keep], tvalues=res.tvalues[keep],
         pvalues=res.pvalues[keep], cov_params=cov,
         profile_ci=None if res.profile_ci is None else res.profile_ci[keep],
         lr_pvalues=None if res.lr_pvalues is None else res.lr_pvalues[keep],
         method="FLAC", converged=bool(model.converged))
+    frame = restricted(res, keep, d)  # the centred covariance, for predictions' forms
+    return out if frame is None else attach(out, *frame)

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from .._validation import is_sparse
 
 __all__ = ["column_sums", "shift_from_sums", "column_shift", "centred_frame", "centre",
-           "to_user", "to_centred",
+           "to_user", "to_centred", "centred_params",
            "covariance_to_user"]
 
 #: Rows per chunk of the dense moment pass (bounds its float64 temporaries).
@@ -168,6 +168,21 @@ def to_centred(coef, intercept, shift):
         return intercept
     coef = np.asarray(coef, dtype=np.float64)
     return np.asarray(intercept, dtype=np.float64) + coef @ shift
+
+
+def centred_params(model, shift):
+    """``model`` (a :class:`~fastgen.logistic.params.LogisticParams`) with its intercepts
+    moved into the centred frame (:func:`to_centred`), or ``model`` itself when
+    ``shift`` is None.  The coefficients are carried in float64 with them: a float32
+    model's values are exact there, while rounding b_c to float32 would move the point
+    at which the inference is taken by up to an ulp of the offset's share b_c − b."""
+    if shift is None:
+        return model
+    import dataclasses
+
+    coef = np.asarray(model.coef, dtype=np.float64)
+    return dataclasses.replace(model, coef=coef,
+                               intercept=to_centred(coef, model.intercept, shift))
 
 
 def covariance_to_user(cov, shift, m, p):

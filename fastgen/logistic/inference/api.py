@@ -23,7 +23,7 @@ from ..._validation import (
     check_y,
     feature_names_of,
 )
-from ..centring import centred_frame, covariance_to_user, to_centred
+from ..centring import centred_frame, centred_params, covariance_to_user
 from ..tails import chi2_sf, norm_sf
 from .checks import (
     InferenceRequest,
@@ -40,6 +40,7 @@ from .covariance import (
     statsmodels_layout,
     warn_ill_conditioned,
 )
+from .frame import attach
 from .passes import InferenceData, PassSums, reference_coef
 from .results import FitData, LogisticInference, labelled
 
@@ -301,10 +302,7 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                         else (None, 0))
     # the pass, the rank checks and the covariance in the centred frame, mapped back
     Xc, shift = centred_frame(sample.X, sample.w, model.fit_intercept)
-    model_c = model
-    if shift is not None:
-        model_c = dataclasses.replace(
-            model, intercept=to_centred(model.coef, model.intercept, shift))
+    model_c = centred_params(model, shift)
     data = InferenceData(Xc, model.fit_intercept)
     sums = data.sums(sample.codes, sample.w, reference_coef(model_c), request.n_classes,
                      request.want_meat, groups, n_groups)
@@ -326,10 +324,12 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
 
 def result_in_user_frame(result, model, request, shift):
     """``result`` of the centred frame (sums taken with the model's intercepts moved
-    there, :func:`~fastgen.logistic.centring.to_centred`) with the intercepts of the
+    there, :func:`~fastgen.logistic.centring.centred_params`) with the intercepts of the
     user's coordinates:
     covariance T·cov·Tᵀ (:func:`~fastgen.logistic.centring.covariance_to_user`), the
-    intercepts' estimates, errors and tests, and the score (g_j + m_j·g_const)."""
+    intercepts' estimates, errors and tests, and the score (g_j + m_j·g_const); the
+    centred covariance stays on record (:mod:`.frame`) for the quadratic forms of
+    predictions, marginal effects and contrasts."""
     K, m, p = request.n_classes, request.n_equations, request.p
     layout = statsmodels_layout(m, p, model.fit_intercept)
     cov = covariance_to_user(result.cov_params, shift, m, p)
@@ -345,9 +345,10 @@ def result_in_user_frame(result, model, request, shift):
     score = np.asarray(result.extra["score"], dtype=np.float64).reshape(m, p).copy()
     score[:, :p - 1] += score[:, p - 1:p] * shift  # reference layout: intercept last
     extra = dict(result.extra, score=score.reshape(result.extra["score"].shape))
-    return dataclasses.replace(result, params=shape(beta), bse=shape(bse),
+    user = dataclasses.replace(result, params=shape(beta), bse=shape(bse),
                                tvalues=shape(z), pvalues=shape(pv), cov_params=cov,
                                extra=extra)
+    return attach(user, shift, result.cov_params)
 
 
 # --------------------------------------------------------------------------- adapters

@@ -7,7 +7,7 @@ Constraint strings (``"age = yrs_married"``, ``"x1 + x3 = 0, x2 = 1"``) are pars
 statsmodels parses them (its default engine, patsy): chained ``a = b = 0`` is two
 constraints.
 
-Imports: numpy, scipy (pandas on use) only.
+Imports: numpy, scipy (pandas on use) and the sibling ``frame`` only.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import scipy.linalg
 import scipy.special
 
 from ..tails import chi2_sf, norm_isf, norm_sf
+from .frame import frame_of, quadratic_form
 
 __all__ = ["ContrastResults", "LRTestResults", "constraint_matrix", "parse_constraints",
            "t_test", "wald_test",
@@ -252,7 +253,10 @@ def _contrast(res, r_matrix):
     beta = res.params_vector
     used = np.any(R != 0, axis=0)  # FLIC's covariance is undefined off the intercept
     Ru = R[:, used]
-    V = Ru @ np.asarray(res.cov_params)[np.ix_(used, used)] @ Ru.T
+    if frame_of(res)[0] is not None:
+        V = quadratic_form(res, R)  # RΣRᵀ in the centred frame (.frame)
+    else:
+        V = Ru @ np.asarray(res.cov_params)[np.ix_(used, used)] @ Ru.T
     if not np.all(np.isfinite(V)):
         raise ValueError(
             f"the constraints combine coefficients whose covariance this {res.method} fit "

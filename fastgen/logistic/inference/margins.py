@@ -10,9 +10,11 @@ discrete change :math:`P(x_j=1) - P(x_j=0)`, ``count`` columns
 :math:`(P(x_j+1) - P(x_j-1))/2` (their logs for ``ey…``).  ``at="overall"`` averages
 the effects over the rows; ``"mean"``/``"median"``/``"zero"`` evaluate them at one row.
 The covariance of the effects is :math:`J\\Sigma J^\\top`, J their Jacobian in the
-coefficients, taken by complex steps (exact to rounding) as statsmodels takes it.
+coefficients, taken by complex steps (exact to rounding) as statsmodels takes it, and
+the form in the centred frame (:mod:`.frame`), so column offsets do not cost digits.
 
-Imports: numpy, scipy (pandas on use) and the sibling ``prediction`` only.
+Imports: numpy, scipy (pandas on use) and the siblings ``frame`` and ``prediction``
+only.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tails import norm_isf, norm_sf
+from .frame import quadratic_form
 from .prediction import check_covariance, design_rows, probabilities
 
 __all__ = ["MarginalEffects", "get_margeff"]
@@ -223,7 +226,6 @@ def get_margeff(res, at="overall", method="dydx", atexog=None, dummy=False, coun
     X, _ = design_rows(res, None)
     X = X.copy()
     params = np.asarray(res.params, dtype=np.float64)
-    cov = np.asarray(res.cov_params)
     fd = res.fit_data
     w = np.asarray(fd.w, dtype=np.float64) if fd.w.shape[0] else None
     effects_idx = X.var(0) != 0
@@ -253,7 +255,7 @@ def get_margeff(res, at="overall", method="dydx", atexog=None, dummy=False, coun
         b = flat.astype(complex)
         b[k] += 1j * h[k]
         jac[:, k] = mean_effects(b).imag / h[k]
-    mcov = jac @ cov @ jac.T
+    mcov = quadratic_form(res, jac)  # J Σ Jᵀ, in the centred frame (.frame)
     se = np.sqrt(np.diag(mcov))
     names = [n for n, keep in zip(res.feature_names, effects_idx) if keep]
     opts = {"at": at, "method": method}

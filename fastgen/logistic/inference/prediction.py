@@ -7,9 +7,11 @@ Binary, with :math:`\\tilde x` the row with its intercept and :math:`\\Sigma` th
 :math:`\\sigma(\\eta \\pm z\\sqrt{\\tilde x^\\top\\Sigma\\tilde x})`, formed on the linear
 predictor and mapped back, so inside [0, 1].  Multinomial: :math:`P_k` with the
 gradient :math:`\\partial P_k/\\partial\\beta_j = P_k([k=j] - P_j)\\tilde x`, and the
-interval formed on the log-odds :math:`\\log(P_k/(1-P_k))` alike.
+interval formed on the log-odds :math:`\\log(P_k/(1-P_k))` alike.  Every form
+:math:`\\tilde x^\\top\\Sigma\\tilde x` is taken in the centred frame (:mod:`.frame`),
+so column offsets do not cost digits.
 
-Imports: numpy, scipy (pandas on use) only.
+Imports: numpy, scipy (pandas on use) and the sibling ``frame`` only.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 import scipy.special
 
 from ..tails import norm_isf
+from .frame import frame_of
 
 __all__ = ["PredictionResults", "get_prediction", "predicted_probabilities", "design_rows"]
 
@@ -182,10 +185,12 @@ def get_prediction(res, exog):
     check_covariance(res, "predictions' standard errors")
     X, labels = design_rows(res, exog)
     params = np.asarray(res.params, dtype=np.float64)
-    cov = np.asarray(res.cov_params)
+    # the forms x̃ᵀΣx̃ in the centred frame: (1, x − m) with its covariance (.frame)
+    shift, cov = frame_of(res)
+    Xf = X if shift is None else np.column_stack([X[:, 0], X[:, 1:] - shift])
     if params.ndim == 1:
         eta = X @ params
-        var = np.einsum("ij,jk,ik->i", X, cov, X)
+        var = np.einsum("ij,jk,ik->i", Xf, cov, Xf)
         p = scipy.special.expit(eta)
         lse = np.sqrt(var)
         dp = p * scipy.special.expit(-eta)  # p(1 − p) without cancelling at large η
@@ -199,7 +204,7 @@ def get_prediction(res, exog):
     for j in range(m):
         for l in range(m):
             S = cov[j * pdim:(j + 1) * pdim, l * pdim:(l + 1) * pdim]
-            Q[:, j, l] = np.einsum("ij,jk,ik->i", X, S, X)
+            Q[:, j, l] = np.einsum("ij,jk,ik->i", Xf, S, Xf)
     se = np.empty((n, K))
     for k in range(K):
         A = -P[:, [k]] * P[:, 1:]  # a_kj = P_k([k = j] − P_j), j = 1 … K−1

@@ -114,7 +114,9 @@ class LogisticInference:
         Number of clusters for ``cov_type="cluster"``.
     extra : dict
         Diagnostics at the optimum: ``score`` (the gradient, ≈ 0) and ``max_abs_eta``
-        (the largest absolute fitted linear predictor).
+        (the largest absolute fitted linear predictor); under column offsets also
+        ``centred_cov``, the centred frame's covariance that predictions, marginal
+        effects and contrasts use (:mod:`fastgen.logistic.inference.frame`).
     dep_name : str
         The name of y in the summary (``Dep. Variable:``): a Series' name, a formula's
         left side, else ``"y"``.
