@@ -256,9 +256,10 @@ def fit(args, out=None):
             params = (fit_logistic(X, y, penalty="firth", correction=correction) if firth
                       else entry.fit_with(X, y, getattr(args, entry.option)))
         except ValueError as exc:
-            raise CLIError(located(str(exc), args.data, lines, names)) from None
+            raise CLIError(located(_csv_names(str(exc), names), args.data, lines,
+                                   names)) from None
     for w in caught:
-        _warn(w.message)
+        _warn(_csv_names(str(w.message), names))
     if entry.name == "bernoulli_nb" and kind != "binary":
         _warn(f"bernoulli_nb binarises the {kind} features at "
               f"binarize={params.binarize:g} (x > {params.binarize:g} counts as 1); "
@@ -319,6 +320,20 @@ def _params_output(output, data):
     check_output_file(path, [data], "PARAMS", regular_only=True)
     check_output_file(sidecar(path), [data], "the sidecar PARAMS.json", regular_only=True)
     return path
+
+
+#: the default names the model layer gives the columns of an array ('x1' is column 0)
+_DEFAULT_NAME = re.compile(r"'x(\d+)'")
+
+
+def _csv_names(message, names):
+    """A fit's message with the default column names 'x1', 'x2', ... (the model layer
+    sees an array) replaced by the CSV's column names."""
+    def name(m):
+        j = int(m.group(1)) - 1
+        return repr(names[j]) if 0 <= j < len(names) else m.group(0)
+
+    return _DEFAULT_NAME.sub(name, message)
 
 
 def _warn(message):
