@@ -14,7 +14,7 @@ def duplicated(tmp_path):
     age, bmi = rng.normal(size=(2, 80))
     y = np.where(age + bmi + rng.normal(size=80) > 0, "yes", "no")
     path = tmp_path / "dup.csv"
-    lines = ["age,bmi,bmi_again,y"] + [f"{a!r},{b!r},{b!r},{c}" for a, b, c in
+    lines = ["age,bmi,bmi_again,y"] + [f"{a:.17g},{b:.17g},{b:.17g},{c}" for a, b, c in
                                       zip(age, bmi, y, strict=True)]
     path.write_text("\n".join(lines) + "\n")
     return path
