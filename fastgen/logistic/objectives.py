@@ -359,7 +359,7 @@ class MultinomialObjective:
                         else self.data.binary(np.zeros(self.data.p), True, False)[2]
                     self.keep = identified_columns(G, self.data, self.l2)
             elif self.data.p <= BOHNING_FULL_MAX_P:
-                self._bohning()
+                self._bohning()  # decides the identified columns too (unpenalised)
                 C = np.diag(self._gram).copy()
                 c0 = 0.5 * sum_weights
             else:
@@ -404,14 +404,25 @@ class MultinomialObjective:
     def _bohning(self):
         """The fixed Böhning bound A = ½X̃ᵀWX̃ + l2·diag(pen), factorised once scaled to a
         unit diagonal (with jitter 1e-10 there): ``("full", (factor, d))`` with
-        A ≈ diag(d)·LLᵀ·diag(d); or, for wide data, its diagonal ``("diag", (A_jj, 1))``."""
+        A ≈ diag(d)·LLᵀ·diag(d), on the identified columns only; or, for wide data, its
+        diagonal ``("diag", (A_jj, 1))``.
+
+        The design Gram ½X̃ᵀWX̃ is also where an unpenalised Newton-CG fit decides the
+        design's rank (:func:`identified_columns`, the explicit solvers' rule): CG then
+        runs on the identified columns, as the explicit solves do.  On the full space
+        CG met the null directions of a rank-deficient design in every product and
+        every preconditioner solve, and its steps stalled where two or more
+        dependencies were present."""
         if self._precond is None:
             data = self.data
             if data.p <= BOHNING_FULL_MAX_P:
                 A = 0.5 * data.design_gram()  # ½ X̃ᵀWX̃
                 self._gram = A.copy()
                 check_curvature_diagonal(np.diag(A), data)
-                A[np.diag_indices_from(A)] += self.l2 * self.pen
+                self.keep = identified_columns(A, data, self.l2)
+                if self.keep is not None:
+                    A = A[np.ix_(self.keep, self.keep)]
+                A[np.diag_indices_from(A)] += self.l2 * self.pen[self._kept()]
                 d = _unit_diagonal(np.diag(A).copy())
                 A /= d[:, None]
                 A /= d[None, :]
@@ -485,6 +496,8 @@ class MultinomialObjective:
         if self._sample is None:
             rows = min(max(BLOCK_PRECOND_ROWS, 64 * p), BLOCK_PRECOND_ENTRIES // p)
             idx, Xs, ws = sample(rows)
+            if self.keep is not None:
+                Xs = np.ascontiguousarray(Xs[:, self.keep])
             total = float(np.sum(data.w)) if data.w.shape[0] else float(data.n)
             sw = float(np.sum(ws))
             if not (sw > 0.0 and np.isfinite(total / sw)):
@@ -493,7 +506,7 @@ class MultinomialObjective:
             self._sample = (idx, Xs, ws * (total / sw))
         idx, Xs, ws = self._sample
         Ps = self.P[idx]
-        pen = self.l2 * self.pen
+        pen = self.l2 * self.pen[self._kept()]
         factors = []
         with blas_single_thread():
             for k in range(K):
@@ -513,19 +526,38 @@ class MultinomialObjective:
         self._block = factors
         return factors
 
+    def _kept(self):
+        """The identified columns as an index (all of them: ``slice(None)``)."""
+        return slice(None) if self.keep is None else self.keep
+
+    def _restrict(self, V):
+        """V (K, p) with the columns outside the identified ones set to zero (V itself
+        when every column is identified)."""
+        if self.keep is None:
+            return V
+        out = np.zeros_like(V)
+        out[:, self.keep] = V[:, self.keep]
+        return out
+
     def _apply_precond(self, R):
+        kept = self._kept()
         block = self.block_preconditioner()
         if block is not None:
-            Rc = R - R.mean(axis=0)
-            Z = np.empty_like(Rc)
+            Rc = (R - R.mean(axis=0))[:, kept]
+            Z = np.zeros_like(R)
             for k, (c, d) in enumerate(block):
-                Z[k] = scipy.linalg.cho_solve(c, Rc[k] / d, check_finite=False) / d
+                Z[k, kept] = scipy.linalg.cho_solve(c, Rc[k] / d, check_finite=False) / d
             return Z - Z.mean(axis=0)  # C·M⁻¹·C: symmetric, definite on centred R
         kind, fac = self._bohning()
         Rc = R - R.mean(axis=0)
         if kind == "full":
             c, d = fac
-            return scipy.linalg.cho_solve(c, (Rc / d).T, check_finite=False).T / d
+            if self.keep is None:
+                return scipy.linalg.cho_solve(c, (Rc / d).T, check_finite=False).T / d
+            Z = np.zeros_like(R)
+            Z[:, kept] = scipy.linalg.cho_solve(c, (Rc[:, kept] / d).T,
+                                                check_finite=False).T / d
+            return Z
         return Rc / fac[1]
 
     @property
@@ -556,13 +588,15 @@ class MultinomialObjective:
             x -= x.mean(axis=0)
             return x, 0.5 * float(-np.vdot(G, x))
         data, P = self.data, self.P
+        restrict = self._restrict  # the identified columns only (see _bohning)
 
         def hessp(V):
-            HV = data.multinomial_hessp(P, V) + self.l2 * self.pen * V
-            return HV - HV.mean(axis=0)
+            HV = data.multinomial_hessp(P, restrict(V)) + self.l2 * self.pen * V
+            return restrict(HV - HV.mean(axis=0))
 
-        x, dec, nprod = pcg(hessp, self._apply_precond, G, forcing(gscaled, rtol),
-                            max(10, min(G.size, 250)), atol, self.scale, x0)
+        x, dec, nprod = pcg(hessp, self._apply_precond, restrict(G),
+                            forcing(gscaled, rtol), max(10, min(G.size, 250)), atol,
+                            self.scale, None if x0 is None else restrict(x0))
         self.nprod += nprod
         x -= x.mean(axis=0)
         return x, dec
