@@ -496,8 +496,6 @@ class MultinomialObjective:
         if self._sample is None:
             rows = min(max(BLOCK_PRECOND_ROWS, 64 * p), BLOCK_PRECOND_ENTRIES // p)
             idx, Xs, ws = sample(rows)
-            if self.keep is not None:
-                Xs = np.ascontiguousarray(Xs[:, self.keep])
             total = float(np.sum(data.w)) if data.w.shape[0] else float(data.n)
             sw = float(np.sum(ws))
             if not (sw > 0.0 and np.isfinite(total / sw)):
@@ -505,6 +503,8 @@ class MultinomialObjective:
                 return None
             self._sample = (idx, Xs, ws * (total / sw))
         idx, Xs, ws = self._sample
+        if self.keep is not None:  # the identified columns only (see _bohning)
+            Xs = Xs[:, self.keep]
         Ps = self.P[idx]
         pen = self.l2 * self.pen[self._kept()]
         factors = []

@@ -6,7 +6,8 @@ preconditioner) and solve on the identified columns: it converges, warns
 :class:`fastgen.CollinearityWarning` naming the same dependent columns in the same
 words as the explicit fit of the same data, and reaches the same optimum, checked
 against the explicit-Hessian fit and statsmodels' MNLogit on the identified columns
-(integer weights as repeated rows) to 1e-8 standard errors.  Designs of full rank take
+(integer weights as repeated rows) to 1e-8 standard errors, with either of Newton-CG's
+preconditioners (block Jacobi, the Böhning bound).  Designs of full rank take
 exactly the path they took before.
 """
 
@@ -78,7 +79,7 @@ def _proba(fit, X):
 
 CASES = [(fam, var, K) for i, (fam, var) in enumerate(
     [(f, v) for f in ("onehot_sum", "onehot_const", "sum_dup")
-     for v in ("dense", "csr", "weighted", "offset")])
+     for v in ("dense", "csr", "weighted", "offset", "bohning")])
     for K in ((5, 6, 7, 8, 9, 10)[i % 6],)]
 
 
@@ -92,6 +93,8 @@ def test_newton_cg_names_the_columns_and_reaches_the_optimum(family, variant, K,
          if variant == "weighted" else None)
     Xin = sp.csr_matrix(X) if variant == "csr" else X
     X_before = X.copy()
+    if variant == "bohning":  # the Böhning preconditioner instead of block Jacobi
+        monkeypatch.setattr(objectives, "BLOCK_PRECOND_MAX_P", 0)
 
     cg, cg_warn = _fit(Xin, y, w, False, monkeypatch)
     assert cg.solver == "newton-cg" and K * (d + 1) > objectives.MULTINOMIAL_EXPLICIT_MAX
