@@ -154,7 +154,7 @@ def check_X(
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name} could not be converted to an array: {exc}") from None
     if A.dtype == object:
-        A = _object_to_float(A, X, name)
+        A = _object_to_float(A, X, name, missing_ok=not finite)
     if A.ndim != 2:
         hint = " (reshape a single feature with X.reshape(-1, 1))" if A.ndim == 1 else ""
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {A.ndim}-D{hint}")
@@ -193,18 +193,28 @@ def _column_label(X, j):
     return f"column {j}"
 
 
-def _object_to_float(A, X, name):
+def _object_to_float(A, X, name, missing_ok=False):
     """An object array as float64; a missing-value marker (None, pd.NA, NaN, NaT) or
-    a non-number is named with its row and column."""
+    a non-number is named with its row and column.  ``missing_ok`` (NaN allowed: a
+    missing value, ``nan_policy="marginalize"``): the markers become NaN."""
     try:
         F = A.astype(np.float64)
     except (TypeError, ValueError):
         F = None
-    if F is not None and not np.isnan(F).any():
+    if F is not None and (missing_ok or not np.isnan(F).any()):
         return F
+    if missing_ok:
+        try:
+            return np.array([np.nan if _missing_name(v) is not None else v
+                             for v in A.reshape(-1).tolist()],
+                            dtype=np.float64).reshape(A.shape)
+        except (TypeError, ValueError):
+            pass  # a non-number: named below
     # the slow path only where conversion failed or made a NaN: name the first culprit
     for pos, v in enumerate(A.reshape(-1).tolist()):
         missing = _missing_name(v)
+        if missing is not None and missing_ok:
+            continue
         if missing is None:
             if F is not None:
                 continue
