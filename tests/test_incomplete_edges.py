@@ -130,3 +130,17 @@ def test_singular_start_of_the_combined_em_gives_advice_that_applies():
         assert "pass reg>0" not in str(info.value)
     # the advice works: the pooled covariance fits the same rows
     fastgen.fit_gda(X[:29], y[:29], "pooled", unlabeled=X[29:], nan_policy="marginalize")
+
+
+def test_dask_em_names_the_unlabelled_rows():
+    da = pytest.importorskip("dask.array")
+    import fastgen.dask as fd
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    X = rng.normal(size=(400, 3))
+    U = X.copy()
+    U[205, 1] = np.nan
+    with pytest.raises(ValueError, match="^unlabeled contains NaN at row 205, column 1"):
+        fd.fit_gda(da.from_array(X, chunks=100), da.from_array(y, chunks=100), "pooled",
+                   unlabeled=da.from_array(U, chunks=100))

@@ -72,7 +72,14 @@ def _unlabelled_part(U, _y, _w, params, weight, statistics):
     """(expected statistics, λ Σ log Σ_k p(x, k)) of one unlabelled block."""
     if U.shape[0] == 0:
         return None
-    marginal, R = log_marginal_and_posteriors(joint_log_likelihood(params, U))
+    try:
+        jll = joint_log_likelihood(params, U)
+    except ValueError as exc:  # scoring names its input X; here it is the unlabelled rows
+        msg = str(exc)
+        if not msg.startswith("X "):
+            raise
+        raise ValueError("unlabeled " + msg[2:]) from None
+    marginal, R = log_marginal_and_posteriors(jll)
     return statistics(U, weight * R, params), weight * marginal
 
 
