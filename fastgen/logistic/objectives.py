@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from .._runtime import blas_single_thread
 from .columns import check_curvature_diagonal, column_scales, identified_columns
 from .linsolve import cholesky_factor, factor_solve, pcg
 from .newton import forcing
+from .precondition import apply_blocks, block_factors, unit_diagonal
 
 __all__ = ["BINARY_EXPLICIT_MAX_P", "MULTINOMIAL_EXPLICIT_MAX", "BOHNING_FULL_MAX_P",
            "Evaluation", "BinaryObjective", "MultinomialObjective", "make_objective",
@@ -95,11 +95,6 @@ def _penalised(loss, g, l2, pen, beta):
     if l2 == 0.0:
         return loss, g
     return loss + 0.5 * l2 * float(np.sum(pen * beta * beta)), g + l2 * pen * beta
-
-
-def _unit_diagonal(diag):
-    """√diag where positive, else 1: the scaling to a unit diagonal."""
-    return np.sqrt(np.where(diag > 0.0, diag, 1.0))
 
 
 def _penalty_mask(p, fit_intercept):
@@ -388,7 +383,7 @@ class MultinomialObjective:
         self._unpenalised_hessian_blocks()
         H, self._H = self._H, None  # scaled in place below
         H[np.diag_indices_from(H)] += self.l2 * np.tile(self.pen, K)
-        d = _unit_diagonal(np.diag(H).reshape(K, p).mean(axis=0))
+        d = unit_diagonal(np.diag(H).reshape(K, p).mean(axis=0))
         D = np.tile(d, K)
         H /= D[:, None]
         H /= D[None, :]
@@ -423,7 +418,7 @@ class MultinomialObjective:
                 if self.keep is not None:
                     A = A[np.ix_(self.keep, self.keep)]
                 A[np.diag_indices_from(A)] += self.l2 * self.pen[self._kept()]
-                d = _unit_diagonal(np.diag(A).copy())
+                d = unit_diagonal(np.diag(A).copy())
                 A /= d[:, None]
                 A /= d[None, :]
                 A[np.diag_indices_from(A)] += 1e-10
@@ -507,23 +502,8 @@ class MultinomialObjective:
             Xs = Xs[:, self.keep]
         Ps = self.P[idx]
         pen = self.l2 * self.pen[self._kept()]
-        factors = []
-        with blas_single_thread():
-            for k in range(K):
-                c = ws * Ps[:, k] * (1.0 - Ps[:, k])
-                A = (Xs.T * c) @ Xs
-                A[np.diag_indices_from(A)] += pen
-                d = _unit_diagonal(np.diag(A).copy())
-                A /= d[:, None]
-                A /= d[None, :]
-                A[np.diag_indices_from(A)] += 1e-10
-                try:
-                    factors.append((scipy.linalg.cho_factor(A, lower=True,
-                                                            check_finite=False), d))
-                except (np.linalg.LinAlgError, ValueError):
-                    self._block = False
-                    return None
-        self._block = factors
+        factors = block_factors(Xs, ws, Ps, pen)
+        self._block = False if factors is None else factors
         return factors
 
     def _kept(self):
@@ -543,11 +523,7 @@ class MultinomialObjective:
         kept = self._kept()
         block = self.block_preconditioner()
         if block is not None:
-            Rc = (R - R.mean(axis=0))[:, kept]
-            Z = np.zeros_like(R)
-            for k, (c, d) in enumerate(block):
-                Z[k, kept] = scipy.linalg.cho_solve(c, Rc[k] / d, check_finite=False) / d
-            return Z - Z.mean(axis=0)  # C·M⁻¹·C: symmetric, definite on centred R
+            return apply_blocks(block, R, kept)
         kind, fac = self._bohning()
         Rc = R - R.mean(axis=0)
         if kind == "full":
