@@ -100,7 +100,7 @@ def check_unlabeled(U, X, *, allow_sparse=False, feature_names=None, allow_nan=F
         return None
     names = feature_names_of(U)
     U = check_X(U, name="unlabeled", allow_sparse=allow_sparse, dtype=X.dtype,
-                min_samples=0, finite=not allow_nan)
+                min_samples=0, finite=not allow_nan, missing=allow_nan)
     if allow_nan:
         values = U.data if is_sparse(U) else U.reshape(-1)
         bad = np.flatnonzero(np.isinf(values))

@@ -70,7 +70,8 @@ def score_marginal(params, X, mode):
         raise ValueError("nan_policy='marginalize' is not available for device arrays; "
                          "score host arrays")
     scorer = params.scorer
-    X = check_X(X, allow_sparse=scorer.accepts_sparse, dtype=params.dtype, finite=False)
+    X = check_X(X, allow_sparse=scorer.accepts_sparse, dtype=params.dtype, finite=False,
+                missing=True)
     check_n_features(X, params.n_features_in)
     fast = None if is_sparse(X) else _pattern_scorer(params)
     if fast is not None:

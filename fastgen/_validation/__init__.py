@@ -104,6 +104,7 @@ def check_X(
     min_samples: int = 1,
     finite: bool = True,
     csr_indices: bool = True,
+    missing: bool = False,
 ):
     """Validate and convert a 2-D data matrix.
 
@@ -125,6 +126,10 @@ def check_X(
         its way through X) passes False and then calls :func:`check_finite_result` or
         :func:`report_nonfinite`, saving a full read of X; the caller's contract is
         unchanged.
+    missing : bool
+        NaN marks a missing value (``nan_policy="marginalize"``; with ``finite=False``):
+        a data frame's own markers (pd.NA, None) become NaN, and a narrowing cast names
+        only infinity.
     csr_indices : bool
         Scan the column indices of CSR X now (with int32 indices; other sparse input is
         always scanned).  A caller whose kernel checks each index before it uses it
@@ -145,7 +150,7 @@ def check_X(
                 f"pass a dense array (e.g. {name}.toarray()) if it fits in memory"
             )
         return _check_csr(X, name=name, dtype=dtype, min_samples=min_samples,
-                          finite=finite, csr_indices=csr_indices)
+                          finite=finite, csr_indices=csr_indices, missing=missing)
     if isinstance(X, np.ndarray):
         A = X
     else:
@@ -154,19 +159,19 @@ def check_X(
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name} could not be converted to an array: {exc}") from None
     if A.dtype == object:
-        A = _object_to_float(A, X, name, missing_ok=not finite)
+        A = _object_to_float(A, X, name, missing_ok=missing)
     if A.ndim != 2:
         hint = " (reshape a single feature with X.reshape(-1, 1))" if A.ndim == 1 else ""
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {A.ndim}-D{hint}")
     target = _check_size_and_dtype(A, name, dtype, min_samples)
     if A.dtype != target or not A.flags.c_contiguous:
         if A.dtype.kind == "f" and A.dtype.itemsize > target.itemsize:
-            # NaN and infinity are named as such before a narrowing cast (finite=False:
+            # NaN and infinity are named as such before a narrowing cast (``missing``:
             # NaN marks a missing value and casts as it is)
-            if finite:
-                _report_nonfinite(np.ascontiguousarray(A), name)
-            else:
+            if missing:
                 _report_infinite(A, name)
+            else:
+                _report_nonfinite(np.ascontiguousarray(A), name)
             _check_fits(A, target, name)
         A = np.ascontiguousarray(A, dtype=target)
     if finite:

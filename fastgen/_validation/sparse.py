@@ -13,7 +13,8 @@ __all__ = ["csr_arrays", "check_csr_indices"]
 sparse_kernels = kernel_module("sparse")
 
 
-def _check_csr(X, *, name, dtype, min_samples, finite=True, csr_indices=True):
+def _check_csr(X, *, name, dtype, min_samples, finite=True, csr_indices=True,
+               missing=False):
     target = _check_size_and_dtype(X, name, dtype, min_samples)
     fmt = X.format
     # scipy trusts the arrays of a sparse matrix: broken ones make its own conversions
@@ -26,9 +27,9 @@ def _check_csr(X, *, name, dtype, min_samples, finite=True, csr_indices=True):
         X = X.tocsr()  # a new object: the caller's matrix is untouched
     copied = fmt != "csr"
     if X.dtype.kind == "f" and X.dtype.itemsize > target.itemsize:
-        # before the cast turns a large value into infinity (finite=False: NaN marks a
+        # before the cast turns a large value into infinity (``missing``: NaN marks a
         # missing value, only infinity is named here)
-        if finite:
+        if not missing:
             report_nonfinite(X, name)
         elif np.isinf(X.data).any():
             p = int(np.flatnonzero(np.isinf(X.data))[0])

@@ -79,7 +79,7 @@ def nan_input(X, nan_policy, *, allow_sparse=False):
     given, unchanged)."""
     if check_nan_policy(nan_policy) != "marginalize":
         return None
-    Xv = check_X(X, allow_sparse=allow_sparse, finite=False)
+    Xv = check_X(X, allow_sparse=allow_sparse, finite=False, missing=True)
     if not has_nan(Xv):
         return None
     reject_infinite(Xv)
