@@ -44,7 +44,14 @@ import numpy as np
 from ._runtime import blas_single_thread
 from ._scorer import MODE_JLL
 from ._small import is_small
-from ._validation import check_n_features, check_scalar, check_X, feature_names_of, is_sparse
+from ._validation import (
+    check_n_features,
+    check_scalar,
+    check_X,
+    feature_names_of,
+    is_sparse,
+    report_infinite,
+)
 
 __all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabeled",
            "run_em", "unlabelled_em", "record_em",
@@ -102,15 +109,7 @@ def check_unlabeled(U, X, *, allow_sparse=False, feature_names=None, allow_nan=F
     U = check_X(U, name="unlabeled", allow_sparse=allow_sparse, dtype=X.dtype,
                 min_samples=0, finite=not allow_nan, missing=allow_nan)
     if allow_nan:
-        values = U.data if is_sparse(U) else U.reshape(-1)
-        bad = np.flatnonzero(np.isinf(values))
-        if bad.size:
-            if is_sparse(U):
-                row = int(np.searchsorted(U.indptr, bad[0], side="right") - 1)
-                col = int(U.indices[bad[0]])
-            else:
-                row, col = divmod(int(bad[0]), U.shape[1])
-            raise ValueError(f"unlabeled contains infinity at row {row}, column {col}")
+        report_infinite(U, "unlabeled")
     if U.shape[0] == 0:
         return None
     check_n_features(U, X.shape[1], name="unlabeled")

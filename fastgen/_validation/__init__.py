@@ -33,6 +33,7 @@ from .arrays import (  # noqa: F401 - report_nonfinite, writeable_view re-export
     _missing_name,
     _report_nonfinite,
     is_sparse,
+    report_infinite,
     report_nonfinite,
     writeable_view,
 )
@@ -169,7 +170,7 @@ def check_X(
             # NaN and infinity are named as such before a narrowing cast (``missing``:
             # NaN marks a missing value and casts as it is)
             if missing:
-                _report_infinite(A, name)
+                report_infinite(A, name)
             else:
                 _report_nonfinite(np.ascontiguousarray(A), name)
             _check_fits(A, target, name)
@@ -177,14 +178,6 @@ def check_X(
     if finite:
         _report_nonfinite(A, name)
     return writeable_view(A)
-
-
-def _report_infinite(A, name):
-    """Raise naming the first infinite entry of dense 2-D A (NaN allowed)."""
-    bad = np.argwhere(np.isinf(A))
-    if bad.size:
-        i, j = (int(v) for v in bad[0])
-        raise ValueError(f"{name} contains infinity at row {i}, column {j}")
 
 
 def _column_label(X, j):

@@ -12,7 +12,7 @@ from .._runtime import kernel_module
 
 label_kernels = kernel_module("labels")
 
-__all__ = ["is_sparse", "report_nonfinite"]
+__all__ = ["is_sparse", "report_nonfinite", "report_infinite"]
 
 _FLOAT_TYPES = (np.float32, np.float64)
 
@@ -142,6 +142,21 @@ def _check_size_and_dtype(X, name, dtype, min_samples):
     if dtype is not None:
         _dense_dtype(X.dtype, name)
     return target
+
+
+def report_infinite(X, name: str = "X") -> None:
+    """Raise naming the first infinite entry of 2-D X (dense, or the stored values of
+    CSR; NaN allowed: a missing value), if it holds one; return otherwise."""
+    sparse = is_sparse(X)
+    bad = np.flatnonzero(np.isinf(X.data if sparse else X.reshape(-1)))
+    if not bad.size:
+        return
+    p = int(bad[0])
+    if sparse:
+        row, col = int(np.searchsorted(X.indptr, p, side="right") - 1), int(X.indices[p])
+    else:
+        row, col = divmod(p, X.shape[1])
+    raise ValueError(f"{name} contains infinity at row {row}, column {col}")
 
 
 def report_nonfinite(X, name: str = "X") -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._runtime import kernel_module
-from .arrays import _check_fits, _check_size_and_dtype, report_nonfinite
+from .arrays import _check_fits, _check_size_and_dtype, report_infinite, report_nonfinite
 
 __all__ = ["csr_arrays", "check_csr_indices"]
 
@@ -31,11 +31,8 @@ def _check_csr(X, *, name, dtype, min_samples, finite=True, csr_indices=True,
         # missing value, only infinity is named here)
         if not missing:
             report_nonfinite(X, name)
-        elif np.isinf(X.data).any():
-            p = int(np.flatnonzero(np.isinf(X.data))[0])
-            row = int(np.searchsorted(X.indptr, p, side="right") - 1)
-            raise ValueError(f"{name} contains infinity at row {row}, column "
-                             f"{int(X.indices[p])}")
+        else:
+            report_infinite(X, name)
         _check_fits(X, target, name)
     if X.dtype != target:
         X = X.astype(target)

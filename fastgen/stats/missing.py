@@ -27,6 +27,7 @@ import scipy.sparse
 
 from .._runtime import kernel_module
 from .._validation import check_X
+from .._validation.arrays import report_infinite
 from ..kernels.modes import MODE_JLL
 
 missing_kernels = kernel_module("missing")
@@ -54,17 +55,7 @@ def check_nan_policy(nan_policy):
 def reject_infinite(X):
     """Raise naming the first infinite entry of validated X (dense or CSR; NaN
     allowed)."""
-    data = X.data if scipy.sparse.issparse(X) else X.reshape(-1)
-    bad = np.flatnonzero(np.isinf(data))
-    if not bad.size:
-        return
-    p = int(bad[0])
-    if scipy.sparse.issparse(X):
-        row = int(np.searchsorted(X.indptr, p, side="right") - 1)
-        col = int(X.indices[p])
-    else:
-        row, col = divmod(p, X.shape[1])
-    raise ValueError(f"X contains infinity at row {row}, column {col}")
+    report_infinite(X, "X")
 
 
 def has_nan(X) -> bool:
