@@ -14,6 +14,8 @@ fastgen logs, never at import:
 What fastgen logs: at INFO, once per process and model family, ``fastgen: compiling
 kernels for logistic regression (fit_logistic) on first use (cached in
 /path/to/numba/cache for later runs)`` when a public call is about to compile a kernel
+(the family is the call's, from its arguments too: ``fit_logistic(penalty="firth")``,
+and any call given a Firth fit, is "Firth logistic regression", see :func:`call_family`)
 (numba's cache had no entry for it: first use after installation, a new dtype, a
 cleared cache; small inputs never compile, see ``fastgen._small``); at WARNING, a
 damaged cache entry (see :mod:`fastgen._runtime`).  Silence the first with
@@ -37,7 +39,7 @@ import threading
 
 from ._public import LAZY
 
-__all__ = ["LOGGER_NAME", "get_logger", "compile_message", "watch_compiles",
+__all__ = ["LOGGER_NAME", "get_logger", "compile_message", "call_family", "watch_compiles",
            "on_compile", "announce", "compile_clock", "CompileClock"]
 
 LOGGER_NAME = "fastgen"
@@ -111,12 +113,14 @@ def compile_message(name: str, family: str | None = None, cache: str | None = No
     return f"fastgen: compiling kernels for {what} on first use (cached {where})"
 
 
-#: public function -> the model family whose kernels it compiles (scoring functions: by
-#: the type of their ``params``, see ``_PARAMS_FAMILY``)
+#: public function -> the model family whose kernels it compiles (scoring functions and
+#: logistic_inference: by the fitted model they are given, see :func:`call_family`)
 _FAMILY = {
     "fit_gda": "GDA", "class_moments": "GDA", "merge_moments": "GDA",
     "gda_from_moments": "GDA", "lda_transform": "GDA", "linear_discriminant": "GDA",
-    "fit_gaussian_nb": "Gaussian naive Bayes", "fit_bernoulli_nb": "Bernoulli naive Bayes",
+    "fit_gaussian_nb": "Gaussian naive Bayes",
+    "gaussian_nb_from_moments": "Gaussian naive Bayes",
+    "fit_bernoulli_nb": "Bernoulli naive Bayes",
     "fit_multinomial_nb": "multinomial naive Bayes",
     "fit_complement_nb": "complement naive Bayes",
     "fit_categorical_nb": "categorical naive Bayes",
@@ -134,6 +138,41 @@ _PARAMS_FAMILY = {
     "LogisticParams": "logistic regression",
 }
 
+#: Firth's penalised likelihood compiles kernels of its own (the curvature pass, its
+#: packed products), though it is reached through ``fit_logistic``: a family of its own.
+FIRTH = "Firth logistic regression"
+#: ``LogisticParams.solver`` of the fits made with Firth's penalty (FLIC and FLAC too).
+_FIRTH_SOLVERS = frozenset({"firth", "flic", "flac"})
+#: Public functions whose family is that of the fitted model they are given.
+_BY_MODEL = {"joint_log_likelihood": "params", "predict_log_proba": "params",
+             "predict_proba": "params", "predict": "params",
+             "logistic_inference": "model"}
+
+
+def call_family(name: str, arguments) -> str | None:
+    """The model family whose kernels the public call ``name`` compiles, given its
+    arguments (a mapping, e.g. the frame's locals): ``fit_logistic`` with
+    ``penalty="firth"`` and any function given a Firth, FLIC or FLAC fit are Firth's;
+    scoring functions and ``logistic_inference`` take the family of their model (a
+    scikit-learn adapter's method of that name: of its ``params_``); the others that of
+    the function (None: not a model family's function)."""
+    if name == "fit_logistic":
+        penalty = arguments.get("penalty")
+        return FIRTH if isinstance(penalty, str) and penalty == "firth" else \
+            _FAMILY[name]
+    if name in _BY_MODEL:
+        model = arguments.get(_BY_MODEL[name])
+        if model is None:  # a scikit-learn adapter's method of that name
+            model = getattr(arguments.get("self"), "params_", None)
+        family = _PARAMS_FAMILY.get(type(model).__name__)
+        if family == _PARAMS_FAMILY["LogisticParams"] and \
+                getattr(model, "solver", None) in _FIRTH_SOLVERS:
+            return FIRTH
+        if family is not None:
+            return family
+    return _FAMILY.get(name)
+
+
 _announced = set()  # the families whose line was logged in this process
 _callbacks: list = []  # [callback, called] of the active on_compile contexts
 _line_writer = None  # where the default handler writes while a status display is shown
@@ -147,24 +186,23 @@ _NOT_ENTRY_POINTS = ("fastgen.kernels", "fastgen.cuda.kernels", "fastgen._log",
 
 def _public_caller(frame):
     """(name, family) of the public fastgen function running in ``frame`` or further
-    out: the outermost frame whose function is one of fastgen's public names; failing
-    that the outermost frame of a fastgen module (adapters such as :mod:`fastgen.dask`;
-    family None); None when fastgen is not on the stack.  A scoring function's family
-    is that of its ``params``."""
-    named = other = None
+    out: the outermost frame whose function is one of fastgen's public names, with the
+    family of the outermost such call that has one (:func:`call_family`: an adapter's
+    method named ``predict_proba`` leaves it to the ``fastgen.predict_proba`` it calls);
+    failing that the outermost frame of a fastgen module (adapters such as
+    :mod:`fastgen.dask`; family None); None when fastgen is not on the stack."""
+    name = family = other = None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module == "fastgen" or module.startswith("fastgen."):
             code = frame.f_code
             if code.co_name in LAZY:
-                params = frame.f_locals.get("params")
-                family = _FAMILY.get(code.co_name) or _PARAMS_FAMILY.get(
-                    type(params).__name__)
-                named = (code.co_name, family)
+                name = code.co_name
+                family = call_family(name, frame.f_locals) or family
             elif not module.startswith(_NOT_ENTRY_POINTS):
                 other = (getattr(code, "co_qualname", code.co_name), None)
         frame = frame.f_back
-    return named or other
+    return other if name is None else (name, family)
 
 
 def announce(message: str, key=None) -> None:
