@@ -319,31 +319,69 @@ def _scaled_reg(covs, tol, above, target):
     return float(scaled), True
 
 
+#: The largest ``reg`` the advice of a failed per-class fit suggests for classes that
+#: have a spread of their own: Σ_k ← (1 − reg)Σ_k + reg·I then keeps at least 90 % of
+#: every class covariance (reg = 1 would replace each by I).
+REG_MAX = 0.1
+
+
 def _reg_advice(base, reg, tol, within, total):
     """The advice on ``reg`` of a failed per-class fit: a value on the data's scale
-    (:func:`_reg_target`) that makes every class pass, or, where the features'
-    variances are too large for any reg ≤ 1 to be on their scale, the value for the
-    standardised features."""
+    (:func:`_reg_target`) that makes every class pass and is at most :data:`REG_MAX`;
+    where the features' variances are too large for such a reg to be on their scale,
+    the value for the standardised features.  Where no class has any spread, reg·I is
+    the whole covariance of every class: that is said, with the reg that gives each
+    class about the features' variance."""
     lead = ("pass reg>0 (Σ ← (1−reg)Σ + reg·I): " if not reg else
             f"reg={reg:g} is not enough: ")
-    if reg >= 1:
-        return lead + "reg=1e+00 makes the fit succeed"
     target, what = _reg_target(within, total)
-    if not target > 0 or np.round(np.log10(target)) <= 0:  # on the scale of reg ≤ 1
+    if not np.any(within > 0):
+        return lead + _no_spread_advice(base, reg, tol, total, target, what)
+    if reg < REG_MAX and 10.0 ** np.round(np.log10(target)) <= REG_MAX:
         suggest, scaled = _scaled_reg(list(base), tol, reg, target)
-        why = f" (about {what})" if scaled else ""
-        return lead + f"reg={suggest:.0e} makes the fit succeed{why}"
-    # reg ≤ 1 is small next to these variances: advise it for standardised features
+        if suggest <= REG_MAX:
+            why = f" (about {what})" if scaled else ""
+            return lead + f"reg={suggest:.0e} makes the fit succeed{why}"
+    # no reg ≤ REG_MAX is on the scale of these variances: advise it for standardised
+    # features (their variances are at most 1, so the target is at most REG_MAX)
     sd = np.sqrt(np.where(total > 0, total, 1.0))
     scaled_base = [b / sd[:, None] / sd[None, :] for b in base]
-    suggest, _ = _scaled_reg(scaled_base, tol, reg,
+    suggest, _ = _scaled_reg(scaled_base, tol, 0.0,
                              _reg_target(within / sd ** 2, total / sd ** 2)[0])
     least = _suggest_reg(list(base), tol, above=reg)
-    return (lead + f"reg adds reg·I in X's units, small next to these features' "
-            f"variances ({what}): standardise the features (divide each by its "
-            f"standard deviation), then reg={suggest:.0e} makes the fit succeed "
-            f"(unstandardised, reg={least:.0e} makes the fit succeed, with posteriors "
-            f"near 0 or 1)")
+    units = (f"reg={least:.0e} makes the fit succeed, with posteriors near 0 or 1"
+             if least <= REG_MAX else
+             f"no reg ≤ {REG_MAX:g} makes the fit succeed, and a larger one would "
+             f"swamp the class covariances")
+    return (lead + f"reg adds reg·I in X's units, and the reg on these features' "
+            f"scale ({what}) is above {REG_MAX:g}, where (1−reg)Σ would swamp the "
+            f"class covariances: standardise the features (divide each by its standard "
+            f"deviation), then reg={suggest:.0e} makes the fit succeed (unstandardised, "
+            f"{units})")
+
+
+def _no_spread_advice(base, reg, tol, total, target, what):
+    """The reg advice where every class's rows are identical: (1 − reg)Σ_k is 0, so no
+    covariance is estimated from the data and reg·I is every class's covariance; the
+    reg suggested gives each class about the features' median variance (``target``),
+    in X's units when that is at most 1, else on standardised features."""
+    head = ("no class has any spread (each class's rows are identical), so no "
+            "covariance can be estimated from the data, per class or pooled: reg·I is "
+            "then every class's covariance")
+    if not target > 0:  # X is constant: nothing to classify on
+        least = _suggest_reg(list(base), tol, above=reg)
+        return f"{head}, and X is constant; reg={least:.0e} makes the fit succeed"
+    if 10.0 ** np.round(np.log10(target)) <= 1.0:
+        suggest, _ = _scaled_reg(list(base), tol, reg, target)
+        return (f"{head}; reg={suggest:.0e} makes the fit succeed, giving each class "
+                f"about {what}")
+    sd = np.sqrt(np.where(total > 0, total, 1.0))
+    scaled_base = [b / sd[:, None] / sd[None, :] for b in base]
+    suggest, _ = _scaled_reg(scaled_base, tol, 0.0, 1.0)
+    return (f"{head}, and a reg ≤ 1 (reg = 1 makes it I) is small next to these "
+            f"features' variances ({what}): standardise the features (divide each by its standard "
+            f"deviation), then reg={suggest:.0e} makes the fit succeed, giving each "
+            f"class the features' own variance")
 
 
 def _per_class_failure(failed, classes, cov, base, reg, tol, variances):
@@ -363,6 +401,9 @@ def _per_class_failure(failed, classes, cov, base, reg, tol, variances):
               f" ({len(failed)} classes fail: "
               f"{', '.join(_label(classes, j) for j, _ in failed)})")
     fix = _reg_advice(base, reg, tol, *variances)
+    if not np.any(variances[0] > 0):  # no class has any spread: only reg helps
+        return (f"the per-class covariance of class {_label(classes, k)} {why}{others}: "
+                f"{state}; {fix}")
     if why.startswith("is undefined"):  # no spread at all: only reg or pooling help
         other_fixes = "or use covariance='pooled'"
     else:
