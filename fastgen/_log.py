@@ -5,7 +5,8 @@ warning, which strict test suites turn into errors).  It is set up the first tim
 fastgen logs, never at import:
 
 * its level, unless the program set one: ``$FASTGEN_LOG_LEVEL`` (a level name such as
-  ``WARNING``, or a number), ``WARNING`` when ``$FASTGEN_QUIET`` is set to anything but
+  ``WARNING``, or a non-negative whole number; anything else is ignored with a WARNING
+  line that names it), ``WARNING`` when ``$FASTGEN_QUIET`` is set to anything but
   ``0`` or the empty string, else ``INFO``;
 * a handler that prints the bare message to stderr, used only while the program has no
   handler of its own for it (none on the root logger or on ``"fastgen"``): a program
@@ -73,17 +74,22 @@ class _StderrDefault(logging.Handler):
 
 
 def _level_from_env():
-    """The level asked for by $FASTGEN_LOG_LEVEL / $FASTGEN_QUIET, or None."""
+    """(level, rejected): the level asked for by $FASTGEN_LOG_LEVEL / $FASTGEN_QUIET, or
+    None; and the text of a $FASTGEN_LOG_LEVEL that is neither a level name nor a
+    non-negative whole number in digits (``+5``, ``1e3``, ``no-such-level``), else
+    None: it is ignored, and :func:`get_logger` says so."""
     value = os.environ.get("FASTGEN_LOG_LEVEL", "").strip()
+    rejected = None
     if value:
-        if value.lstrip("-").isdigit():
-            return int(value)
+        if value.isascii() and value.isdigit():
+            return int(value), None
         level = logging.getLevelName(value.upper())
         if isinstance(level, int):
-            return level
+            return level, None
+        rejected = value
     if os.environ.get("FASTGEN_QUIET", "").strip() not in ("", "0"):
-        return logging.WARNING
-    return None
+        return logging.WARNING, rejected
+    return None, rejected
 
 
 def get_logger() -> logging.Logger:
@@ -92,14 +98,19 @@ def get_logger() -> logging.Logger:
     logger = logging.getLogger(LOGGER_NAME)
     if _set_up:
         return logger
+    rejected = None
     with _setup_lock:
         if not _set_up:
             if logger.level == logging.NOTSET:
-                env = _level_from_env()
+                env, rejected = _level_from_env()
                 logger.setLevel(logging.INFO if env is None else env)
             if not any(isinstance(h, _StderrDefault) for h in logger.handlers):
                 logger.addHandler(_StderrDefault())
             _set_up = True
+    if rejected is not None:
+        logger.warning(f"fastgen: the environment variable FASTGEN_LOG_LEVEL={rejected!r} "
+                       f"is neither a level name (DEBUG, INFO, WARNING, ERROR, CRITICAL) "
+                       f"nor a non-negative whole number; ignored")
     return logger
 
 

@@ -17,9 +17,11 @@ deterministic at any thread count: the numpy passes hold BLAS at one thread
 (:func:`numpy_scope`) and use numpy's own reductions, whose order depends on the
 shapes alone.
 
-``FASTGEN_SMALL_VALUES`` (a non-negative integer, read once, when the first call
-imports this module) moves the threshold: ``0`` sends every input to the kernels,
-``inf`` every input to numpy; any other value raises ValueError at that first call.
+``FASTGEN_SMALL_VALUES`` (a non-negative whole number in digits, ``100000`` or
+``1e5``, read once, when the first call imports this module) moves the threshold:
+``0`` sends every input to the kernels, ``inf`` every input to numpy; any other value
+(a sign, a fraction, a word, a number beyond ``sys.maxsize`` such as ``1e400``)
+raises ValueError at that first call.
 Tests set :data:`SMALL_VALUES` directly to run both paths on the same data.
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 
 import numpy as np
@@ -38,27 +41,44 @@ __all__ = ["SMALL_VALUES", "values_of", "is_small", "small_work", "numpy_scope",
            "int_label_codes", "first_nonfinite", "finish_rows"]
 
 
+#: The forms ``FASTGEN_SMALL_VALUES`` takes: a whole number in digits (``100000``), or
+#: in digits times a power of ten (``1e5``), or ``inf``; blanks around it are ignored.
+_SMALL_VALUES_FORM = re.compile(r"([0-9]+)(?:[eE]([0-9]+))?|inf", re.ASCII)
+
+
 def _from_env(default: int) -> int:
     """``FASTGEN_SMALL_VALUES`` as a threshold: unset or empty gives ``default``; a
-    non-negative integer (``1e5`` and ``inf`` are accepted: every input numpy) is the
-    threshold; anything else raises, naming the variable and its value (a typo must not
-    silently change which path computes)."""
+    non-negative whole number written in digits (``250``), or in digits times a power
+    of ten (``1e5``), is the threshold; ``inf`` sends every input to numpy.  Anything
+    else raises, naming the variable and its value (a typo must not silently change
+    which path computes): a sign (``+5``, ``-0``), a fraction (``1.5``, ``1.0``), a
+    word, and a number beyond any input's size (``1e400``, which float() would read as
+    inf; above ``sys.maxsize``)."""
     raw = os.environ.get("FASTGEN_SMALL_VALUES", "")
-    if not raw.strip():
+    text = raw.strip()
+    if not text:
         return default
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        value = float("nan")
-    if value == float("inf"):
+    form = _SMALL_VALUES_FORM.fullmatch(text)
+    if form is not None and text == "inf":
         return sys.maxsize
-    if not (value >= 0 and value == int(value)):
-        raise ValueError(
-            f"the environment variable FASTGEN_SMALL_VALUES={raw!r} is not a "
-            f"non-negative whole number; set it to the most stored values an input may "
-            f"have to take the numpy passes (0 sends every input to the compiled "
-            f"kernels, inf every input to numpy), or unset it for the default {default}")
-    return int(value)
+    fix = (f"set it to the most stored values an input may have to take the numpy "
+           f"passes, in digits such as 100000 or 1e5 (0 sends every input to the "
+           f"compiled kernels, inf every input to numpy), or unset it for the default "
+           f"{default}")
+    if form is None:
+        raise ValueError(f"the environment variable FASTGEN_SMALL_VALUES={raw!r} is not "
+                         f"a non-negative whole number; {fix}")
+    digits, exponent = form.groups()
+    if len(digits.lstrip("0")) + int(exponent or 0) > len(str(sys.maxsize)):
+        value = None  # far beyond sys.maxsize: not worth forming the integer
+    else:
+        value = int(digits) * 10 ** int(exponent or 0)
+    if value is None or value > sys.maxsize:
+        raise ValueError(f"the environment variable FASTGEN_SMALL_VALUES={raw!r} is a "
+                         f"non-negative whole number larger than any input can have "
+                         f"({sys.maxsize} stored values); write inf to send every "
+                         f"input to numpy, or unset it for the default {default}")
+    return value
 
 
 #: Inputs of at most this many stored values take the numpy passes (see the module
