@@ -48,7 +48,7 @@ from .curve import curve_sizes, n_test_rows, parse_models, run_curve, summarise
 from .errors import CLIError, OutputError
 from .models import feature_kind, label, resolve
 from .plot import check_plot_possible, plot_curves
-from .text import printable, say
+from .text import did_you_mean, printable, say
 
 __all__ = ["demo", "curve", "fit", "predict_csv", "info", "compile_kernels", "print_table",
            "sidecar", "file_sha256", "escape_cell"]
@@ -564,6 +564,14 @@ def compile_kernels(args, out=None):
     if args.jobs is not None and args.jobs < 1:
         raise CLIError(f"--jobs must be at least 1; got {args.jobs}")
     families, dtypes = _choices(args.family), _choices(args.dtype)
+    from .._compile import DTYPES, FAMILIES
+
+    for option, values, known in (("--family", families, FAMILIES),
+                                  ("--dtype", dtypes, DTYPES)):
+        bad = [v for v in values or () if v not in known]
+        if bad:
+            raise CLIError(f"{option}: unknown {option[2:]} {bad[0]!r}; choose from "
+                           f"{', '.join(known)}{did_you_mean(bad[0], known)}")
     try:
         report = compile_cache(families, dtypes, jobs=args.jobs,
                                progress=not args.no_progress)

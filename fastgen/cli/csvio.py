@@ -27,6 +27,7 @@ import stat
 import numpy as np
 
 from .errors import CLIError
+from .text import did_you_mean
 
 __all__ = ["DATASETS", "read_csv", "column_index", "numeric_columns", "load_csv",
            "load_dataset", "DEFAULT_MAX_PIPE_BYTES", "MAX_PIPE_BYTES_ENV", "max_pipe_bytes",
@@ -296,7 +297,8 @@ def column_index(header, name, path):
         return header.index(name)
     except ValueError:
         cols = ", ".join(header[:20]) + (", ..." if len(header) > 20 else "")
-        raise CLIError(f"column {name!r} not found in {path!r} (columns: {cols})") from None
+        raise CLIError(f"column {name!r} not found in {path!r} (columns: {cols})"
+                       f"{did_you_mean(name, header)}") from None
 
 
 def numeric_columns(rows, cols, header, path, lines=None):
@@ -387,7 +389,7 @@ def load_dataset(spec):
     name, _, pair = spec.partition(":")
     if name not in DATASETS:
         raise CLIError(f"unknown data set {name!r} (choose from {', '.join(DATASETS)}, "
-                       f"or pass --csv PATH --target COL)")
+                       f"or pass --csv PATH --target COL){did_you_mean(name, DATASETS)}")
     if name == "iris":
         from ..datasets import load_iris
 

@@ -20,6 +20,7 @@ from .. import predict
 from .._log import announce, compile_clock, on_compile
 from .errors import CLIError
 from .models import CURVE_MODELS, feature_kind, resolve
+from .text import did_you_mean
 
 __all__ = ["CurveJob", "run_curve", "curve_split", "nested_order", "standardise",
            "curve_sizes", "parse_models", "n_test_rows", "summarise", "progress_bar",
@@ -216,7 +217,7 @@ def parse_models(spec):
     for m in models:
         if m not in CURVE_MODELS:
             raise CLIError(f"unknown model {m!r} in --models (choose from "
-                           f"{', '.join(CURVE_MODELS)})")
+                           f"{', '.join(CURVE_MODELS)}){did_you_mean(m, CURVE_MODELS)}")
     if len(set(models)) != len(models):
         raise CLIError(f"--models lists a model twice: {spec!r}")
     return models

@@ -8,9 +8,10 @@ writes (predictions) is data, not a message, and is written as it is.
 
 from __future__ import annotations
 
+import difflib
 import re
 
-__all__ = ["printable", "say"]
+__all__ = ["printable", "say", "closest", "did_you_mean"]
 
 # C0 and C1 control characters, DEL, the line and paragraph separators, and the
 # bidirectional overrides and isolates (which reorder what follows them on screen)
@@ -38,3 +39,16 @@ def say(text, file) -> None:
     where ``file`` is None (a closed stderr: ``print`` would write to stdout)."""
     if file is not None:
         print(printable(text), file=file)
+
+
+def closest(word, candidates):
+    """The candidate closest to ``word`` (difflib's similarity ratio at least 0.6), or
+    None: the suggestion for a mistyped option, subcommand or name."""
+    match = difflib.get_close_matches(str(word), [str(c) for c in candidates], n=1)
+    return match[0] if match else None
+
+
+def did_you_mean(word, candidates):
+    """``"; did you mean 'X'?"`` for the :func:`closest` candidate, else ``""``."""
+    match = closest(word, candidates)
+    return "" if match is None else f"; did you mean {match!r}?"
