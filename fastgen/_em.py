@@ -344,7 +344,7 @@ def collapse_guard(start, log_det_of):
             low = np.argwhere(ratio < COLLAPSE_RATIO)
             if low.size:
                 k, j = (int(v) for v in low[0])
-                stop(k, f"variance of feature {j}", ratio[k, j])
+                stop(k, f"variance of feature {j} (0-based)", ratio[k, j])
     return guard
 
 

@@ -285,10 +285,10 @@ GDA_CASES = [
      SingularCovarianceError, r"per-class covariance of class 1 is .*reg"),
     ("diagonal-constant-in-class", call(fastgen.fit_gda, _constant_in_class(), y(),
                                         "diagonal", var_smoothing=0.0),
-     SingularCovarianceError, r"feature 2 has zero variance in class 1.*var_smoothing>0"),
+     SingularCovarianceError, r"feature 2 \(0-based\) has zero variance in class 1.*var_smoothing>0"),
     ("pooled-diagonal-constant", call(fastgen.fit_gda, _constant_feature(), y(),
                                       "pooled_diagonal", var_smoothing=0.0),
-     SingularCovarianceError, r"feature 1 has zero pooled within-class variance"),
+     SingularCovarianceError, r"feature 1 \(0-based\) has zero pooled within-class variance"),
     ("unbiased-n-equals-K", call(fastgen.fit_gda, _X[:3].copy(), np.arange(3),
                                  unbiased=True),
      SingularCovarianceError, r"more samples than classes"),
@@ -541,9 +541,11 @@ NB_CASES = [
     # (rows alike in shape are kept separate on purpose: each is its own case, with its
     # own model, data edit and expected message)
     ("multinomial-negative", call(fastgen.fit_multinomial_nb, C(at=(7, 3), value=-2.0), y()),
-     ValueError, r"X contains a negative value \(-2\.0\) at row 7, column 3; multinomial"),
+     ValueError, r"X contains a negative value \(-2\.0\) at row 7, column 3 \(0-based\); "
+     r"multinomial"),
     ("complement-negative", call(fastgen.fit_complement_nb, C(at=(0, 1), value=-0.5), y()),
-     ValueError, r"X contains a negative value \(-0\.5\) at row 0, column 1; complement"),
+     ValueError, r"X contains a negative value \(-0\.5\) at row 0, column 1 \(0-based\); "
+     r"complement"),
     ("multinomial-negative-csr", call(fastgen.fit_multinomial_nb,
                                       csr(C(at=(5, 2), value=-1.0)), y()),
      ValueError, r"X contains a negative value \(-1\.0\) at row 5, column 2"),
@@ -662,7 +664,8 @@ NB_CASES = [
      ValueError, r"X contains infinity at row \d+"),
     ("categorical-predict-out-of-range", call(fastgen.predict, fitted("nb-categorical"),
                                               np.full((2, 4), 5.0)),
-     ValueError, r"X has category 5 at row 0, column 0, but feature 0 was fitted with 3"),
+     ValueError, r"X has category 5 at row 0, column 0 \(0-based\), but feature 0 was "
+     r"fitted with 3"),
     ("categorical-proba-negative", call(fastgen.predict_proba, fitted("nb-categorical"),
                                         -np.ones((2, 4))),
      ValueError, r"negative category code"),

@@ -111,5 +111,6 @@ def test_features_never_observed_together_are_named(covariance):
     y = rng.integers(0, 2, 200)
     X[:100, 0] = np.nan  # feature 0 only in rows 100..199,
     X[100:, 1] = np.nan  # feature 1 only in rows 0..99
-    with pytest.warns(UserWarning, match="features 0 and 1 are never observed together"):
+    with pytest.warns(UserWarning,
+                      match=r"features 0 and 1 \(0-based\) are never observed together"):
         fastgen.fit_gda(X, y, covariance=covariance, nan_policy="marginalize")

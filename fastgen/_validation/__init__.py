@@ -181,14 +181,14 @@ def check_X(
 
 
 def _column_label(X, j):
-    """``column j``, with the data frame's name of the column when X has one."""
+    """``column j (0-based)``, with the data frame's name of the column when X has one."""
     cols = getattr(X, "columns", None)
     if cols is not None and not isinstance(X, np.ndarray):
         try:
-            return f"column {j} ({list(cols)[j]!r})"
+            return f"column {j} (0-based, {list(cols)[j]!r})"
         except (IndexError, TypeError):
             pass
-    return f"column {j}"
+    return f"column {j} (0-based)"
 
 
 def _object_to_float(A, X, name, missing_ok=False):

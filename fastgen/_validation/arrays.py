@@ -66,7 +66,7 @@ def _report_nonfinite(A: np.ndarray, name: str) -> None:
     if flat >= 0:
         i, j = divmod(int(flat), A.shape[1])
         what = "NaN" if np.isnan(A[i, j]) else "infinity"
-        raise ValueError(f"{name} contains {what} at row {i}, column {j}")
+        raise ValueError(f"{name} contains {what} at row {i}, column {j} (0-based)")
 
 
 def _number(v):
@@ -93,7 +93,7 @@ def _check_fits(A: np.ndarray, target: np.dtype, name: str) -> None:
             row = int(np.searchsorted(A.indptr, pos, side="right") - 1)
             raise ValueError(
                 f"{name} value at row {row}, column {int(A.indices[pos])} "
-                f"({_number(A.data[pos])}) overflows {target}"
+                f"(0-based; {_number(A.data[pos])}) overflows {target}"
                 + _fits_hint(target)
             )
         return
@@ -102,8 +102,8 @@ def _check_fits(A: np.ndarray, target: np.dtype, name: str) -> None:
         if blk.any():
             i, j = np.argwhere(blk)[0]
             raise ValueError(
-                f"{name} value at row {r0 + i}, column {j} ({_number(A[r0 + i, j])}) overflows "
-                f"{target}"
+                f"{name} value at row {r0 + i}, column {j} (0-based; {_number(A[r0 + i, j])}) "
+                f"overflows {target}"
                 + _fits_hint(target)
             )
 
@@ -156,7 +156,7 @@ def report_infinite(X, name: str = "X") -> None:
         row, col = int(np.searchsorted(X.indptr, p, side="right") - 1), int(X.indices[p])
     else:
         row, col = divmod(p, X.shape[1])
-    raise ValueError(f"{name} contains infinity at row {row}, column {col}")
+    raise ValueError(f"{name} contains infinity at row {row}, column {col} (0-based)")
 
 
 def report_nonfinite(X, name: str = "X") -> None:
@@ -171,7 +171,7 @@ def report_nonfinite(X, name: str = "X") -> None:
         row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
         col = int(X.indices[bad])
         what = "NaN" if np.isnan(data[bad]) else "infinity"
-        raise ValueError(f"{name} contains {what} at row {row}, column {col}")
+        raise ValueError(f"{name} contains {what} at row {row}, column {col} (0-based)")
 
 
 def _missing_name(v):

@@ -160,7 +160,7 @@ def check_feature_names(fitted, names, owner, *, name="X"):
             [f"unexpected {_listed(unexpected)}"] if unexpected else [])
         raise ValueError(f"the columns of {name} do not match the feature names {owner} "
                          f"was fitted with: {'; '.join(parts)}; {fix}")
-    moved = [f"column {j} is {n!r} where the fit had {f!r}"
+    moved = [f"column {j} (0-based) is {n!r} where the fit had {f!r}"
              for j, (n, f) in enumerate(zip(names, fitted)) if n != f]
     extra = f" ({len(moved) - 3} more)" if len(moved) > 3 else ""
     raise ValueError(f"the columns of {name} are those {owner} was fitted with in another "

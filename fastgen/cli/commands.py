@@ -289,7 +289,7 @@ def fit(args, out=None):
     return 0
 
 
-_AT_ROW = re.compile(r" at row (\d+)(?:, column (\d+))?")
+_AT_ROW = re.compile(r" at row (\d+)(?:, column (\d+))?(?P<mark> \(0-based(?:\)|; |, ))?")
 
 
 def located(message, path, lines, names):
@@ -304,7 +304,9 @@ def located(message, path, lines, names):
     where = f"{path!r}, line {lines[int(m.group(1))]}"
     if m.group(2) is not None:
         where += f", column {names[int(m.group(2))]!r}"
-    return f"{where}: {message[:m.start()]}{message[m.end():]}"
+    # what followed "(0-based" in the same parentheses stays: "(0-based; 1e300)"
+    rest = " (" if m.group("mark") not in (None, " (0-based)") else ""
+    return f"{where}: {message[:m.start()]}{rest}{message[m.end():]}"
 
 
 def _params_output(output, data):
@@ -322,13 +324,15 @@ def _params_output(output, data):
     return path
 
 
-#: the default names the model layer gives the columns of an array ('x1' is column 0)
-_DEFAULT_NAME = re.compile(r"'x(\d+)'")
+#: the default names the model layer gives the columns of an array ('x1' is column 0),
+#: with the position its messages add ("'x1' (X[:, 0])")
+_DEFAULT_NAME = re.compile(r"'x(\d+)'(?: \(X\[:, \d+\]\))?")
 
 
 def _csv_names(message, names):
     """A fit's message with the default column names 'x1', 'x2', ... (the model layer
-    sees an array) replaced by the CSV's column names."""
+    sees an array) replaced by the CSV's column names, without their positions in the
+    array."""
     def name(m):
         j = int(m.group(1)) - 1
         return repr(names[j]) if 0 <= j < len(names) else m.group(0)

@@ -79,7 +79,7 @@ def _element(A, i, j=None):
 def _raise_nonfinite(A, flat, name):
     i, j = divmod(int(flat), A.shape[1])
     what = "NaN" if np.isnan(_element(A, i, j)) else "infinity"
-    raise ValueError(f"{name} contains {what} at row {i}, column {j}")
+    raise ValueError(f"{name} contains {what} at row {i}, column {j} (0-based)")
 
 
 def _nonfinite_flat(A):
@@ -131,7 +131,7 @@ def device_X(X, name="X", dtype=None):
     if flat < n * d:
         i, j = divmod(flat, d)
         raise ValueError(
-            f"{name} value at row {i}, column {j} ({_element(A, i, j):g}) overflows "
+            f"{name} value at row {i}, column {j} (0-based; {_element(A, i, j):g}) overflows "
             f"{target} (the dtype the model was fitted in)"
         )
     return out

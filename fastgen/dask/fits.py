@@ -168,7 +168,7 @@ def _category_widths(X, blocks, min_categories, split_every):
                            split_every).compute()
         return np.array([s.shape[0] for s in sets])
 
-    return category_widths(colmax, min_cat, distinct, lambda j, code: f" in column {j}")
+    return category_widths(colmax, min_cat, distinct, lambda j, code: f" in column {j} (0-based)")
 
 
 def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None,

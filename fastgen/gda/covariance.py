@@ -147,7 +147,7 @@ def _cholesky_checked(S, tol):
     zero = np.flatnonzero(~(v > 0))
     if zero.size:
         raise SingularCovarianceError(
-            f"is singular: feature {zero[0]} has zero variance (it is constant)"
+            f"is singular: feature {zero[0]} (0-based) has zero variance (it is constant)"
         )
     s = np.sqrt(v)
     C = S / s[:, None] / s[None, :]
@@ -601,18 +601,18 @@ def _check_positive_variances(cov, covariance, classes, eps, var_smoothing, dtyp
         if covariance == "diagonal":
             k, j = bad[0]
             raise SingularCovarianceError(
-                f"feature {j} has zero variance in class {_label(classes, k)} and "
+                f"feature {j} (0-based) has zero variance in class {_label(classes, k)} and "
                 f"var_smoothing={var_smoothing:g} adds nothing{fix}"
             )
         raise SingularCovarianceError(
-            f"feature {bad[0][0]} has zero pooled within-class variance and "
+            f"feature {bad[0][0]} (0-based) has zero pooled within-class variance and "
             f"var_smoothing={var_smoothing:g} adds nothing{fix}"
         )
     tiny = 1.0 / np.finfo(np.dtype(dtype)).max  # below it 1/σ² overflows
     small = np.argwhere(cov < tiny)
     if small.size:
-        where = (f"feature {small[0][-1]} in class {_label(classes, small[0][0])}"
-                 if cov.ndim == 2 else f"feature {small[0][0]} (pooled)")
+        where = (f"feature {small[0][-1]} (0-based) in class {_label(classes, small[0][0])}"
+                 if cov.ndim == 2 else f"feature {small[0][0]} (0-based; pooled)")
         raise SingularCovarianceError(
             f"the variance of {where} is {float(cov[tuple(small[0])]):.3g}, too small "
             f"for {dtype} (its reciprocal overflows); rescale the features (e.g. "

@@ -142,7 +142,7 @@ def warn_unidentified(missing, codes, w, K, pooled, classes, shared=None):
         j, i = np.nonzero(np.triu(together == 0.0, 1))
         if j.size:
             where = "" if pooled else f" in class {_label(classes, k)}"
-            warn(f"features {int(j[0])} and {int(i[0])} are never observed together"
+            warn(f"features {int(j[0])} and {int(i[0])} (0-based) are never observed together"
                  f"{where} ({j.size} such pairs): the data do not identify their "
                  f"covariance, and EM's estimate of it is arbitrary (it follows the "
                  f"start and the other features); scores of rows that observe both "

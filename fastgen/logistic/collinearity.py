@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_sample_weight, check_X, is_sparse
-from .feature_labels import checked_feature_names, design_column_label
+from .feature_labels import checked_feature_names, design_column_label, message_column_label
 
 __all__ = ["Collinearity", "collinear_columns", "collinearity_from_gram",
            "collinearity_in_order", "COLLINEAR_TOL", "ILL_CONDITIONED"]
@@ -73,6 +73,10 @@ class Collinearity:
         """Name of design column j ("intercept" for j = d)."""
         return design_column_label(self.feature_names, j, self.n_features)
 
+    def label(self, j) -> str:
+        """Design column j as messages name it (:func:`message_column_label`)."""
+        return message_column_label(self.feature_names, j, self.n_features)
+
     def in_user_frame(self, column_shift, intercept) -> Collinearity:
         """These combinations, found on centred columns x_i − m_i, written in the
         user's columns: x_j − m_j = Σ a_i (x_i − m_i) + a_0 gives
@@ -96,15 +100,16 @@ class Collinearity:
         return dataclasses.replace(self, combinations=tuple(combos))
 
     def describe(self) -> str:
-        """One line per dependent column: ``'c' = 1·intercept − 1·'a' − 1·'b'``."""
+        """One line per dependent column: ``'c' = 1·intercept − 1·'a' − 1·'b'`` (an
+        unnamed column: ``'x3' (X[:, 2])``)."""
         lines = []
         for j, comb in zip(self.dependent, self.combinations):
             if not comb:
-                lines.append(f"{self.names(j)!r} is zero on every row")
+                lines.append(f"{self.label(j)} is zero on every row")
                 continue
-            terms = " ".join(f"{'+' if a >= 0 else '-'} {abs(a):.4g}·{self.names(i)!r}"
+            terms = " ".join(f"{'+' if a >= 0 else '-'} {abs(a):.4g}·{self.label(i)}"
                              for i, a in comb.items())
-            lines.append(f"{self.names(j)!r} = {terms.lstrip('+ ')}")
+            lines.append(f"{self.label(j)} = {terms.lstrip('+ ')}")
         return "; ".join(lines)
 
 

@@ -54,7 +54,7 @@ def scale_error(data, j, overflow, abs_max=None, w=None):
         fix += " or sample_weight"
     return ValueError(
         f"X has values too {'large' if overflow else 'small'} for float64 products: in "
-        f"column {j}{detail} the weighted sums of x² that make up the Hessian {way}; "
+        f"column {j} (0-based){detail} the weighted sums of x² that make up the Hessian {way}; "
         f"{fix}")
 
 

@@ -99,9 +99,11 @@ class SeparationResult:
             return "none"
         return "complete" if self.complete else "quasi-complete"
 
-    def infinite_coefficients(self) -> list:
+    def infinite_coefficients(self, positions=False) -> list:
         """Names of the infinite coefficients with their direction, e.g. ``"+x1"`` or
-        ``"-intercept"`` (``"+x1[class 2]"`` for more than two classes)."""
+        ``"-intercept"`` (``"+x1[class 2]"`` for more than two classes); with
+        ``positions``, an unnamed column's position in X follows its default name, as
+        messages give it: ``"+x1 (X[:, 0])"``."""
         out = []
         kk, d = self.coef_direction.shape
         names = self.feature_names
@@ -112,8 +114,9 @@ class SeparationResult:
             row = list(self.coef_direction[k]) + [self.intercept_direction[k]]
             for j, s in enumerate(row):
                 if s:
+                    at = f" (X[:, {j}])" if positions and names is None and j < d else ""
                     out.append(("+" if s > 0 else "-") + design_column_label(names, j, d)
-                               + suffix)
+                               + suffix + at)
         return out
 
     def __bool__(self):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["default_feature_names", "checked_feature_names", "design_column_label"]
+__all__ = ["default_feature_names", "checked_feature_names", "design_column_label",
+           "message_column_label"]
 
 
 def checked_feature_names(feature_names, d):
@@ -28,3 +29,15 @@ def design_column_label(names, j, d):
         return "intercept"
     return names[j] if names is not None else f"x{j + 1}"
 
+
+
+def message_column_label(names, j, d):
+    """Design column j as messages name it: its name, quoted; an unnamed column by its
+    default name with its position in X, ``'x4' (X[:, 3])``, so that statsmodels'
+    default names (counted from 1) are never read as numpy's positions (from 0, as
+    every other message counts columns)."""
+    if j == d:
+        return "'intercept'"
+    if names is not None:
+        return repr(names[j])
+    return f"'x{j + 1}' (X[:, {j}])"

@@ -433,7 +433,7 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
         The penalty (separation is looked for only when it is 0).
     separation : callable, optional
         ``separation()`` → the exact test's result (an object with ``separated``,
-        ``kind`` and ``infinite_coefficients()``, or None when it cannot tell), called at
+        ``kind`` and ``infinite_coefficients(positions=...)``, or None when it cannot tell), called at
         most once, when :func:`separation_suspected`.  None: no separation check.
     what : str
         The public function named in warnings.
@@ -544,7 +544,7 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
 def _warn_stopped(cause, state, max_iter, tol, sep, what, dec):
     n_iter = state.n_iter
     if cause == "separation":
-        inf = sep.infinite_coefficients()
+        inf = sep.infinite_coefficients(positions=True)
         shown = ", ".join(inf[:10]) + (f", … ({len(inf)} in all)" if len(inf) > 10 else "")
         msg = (
             f"{what}: {sep.kind} separation: the classes are perfectly separable, so "

@@ -238,7 +238,7 @@ def _check_observed_columns(X):
         empty = np.flatnonzero(np.isnan(X).all(axis=0))
     if empty.size:
         raise ValueError(
-            f"X has no observed value in column {empty[0]} (every entry is NaN): its "
+            f"X has no observed value in column {empty[0]} (0-based; every entry is NaN): its "
             f"categories cannot be estimated; drop the column")
 
 

@@ -281,7 +281,7 @@ def gaussian_params(moments, priors, var_smoothing, feature_variance):
     if not np.all(var > 0):
         k, j = np.argwhere(~(var > 0))[0]
         raise ValueError(
-            f"feature {j} has zero variance in class {moments.classes[k].item()!r} and "
+            f"feature {j} (0-based) has zero variance in class {moments.classes[k].item()!r} and "
             f"var_smoothing={var_smoothing} adds nothing (every feature is constant, as with "
             f"one sample); pass var_smoothing > 0 with non-constant data"
         )
@@ -290,7 +290,7 @@ def gaussian_params(moments, priors, var_smoothing, feature_variance):
     if small.size:
         k, j = small[0]
         raise ValueError(
-            f"the variance of feature {j} in class {moments.classes[k].item()!r} is "
+            f"the variance of feature {j} (0-based) in class {moments.classes[k].item()!r} is "
             f"{float(var[k, j]):.3g}, too small for {dt} (its reciprocal overflows); "
             f"rescale the features (e.g. divide by their standard deviation)"
         )

@@ -92,7 +92,7 @@ def report_negative(X):
             return
         (row, col), value = divmod(flat, X.shape[1]), X.reshape(-1)[flat]
     raise ValueError(f"X contains the negative value {float(value):g} at row {row}, column "
-                     f"{col}: this model scores counts (non-negative values, as its fit "
+                     f"{col} (0-based): this model scores counts (non-negative values, as its fit "
                      f"requires); pass counts")
 
 

@@ -372,7 +372,7 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         X = self._validate_predict(X)
         if np.isnan(X).any():
             i, j = np.argwhere(np.isnan(X))[0]
-            raise ValueError(f"X contains NaN at row {i}, column {j}: transform projects "
+            raise ValueError(f"X contains NaN at row {i}, column {j} (0-based): transform projects "
                              f"complete rows only (nan_policy applies to the scores); "
                              f"impute or drop the row")
         if self.solver == "lsqr":

@@ -47,7 +47,7 @@ def available_case(X, missing, codes, w, K, classes) -> AvailableCase:
     empty = np.flatnonzero(missing.all(axis=0))
     if empty.size:
         raise ValueError(
-            f"X has no observed value in column {empty[0]} (every entry is NaN): its "
+            f"X has no observed value in column {empty[0]} (0-based; every entry is NaN): its "
             f"distribution cannot be estimated; drop the column")
     H = class_matrix(codes, w, K)
     O = (~missing).astype(np.float64)
@@ -58,7 +58,7 @@ def available_case(X, missing, codes, w, K, classes) -> AvailableCase:
         k, j = bad[0]
         label = classes[k].item() if hasattr(classes[k], "item") else classes[k]
         raise ValueError(
-            f"class {label!r} has no observed value of feature {j} (with positive "
+            f"class {label!r} has no observed value of feature {j} (0-based; with positive "
             f"weight): its mean cannot be estimated; drop the feature or the class")
     X0 = np.where(missing, 0.0, X).astype(np.float64)
     means = np.asarray(H @ X0) / N
@@ -153,14 +153,14 @@ def refuse_unobserved(observed, cc, classes):
     empty = np.flatnonzero(~seen.any(axis=0))
     if empty.size:
         raise ValueError(
-            f"X has no observed value in column {empty[0]} (every entry is NaN): it "
+            f"X has no observed value in column {empty[0]} (0-based; every entry is NaN): it "
             f"cannot be estimated; drop the column")
     unseen = np.argwhere(~seen & (cc[:, None] > 0.0))
     if unseen.size:
         k, j = unseen[0]
         label = classes[k].item() if hasattr(classes[k], "item") else classes[k]
         raise ValueError(
-            f"no row of class {label!r} observes feature {int(j)} (every such entry "
+            f"no row of class {label!r} observes feature {int(j)} (0-based; every such entry "
             f"is NaN): its distribution in that class cannot be estimated; drop the "
             f"feature or add rows of that class that observe it")
 

@@ -70,17 +70,18 @@ def check_categories(X, n_categories=None, given=False):
     if v < 0 or v != np.floor(v):
         kind = "a negative" if v < 0 else "a non-integer"
         raise ValueError(
-            f"X contains {kind} category code ({float(v)!r}) at row {i}, column {j}; categorical "
-            f"naive Bayes needs integer codes 0, 1, 2, ... (e.g. from an ordinal encoder)"
+            f"X contains {kind} category code ({float(v)!r}) at row {i}, column {j} "
+            f"(0-based); categorical naive Bayes needs integer codes 0, 1, 2, ... (e.g. "
+            f"from an ordinal encoder)"
         )
     code = repr(v.item()) if v != int(v) or abs(v) >= 2.0**53 else str(int(v))
     m = int(n_categories[j])
     if given:
         raise ValueError(
-            f"X has category {code} at row {i}, column {j}, but n_categories gives feature "
-            f"{j} {m} categories (0..{m - 1}); pass n_categories covering it")
+            f"X has category {code} at row {i}, column {j} (0-based), but n_categories gives "
+            f"feature {j} {m} categories (0..{m - 1}); pass n_categories covering it")
     raise ValueError(
-        f"X has category {code} at row {i}, column {j}, but feature {j} was fitted with "
+        f"X has category {code} at row {i}, column {j} (0-based), but feature {j} was fitted with "
         f"{m} categories (0..{m - 1}); refit with min_categories covering it"
     )
 
@@ -140,7 +141,8 @@ def category_widths(colmax, min_cat, distinct, where):
     A feature whose largest code would make its table wider than both
     ``min_cat[j]`` and max(:data:`CATEGORY_FLOOR`, :data:`CATEGORY_SPREAD` × its
     distinct codes) is refused, naming the code and ``where(j, code)`` (" at row i,
-    column j", or " in column j" where the row is not known).  ``distinct(cols)``
+    column j (0-based)", or " in column j (0-based)" where the row is not
+    known).  ``distinct(cols)``
     gives the number of distinct codes of the columns ``cols``; it is asked only for
     features wider than the floor."""
     floor = np.full(colmax.shape[0], CATEGORY_FLOOR)
@@ -175,7 +177,7 @@ def _row_of(X):
             i = int(np.searchsorted(X.indptr, pos, side="right") - 1)
         else:
             i = int(np.argmax(X[:, j] == code))
-        return f" at row {i}, column {j}"
+        return f" at row {i}, column {j} (0-based)"
     return where
 
 

@@ -141,7 +141,7 @@ def reject_bad_values(X, first, model, *, negative=True):
         i, j = locate_flat(X, first)
         raise ValueError(
             f"X contains a negative value ({float(_value_at(X, first))!r}) at row {i}, column "
-            f"{j}; {model} naive Bayes needs non-negative feature counts"
+            f"{j} (0-based); {model} naive Bayes needs non-negative feature counts"
         )
 
 

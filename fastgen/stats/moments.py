@@ -425,7 +425,7 @@ def check_variances_representable(variances, mean_size, final, where, error=Valu
     if bad.size:
         idx = tuple(bad[0])
         raise error(
-            f"feature {idx[-1]}{where(idx)} is too small for float64 (class mean "
+            f"feature {idx[-1]} (0-based){where(idx)} is too small for float64 (class mean "
             f"{float(size[idx]):.3g}, variance {float(v[idx]):.3g}): the squares of its "
             f"deviations underflow, so its variance cannot be computed; rescale the "
             f"features (e.g. divide by their standard deviation)"

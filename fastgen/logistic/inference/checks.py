@@ -169,7 +169,7 @@ def check_not_separated(max_abs_eta, method, confirm, n_classes, converged=True)
         return
     if not sep.separated:
         return
-    inf = sep.infinite_coefficients()
+    inf = sep.infinite_coefficients(positions=True)
     shown = ", ".join(inf[:10]) + (f", … ({len(inf)} in all)" if len(inf) > 10 else "")
     raise ValueError(
         f"logistic_inference: {sep.kind} separation: the classes are perfectly "
