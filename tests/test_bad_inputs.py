@@ -285,7 +285,8 @@ GDA_CASES = [
      SingularCovarianceError, r"per-class covariance of class 1 is .*reg"),
     ("diagonal-constant-in-class", call(fastgen.fit_gda, _constant_in_class(), y(),
                                         "diagonal", var_smoothing=0.0),
-     SingularCovarianceError, r"feature 2 \(0-based\) has zero variance in class 1.*var_smoothing>0"),
+     SingularCovarianceError, r"feature 2 \(0-based\) has zero variance in class 1"
+     r".*var_smoothing>0"),
     ("pooled-diagonal-constant", call(fastgen.fit_gda, _constant_feature(), y(),
                                       "pooled_diagonal", var_smoothing=0.0),
      SingularCovarianceError, r"feature 1 \(0-based\) has zero pooled within-class variance"),

@@ -88,7 +88,8 @@ def test_missing_value_at_predict_time_is_named(how):
 def test_non_numeric_entry_is_named(value):
     A = _X.astype(object)
     A[3, 2] = value
-    with pytest.raises(ValueError, match=r"non-numeric entries \(.* at row 3, column 2 \(0-based\)\)"):
+    with pytest.raises(ValueError,
+                       match=r"non-numeric entries \(.* at row 3, column 2 \(0-based\)\)"):
         fastgen.fit_gaussian_nb(A, _Y)
 
 
@@ -300,7 +301,8 @@ def test_wide_tables_that_the_data_or_min_categories_justify(sparse):
     Xs = sp.csr_matrix(X) if sparse else X
     model = fastgen.fit_categorical_nb(Xs, y, min_categories=[0, 0, 10**5 + 1])
     np.testing.assert_array_equal(model.n_categories, [1024, 1585, 10**5 + 1])
-    with pytest.raises(ValueError, match=r"category code 100000 at row 7, column 2 \(0-based\), but "
+    with pytest.raises(ValueError, match=r"category code 100000 at row 7, column 2 "
+                                         r"\(0-based\), but "
                                          r"feature 2 has 4 distinct codes"):
         fastgen.fit_categorical_nb(Xs, y)
     X[9, 1] = 1700  # 1701 categories > 16 * 101 distinct codes: past the bound
