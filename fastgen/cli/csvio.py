@@ -212,10 +212,16 @@ def _quote_error(path, text, end, line_num, exc):
 def _refuse_nul(path, rows, lines):
     """A CLIError naming the first cell that holds a NUL character (numpy would drop a
     trailing one and read ``2\\x00`` as 2)."""
+    header = rows[0] if rows else []
     for r, line in zip(rows, lines):
         for j, cell in enumerate(r):
             if "\x00" in cell:
-                raise CLIError(f"{path!r}, line {line}, column {j + 1}: the cell {cell!r} "
+                # the column by its name where the header gives a clean one, else its
+                # position counted from 0, as every message counts columns
+                name = header[j].strip() if r is not header and j < len(header) else ""
+                column = (repr(name) if name and "\x00" not in name else
+                          f"{j} (0-based)")
+                raise CLIError(f"{path!r}, line {line}, column {column}: the cell {cell!r} "
                                f"holds a NUL character; a CSV file holds text (is this a "
                                f"binary file?)")
     raise CLIError(f"{path!r} holds a NUL character; a CSV file holds text")
@@ -275,7 +281,7 @@ def read_csv_lines(path, *, max_bytes=None):
     header = [h.strip() for h in rows[0]]
     for i, h in enumerate(header):
         if not h:
-            raise CLIError(f"{path!r}: column {i + 1} of the header has no name")
+            raise CLIError(f"{path!r}: column {i} (0-based) of the header has no name")
     seen = set()
     for h in header:
         if h in seen:

@@ -56,6 +56,9 @@ class Collinearity:
         For each dependent column j, ``{i: a_i}`` with ``x̃_j ≈ Σ_i a_i x̃_i`` over kept
         columns i (coefficients below 1e-8 of the largest left out).
     feature_names : tuple of str or None
+    positions : tuple or None
+        Inference's labels only: for each column, its position in X (None for the
+        intercept), given in messages after a default name (``'x4' (X[:, 3])``).
     """
 
     rank: int
@@ -64,6 +67,7 @@ class Collinearity:
     combinations: tuple
     feature_names: tuple | None
     n_features: int
+    positions: tuple | None = None
 
     @property
     def full_rank(self) -> bool:
@@ -75,7 +79,10 @@ class Collinearity:
 
     def label(self, j) -> str:
         """Design column j as messages name it (:func:`message_column_label`)."""
-        return message_column_label(self.feature_names, j, self.n_features)
+        label = message_column_label(self.feature_names, j, self.n_features)
+        if self.positions is not None and self.positions[j] is not None:
+            label += f" (X[:, {self.positions[j]}])"
+        return label
 
     def in_user_frame(self, column_shift, intercept) -> Collinearity:
         """These combinations, found on centred columns x_i − m_i, written in the
@@ -129,14 +136,17 @@ def collinearity_from_gram(G, n_features, fit_intercept, *, tol=COLLINEAR_TOL,
                         feature_names, d)
 
 
-def collinearity_in_order(G, labels, *, tol=COLLINEAR_TOL) -> Collinearity:
+def collinearity_in_order(G, labels, *, tol=COLLINEAR_TOL, positions=None) -> Collinearity:
     """:class:`Collinearity` of a symmetric PSD (q, q) matrix whose columns are taken in
     their own order and named by ``labels`` (inference's information matrix, intercept
-    first): the same rank rule as :func:`collinearity_from_gram`."""
+    first): the same rank rule as :func:`collinearity_from_gram`.  ``positions``: each
+    column's position in X (None for the intercept), for labels that are default
+    names."""
     G = np.asarray(G, dtype=np.float64)
     rank, dependent, combos = _in_order(G, tol)
     q = G.shape[0]
-    return Collinearity(rank, q, tuple(dependent), tuple(combos), tuple(labels), q)
+    return Collinearity(rank, q, tuple(dependent), tuple(combos), tuple(labels), q,
+                        None if positions is None else tuple(positions))
 
 
 def _in_order(G, tol):

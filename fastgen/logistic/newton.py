@@ -433,7 +433,7 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
         The penalty (separation is looked for only when it is 0).
     separation : callable, optional
         ``separation()`` → the exact test's result (an object with ``separated``,
-        ``kind`` and ``infinite_coefficients(positions=...)``, or None when it cannot tell), called at
+        ``kind`` and ``infinite_coefficients(positions)``, or None when it cannot tell), called at
         most once, when :func:`separation_suspected`.  None: no separation check.
     what : str
         The public function named in warnings.

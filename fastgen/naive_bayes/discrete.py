@@ -103,7 +103,7 @@ def _check_counts_overflow(flp, model):
         raise ValueError(
             f"X has values so large that the {model} feature counts (weighted sums of "
             f"X per class) or their totals overflow float64 (class index {k}, feature "
-            f"{j}); rescale the features (e.g. divide each row by its sum) or "
+            f"{j}, both 0-based); rescale the features (e.g. divide each row by its sum) or "
             f"sample_weight")
 
 

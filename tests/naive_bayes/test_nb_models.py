@@ -632,7 +632,7 @@ def _bad_predict_cases():
     pb = fg.fit_bernoulli_nb(C, y, binarize=-0.5)
     return [
         ("category out of range", pc, out_of_range,
-         "category 7 at row 1, column 2, but feature 2 was fitted with 3 categories"),
+         "category 7 at row 1, column 2 \\(0-based\\), but feature 2 was fitted with 3 categories"),
         ("category out of range CSR", pc, sp.csr_matrix(out_of_range), "fitted with 3"),
         ("non-integer category at predict", pc, frac, "non-integer category"),
         ("n_features mismatch", pm, C[:, :5], "5 features, but the model was fitted with 6"),

@@ -24,6 +24,7 @@ from ..._validation import (
     feature_names_of,
 )
 from ..centring import centred_frame, centred_params, covariance_to_user
+from ..feature_labels import default_feature_names
 from ..tails import chi2_sf, norm_sf
 from .checks import (
     InferenceRequest,
@@ -94,7 +95,11 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     order = layout.order
     H = sums.information[np.ix_(order, order)]
     labels = ["intercept", *names[1:]] if model.fit_intercept else list(names)
-    check_full_rank(H, labels, m, p, model.classes, shift)
+    features = labels[1:] if model.fit_intercept else labels
+    positions = None  # default names 'x1' …: messages add the position, X[:, 0] …
+    if tuple(features) == default_feature_names(len(features)):
+        positions = [None] * (len(labels) - len(features)) + list(range(len(features)))
+    check_full_rank(H, labels, m, p, model.classes, shift, positions)
     inverse, logdet, C, L, s = inverse_information(H)
     warn_ill_conditioned(C, L, inverse, s,
                          [f"{nm} (y={model.classes[k + 1]})" for k in range(m)

@@ -40,7 +40,7 @@ def statsmodels_layout(n_equations, p, fit_intercept) -> StatsmodelsLayout:
     return StatsmodelsLayout(order, within)
 
 
-def check_full_rank(H, labels, m, p, classes, shift=None):
+def check_full_rank(H, labels, m, p, classes, shift=None, positions=None):
     """Raise naming the collinear columns, by the rank rule of the fits.
 
     ``H`` is the information matrix in statsmodels' layout (intercept first; m
@@ -53,14 +53,17 @@ def check_full_rank(H, labels, m, p, classes, shift=None):
     CollinearityWarning, and under the same name.  A multinomial information can also
     lose rank in one equation only; the full matrix is checked after, per equation.
     ``shift``: the centred frame's (H taken there), so that the combinations name the
-    user's columns.
+    user's columns.  ``positions``: the columns' positions in X where ``labels`` are
+    the default names (messages give both, as the fit's do).
     """
     G = sum(H[k * p:(k + 1) * p, k * p:(k + 1) * p] for k in range(m))
-    col = collinearity_in_order(G, labels, tol=COLLINEAR_TOL)
+    col = collinearity_in_order(G, labels, tol=COLLINEAR_TOL, positions=positions)
     where = ""
     if col.full_rank and m > 1:
         eq = [f"{nm} (y={classes[k + 1]})" for k in range(m) for nm in labels]
-        col = collinearity_in_order(H, eq, tol=COLLINEAR_TOL)
+        col = collinearity_in_order(H, eq, tol=COLLINEAR_TOL,
+                                    positions=None if positions is None else
+                                    list(positions) * m)
         where = " of the information matrix"
     if not col.full_rank and shift is not None and not where:
         col = col.in_user_frame(np.r_[0.0, shift], 0)  # the design's columns
