@@ -396,10 +396,10 @@ def test_rank_messages_name_the_users_columns():
     assert a[0] == pytest.approx(1) and a[1] == pytest.approx(1)
     assert a[5] == pytest.approx(2019.0, rel=1e-6)  # x4 = x1 + x2 + 2019·1
     assert b == {5: pytest.approx(7.0)}  # x5 = 7·1
-    with pytest.warns(fastgen.CollinearityWarning, match=r"'x5' = 7·'intercept'"):
+    with pytest.warns(fastgen.CollinearityWarning, match=r"'x5' \(X\[:, 4\]\) = 7·'intercept'"):
         m = fastgen.fit_logistic(X4, y)
     assert m.converged
-    with pytest.raises(np.linalg.LinAlgError, match=r"'x5' = 7·'intercept'"):
+    with pytest.raises(np.linalg.LinAlgError, match=r"'x5' \(X\[:, 4\]\) = 7·'intercept'"):
         fastgen.logistic_inference(m, X4, y)
 
 

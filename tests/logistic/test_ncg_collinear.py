@@ -103,7 +103,7 @@ def test_newton_cg_names_the_columns_and_reaches_the_optimum(family, variant, K,
     msg = str(cg_warn[0].message)
     assert f"rank {d + 1 - len(dep)} of {d + 1} columns" in msg
     for j in dep:
-        assert f"'x{j + 1}' = " in msg
+        assert f"'x{j + 1}' (X[:, {j}]) = " in msg
     assert np.array_equal(X, X_before)  # the caller's X is untouched
 
     ex, ex_warn = _fit(Xin, y, w, True, monkeypatch)
