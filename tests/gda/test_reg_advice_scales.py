@@ -153,3 +153,22 @@ def test_no_class_with_spread_says_reg_is_the_whole_covariance(scale):
     if Z is not X:
         fresh = fresh / X.std(axis=0)
     assert np.median(fastgen.predict_proba(p, fresh).max(axis=1)) < 0.999
+
+
+@pytest.mark.parametrize("scale", [1e-6, 3.0, 1e6])
+def test_moments_route_gives_the_same_advice(scale):
+    """gda_from_moments (streaming, Dask) builds the same per-class model: the same
+    message, and its reg makes that route succeed too."""
+    X, y = _data("collinear", scale)
+    with pytest.raises(SingularCovarianceError) as direct:
+        fastgen.fit_gda(X, y, "per_class")
+    m = fastgen.class_moments(X, y, kind="per_class")
+    with pytest.raises(SingularCovarianceError) as merged:
+        fastgen.gda_from_moments(m, "per_class")
+    assert str(merged.value) == str(direct.value)
+    reg = float(_REG.search(str(merged.value)).group(1))
+    assert reg <= REG_MAX
+    if "standardise the features" in str(merged.value):
+        Z = X / X.std(axis=0)
+        m = fastgen.class_moments(Z, y, kind="per_class")
+    fastgen.gda_from_moments(m, "per_class", reg=reg)
