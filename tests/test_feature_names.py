@@ -119,7 +119,7 @@ def test_other_names_or_order_raise_naming_the_columns(family, lib, scorer, fitt
     score = SCORERS[scorer]
     owner = type(p).__name__
     with pytest.raises(ValueError, match=rf"are those {owner} was fitted with in another "
-                                         r"order \(column 0 is 'leaf' where the fit had "
+                                         r"order \(column 0 \(0-based\) is 'leaf' where the fit had "
                                          r"'sepal'"):
         score(p, frames.select(df, COLS[::-1]))
     with pytest.raises(ValueError, match=r"missing \['petal'\]; unexpected \['petals'\]"):
