@@ -35,8 +35,6 @@ modified score, when that is affordable (:data:`DIFFERENCE_MAX_WORK`); the same 
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.linalg
 
@@ -47,8 +45,8 @@ from .columns import check_curvature_diagonal
 from .firth_objective import _column_scales, _penalised_state
 from .firth_starts import MULTI_START_ETA, _best_of_starts, check_start, subsample_start
 from .inference.passes import InferenceData
-from .params import ConvergenceWarning, LogisticParams
-from .penalised import _newton
+from .params import LogisticParams
+from .penalised import _newton, warn_unconverged
 
 __all__ = ["fit_firth_multinomial", "MultinomialPenalised", "DIFFERENCE_MAX_WORK"]
 
@@ -259,12 +257,9 @@ def fit_firth_multinomial(X, y, *, fit_intercept=True, sample_weight=None, max_i
     if obj.slow or run[0].emax > MULTI_START_ETA:
         run = _best_of_starts(obj, run, X, codes, w, fit_intercept, beta0, max_iter, tol,
                               sw)
-    st, U, converged, n_iter, hist, steps = run
+    st, U, converged, n_iter, hist, steps = run[:6]
     if not converged:
-        warnings.warn(
-            f"fit_logistic(penalty='firth') did not converge in {n_iter} iterations "
-            f"(max|modified score|/sum(w) = {float(np.max(np.abs(U))) / sw:.3g}, tol = "
-            f"{tol:.3g}); increase max_iter", ConvergenceWarning, stacklevel=3)
+        warn_unconverged(run, tol, max_iter, init=init is not None)
     d, p, m = data.d, data.p, K - 1
     Bref = st.beta.reshape(m, p)
     B = np.vstack([np.zeros((1, p)), Bref])

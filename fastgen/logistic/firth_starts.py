@@ -174,8 +174,8 @@ def subsample_start(X, codes, w, fit_intercept, beta0, max_iter, penalised, n_cl
     sws = float(ws.sum()) if ws.shape[0] else float(cs.shape[0])
     obj = penalised(InferenceData(Xs, fit_intercept), cs, ws)
     try:
-        st, _, _, _, _, _ = _newton(obj, beta0, np.arange(beta0.shape[0]), max_iter,
-                                    _WARM_START_TOL, sws)
+        st = _newton(obj, beta0, np.arange(beta0.shape[0]), max_iter,
+                     _WARM_START_TOL, sws).state
     except np.linalg.LinAlgError:
         return beta0, None
     if not (np.all(np.isfinite(st.beta)) and st.c is not None and np.all(np.isfinite(st.c))):
