@@ -44,7 +44,8 @@ from .params import CollinearityWarning, ConvergenceWarning, LogisticParams
 __all__ = ["fit_logistic", "irls_step", "logistic_loss_grad_hess", "FitOptions",
            "check_fit_options", "FitInputs", "prepare_inputs", "prior_start",
            "initial_coefficients", "ParamsSpec", "params_from_result",
-           "check_collinearity", "fit_from_data", "check_penalty", "to_user_params"]
+           "check_collinearity", "fit_from_data", "check_penalty", "to_user_params",
+           "better_start"]
 
 
 # --------------------------------------------------------------------------- assembly
@@ -255,9 +256,32 @@ def _named_singular_information(exc, inp, fit_intercept, names):
         f"drop one column of each combination (e.g. one level of a one-hot block)")
 
 
+def better_start(data, l2, n_classes, explicit, given, default):
+    """``(start, given_kept)``: the caller's start ``given`` (K', p), unless the
+    objective there is worse than at the ``default`` start (zero slopes, the log prior
+    odds), which is then returned.
+
+    A start worse than the model without features is no warm start: from saturated
+    probabilities Newton's steps are cut to a few units each (the line search's step
+    cap) and a start 1e6 away creeps for 1e5 iterations, where the default start
+    converges in a handful.  Two evaluations without curvature, on a separate objective
+    (the fit's records its first evaluation)."""
+    probe = make_objective(data, l2, n_classes, explicit=explicit)
+
+    def value(B):
+        return probe.evaluate(B[0] if n_classes == 2 else B, False).objective
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        f_given, f_default = value(given), value(default)
+    if f_given <= f_default:
+        return given, True
+    return default, False
+
+
 def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights,
                   separation, explicit=None, feature_names=None, what="fit_logistic",
-                  confirm_collinearity=True, shift=None) -> LogisticParams:
+                  confirm_collinearity=True, shift=None, default_start=None
+                  ) -> LogisticParams:
     """The fit of every logistic data source: objective → :func:`newton_solve` from
     ``beta0`` (K', p) → collinearity check (unless stopped by separation) →
     :func:`params_from_result`.
@@ -268,14 +292,20 @@ def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights
     :func:`~fastgen.logistic.objectives.make_objective`; ``feature_names`` and ``what``
     name the columns and the caller in warnings; ``shift`` is the centred frame's, when
     ``data`` is centred (the collinearity warning then names the user's columns).
+    ``default_start``: given when ``beta0`` is the caller's ``init``, the start it
+    falls back to where the objective at ``init`` is worse (:func:`better_start`).
     """
     K = spec.classes.shape[0]
+    start_given = default_start is not None
+    if start_given:
+        beta0, start_given = better_start(data, opt.l2, K, explicit, beta0, default_start)
     obj = make_objective(data, opt.l2, K, explicit=explicit)
     n = getattr(data, "n", 0)
     result = newton_solve(obj, beta0[0] if K == 2 else beta0, max_iter=opt.max_iter,
                           tol=opt.tol, sum_weights=sum_weights, l2=opt.l2,
                           separation=separation, what=what,
-                          mean_weight=sum_weights / n if n else 1.0)
+                          mean_weight=sum_weights / n if n else 1.0,
+                          start_given=start_given)
     if result.cause != "separation":
         check_collinearity(result.gram, data, opt.l2, feature_names, what=what,
                            confirm=confirm_collinearity, shift=shift)
@@ -421,6 +451,12 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         if shift is not None:
             B0 = B0.copy()
             B0[:, d] = to_centred(B0[:, :d], B0[:, d], shift)
+        default = None
+        if init is not None:  # the default start, where init is worse (better_start)
+            default = initial_coefficients(None, inp.classes, d, opt.fit_intercept,
+                                           inp.codes, inp.w)
+            if shift is not None:
+                default[:, d] = to_centred(default[:, :d], default[:, d], shift)
         data = InMemoryData(Xc, inp.codes, inp.w, opt.fit_intercept)
 
         def separation():
@@ -430,7 +466,7 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         params = fit_from_data(
             data, ParamsSpec(inp.classes, d, opt.fit_intercept, opt.l2, np.float64), B0,
             opt, sum_weights=inp.sum_weights, separation=separation, feature_names=names,
-            shift=shift)
+            shift=shift, default_start=default)
     return attach_feature_names(to_user_params(params, shift, inp.X.dtype), feature_names)
 
 

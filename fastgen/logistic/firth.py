@@ -123,15 +123,17 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
                                     lambda *a: _Penalised(*a, 0.5), 2)
     obj = _Penalised(data, codes, w, 0.5)
     free = np.arange(data.p)
-    if init is not None:
-        check_start(obj, beta0)
+    given = init is not None
+    if given:
+        beta0, given = check_start(obj, beta0,
+                                   _initial(None, classes, data.d, fit_intercept, codes, w))
     run = _newton(obj, beta0, free, max_iter, tol, sw, c0)
     if obj.slow or run[0].emax > MULTI_START_ETA:
         run = _best_of_starts(obj, run, X, codes, w, fit_intercept, beta0, max_iter, tol,
                               sw)
     st, U, converged, n_iter, hist, steps = run[:6]
     if not converged:
-        warn_unconverged(run, tol, max_iter, init=init is not None)
+        warn_unconverged(run, tol, max_iter, init=given)
     d = data.d
     beta = st.beta
     gh = [float(np.max(np.abs(U))) / sw]

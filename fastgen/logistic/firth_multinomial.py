@@ -251,15 +251,17 @@ def fit_firth_multinomial(X, y, *, fit_intercept=True, sample_weight=None, max_i
         beta0, c0 = subsample_start(X, codes, w, fit_intercept, beta0, max_iter,
                                     lambda *a: MultinomialPenalised(*a, 0.5, K), K)
     obj = MultinomialPenalised(data, codes, w, 0.5, K)
-    if init is not None:
-        check_start(obj, beta0)
+    given = init is not None
+    if given:
+        beta0, given = check_start(obj, beta0,
+                                   _prior_start(codes, w, K, data.d, fit_intercept))
     run = _newton(obj, beta0, np.arange(obj.q), max_iter, tol, sw, c0)
     if obj.slow or run[0].emax > MULTI_START_ETA:
         run = _best_of_starts(obj, run, X, codes, w, fit_intercept, beta0, max_iter, tol,
                               sw)
     st, U, converged, n_iter, hist, steps = run[:6]
     if not converged:
-        warn_unconverged(run, tol, max_iter, init=init is not None)
+        warn_unconverged(run, tol, max_iter, init=given)
     d, p, m = data.d, data.p, K - 1
     Bref = st.beta.reshape(m, p)
     B = np.vstack([np.zeros((1, p)), Bref])

@@ -84,6 +84,10 @@ _SUSPECT_ETA = 10.0
 #: Trigger at a converged stop: the last Newton step longer than this times ‖β‖.
 _FINAL_REL_STEP = 1e-3
 
+#: A decrement at or below this times max(1, |f|) is at the objective's rounding: no
+#: number of iterations brings it lower (the advice of :func:`unconverged_message`).
+_ROUNDING = 64 * np.finfo(np.float64).eps
+
 _MAX_HALVINGS = 40
 _ARMIJO = 1e-4
 
@@ -567,15 +571,18 @@ def _warn_stopped(cause, state, max_iter, tol, sep, what, dec, dec_tol, start_gi
         warn(msg, PerfectSeparationWarning)
         return
     warn(unconverged_message(what, cause, n_iter, max_iter, dec, tol, dec_tol,
-                             start_given), ConvergenceWarning)
+                             start_given, value=state.current.objective),
+         ConvergenceWarning)
 
 
 def unconverged_message(what, cause, n_iter, max_iter, dec, tol, dec_tol, init,
-                        objective="the objective", quantity="Newton decrement ½gᵀH⁻¹g"):
+                        objective="the objective", quantity="Newton decrement ½gᵀH⁻¹g",
+                        value=None):
     """The text of a ConvergenceWarning of the Newton loop: the stopping rule's
     quantity, the decrement ½gᵀH⁻¹g, against the tolerance it was compared with, and
-    advice that fits the cause (a far ``init`` creeps: dropping it helps where more
-    iterations would not)."""
+    advice that fits the cause: a far ``init`` creeps (dropping it helps where more
+    iterations would not), and a decrement at the rounding of the objective's
+    ``value`` shows a tol below float64's reach."""
     if dec_tol == tol:
         bound = f"tol = {tol:.3g}"
     else:
@@ -585,7 +592,11 @@ def unconverged_message(what, cause, n_iter, max_iter, dec, tol, dec_tol, init,
         return (f"{what} stopped after {n_iter} iterations: the line search could not "
                 f"improve {objective} ({rule}); tol may be below the attainable "
                 f"precision.")
-    if init:
+    floor = None if value is None else _ROUNDING * max(1.0, abs(float(value)))
+    if floor is not None and dec <= floor:
+        advice = (f"tol is below the precision float64 gives the objective here (about "
+                  f"{floor:.3g} nats); raise tol")
+    elif init:
         advice = ("the start (init) may be far from the optimum: fit without init, "
                   "or start closer, or increase max_iter")
     else:

@@ -311,5 +311,6 @@ def warn_unconverged(run: PenalisedRun, tol, max_iter, what="fit_logistic(penalt
     quantity = ("Newton decrement of Fisher scoring ½U*ᵀI⁻¹U* scaled for its "
                 "linear rate" if run.rate_scaled else "Newton decrement ½U*ᵀΔ")
     warn(unconverged_message(what, run.cause or "max_iter", run.n_iter, max_iter,
-                             run.decrement, tol, run.dec_tol, init, "l*", quantity),
+                             run.decrement, tol, run.dec_tol, init, "l*", quantity,
+                             value=run.history[-1] if run.history else None),
          ConvergenceWarning)
