@@ -35,6 +35,7 @@ from .._validation import (
 )
 from .._warn import warn
 from .centring import centred_frame, to_centred, to_user
+from .columns import named_columns
 from .data import InMemoryData
 from .diagnostics import collinearity_from_gram, separation_of
 from .newton import NewtonResult, newton_solve
@@ -430,44 +431,45 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
     check_penalty(penalty, correction, opt.l2)
     feature_names = names = feature_names_of(X)
-    inp = prepare_inputs(X, y, sample_weight)
-    d = inp.X.shape[1]
-    B0 = initial_coefficients(init, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)
-    Xc, shift = centred_frame(inp.X, inp.w, opt.fit_intercept)
-    if penalty == "firth":
-        from .bias_reduction import fit_bias_reduced
+    with named_columns(names):  # a column out of float64's range, by its name
+        inp = prepare_inputs(X, y, sample_weight)
+        d = inp.X.shape[1]
+        B0 = initial_coefficients(init, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)
+        Xc, shift = centred_frame(inp.X, inp.w, opt.fit_intercept)
+        if penalty == "firth":
+            from .bias_reduction import fit_bias_reduced
 
-        try:
-            with validated(Xc):  # the centred copy of a validated X: finite
-                params = fit_bias_reduced(
-                    Xc, inp.classes[inp.codes], correction=correction,
-                    fit_intercept=opt.fit_intercept,
-                    sample_weight=inp.w if inp.w.shape[0] else None,
-                    max_iter=opt.max_iter, tol=opt.tol,
-                    init=None if init is None else _centred_init(B0, d, shift))
-        except np.linalg.LinAlgError as exc:
-            raise _named_singular_information(exc, inp, opt.fit_intercept, names) from None
-    else:
-        if shift is not None:
-            B0 = B0.copy()
-            B0[:, d] = to_centred(B0[:, :d], B0[:, d], shift)
-        default = None
-        if init is not None:  # the default start, where init is worse (better_start)
-            default = initial_coefficients(None, inp.classes, d, opt.fit_intercept,
-                                           inp.codes, inp.w)
+            try:
+                with validated(Xc):  # the centred copy of a validated X: finite
+                    params = fit_bias_reduced(
+                        Xc, inp.classes[inp.codes], correction=correction,
+                        fit_intercept=opt.fit_intercept,
+                        sample_weight=inp.w if inp.w.shape[0] else None,
+                        max_iter=opt.max_iter, tol=opt.tol,
+                        init=None if init is None else _centred_init(B0, d, shift))
+            except np.linalg.LinAlgError as exc:
+                raise _named_singular_information(exc, inp, opt.fit_intercept, names) from None
+        else:
             if shift is not None:
-                default[:, d] = to_centred(default[:, :d], default[:, d], shift)
-        data = InMemoryData(Xc, inp.codes, inp.w, opt.fit_intercept)
+                B0 = B0.copy()
+                B0[:, d] = to_centred(B0[:, :d], B0[:, d], shift)
+            default = None
+            if init is not None:  # the default start, where init is worse (better_start)
+                default = initial_coefficients(None, inp.classes, d, opt.fit_intercept,
+                                               inp.codes, inp.w)
+                if shift is not None:
+                    default[:, d] = to_centred(default[:, :d], default[:, d], shift)
+            data = InMemoryData(Xc, inp.codes, inp.w, opt.fit_intercept)
 
-        def separation():
-            return separation_of(Xc, inp.codes, inp.w, inp.classes, opt.fit_intercept,
-                                 names)
+            def separation():
+                return separation_of(Xc, inp.codes, inp.w, inp.classes, opt.fit_intercept,
+                                     names)
 
-        params = fit_from_data(
-            data, ParamsSpec(inp.classes, d, opt.fit_intercept, opt.l2, np.float64), B0,
-            opt, sum_weights=inp.sum_weights, separation=separation, feature_names=names,
-            shift=shift, default_start=default)
-    return attach_feature_names(to_user_params(params, shift, inp.X.dtype), feature_names)
+            params = fit_from_data(
+                data, ParamsSpec(inp.classes, d, opt.fit_intercept, opt.l2, np.float64), B0,
+                opt, sum_weights=inp.sum_weights, separation=separation, feature_names=names,
+                shift=shift, default_start=default)
+        return attach_feature_names(to_user_params(params, shift, inp.X.dtype), feature_names)
 
 
 def check_penalty(penalty, correction, l2):
@@ -550,7 +552,8 @@ def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
         B0[:, d] = to_centred(B0[:, :d], B0[:, d], shift)
     data = InMemoryData(Xc, inp.codes, inp.w, opt.fit_intercept)
     obj = make_objective(data, opt.l2, K, explicit=True)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), \
+            named_columns(params.feature_names or feature_names_of(X)):
         warnings.simplefilter("ignore", ConvergenceWarning)
         result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=1, tol=-1.0,
                               sum_weights=inp.sum_weights, l2=opt.l2, what="irls_step")

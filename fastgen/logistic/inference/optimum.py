@@ -1,0 +1,90 @@
+r"""Whether the coefficients given to inference are the estimate for the data given.
+
+Standard errors, tests and intervals describe an estimate: the maximum of the
+(penalised) log-likelihood of the data it is computed on.  Given a model fitted on other
+rows, other labels or other weights, the pass at the model's coefficients still
+returns a full table, for a point that is not the maximum of these data.  The pass
+forms the score g (the modified score U* for Firth's fits) and the information I, so
+the distance of the coefficients from the optimum of these data costs one small solve:
+the Newton decrement
+
+.. math::
+
+    \tfrac12\, g^\top I^{-1} g,
+
+the log-likelihood the optimum is above the point given (to second order), whose
+square root times √2 is that distance in standard errors (in the information's
+metric).  A fit certifies its decrement ≤ tol (1e-8) and then takes the step that
+squares it, and the decrement does not change with the columns' units or offsets, so
+the point a fit returns reads about 1e-16 and one taken on other data reads of order
+one or more (about q/2 for a random half of the rows).  Beyond
+:data:`OPTIMUM_DISTANCE` standard errors, inference warns.
+
+Imports: ``fastgen._warn`` and the sibling modules of ``fastgen.logistic``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._warn import warn
+from ..params import ConvergenceWarning
+
+__all__ = ["OPTIMUM_DISTANCE", "optimum_decrement", "check_at_optimum", "firth_score"]
+
+#: The largest distance, in standard errors (√(2·decrement)), at which the coefficients
+#: given to inference count as the estimate for the data given: a hundredth of a
+#: standard error moves no reported digit that matters, and it is far above what a
+#: converged fit leaves (√(2·1e-8)² after its certifying step) and above rounding,
+#: for any column offset or unit float64 resolves.
+OPTIMUM_DISTANCE = 1e-2
+
+
+def optimum_decrement(score, inverse, order):
+    """½ gᵀ I⁻¹ g: ``score`` in the internal layout (flat k·p + j), ``inverse`` the
+    inverse information in statsmodels' layout, ``order`` the permutation between
+    them."""
+    g = np.asarray(score, dtype=np.float64).ravel()[order]
+    return max(0.5 * float(g @ (inverse @ g)), 0.0)
+
+
+def check_at_optimum(score, inverse, order, method, converged):
+    """Warn (:class:`~fastgen.logistic.params.ConvergenceWarning`) when the coefficients
+    are more than :data:`OPTIMUM_DISTANCE` standard errors from the optimum of the data
+    given (see the module docstring); ``score`` None skips the check."""
+    if score is None:
+        return
+    dec = optimum_decrement(score, inverse, order)
+    dist = float(np.sqrt(2.0 * dec))
+    if not dist > OPTIMUM_DISTANCE:
+        return
+    which = "penalised log-likelihood l*" if method == "Firth" else "log-likelihood"
+    cause = ("the fit did not converge; refit with a larger max_iter" if not converged
+             else "pass the X, y and sample_weight the model was fitted on (the same rows, "
+                  "labels and weights), or refit on these data")
+    warn(f"logistic_inference: the model's coefficients are not the estimate for the "
+         f"data given: the score of the {which} there is far from zero (Newton "
+         f"decrement ½gᵀI⁻¹g = {dec:.3g}: the coefficients are about {dist:.3g} standard "
+         f"errors from the optimum of these data, above {OPTIMUM_DISTANCE:g}), so the "
+         f"standard errors, tests and intervals describe a point that is not the "
+         f"estimate; {cause}", ConvergenceWarning)
+
+
+def firth_score(data, codes, w, B, sums, n_classes):
+    """Firth's modified score U* (flat, internal layout) at the reference-layout B from
+    the pass's sums (one more pass, for the leverages), or None where the information
+    is singular (the rank check then says so)."""
+    from ..firth_multinomial import MultinomialPenalised
+    from ..firth_objective import _Penalised, _penalised_state
+
+    if n_classes == 2:
+        obj = _Penalised(data, codes, w, 0.5)
+    else:
+        obj = MultinomialPenalised(data, codes, w, 0.5, n_classes)
+    beta = np.ascontiguousarray(B, dtype=np.float64).ravel()
+    try:
+        st = _penalised_state(beta, sums.loglik, np.ravel(sums.score), sums.information,
+                              sums.max_abs_eta, 0.5, "")
+        return np.asarray(obj.modified_score(st), dtype=np.float64)
+    except np.linalg.LinAlgError:
+        return None
