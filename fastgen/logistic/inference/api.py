@@ -42,7 +42,7 @@ from .covariance import (
     warn_ill_conditioned,
 )
 from .frame import attach
-from .optimum import check_at_optimum, firth_score
+from .optimum import check_at_optimum, firth_score, stored_rounding
 from .passes import InferenceData, PassSums, reference_coef
 from .results import FitData, LogisticInference, labelled
 
@@ -80,8 +80,8 @@ def check_sample(model, X, y, sample_weight) -> InferenceSample:
 
 
 def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
-                     confirm_separation, shift=None, modified_score=None
-                     ) -> LogisticInference:
+                     confirm_separation, shift=None, modified_score=None,
+                     rounding=None) -> LogisticInference:
     """Wald inference from the sums of the passes at the model's estimate: the
     separation check (``confirm_separation()`` runs the exact test on the same sample),
     the covariance of ``request.cov_type``, z, p-values, the null model's likelihood and
@@ -89,7 +89,8 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     the centred frame's, when the sums were taken there (rank messages then name the
     user's columns).  A warning says when the model's coefficients are not the
     estimate for these data (:mod:`.optimum`: the score, or Firth's
-    ``modified_score`` where the caller has it, far from zero)."""
+    ``modified_score`` where the caller has it, far from zero beyond what the stored
+    coefficients' ``rounding`` allows)."""
     K, m, p, q = request.n_classes, request.n_equations, request.p, request.q
     llf = float(sums.loglik)
     nobs = float(sums.class_counts.sum())
@@ -102,7 +103,8 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     check_full_rank(H, labels, m, p, model.classes, shift)
     inverse, logdet, C, L, s = inverse_information(H)
     check_at_optimum(sums.score if request.method == "MLE" else modified_score, inverse,
-                     order, request.method, bool(model.converged))
+                     order, request.method, bool(model.converged), sums.information,
+                     rounding)
     warn_ill_conditioned(C, L, inverse, s,
                          [f"{nm} (y={model.classes[k + 1]})" for k in range(m)
                           for nm in labels] if K > 2 else labels)
@@ -329,7 +331,7 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         modified = firth_score(data, sample.codes, sample.w, reference_coef(model_c),
                                sums, request.n_classes)
     result = finish_inference(model_c, request, sums, names, confirm_separation, shift,
-                              modified)
+                              modified, stored_rounding(model, shift))
     if shift is not None:
         result = result_in_user_frame(result, model, request, shift)
     if ci == "profile":

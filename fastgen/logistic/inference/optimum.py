@@ -30,14 +30,18 @@ import numpy as np
 from ..._warn import warn
 from ..params import ConvergenceWarning
 
-__all__ = ["OPTIMUM_DISTANCE", "optimum_decrement", "check_at_optimum", "firth_score"]
+__all__ = ["OPTIMUM_DISTANCE", "optimum_decrement", "check_at_optimum", "firth_score",
+           "stored_rounding"]
 
 #: The largest distance, in standard errors (√(2·decrement)), at which the coefficients
-#: given to inference count as the estimate for the data given: a hundredth of a
-#: standard error moves no reported digit that matters, and it is far above what a
-#: converged fit leaves (√(2·1e-8)² after its certifying step) and above rounding,
-#: for any column offset or unit float64 resolves.
-OPTIMUM_DISTANCE = 1e-2
+#: given to inference count as the estimate for the data given: a tenth of a standard
+#: error changes no conclusion a table supports, and it is far above what a converged
+#: fit leaves (√(2·1e-8), then squared by its certifying step) and above rounding for
+#: any column offset or unit float64 resolves; float32 coefficients at a column offset
+#: of 1e5 are rounded by a few hundredths of a standard error (and float32 models get
+#: a bound of their own, :func:`stored_rounding`).  Forgetting the weights of a fit,
+#: dropping a tenth of its rows or fitting other labels moves the optimum by more.
+OPTIMUM_DISTANCE = 0.1
 
 
 def optimum_decrement(score, inverse, order):
@@ -48,15 +52,39 @@ def optimum_decrement(score, inverse, order):
     return max(0.5 * float(g @ (inverse @ g)), 0.0)
 
 
-def check_at_optimum(score, inverse, order, method, converged):
+def stored_rounding(model, shift):
+    """How far the stored coefficients may sit from the optimum by their rounding
+    alone, per coefficient of the internal layout (m, p) of the frame the pass is taken
+    in: ε of the coefficients' dtype times |β| (twice: the reference layout is a
+    difference), and, where the frame is centred by ``shift``, the intercept's share
+    of the slopes' rounding, Σ_j |δβ_j·m_j|, and of the user's intercept's own.  A
+    float32 model at a column offset of 1e5 is rounded by a few hundredths of a
+    standard error, which no fit can beat."""
+    from .passes import reference_coef
+
+    eps = float(np.finfo(np.asarray(model.coef).dtype).eps)
+    E = 2.0 * eps * np.abs(reference_coef(model))
+    if shift is not None and model.fit_intercept:
+        E[:, -1] += E[:, :-1] @ np.abs(np.asarray(shift, dtype=np.float64))
+    return E
+
+
+def check_at_optimum(score, inverse, order, method, converged, information=None,
+                     rounding=None):
     """Warn (:class:`~fastgen.logistic.params.ConvergenceWarning`) when the coefficients
     are more than :data:`OPTIMUM_DISTANCE` standard errors from the optimum of the data
-    given (see the module docstring); ``score`` None skips the check."""
+    given (see the module docstring), or, where more, four times the distance the
+    stored coefficients' ``rounding`` (:func:`stored_rounding`) allows in the metric of
+    the ``information`` (internal layout); ``score`` None skips the check."""
     if score is None:
         return
     dec = optimum_decrement(score, inverse, order)
     dist = float(np.sqrt(2.0 * dec))
-    if not dist > OPTIMUM_DISTANCE:
+    bound = OPTIMUM_DISTANCE
+    if rounding is not None and information is not None:
+        e = np.abs(np.asarray(rounding, dtype=np.float64)).ravel()
+        bound = max(bound, 4.0 * float(np.sqrt(max(e @ (np.abs(information) @ e), 0.0))))
+    if not dist > bound:
         return
     which = "penalised log-likelihood l*" if method == "Firth" else "log-likelihood"
     cause = ("the fit did not converge; refit with a larger max_iter" if not converged
@@ -65,7 +93,7 @@ def check_at_optimum(score, inverse, order, method, converged):
     warn(f"logistic_inference: the model's coefficients are not the estimate for the "
          f"data given: the score of the {which} there is far from zero (Newton "
          f"decrement ½gᵀI⁻¹g = {dec:.3g}: the coefficients are about {dist:.3g} standard "
-         f"errors from the optimum of these data, above {OPTIMUM_DISTANCE:g}), so the "
+         f"errors from the optimum of these data, above {bound:.3g}), so the "
          f"standard errors, tests and intervals describe a point that is not the "
          f"estimate; {cause}", ConvergenceWarning)
 
