@@ -37,20 +37,22 @@ class ColumnScaleError(ValueError):
     """The ``ValueError`` of :func:`scale_error`: X's column ``column`` (0-based, as
     every message about X's values names it) is out of float64's range for the fit's
     sums.  The fits know the data frame's column names, the kernels do not:
-    :meth:`named` adds the name, as the validation's messages do (``column 3
-    ('price')``)."""
+    :meth:`named` adds the name in the parentheses after the index, as the
+    validation's messages do (``column 3 ('price'; its largest |x| is 1e+160)``)."""
 
-    def __init__(self, before, column, after, label=None):
-        self.before, self.column, self.after = before, column, after
-        label = f"column {column}" if label is None else label
-        super().__init__(f"{before}{label}{after}")
+    def __init__(self, before, column, detail, after, name=None):
+        self.before, self.column, self.detail, self.after = before, column, detail, after
+        inside = [repr(name)] if name is not None else []
+        inside += [detail] if detail else []
+        paren = f" ({'; '.join(inside)})" if inside else ""
+        super().__init__(f"{before}column {column}{paren}{after}")
 
     def named(self, names):
         """The same error with the column's name from ``names`` (None: as it is)."""
         if names is None or not 0 <= self.column < len(names):
             return self
-        return ColumnScaleError(self.before, self.column, self.after,
-                                f"column {self.column} ({names[self.column]!r})")
+        return ColumnScaleError(self.before, self.column, self.detail, self.after,
+                                str(names[self.column]))
 
 
 @contextlib.contextmanager
@@ -82,14 +84,14 @@ def scale_error(data, j, overflow, abs_max=None, w=None):
             f"mean)")
     big = getattr(data, "column_abs_max", None) if abs_max is None else abs_max
     m = big(j) if big is not None else None
-    detail = f", whose largest |x| is {m:.3g}," if m is not None else ""
+    detail = f"its largest |x| is {m:.3g}" if m is not None else ""
     fix = "rescale the features (e.g. divide each by its standard deviation)"
     if wmax is not None and (wmax > 1.0 if overflow else wmax < 1.0):
-        detail += f"{',' if not detail else ''} with sample_weight up to {wmax:.3g},"
+        detail += f"{', ' if detail else ''}with sample_weight up to {wmax:.3g}"
         fix += " or sample_weight"
     return ColumnScaleError(
         f"X has values too {'large' if overflow else 'small'} for float64 products: in ",
-        int(j), f"{detail} the weighted sums of x² that make up the Hessian {way}; {fix}")
+        int(j), detail, f" the weighted sums of x² that make up the Hessian {way}; {fix}")
 
 
 def check_curvature_diagonal(C, data, abs_max=None, w=None):

@@ -43,12 +43,10 @@ def test_the_column_is_named_by_its_frame_name(kind, factor, word, K, fit):
     X[:, 1] *= factor
     before = X.copy()
     Xf = _frame(X, kind)
-    label = "column 1 ('price')" if kind in ("pandas", "polars") else "column 1"
+    label = "column 1 ('price'; its" if kind in ("pandas", "polars") else "column 1 (its"
     with pytest.raises(ValueError, match=rf"X has values too {word} for float64 products: "
-                                         rf"in {re_escape(label)}[,] ") as exc:
+                                         rf"in {re_escape(label)} largest \|x\| is "):
         fastgen.fit_logistic(Xf, y, **fit)
-    if kind not in ("pandas", "polars"):
-        assert "(" not in str(exc.value).split("column 1")[1][:3]
     assert np.array_equal(X, before)
 
 
@@ -64,9 +62,9 @@ def test_irls_step_and_inference_name_the_column(kind):
     m = fastgen.fit_logistic(_frame(X, kind), y)
     Xb = X.copy()
     Xb[:, 2] *= 1e160
-    label = "column 2 ('rooms')" if kind == "pandas" else "column 2"
-    with pytest.raises(ValueError, match=re_escape(f"in {label},")):
+    label = "column 2 ('rooms'; its" if kind == "pandas" else "column 2 (its"
+    with pytest.raises(ValueError, match=re_escape(f"in {label} largest")):
         fastgen.irls_step(m, _frame(Xb, kind), y)
     firth = fastgen.fit_logistic(_frame(X, kind), y, penalty="firth")
-    with pytest.raises(ValueError, match=re_escape(f"in {label},")):
+    with pytest.raises(ValueError, match=re_escape(f"in {label} largest")):
         fastgen.logistic_inference(firth, _frame(Xb, kind), y)
