@@ -41,12 +41,12 @@ from .diagnostics import collinearity_from_gram, separation_of
 from .newton import NewtonResult, newton_solve
 from .objectives import make_objective
 from .params import CollinearityWarning, ConvergenceWarning, LogisticParams
+from .starts import better_start
 
 __all__ = ["fit_logistic", "irls_step", "logistic_loss_grad_hess", "FitOptions",
            "check_fit_options", "FitInputs", "prepare_inputs", "prior_start",
            "initial_coefficients", "ParamsSpec", "params_from_result",
-           "check_collinearity", "fit_from_data", "check_penalty", "to_user_params",
-           "better_start"]
+           "check_collinearity", "fit_from_data", "check_penalty", "to_user_params"]
 
 
 # --------------------------------------------------------------------------- assembly
@@ -257,28 +257,6 @@ def _named_singular_information(exc, inp, fit_intercept, names):
         f"drop one column of each combination (e.g. one level of a one-hot block)")
 
 
-def better_start(data, l2, n_classes, explicit, given, default):
-    """``(start, given_kept)``: the caller's start ``given`` (K', p), unless the
-    objective there is worse than at the ``default`` start (zero slopes, the log prior
-    odds), which is then returned.
-
-    A start worse than the model without features is no warm start: from saturated
-    probabilities Newton's steps are cut to a few units each (the line search's step
-    cap) and a start 1e6 away creeps for 1e5 iterations, where the default start
-    converges in a handful.  Two evaluations without curvature, on a separate objective
-    (the fit's records its first evaluation)."""
-    probe = make_objective(data, l2, n_classes, explicit=explicit)
-
-    def value(B):
-        return probe.evaluate(B[0] if n_classes == 2 else B, False).objective
-
-    with np.errstate(over="ignore", invalid="ignore"):
-        f_given, f_default = value(given), value(default)
-    if f_given <= f_default:
-        return given, True
-    return default, False
-
-
 def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights,
                   separation, explicit=None, feature_names=None, what="fit_logistic",
                   confirm_collinearity=True, shift=None, default_start=None
@@ -292,14 +270,11 @@ def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights
     on the same sample; ``explicit`` as for
     :func:`~fastgen.logistic.objectives.make_objective`; ``feature_names`` and ``what``
     name the columns and the caller in warnings; ``shift`` is the centred frame's, when
-    ``data`` is centred (the collinearity warning then names the user's columns).
-    ``default_start``: given when ``beta0`` is the caller's ``init``, the start it
-    falls back to where the objective at ``init`` is worse (:func:`better_start`).
-    """
+    ``data`` is centred (the collinearity warning then names the user's columns);
+    ``default_start`` replaces a worse ``init`` (:func:`.starts.better_start`)."""
     K = spec.classes.shape[0]
-    start_given = default_start is not None
-    if start_given:
-        beta0, start_given = better_start(data, opt.l2, K, explicit, beta0, default_start)
+    beta0, start_given = (beta0, False) if default_start is None else better_start(
+        data, opt.l2, K, explicit, beta0, default_start)
     obj = make_objective(data, opt.l2, K, explicit=explicit)
     n = getattr(data, "n", 0)
     result = newton_solve(obj, beta0[0] if K == 2 else beta0, max_iter=opt.max_iter,
@@ -379,6 +354,8 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         and offsets (see ``fastgen.logistic.newton``).
     init : LogisticParams or (coef, intercept), optional
         Starting point (default: zero coefficients, intercepts at the log prior odds).
+        A start where the objective is worse than at the default one is replaced by
+        the default (from saturated probabilities Newton's capped steps would creep).
     penalty : None or "firth", default None
         ``"firth"``: Firth's bias-reduced estimate (``l2 = 0``), finite under
         separation: binary (:func:`fastgen.logistic.firth.fit_firth`) or multinomial,
@@ -449,16 +426,12 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
                         init=None if init is None else _centred_init(B0, d, shift))
             except np.linalg.LinAlgError as exc:
                 raise _named_singular_information(exc, inp, opt.fit_intercept, names) from None
-        else:
-            if shift is not None:
-                B0 = B0.copy()
-                B0[:, d] = to_centred(B0[:, :d], B0[:, d], shift)
-            default = None
-            if init is not None:  # the default start, where init is worse (better_start)
-                default = initial_coefficients(None, inp.classes, d, opt.fit_intercept,
-                                               inp.codes, inp.w)
-                if shift is not None:
-                    default[:, d] = to_centred(default[:, :d], default[:, d], shift)
+        else:  # the default start replaces a worse init (starts.better_start)
+            default = None if init is None else initial_coefficients(
+                None, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)
+            for B in (B0, default):  # both fresh arrays, moved into the centred frame
+                if B is not None and shift is not None:
+                    B[:, d] = to_centred(B[:, :d], B[:, d], shift)
             data = InMemoryData(Xc, inp.codes, inp.w, opt.fit_intercept)
 
             def separation():

@@ -46,7 +46,7 @@ from .feature_labels import checked_feature_names, default_feature_names, design
 
 __all__ = ["SeparationResult", "detect_separation", "Collinearity", "collinear_columns",
            "collinearity_from_gram", "collinearity_in_order", "default_feature_names",
-           "separation_advice",
+           "separation_advice", "unconverged_message",
            "COLLINEAR_TOL", "ILL_CONDITIONED"]
 
 #: On the column-equilibrated data (every column scaled to max|x| = 1) and D in the
@@ -470,3 +470,37 @@ def separation_advice(n_classes, inference=False):
             "standard errors from logistic_inference) or l2 > 0 (finite, for prediction), "
             "or drop the separating features, or merge the classes they separate, and "
             f"refit ({find}).")
+
+
+#: A decrement at or below this times max(1, |f|) is at the objective's rounding: no
+#: number of iterations brings it lower (the advice of :func:`unconverged_message`).
+_ROUNDING = 64 * np.finfo(np.float64).eps
+
+def unconverged_message(what, cause, n_iter, max_iter, dec, tol, dec_tol, init,
+                        objective="the objective", quantity="Newton decrement ½gᵀH⁻¹g",
+                        value=None):
+    """The text of a ConvergenceWarning of the Newton loop: the stopping rule's
+    quantity, the decrement ½gᵀH⁻¹g, against the tolerance it was compared with, and
+    advice that fits the cause: a far ``init`` creeps (dropping it helps where more
+    iterations would not), and a decrement at the rounding of the objective's
+    ``value`` shows a tol below float64's reach."""
+    if dec_tol == tol:
+        bound = f"tol = {tol:.3g}"
+    else:
+        bound = f"tol·(mean weight) = {dec_tol:.3g}, tol = {tol:.3g}"
+    rule = f"stopping rule: {quantity} = {dec:.3g} > {bound}"
+    if cause == "line search":
+        return (f"{what} stopped after {n_iter} iterations: the line search could not "
+                f"improve {objective} ({rule}); tol may be below the attainable "
+                f"precision.")
+    floor = None if value is None else _ROUNDING * max(1.0, abs(float(value)))
+    if floor is not None and dec <= floor:
+        advice = (f"tol is below the precision float64 gives the objective here (about "
+                  f"{floor:.3g} nats); raise tol")
+    elif init:
+        advice = ("the start (init) may be far from the optimum: fit without init, "
+                  "or start closer, or increase max_iter")
+    else:
+        advice = "increase max_iter"
+    return (f"{what} did not converge in max_iter={max_iter} iterations ({rule}); "
+            f"{advice}.")

@@ -42,13 +42,14 @@ from .._runtime import kernel_threads, threads_for_work
 from .._small import small_work
 from .._validation import check_sample_weight, check_X, check_y
 from .columns import check_curvature_diagonal
-from .firth_objective import _column_scales, _penalised_state
+from .firth_objective import _column_scales, _Penalised, _penalised_state
 from .firth_starts import MULTI_START_ETA, _best_of_starts, check_start, subsample_start
 from .inference.passes import InferenceData
 from .params import LogisticParams
 from .penalised import _newton, warn_unconverged
 
-__all__ = ["fit_firth_multinomial", "MultinomialPenalised", "DIFFERENCE_MAX_WORK"]
+__all__ = ["fit_firth_multinomial", "MultinomialPenalised", "DIFFERENCE_MAX_WORK",
+           "modified_score_at"]
 
 #: l*'s Hessian by differences costs q evaluations of the modified score (each a pass
 #: of n·q² multiply-adds): taken only while n·q³ is below this.
@@ -276,3 +277,17 @@ def fit_firth_multinomial(X, y, *, fit_intercept=True, sample_weight=None, max_i
         step_size_history=np.asarray(steps, dtype=np.float64), solver="firth", n_hessp=0,
     )
     return model
+
+
+def modified_score_at(data, codes, w, beta, llf, score, information, emax, n_classes):
+    """Firth's modified score U* (flat, the reference layout) at ``beta`` from one pass's
+    sums there (log-likelihood, score, information, max|η|), binary or multinomial: one
+    more pass, for the leverages.  None where the information is singular."""
+    obj = _Penalised(data, codes, w, 0.5) if n_classes == 2 else \
+        MultinomialPenalised(data, codes, w, 0.5, n_classes)
+    try:
+        st = _penalised_state(np.ascontiguousarray(beta, dtype=np.float64), llf, score,
+                              information, emax, 0.5, "")
+        return np.asarray(obj.modified_score(st), dtype=np.float64)
+    except np.linalg.LinAlgError:
+        return None

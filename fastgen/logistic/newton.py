@@ -67,13 +67,13 @@ from typing import Protocol
 import numpy as np
 
 from .._warn import warn
-from .diagnostics import separation_advice
+from .diagnostics import separation_advice, unconverged_message
 from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
            "direction", "certified_direction", "is_converged", "separation_suspected",
            "line_search", "capped_step", "final_step", "update", "forcing",
-           "stopping_tolerance", "unconverged_message"]
+           "stopping_tolerance"]
 
 #: In-loop trigger of the exact separation test (see the module docstring): this many
 #: steps, the last ``_SUSPECT_ALIGNED`` along β, and some |η| above ``_SUSPECT_ETA``.
@@ -83,10 +83,6 @@ _SUSPECT_ETA = 10.0
 
 #: Trigger at a converged stop: the last Newton step longer than this times ‖β‖.
 _FINAL_REL_STEP = 1e-3
-
-#: A decrement at or below this times max(1, |f|) is at the objective's rounding: no
-#: number of iterations brings it lower (the advice of :func:`unconverged_message`).
-_ROUNDING = 64 * np.finfo(np.float64).eps
 
 _MAX_HALVINGS = 40
 _ARMIJO = 1e-4
@@ -458,7 +454,7 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
         reads ``converged``).
     start_given : bool, default False
         ``beta0`` is the caller's ``init``: a warning at ``max_iter`` then says that the
-        start may be far (see :func:`unconverged_message`).
+        start may be far (:func:`~fastgen.logistic.diagnostics.unconverged_message`).
 
     Objective policies, each optional (``PenalisedObjective`` of Firth's fits has
     them): ``limit_step(step)`` caps a step before its line search; ``make_exact()``
@@ -573,33 +569,3 @@ def _warn_stopped(cause, state, max_iter, tol, sep, what, dec, dec_tol, start_gi
     warn(unconverged_message(what, cause, n_iter, max_iter, dec, tol, dec_tol,
                              start_given, value=state.current.objective),
          ConvergenceWarning)
-
-
-def unconverged_message(what, cause, n_iter, max_iter, dec, tol, dec_tol, init,
-                        objective="the objective", quantity="Newton decrement ½gᵀH⁻¹g",
-                        value=None):
-    """The text of a ConvergenceWarning of the Newton loop: the stopping rule's
-    quantity, the decrement ½gᵀH⁻¹g, against the tolerance it was compared with, and
-    advice that fits the cause: a far ``init`` creeps (dropping it helps where more
-    iterations would not), and a decrement at the rounding of the objective's
-    ``value`` shows a tol below float64's reach."""
-    if dec_tol == tol:
-        bound = f"tol = {tol:.3g}"
-    else:
-        bound = f"tol·(mean weight) = {dec_tol:.3g}, tol = {tol:.3g}"
-    rule = f"stopping rule: {quantity} = {dec:.3g} > {bound}"
-    if cause == "line search":
-        return (f"{what} stopped after {n_iter} iterations: the line search could not "
-                f"improve {objective} ({rule}); tol may be below the attainable "
-                f"precision.")
-    floor = None if value is None else _ROUNDING * max(1.0, abs(float(value)))
-    if floor is not None and dec <= floor:
-        advice = (f"tol is below the precision float64 gives the objective here (about "
-                  f"{floor:.3g} nats); raise tol")
-    elif init:
-        advice = ("the start (init) may be far from the optimum: fit without init, "
-                  "or start closer, or increase max_iter")
-    else:
-        advice = "increase max_iter"
-    return (f"{what} did not converge in max_iter={max_iter} iterations ({rule}); "
-            f"{advice}.")

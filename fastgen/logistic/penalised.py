@@ -16,7 +16,8 @@ import numpy as np
 import scipy.linalg
 
 from .._warn import warn
-from .newton import capped_step, newton_solve, stopping_tolerance, unconverged_message
+from .diagnostics import unconverged_message
+from .newton import capped_step, newton_solve, stopping_tolerance
 from .params import ConvergenceWarning
 
 __all__ = ["PenalisedObjective", "PenalisedRun", "MAX_STEP", "warn_unconverged"]

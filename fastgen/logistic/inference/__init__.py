@@ -22,6 +22,7 @@ Modules, each importing only those above it:
   ``hypotheses`` (t_test, wald_test, lr_test), ``prediction`` (get_prediction),
   ``margins`` (get_margeff);
 * ``checks``      the request, cluster labels, row names, the separation check;
+* ``optimum``     whether the model's coefficients are the estimate for the data given;
 * ``covariance``  statsmodels' layout, the rank check, Wald, HC0/HC1 and cluster;
 * ``api``         logistic_inference in steps and ``finish_inference``, the finish it
   shares with ``fastgen.dask.logistic_inference`` (sums over a Dask array's blocks).

@@ -239,6 +239,14 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         :meth:`~LogisticInference.get_prediction` and
         :meth:`~LogisticInference.get_margeff`.
 
+    Warns
+    -----
+    ConvergenceWarning
+        When the model's coefficients are not the estimate for the data given: the
+        Newton decrement of the score there (Firth's modified score for Firth fits)
+        puts them more than ``OPTIMUM_DISTANCE`` (0.1) standard errors from the
+        optimum (:mod:`fastgen.logistic.inference.optimum`).
+
     Raises
     ------
     ValueError

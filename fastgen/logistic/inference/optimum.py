@@ -102,17 +102,8 @@ def firth_score(data, codes, w, B, sums, n_classes):
     """Firth's modified score U* (flat, internal layout) at the reference-layout B from
     the pass's sums (one more pass, for the leverages), or None where the information
     is singular (the rank check then says so)."""
-    from ..firth_multinomial import MultinomialPenalised
-    from ..firth_objective import _Penalised, _penalised_state
+    from ..firth_multinomial import modified_score_at
 
-    if n_classes == 2:
-        obj = _Penalised(data, codes, w, 0.5)
-    else:
-        obj = MultinomialPenalised(data, codes, w, 0.5, n_classes)
-    beta = np.ascontiguousarray(B, dtype=np.float64).ravel()
-    try:
-        st = _penalised_state(beta, sums.loglik, np.ravel(sums.score), sums.information,
-                              sums.max_abs_eta, 0.5, "")
-        return np.asarray(obj.modified_score(st), dtype=np.float64)
-    except np.linalg.LinAlgError:
-        return None
+    return modified_score_at(data, codes, w, np.ravel(B), sums.loglik,
+                             np.ravel(sums.score), sums.information, sums.max_abs_eta,
+                             n_classes)
