@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from reference_newton import binary_mle
 
 import fastgen
+from tests.reference import require
 
 OFFSETS = [0.0, 1e3, 1e6, 1e8]
 UNITS = [1e-8, 1.0, 1e8]
@@ -127,3 +128,17 @@ def test_multinomial_separation_is_found_at_every_offset(c):
     assert fastgen.detect_separation(X, y).separated
     with pytest.warns(fastgen.PerfectSeparationWarning):
         fastgen.fit_logistic(X, y)
+
+
+@pytest.mark.parametrize("c", [0.0, 1e6, 1e8])
+@pytest.mark.parametrize("case,want", [("overlap", "none"), ("gap", "complete"),
+                                       ("tie", "quasi-complete")])
+def test_dask_blocks_decide_as_memory_does(case, want, c):
+    da = require("dask.array")
+    import fastgen.dask as fd
+
+    gap = {"overlap": _overlap_gap(c), "gap": -1e-3, "tie": 0.0}[case]
+    X, y = _columns(c, 1.0, gap)
+    got = fd.separation_over_blocks(da.from_array(X, chunks=(101, 1)), y, None,
+                                    np.unique(y))
+    assert got.kind == want == fastgen.detect_separation(X, y).kind
