@@ -133,3 +133,18 @@ def test_an_unconverged_fit_is_named_with_its_cause():
     with pytest.warns(fastgen.ConvergenceWarning, match=NOT_ESTIMATE + ".*the fit did not "
                                                         "converge"):
         fastgen.logistic_inference(m, X, y)
+
+
+@pytest.mark.parametrize("c", [0.0, 1e8])
+def test_dask_inference_checks_the_data_too(c):
+    da = require("dask.array")
+    import fastgen.dask as fd
+
+    X, y, w = _data(2, c=c)
+    m = fastgen.fit_logistic(X, y, sample_weight=w)
+    Xd = da.from_array(X, chunks=(150, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fd.logistic_inference(m, Xd, y, sample_weight=w)
+    with pytest.warns(fastgen.ConvergenceWarning, match=NOT_ESTIMATE):
+        fd.logistic_inference(m, Xd, y)  # the weights forgotten

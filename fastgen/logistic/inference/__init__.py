@@ -47,6 +47,7 @@ from .checks import (
 )
 from .hypotheses import ContrastResults, LRTestResults, lr_test
 from .margins import MarginalEffects
+from .optimum import OPTIMUM_DISTANCE, stored_rounding
 from .passes import InferenceData, PassSums, reference_coef
 from .prediction import PredictionResults
 from .results import FitData, LogisticInference, labelled
@@ -58,5 +59,5 @@ __all__ = ["LogisticInference", "logistic_inference", "FitData", "labelled", "Su
            "SEPARATION_ETA", "InferenceData", "PassSums", "reference_coef",
            "InferenceRequest", "check_request", "InferenceSample", "check_sample",
            "group_codes", "table_row_names", "finish_inference",
-           "is_dask_array", "result_in_user_frame"]
+           "is_dask_array", "result_in_user_frame", "OPTIMUM_DISTANCE", "stored_rounding"]
 
