@@ -148,3 +148,22 @@ def test_dask_inference_checks_the_data_too(c):
         fd.logistic_inference(m, Xd, y, sample_weight=w)
     with pytest.warns(fastgen.ConvergenceWarning, match=NOT_ESTIMATE):
         fd.logistic_inference(m, Xd, y)  # the weights forgotten
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr", "weighted"])
+@pytest.mark.parametrize("correction", ["flic", "flac"])
+@pytest.mark.parametrize("c", [0.0, 1e4, 1e8])
+def test_flic_and_flac_check_the_data_too(c, correction, layout):
+    """FLIC and FLAC inference refits (logistf's conventions); the model given must be
+    that refit's estimate: no alarm on the fitted data, a warning on half the rows."""
+    X, y, w = _data(2, c=c)
+    w = w if layout == "weighted" else None
+    conv = sp.csr_matrix if layout == "csr" else np.asarray
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = fastgen.fit_logistic(conv(X), y, sample_weight=w, penalty="firth",
+                                 correction=correction)
+        fastgen.logistic_inference(m, conv(X), y, sample_weight=w)
+    with pytest.warns(fastgen.ConvergenceWarning, match=NOT_ESTIMATE):
+        fastgen.logistic_inference(m, conv(X[::2]), y[::2],
+                                   sample_weight=None if w is None else w[::2])

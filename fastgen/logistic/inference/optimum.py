@@ -31,7 +31,7 @@ from ..._warn import warn
 from ..params import ConvergenceWarning
 
 __all__ = ["OPTIMUM_DISTANCE", "optimum_decrement", "check_at_optimum", "firth_score",
-           "stored_rounding"]
+           "stored_rounding", "check_same_estimate"]
 
 #: The largest distance, in standard errors (√(2·decrement)), at which the coefficients
 #: given to inference count as the estimate for the data given: a tenth of a standard
@@ -107,3 +107,27 @@ def firth_score(data, codes, w, B, sums, n_classes):
     return modified_score_at(data, codes, w, np.ravel(B), sums.loglik,
                              np.ravel(sums.score), sums.information, sums.max_abs_eta,
                              n_classes)
+
+
+def check_same_estimate(given, refit, cov, method, dtype=np.float64):
+    """The check of :func:`check_at_optimum` for the fits whose inference refits on the
+    data given (FLIC, FLAC: logistf's conventions): warn where the model's coefficients
+    ``given`` are more than :data:`OPTIMUM_DISTANCE` standard errors (in the metric of
+    ``cov``, their covariance) from the ``refit`` estimate, or four times the distance
+    their rounding in ``dtype`` allows."""
+    given = np.asarray(given, dtype=np.float64).ravel()
+    delta = given - np.asarray(refit, dtype=np.float64).ravel()
+    try:
+        info = np.linalg.inv(np.asarray(cov, dtype=np.float64))
+    except np.linalg.LinAlgError:
+        return
+    dist = float(np.sqrt(max(float(delta @ info @ delta), 0.0)))
+    e = 2.0 * float(np.finfo(dtype).eps) * np.abs(given)
+    bound = max(OPTIMUM_DISTANCE, 4.0 * float(np.sqrt(max(e @ (np.abs(info) @ e), 0.0))))
+    if not dist > bound:
+        return
+    warn(f"logistic_inference: the model's coefficients are not the estimate for the "
+         f"data given: the {method} estimate of these data is {dist:.3g} standard errors "
+         f"from them (above {bound:.3g}), and the table reports that estimate; pass the "
+         f"X, y and sample_weight the model was fitted on (the same rows, labels and "
+         f"weights), or refit on these data", ConvergenceWarning)
