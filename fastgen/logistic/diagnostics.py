@@ -233,6 +233,11 @@ _TIGHT_FACTOR = 16.0
 #: entries to a few ulps.
 _NULL_RCOND = 1e-12
 
+#: :func:`exact_direction` projects only where the LP has at most this many unknowns
+#: (its q × q factor); wider programmes keep the LP's answer as it is.
+_PROJECT_MAX_COLUMNS = 4096
+_PROJECT_CHUNK_ROWS = 4096
+
 
 def exact_direction(G, x):
     """The LP's direction ``x`` if it separates exactly, else its projection on the
@@ -254,12 +259,19 @@ def exact_direction(G, x):
     ok, m, slack = separates(x)
     if ok:
         return x
+    q = G.shape[1]
+    if q > _PROJECT_MAX_COLUMNS:
+        return x  # no q × q factor of the tight rows: the LP's answer, as it is
     worst = float(np.max(slack - m))  # the largest violation beyond rounding
     tight = np.flatnonzero(m <= _TIGHT_FACTOR * worst)
-    Gt = G[tight].toarray() if hasattr(G, "toarray") else np.asarray(G)[tight]
-    if Gt.shape[0] == 0:
-        return None
-    U, sv, Vt = np.linalg.svd(Gt, full_matrices=False)
+    # the tight rows' R factor, a chunk of rows at a time (memory O(chunk·q), however
+    # many rows lie on the hyperplane), then the null space from its SVD
+    R = np.zeros((0, q))
+    for r0 in range(0, tight.shape[0], _PROJECT_CHUNK_ROWS):
+        rows = tight[r0:r0 + _PROJECT_CHUNK_ROWS]
+        block = G[rows].toarray() if hasattr(G, "toarray") else np.asarray(G)[rows]
+        R = np.linalg.qr(np.vstack([R, block]), mode="r")
+    sv, Vt = np.linalg.svd(R, full_matrices=False)[1:]
     rank = int(np.sum(sv > _NULL_RCOND * sv[0])) if sv.size and sv[0] > 0 else 0
     V = Vt[:rank]
     y = x - V.T @ (V @ x)
@@ -475,6 +487,7 @@ def separation_advice(n_classes, inference=False):
 #: A decrement at or below this times max(1, |f|) is at the objective's rounding: no
 #: number of iterations brings it lower (the advice of :func:`unconverged_message`).
 _ROUNDING = 64 * np.finfo(np.float64).eps
+
 
 def unconverged_message(what, cause, n_iter, max_iter, dec, tol, dec_tol, init,
                         objective="the objective", quantity="Newton decrement ½gᵀH⁻¹g",
