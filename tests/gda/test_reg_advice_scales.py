@@ -17,7 +17,7 @@ import pytest
 
 import fastgen
 from fastgen import SingularCovarianceError
-from fastgen.gda.covariance import REG_MAX
+from fastgen.gda.reg_advice import REG_MAX
 
 _REG = re.compile(r"reg=([0-9.e+-]+) makes the fit succeed")
 SCALES = [1e-6, 1e-4, 1e-2, 0.3, 1.0, 2.0, 5.0, 30.0, 1e2, 1e4, 1e6]
