@@ -64,6 +64,24 @@ class _Parser(argparse.ArgumentParser):
             raise
 
 
+class _MainParser(_Parser):
+    """The ``fastgen`` parser: an unknown option before the subcommand is refused
+    first, naming the closest option (``fastgen --verison`` would otherwise say that a
+    command is required)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        options = [s for action in self._actions for s in action.option_strings]
+        for token in sys.argv[1:] if args is None else args:
+            if token == "--" or not token.startswith("-") or token == "-":
+                break  # the subcommand: its own parser reads what follows
+            name = token.split("=", 1)[0]
+            if not any(o.startswith(name) for o in options):  # argparse's prefixes
+                match = closest(name, options)
+                self.error(f"unrecognized arguments: {token}"
+                           + (f"; did you mean {match!r}?" if match else ""))
+        return super().parse_known_args(args, namespace)
+
+
 class _CommandParser(_Parser):
     """The parser of a subcommand: an unknown option is its error (its help is the one
     to read), naming the closest option it has: ``fastgen compile --families gda``
@@ -194,7 +212,7 @@ def _add_pipe_limit(p):
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser of the ``fastgen`` command."""
-    parser = _Parser(
+    parser = _MainParser(
         prog="fastgen",
         description="Generative classifiers (GDA, naive Bayes) and IRLS logistic regression.",
     )

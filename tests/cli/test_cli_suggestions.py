@@ -89,6 +89,20 @@ def test_an_option_with_its_value_and_several_typos(capsys):
     assert "unrecognized arguments: --families gda; did you mean '--family'?" in line
 
 
+@pytest.mark.parametrize("args, expected", [
+    (["--verison"], "--verison; did you mean '--version'?"),
+    (["--hepl"], "--hepl; did you mean '--help'?"),
+    (["--verison", "fit"], "--verison; did you mean '--version'?"),  # not fit's own
+    (["-x", "demo"], "-x"),
+])
+def test_options_before_the_subcommand(args, expected, capsys):
+    """Before the subcommand, an unknown option is the first thing said (argparse said
+    "the following arguments are required: command")."""
+    code, line = _error(args, capsys)
+    assert code == 2
+    assert line == f"fastgen: error: unrecognized arguments: {expected} (see 'fastgen --help')"
+
+
 def test_nothing_close_gets_no_suggestion(capsys):
     code, line = _error(["demo", "--zzzzzzzz"], capsys)
     assert code == 2 and "did you mean" not in line
