@@ -242,3 +242,21 @@ def test_cli_unnamed_header_column_is_zero_based(tmp_path, capsys):
     err = _cli_error(["fit", "--model", "lda", data, "--target", "y", "-o",
                       tmp_path / "m"], capsys)
     assert err.endswith(f"{data!r}: column 1 (0-based) of the header has no name"), err
+
+
+@pytest.mark.parametrize("fit", [
+    lambda Z, y: fastgen.fit_gda(Z, y, "diagonal", var_smoothing=0.0),
+    lambda Z, y: fastgen.fit_gda(Z, y, "pooled_diagonal", var_smoothing=0.0),
+    lambda Z, y: fastgen.fit_gaussian_nb(Z, y, var_smoothing=0.0),
+], ids=["diagonal", "pooled_diagonal", "gaussian_nb"])
+@pytest.mark.parametrize("j", [0, 2])
+def test_a_data_frames_column_is_named_with_its_position(fit, j):
+    pd = pytest.importorskip("pandas")
+    X, y = _blobs()
+    X[:, j] = 2.5
+    names = ["age", "height", "weight", "income"]
+    array_msg = _message(fit, X, y)
+    frame_msg = _message(fit, pd.DataFrame(X, columns=names), y)
+    assert f"feature {j} (0-based) " in array_msg, array_msg
+    assert f"feature {j} (0-based, {names[j]!r}) " in frame_msg, frame_msg
+    assert frame_msg.replace(f", {names[j]!r}", "") == array_msg

@@ -10,7 +10,7 @@ import numpy as np
 from .arrays import is_sparse
 
 __all__ = ["feature_names_of", "check_feature_names", "merged_feature_names",
-           "stored_feature_names"]
+           "stored_feature_names", "feature_label"]
 
 # ------------------------------------------------------------------ feature names
 #
@@ -188,3 +188,12 @@ def merged_feature_names(a, b, noun):
         [f"only in the second {_listed(unexpected)}"] if unexpected else [])
     what = "; ".join(parts) or "the same names in another order"
     raise ValueError(f"cannot merge {noun} with different feature names: {what}")
+
+
+def feature_label(j, names=None, word="feature") -> str:
+    """``feature 3 (0-based)``, or ``feature 3 (0-based, 'age')`` where the feature
+    names are known: how messages name a column by its position (numpy's, from 0)."""
+    j = int(j)
+    if names is not None and 0 <= j < len(names):
+        return f"{word} {j} (0-based, {str(names[j])!r})"
+    return f"{word} {j} (0-based)"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_class_weights
+from .._validation.names import feature_label
 from ..stats.moments import (
     ClassMoments,
     check_floor_finite,
@@ -443,15 +444,18 @@ def _diagonal_estimates(m, covariance, unbiased, shrinkage, reg, var_smoothing):
         check_variances_representable(V.sum(axis=0) / Wtot,
                                       np.max(np.abs(means), axis=0), cov,
                                       lambda i: " (pooled)", SingularCovarianceError)
-    _check_positive_variances(cov, covariance, classes, eps, var_smoothing, m.dtype)
+    _check_positive_variances(cov, covariance, classes, eps, var_smoothing, m.dtype,
+                              m.feature_names)
     chol = np.sqrt(cov)
     logv = np.log(cov)
     log_det = logv.sum(axis=-1) if cov.ndim == 2 else np.full(K, logv.sum())
     return cov, chol, log_det
 
 
-def _check_positive_variances(cov, covariance, classes, eps, var_smoothing, dtype):
-    """Raise unless every variance is positive and its reciprocal fits ``dtype``."""
+def _check_positive_variances(cov, covariance, classes, eps, var_smoothing, dtype,
+                              names=None):
+    """Raise unless every variance is positive and its reciprocal fits ``dtype``,
+    naming the feature (with its name from ``names``, the data frame's)."""
     bad = np.argwhere(~(cov > 0))
     if bad.size:
         fix = ("; pass var_smoothing>0 (the default is 1e-9) or reg>0" if eps == 0
@@ -460,18 +464,20 @@ def _check_positive_variances(cov, covariance, classes, eps, var_smoothing, dtyp
         if covariance == "diagonal":
             k, j = bad[0]
             raise SingularCovarianceError(
-                f"feature {j} (0-based) has zero variance in class {_label(classes, k)} and "
+                f"{feature_label(j, names)} has zero variance in class "
+                f"{_label(classes, k)} and "
                 f"var_smoothing={var_smoothing:g} adds nothing{fix}"
             )
         raise SingularCovarianceError(
-            f"feature {bad[0][0]} (0-based) has zero pooled within-class variance and "
+            f"{feature_label(bad[0][0], names)} has zero pooled within-class variance and "
             f"var_smoothing={var_smoothing:g} adds nothing{fix}"
         )
     tiny = 1.0 / np.finfo(np.dtype(dtype)).max  # below it 1/σ² overflows
     small = np.argwhere(cov < tiny)
     if small.size:
-        where = (f"feature {small[0][-1]} (0-based) in class {_label(classes, small[0][0])}"
-                 if cov.ndim == 2 else f"feature {small[0][0]} (0-based; pooled)")
+        where = (f"{feature_label(small[0][-1], names)} in class "
+                 f"{_label(classes, small[0][0])}" if cov.ndim == 2 else
+                 f"{feature_label(small[0][0], names)}, pooled,")
         raise SingularCovarianceError(
             f"the variance of {where} is {float(cov[tuple(small[0])]):.3g}, too small "
             f"for {dtype} (its reciprocal overflows); rescale the features (e.g. "

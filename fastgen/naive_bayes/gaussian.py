@@ -25,6 +25,7 @@ from .._validation import (
     check_y,
     feature_names_of,
 )
+from .._validation.names import feature_label
 from ..cuda import is_device_array
 from ..gda.scoring import GAUSSIAN_SCORER, DiagonalTables
 from ..stats.available import available_case
@@ -281,7 +282,8 @@ def gaussian_params(moments, priors, var_smoothing, feature_variance):
     if not np.all(var > 0):
         k, j = np.argwhere(~(var > 0))[0]
         raise ValueError(
-            f"feature {j} (0-based) has zero variance in class {moments.classes[k].item()!r} and "
+            f"{feature_label(j, moments.feature_names)} has zero variance in class "
+            f"{moments.classes[k].item()!r} and "
             f"var_smoothing={var_smoothing} adds nothing (every feature is constant, as with "
             f"one sample); pass var_smoothing > 0 with non-constant data"
         )
@@ -290,7 +292,8 @@ def gaussian_params(moments, priors, var_smoothing, feature_variance):
     if small.size:
         k, j = small[0]
         raise ValueError(
-            f"the variance of feature {j} (0-based) in class {moments.classes[k].item()!r} is "
+            f"the variance of {feature_label(j, moments.feature_names)} in class "
+            f"{moments.classes[k].item()!r} is "
             f"{float(var[k, j]):.3g}, too small for {dt} (its reciprocal overflows); "
             f"rescale the features (e.g. divide by their standard deviation)"
         )
