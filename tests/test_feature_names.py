@@ -119,8 +119,8 @@ def test_other_names_or_order_raise_naming_the_columns(family, lib, scorer, fitt
     score = SCORERS[scorer]
     owner = type(p).__name__
     with pytest.raises(ValueError, match=rf"are those {owner} was fitted with in another "
-                                         r"order \(column 0 \(0-based\) is 'leaf' where the fit had "
-                                         r"'sepal'"):
+                                         r"order \(column 0 \(0-based\) is 'leaf' where "
+                                         r"the fit had 'sepal'"):
         score(p, frames.select(df, COLS[::-1]))
     with pytest.raises(ValueError, match=r"missing \['petal'\]; unexpected \['petals'\]"):
         score(p, frames.rename(df, "petal", "petals"))
