@@ -26,7 +26,7 @@ import numpy as np
 
 from .._validation import check_class_weights, check_sample_weight, check_y
 from .._warn import warn
-from ..stats.available import available_case, pairwise_covariance
+from ..stats.available import available_case, observed_variance, pairwise_covariance
 from ..stats.missing import MissingPatterns, conditional_moments, missing_patterns
 from ..stats.moments import ClassMoments
 from .covariance import params_from_moments
@@ -170,7 +170,8 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
     if covariance in ("diagonal", "pooled_diagonal"):
         m = diagonal_moments(ac, covariance, unbiased, classes, dtype, names)
         return params_from_moments(m, covariance, priors, reg, shrinkage, unbiased,
-                                   var_smoothing=var_smoothing, tol=tol)
+                                   var_smoothing=var_smoothing, tol=tol,
+                                   feature_variance=observed_variance(ac))
     check_class_weights(classes, ac.counts)
     pooled = covariance == "pooled"
     warn_unidentified(missing, codes, w, K, pooled, classes)
@@ -181,9 +182,14 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
     pri = ac.counts / ac.counts.sum() if priors is None else priors
     with np.errstate(divide="ignore"):
         log_prior_total = float(np.sum(ac.counts[pri > 0] * np.log(pri[pri > 0])))
-    res = em_gaussian(X.astype(np.float64, copy=False), missing_patterns(missing), resp,
-                      ac.means, start, pooled, classes, log_prior_total, em_tol,
-                      em_max_iter)
+    # a row with no observed value tells the class priors (its label) and nothing of
+    # the means or covariances: EM leaves it out, so it neither slows EM (its E-step
+    # would return the current estimate) nor loosens the stopping rule (em_tol·W)
+    seen = ~missing.all(axis=1)
+    rows = slice(None) if seen.all() else np.flatnonzero(seen)
+    res = em_gaussian(X[rows].astype(np.float64, copy=False),
+                      missing_patterns(missing[rows]), resp[rows], ac.means, start, pooled,
+                      classes, log_prior_total, em_tol, em_max_iter)
     if not res.converged:
         from ..logistic.params import ConvergenceWarning
 
@@ -192,6 +198,8 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
         warn(f"EM with missing features did not converge in em_max_iter={em_max_iter} "
              f"iterations{last}; raise em_max_iter or em_tol", ConvergenceWarning)
     W = res.counts
+    if not isinstance(rows, slice):  # the class weights of the rows left out, back
+        W = W + resp[~seen].sum(axis=0)
     scatter = res.covariance * (W.sum() if pooled else W[:, None, None])
     m = ClassMoments(classes, W, res.means, scatter, covariance, dtype, names)
     params = params_from_moments(m, covariance, priors, reg, shrinkage, unbiased, tol=tol)

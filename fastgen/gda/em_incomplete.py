@@ -51,7 +51,12 @@ from .._em import (
 )
 from .._runtime import blas_single_thread
 from .._validation import check_sample_weight, check_y
-from ..stats.available import available_case, merge_available, pairwise_covariance
+from ..stats.available import (
+    available_case,
+    merge_available,
+    observed_variance,
+    pairwise_covariance,
+)
 from ..stats.missing import conditional_moments, missing_patterns
 from ..stats.moments import ClassMoments, merge_moments
 from ..stats.soft import soft_available_moments
@@ -139,7 +144,7 @@ def _diagonal_em(fit: _Problem):
                              fit.names)
         return params_from_moments(m, fit.covariance, fit.priors, fit.reg, fit.shrinkage,
                                    fit.unbiased, var_smoothing=fit.var_smoothing,
-                                   tol=fit.tol)
+                                   tol=fit.tol, feature_variance=observed_variance(stats))
 
     def build(stats):
         try:

@@ -16,7 +16,7 @@ import scipy.sparse
 
 __all__ = ["AvailableCase", "available_case", "pairwise_covariance", "class_matrix",
            "filled", "missing_matrix", "binary_counts_observed", "weighted_binary_counts",
-           "merge_available"]
+           "merge_available", "observed_variance"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,30 @@ def available_case(X, missing, codes, w, K, classes) -> AvailableCase:
     D = X0 - means[codes]
     D[missing] = 0.0
     return AvailableCase(W, N, means, np.asarray(H @ (D * D)), D)
+
+
+def observed_variance(ac: AvailableCase) -> np.ndarray:
+    """(d,) float64: Var(x_j) over the observed entries of each feature, from the
+    available-case statistics alone (the law of total variance per feature)::
+
+        N_j = Σ_k N_kj,   μ̄_j = Σ_k N_kj μ_kj / N_j,
+        Var(x_j) = (Σ_k S_kj + Σ_k N_kj (μ_kj − μ̄_j)²) / N_j,
+
+    weighted as N_kj is (by the sample weights, or an EM step's memberships).  The
+    variance floor of the diagonal Gaussian models with NaN (``var_smoothing`` times
+    its largest entry) comes from it, so a row with no observed value, which adds to
+    W_k but to no N_kj, S_kj or μ_kj, moves no fitted variance.  Raises ``ValueError``
+    if it overflows."""
+    N = ac.observed.astype(np.float64)
+    Nj = N.sum(axis=0)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        mu = np.sum(N * ac.means, axis=0) / Nj
+        v = (ac.sumsq.sum(axis=0) + np.sum(N * (ac.means - mu) ** 2, axis=0)) / Nj
+    if not np.all(np.isfinite(v)):
+        raise ValueError(
+            "the feature variances overflow float64 (X has values near 1e154 or larger); "
+            "rescale the features (e.g. divide by their standard deviation)")
+    return v
 
 
 def pairwise_covariance(ac: AvailableCase, codes, w, missing, K, pooled):
