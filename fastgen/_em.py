@@ -56,7 +56,7 @@ from ._validation import (
 __all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabeled",
            "run_em", "unlabelled_em", "record_em",
            "maximising_m_step",
-           "collapse_guard", "COLLAPSE_RATIO",
+           "collapse_guard", "COLLAPSE_RATIO", "GDA_COLLAPSE_ADVICE", "NB_COLLAPSE_ADVICE",
            "log_marginal_and_posteriors", "labelled_log_likelihood", "marginal_score",
            "incomplete_unlabeled"]
 
@@ -311,14 +311,21 @@ def _class_variances(params):
     return np.asarray(v, dtype=np.float64)
 
 
-def collapse_guard(start, log_det_of):
+#: the advice of :func:`collapse_guard` for ``fit_gda``'s per-class kinds
+GDA_COLLAPSE_ADVICE = "pass reg>0, a smaller unlabeled_weight, or covariance='pooled'"
+#: … and for Gaussian naive Bayes, which has neither ``reg`` nor ``covariance``
+NB_COLLAPSE_ADVICE = ("pass a larger var_smoothing (a floor on every variance) or a "
+                      "smaller unlabeled_weight")
+
+
+def collapse_guard(start, log_det_of, advice=GDA_COLLAPSE_ADVICE):
     """The M-step check of the models with per-class covariances or variances, whose
     likelihood is unbounded with unlabelled rows (a Gaussian mixture): raise
     :class:`EMStop` naming the class whose geometric-mean variance,
     exp(log|Σ_k| / d) with ``log_det_of(params)`` (K,) the log|Σ_k|, or whose variance
     of one feature (a collapse along the coordinates that rows observe, when others are
     missing) fell below :data:`COLLAPSE_RATIO` times that of the labelled-only fit
-    ``start``."""
+    ``start``; ``advice`` says what avoids it, in the fit's own parameters."""
     base = np.asarray(log_det_of(start), dtype=np.float64)
     base_var = _class_variances(start)
     d = start.n_features_in
@@ -330,8 +337,7 @@ def collapse_guard(start, log_det_of):
         raise EMStop(
             f"the covariance of class {label!r} collapsed (its {what} fell to "
             f"{ratio:.3g} of the labelled-only fit's, below {COLLAPSE_RATIO:g}): the "
-            f"unlabelled rows pull it onto a few points; pass reg>0, a smaller "
-            f"unlabeled_weight, or covariance='pooled'")
+            f"unlabelled rows pull it onto a few points; {advice}")
 
     def guard(params):
         drop = np.asarray(log_det_of(params), dtype=np.float64) - base

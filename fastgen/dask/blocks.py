@@ -12,7 +12,7 @@ import dask
 import dask.array as da
 import numpy as np
 
-from .._validation import check_X, check_y, weights_of_a_part
+from .._validation import check_sample_weight, check_X, check_y, weights_of_a_part
 from .._validation.rows import rows_renamed
 from ..logistic.centring import column_sums, shift_from_sums
 
@@ -95,7 +95,8 @@ def _label_stats(y, w):
     if np.asarray(y).shape[0]:
         check_y(y)  # a missing label is named at its row here, not among the labels
     labels, inverse = np.unique(np.asarray(y), return_inverse=True)
-    wts = None if w is None else np.asarray(w, dtype=np.float64)
+    # the block's weights checked here (its rows may all weigh 0): NaN named at its row
+    wts = None if w is None else check_sample_weight(w, np.asarray(y).shape[0])
     return labels, np.bincount(inverse.reshape(-1), weights=wts, minlength=labels.shape[0])
 
 

@@ -33,7 +33,7 @@ from .covariance import params_from_moments
 from .params import SingularCovarianceError
 
 __all__ = ["fit_gda_missing", "em_gaussian", "EMResult", "diagonal_moments",
-           "warn_unidentified"]
+           "warn_unidentified", "simpler_kinds"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,8 +81,8 @@ def em_gaussian(X, pats: MissingPatterns, resp, means, covariance, pooled, class
             raise SingularCovarianceError(
                 f"EM with missing features: {where} is not positive definite after "
                 f"{n_iter} iteration(s) (too few observed values for its free "
-                f"parameters); use covariance='pooled' or 'diagonal', or drop "
-                f"features") from None
+                f"parameters); use {simpler_kinds('pooled' if pooled else 'per_class')}, "
+                f"or drop features") from None
         history.append(loglik + log_prior_total)
         if len(history) > 1 and history[-1] - history[-2] <= em_tol * W.sum():
             converged = True
@@ -93,6 +93,14 @@ def em_gaussian(X, pats: MissingPatterns, resp, means, covariance, pooled, class
         covariance = S / W.sum() if pooled else S / W[:, None, None]
         n_iter += 1
     return EMResult(W, means, covariance, n_iter, converged, np.array(history))
+
+
+def simpler_kinds(covariance):
+    """The advice for a full covariance that EM cannot estimate: the kinds with fewer
+    free parameters than ``covariance``."""
+    if covariance == "per_class":
+        return "covariance='pooled' or 'diagonal'"
+    return "covariance='pooled_diagonal' or 'diagonal'"
 
 
 def _positive_definite(S):

@@ -61,7 +61,7 @@ from ..stats.missing import conditional_moments, missing_patterns
 from ..stats.moments import ClassMoments, merge_moments
 from ..stats.soft import soft_available_moments
 from .covariance import params_from_moments
-from .em import diagonal_moments, em_gaussian, warn_unidentified
+from .em import diagonal_moments, em_gaussian, simpler_kinds, warn_unidentified
 from .params import SingularCovarianceError
 from .small import marginal_scores
 
@@ -187,9 +187,10 @@ def _full_em(fit: _Problem):
                                      tol=fit.tol)
         if params.rank < d:
             raise SingularCovarianceError(
-                f"the pooled covariance is singular (rank {params.rank} < {d}): the "
-                f"observed features of a row then have no marginal density; drop the "
-                f"constant or collinear features")
+                f"the pooled covariance is singular (rank {params.rank} < {d}): a model "
+                f"with it has no marginal density over any subset of the features, "
+                f"which EM needs for the rows with NaN and the unlabelled rows; drop "
+                f"the constant or collinear features")
         return params
 
     # the labelled-only maximum-likelihood fit: the missing-feature EM (one iteration
@@ -207,8 +208,9 @@ def _full_em(fit: _Problem):
         raise SingularCovarianceError(
             f"EM with unlabelled rows and missing features starts from the labelled "
             f"rows' maximum-likelihood fit, which is singular: {why}; reg and shrinkage "
-            f"apply only after EM, so they cannot help here: use covariance='pooled' or "
-            f"'diagonal', label more rows, or drop features") from None
+            f"apply only after EM, so they cannot help here: use "
+            f"{simpler_kinds(fit.covariance)}, label more rows, or drop "
+            f"features") from None
     guard = collapse_guard(start.params, lambda p: p.log_det) if not pooled else None
     lam = em.weight
 

@@ -215,7 +215,7 @@ def _bernoulli_missing(X, y, sample_weight, alpha, binarize, fit_prior, class_pr
     w = check_sample_weight(sample_weight, X.shape[0])
     binarize = check_binarize(binarize, filled(X))
     cc, fc, observed = binary_counts_observed(X, codes, w, classes.shape[0], binarize)
-    refuse_unobserved(observed, cc, classes)
+    refuse_unobserved(observed, cc, classes, X, codes)
     return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior,
                             X.dtype, names, observed_count=observed)
 
@@ -231,7 +231,7 @@ def _bernoulli_incomplete(X, y, U, sample_weight, alpha, binarize, fit_prior,
     if binarize is None:
         check_binary_values(filled(X))
     counts = binary_counts_observed(X, codes, w, classes.shape[0], binarize)
-    refuse_unobserved(counts[2], counts[0], classes)
+    refuse_unobserved(counts[2], counts[0], classes, X, codes)
     start = bernoulli_params(classes, *counts[:2], alpha, binarize, fit_prior, class_prior,
                              X.dtype, names, observed_count=counts[2])
     return bernoulli_incomplete_em(

@@ -217,7 +217,8 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     else:
         cc = weighted_class_count(codes, w, classes.shape[0])
         counts = _observed_category_counts(Xnan, X, codes, w, classes.shape[0], offsets, cc)
-        refuse_unobserved(np.add.reduceat(counts, offsets[:-1], axis=1), cc, classes)
+        refuse_unobserved(np.add.reduceat(counts, offsets[:-1], axis=1), cc, classes,
+                          Xnan, codes)
     # every table here is fresh: the params keep them without copies
     params = categorical_params(classes, handed_over(cc), handed_over(counts),
                                 handed_over(n_cat), handed_over(offsets), alpha, True, None,

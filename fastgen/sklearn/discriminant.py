@@ -29,6 +29,7 @@ from .. import (
 )
 from .._warn import warn
 from ..stats.missing import check_nan_policy
+from .advice import in_own_terms
 from .base import FastgenClassifier, LinearFastgenClassifier
 from .covariance import (
     check_estimator_and_shrinkage,
@@ -37,7 +38,7 @@ from .covariance import (
     moments_with,
     total_covariance,
 )
-from .unlabeled import em_keywords, split_unlabeled
+from .unlabeled import em_keywords, split_unlabeled, unlabeled_rows
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -79,6 +80,7 @@ class _DiscriminantAnalysis:
         check_nan_policy(self.nan_policy)
         X, y = self._validate_fit(X, y)
         nan = self.nan_policy == "marginalize" and bool(np.isnan(X).any())
+        marked = unlabeled_rows(self, y)
         X, y, _, U = split_unlabeled(self, X, y)
         self._missing = nan
         if self._missing and not (self.solver == "svd" and self.covariance_estimator is None
@@ -87,7 +89,8 @@ class _DiscriminantAnalysis:
                 "X contains NaN: with nan_policy='marginalize' the model is fitted by EM "
                 "(fastgen.fit_gda), which takes solver='svd' without a covariance "
                 "estimator or estimated shrinkage")
-        return self._fit(X, y, U)
+        with in_own_terms(self, marked):
+            return self._fit(X, y, U)
 
 
 # ------------------------------------------------------------------------------ LDA
@@ -546,7 +549,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         classes of shape (n_samples,), the log-likelihood ratio of ``classes_[1]``."""
         check_is_fitted(self, "params_")
         X = self._validate_predict(X)
-        jll = joint_log_likelihood(self.params_, X, nan_policy=self._nan_policy())
+        with in_own_terms(self, warnings_too=False):
+            jll = joint_log_likelihood(self.params_, X, nan_policy=self._nan_policy())
         if jll.shape[1] == 2:
             return jll[:, 1] - jll[:, 0]
         return jll + 0.5 * self.n_features_in_ * _LOG_2PI

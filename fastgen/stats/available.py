@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse
 
+from .._validation import check_class_weights
+
 __all__ = ["AvailableCase", "available_case", "pairwise_covariance", "class_matrix",
            "filled", "missing_matrix", "binary_counts_observed", "weighted_binary_counts",
            "merge_available", "observed_variance"]
@@ -52,14 +54,17 @@ def available_case(X, missing, codes, w, K, classes) -> AvailableCase:
     H = class_matrix(codes, w, K)
     O = (~missing).astype(np.float64)
     W = np.asarray(H.sum(axis=1), dtype=np.float64).reshape(-1)
+    check_class_weights(classes, W)
     N = np.asarray(H @ O)
     bad = np.argwhere(~(N > 0))
     if bad.size:
-        k, j = bad[0]
+        k, j = (int(v) for v in bad[0])
+        if _observes(X, codes == k, j):  # values there, but only in rows of weight 0
+            refuse_unobserved(N, W, classes, X, codes)
         label = classes[k].item() if hasattr(classes[k], "item") else classes[k]
         raise ValueError(
-            f"class {label!r} has no observed value of feature {j} (with positive "
-            f"weight): its mean cannot be estimated; drop the feature or the class")
+            f"class {label!r} has no observed value of feature {j} (every such entry is "
+            f"NaN): its mean cannot be estimated; drop the feature or the class")
     X0 = np.where(missing, 0.0, X).astype(np.float64)
     means = np.asarray(H @ X0) / N
     D = X0 - means[codes]
@@ -167,24 +172,46 @@ def weighted_binary_counts(X, H, binarize):
     return cc, _dense(H @ A), cc[:, None] - _dense(H @ M)
 
 
-def refuse_unobserved(observed, cc, classes):
+def _observes(X, rows, j):
+    """Whether any of ``rows`` (a bool mask, or None: every row) of validated X (dense
+    or CSR) has an observed (non-NaN) value in column j, whatever its weight."""
+    col = X[:, [j]].toarray().ravel() if scipy.sparse.issparse(X) else X[:, j]
+    col = col if rows is None else col[rows]
+    return bool(np.any(~np.isnan(col)))
+
+
+def refuse_unobserved(observed, cc, classes, X=None, codes=None):
     """Raise naming a feature no row observes, or a class none of whose rows (of
     positive weight) observe a feature: ``observed`` (K, d) the weight of the rows of
     class k that observe feature j, ``cc`` (K,) the class weights, ``classes`` the
-    labels.  The feature's
-    estimate for that class would be the prior's alone, not an estimate from data."""
+    labels.  The feature's estimate for that class would be the prior's alone, not an
+    estimate from data.  Given X and the class ``codes`` of its rows, the message says
+    whether the values are missing (every entry NaN) or present only in rows of
+    sample_weight 0 (the weights, not the data, leave nothing to estimate from)."""
     seen = observed > 0.0
     empty = np.flatnonzero(~seen.any(axis=0))
     if empty.size:
+        j = int(empty[0])
+        if X is not None and _observes(X, None, j):
+            raise ValueError(
+                f"column {j} of X is observed only in rows of sample_weight 0: with no "
+                f"weight on its values it cannot be estimated; give some of those rows "
+                f"a positive sample_weight, or drop the column")
         raise ValueError(
-            f"X has no observed value in column {empty[0]} (every entry is NaN): it "
+            f"X has no observed value in column {j} (every entry is NaN): it "
             f"cannot be estimated; drop the column")
     unseen = np.argwhere(~seen & (cc[:, None] > 0.0))
     if unseen.size:
-        k, j = unseen[0]
+        k, j = (int(v) for v in unseen[0])
         label = classes[k].item() if hasattr(classes[k], "item") else classes[k]
+        if X is not None and _observes(X, np.asarray(codes) == k, j):
+            raise ValueError(
+                f"class {label!r} observes feature {j} only in rows of sample_weight 0: "
+                f"with no weight on those values its distribution in that class cannot "
+                f"be estimated; give some of those rows a positive sample_weight, or "
+                f"drop the feature")
         raise ValueError(
-            f"no row of class {label!r} observes feature {int(j)} (every such entry "
+            f"no row of class {label!r} observes feature {j} (every such entry "
             f"is NaN): its distribution in that class cannot be estimated; drop the "
             f"feature or add rows of that class that observe it")
 
