@@ -74,16 +74,31 @@ def em_gaussian(X, pats: MissingPatterns, resp, means, covariance, pooled, class
         try:
             W, mu, S, loglik = conditional_moments(X, pats, resp, means, covariance, pooled)
         except np.linalg.LinAlgError:
-            bad = next(k for k in range(K) if not _positive_definite(
-                covariance if pooled else covariance[k]))
+            # the whole covariance, or only a block of it that a row's pattern needs
+            bad = next((k for k in range(K) if not _positive_definite(
+                covariance if pooled else covariance[k])), None)
             where = "the pooled covariance" if pooled else \
-                f"the covariance of class {_label(classes, bad)}"
+                f"the covariance of class {_label(classes, bad)}" if bad is not None \
+                else _most_singular(covariance, pooled, classes)
+            state = "not positive definite" if bad is not None else \
+                "numerically singular on the observed features of some rows"
             raise SingularCovarianceError(
-                f"EM with missing features: {where} is not positive definite after "
+                f"EM with missing features: {where} is {state} after "
                 f"{n_iter} iteration(s) (too few observed values for its free "
-                f"parameters); use {simpler_kinds('pooled' if pooled else 'per_class')}, "
-                f"or drop features") from None
+                f"parameters, or constant or collinear features); use "
+                f"{simpler_kinds('pooled' if pooled else 'per_class')}, or drop "
+                f"features") from None
         history.append(loglik + log_prior_total)
+        if len(history) > 1 and history[-1] < history[-2] - 1e-9 * max(
+                abs(history[-1]), abs(history[-2]), 1.0):
+            # EM cannot lower the likelihood: rounding did, so a covariance is close
+            # to singular, where the likelihood is unbounded (too few observed values)
+            raise SingularCovarianceError(
+                f"EM with missing features: {_most_singular(covariance, pooled, classes)} "
+                f"is close to singular after {n_iter} iteration(s), where the likelihood "
+                f"is unbounded (too few observed values for its free parameters, or collinear "
+                f"features); use "
+                f"{simpler_kinds('pooled' if pooled else 'per_class')}, or drop features")
         if len(history) > 1 and history[-1] - history[-2] <= em_tol * W.sum():
             converged = True
             break
@@ -93,6 +108,20 @@ def em_gaussian(X, pats: MissingPatterns, resp, means, covariance, pooled, class
         covariance = S / W.sum() if pooled else S / W[:, None, None]
         n_iter += 1
     return EMResult(W, means, covariance, n_iter, converged, np.array(history))
+
+
+def _most_singular(covariance, pooled, classes):
+    """"the pooled covariance", or "the covariance of class c" for the class whose
+    correlation matrix has the smallest eigenvalue."""
+    if pooled:
+        return "the pooled covariance"
+
+    def smallest(S):
+        s = np.sqrt(np.clip(np.diag(S), np.finfo(float).tiny, None))
+        return float(np.linalg.eigvalsh(S / s[:, None] / s[None, :])[0])
+
+    k = int(np.argmin([smallest(S) for S in covariance]))
+    return f"the covariance of class {_label(classes, k)}"
 
 
 def simpler_kinds(covariance):

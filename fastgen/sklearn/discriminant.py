@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import (
     ClassMoments,
+    SingularCovarianceError,
     class_moments,
     fit_gda,
     gda_from_moments,
@@ -156,7 +157,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         ones, or both; solver "svd").
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
         EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
-        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.  Solvers
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`
+        (``em_max_iter`` bounds the EM over missing values too).  Solvers
         "svd" and "lsqr", with a float or no shrinkage, no covariance estimator
         (and for lsqr no priors): the pooled model of :func:`fastgen.fit_gda`.
 
@@ -231,6 +233,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
             params = gda_from_moments(moments_with(m, Sw, "pooled"), "pooled",
                                       priors=priors, tol=rank_tol)
         else:
+            if self._missing and not em:  # the missing-feature EM: em_max_iter too
+                em = {"em_max_iter": self.em_max_iter}
             params = fit_gda(X, y, "pooled", priors=priors, shrinkage=shrinkage,
                              tol=rank_tol, nan_policy=self.nan_policy, **em)
         self.params_ = params
@@ -425,7 +429,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         converged per-class covariances.
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
         EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
-        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.  Solver
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`
+        (``em_max_iter`` bounds the EM over missing values too).  Solver
         "svd": the per-class model of :func:`fastgen.fit_gda` with ``reg=reg_param``
         (and its collapse guard); ``rotations_`` and ``scalings_`` then come from
         the EM covariances.
@@ -469,13 +474,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         if np.unique(y).shape[0] < 2:
             raise ValueError("The number of classes has to be greater than one. Got 1 class.")
         em = em_keywords(self, U, None if self.solver == "svd" else "with solver 'svd'")
-        filled = fit_gda(X, y, "per_class", priors=self.priors, tol=0.0,
-                         nan_policy="marginalize") if self._missing else None  # reg: below
+        r = float(self.reg_param) if self.solver == "svd" else 0.0
+        filled, ml_cov = self._missing_feature_fit(X, y, r) if self._missing else (None,
+                                                                                   None)
         m = class_moments(X, y, kind="per_class") if filled is None else moments_with(
             ClassMoments(filled.classes, filled.n_per_class.astype(np.float64),
                          filled.means.astype(np.float64), np.zeros(filled.covariance.shape),
-                         "per_class", str(X.dtype)), filled.covariance.astype(np.float64),
-            "per_class")
+                         "per_class", str(X.dtype)), ml_cov, "per_class")
         d = X.shape[1]
         for k, c in enumerate(m.classes):
             if m.counts[k] == 1:
@@ -485,7 +490,6 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
             covs = m.scatter / m.counts[:, None, None]
         else:
             covs = class_covariances(X, y, m, self.shrinkage, self.covariance_estimator)
-        r = float(self.reg_param) if self.solver == "svd" else 0.0
         rotations, scalings = [], []
         for k, c in enumerate(m.classes):
             lam, V = np.linalg.eigh(covs[k])
@@ -542,6 +546,26 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         if self.store_covariance:
             self.covariance_ = params.covariance
         return self
+
+    def _missing_feature_fit(self, X, y, r):
+        """(params, (K, d, d) float64 covariances) of the EM fit of X with NaN: the
+        maximum-likelihood covariances, to which ``_fit`` applies ``reg_param`` as to
+        complete-data ones.  Where they are singular and ``reg_param`` > 0, EM's
+        converged covariances with ``reg_param`` applied (which the model layer checks)
+        give them back as (Σ_reg − r·I)/(1 − r) (0 where r = 1: Σ = I)."""
+        options = {"priors": self.priors, "tol": 0.0, "nan_policy": "marginalize",
+                   "em_max_iter": self.em_max_iter}
+        try:
+            filled = fit_gda(X, y, "per_class", **options)
+            return filled, filled.covariance.astype(np.float64)
+        except SingularCovarianceError as exc:
+            if not r > 0 or "EM with missing features" in str(exc):
+                raise  # EM itself failed: reg_param applies after it, and cannot help
+        filled = fit_gda(X, y, "per_class", reg=r, **options)
+        cov = filled.covariance.astype(np.float64)
+        if r >= 1.0:
+            return filled, np.zeros_like(cov)
+        return filled, (cov - r * np.eye(cov.shape[-1])) / (1.0 - r)
 
     def decision_function(self, X):
         """log p(x | y=k) + log p(y=k) without the −d/2·log 2π constant (scikit-learn's),
