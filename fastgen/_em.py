@@ -314,8 +314,9 @@ def _class_variances(params):
 #: the advice of :func:`collapse_guard` for ``fit_gda``'s per-class kinds
 GDA_COLLAPSE_ADVICE = "pass reg>0, a smaller unlabeled_weight, or covariance='pooled'"
 #: … and for Gaussian naive Bayes, which has neither ``reg`` nor ``covariance``
-NB_COLLAPSE_ADVICE = ("pass a larger var_smoothing (a floor on every variance) or a "
-                      "smaller unlabeled_weight")
+NB_COLLAPSE_ADVICE = ("pass a smaller unlabeled_weight, or a var_smoothing large enough "
+                      "that its floor (var_smoothing times the largest variance of the "
+                      "rows EM weighs) holds the variances up")
 
 
 def collapse_guard(start, log_det_of, advice=GDA_COLLAPSE_ADVICE):
