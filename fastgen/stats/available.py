@@ -187,7 +187,9 @@ def refuse_unobserved(observed, cc, classes, X=None, codes=None):
     labels.  The feature's estimate for that class would be the prior's alone, not an
     estimate from data.  Given X and the class ``codes`` of its rows, the message says
     whether the values are missing (every entry NaN) or present only in rows of
-    sample_weight 0 (the weights, not the data, leave nothing to estimate from)."""
+    sample_weight 0 (the weights, not the data, leave nothing to estimate from).  A
+    class of zero total weight is refused first, as every fit refuses it."""
+    check_class_weights(classes, cc)
     seen = observed > 0.0
     empty = np.flatnonzero(~seen.any(axis=0))
     if empty.size:
