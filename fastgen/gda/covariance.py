@@ -380,11 +380,8 @@ def params_from_moments(m: ClassMoments, covariance, priors, reg, shrinkage, unb
 
     ``fourth`` is the (K,) standardised fourth moment of shrinkage="ledoit-wolf"
     (:meth:`fastgen.stats.ClassRows.standardised_fourth_moment`), else None.
-    ``feature_variance`` (d,): the Var(x_j) whose largest entry sets the diagonal
-    models' variance floor, by default the total variance of ``m``
-    (:func:`fastgen.stats.moments.total_variance`); with NaN, that of the observed
-    entries (:func:`fastgen.stats.available.observed_variance`).
-    """
+    ``feature_variance`` (d,): Var(x_j) for the diagonal models' floor (default: that
+    of ``m``; with NaN, :func:`fastgen.stats.available.observed_variance`)."""
     classes, W, means = m.classes, m.counts, m.means
     K, d = means.shape
     check_class_weights(classes, W)
@@ -503,8 +500,7 @@ def _diagonal_estimates(m, covariance, unbiased, shrinkage, reg, var_smoothing,
                         feature_variance=None):
     """(σ², σ, log|Σ_k|) of the diagonal models (per-class variances (K, d), or shared
     ones (d,) for "pooled_diagonal"), with the variance floor ε of
-    :func:`fastgen.stats.moments.variance_floor` over ``feature_variance`` (default:
-    the total variance of ``m``)."""
+    :func:`fastgen.stats.moments.variance_floor` over ``feature_variance``."""
     classes, W, means = m.classes, m.counts, m.means
     K = means.shape[0]
     Wtot = float(W.sum())

@@ -53,10 +53,10 @@ def split_unlabeled(estimator, X, y, sample_weight=None):
         if off.size:
             i = int(off[0])
             raise ValueError(
-                f"sample_weight is {sample_weight[i]:g} at index {i}, an unlabeled row "
-                f"(y == {label!r}): the unlabeled rows all weigh unlabeled_weight "
-                f"(default 1.0), so sample_weight must be 1 on them; set it to 1 there "
-                f"and choose unlabeled_weight instead")
+                f"sample_weight of the unlabeled rows must be 1 (they all weigh "
+                f"unlabeled_weight, default 1.0), but it is {sample_weight[i]:g} at index "
+                f"{i}, an unlabeled row (y == {label!r}); set it to 1 there and choose "
+                f"unlabeled_weight instead")
         sample_weight = sample_weight[~mask]
     rows = np.flatnonzero(~mask)
     return X[rows], y[rows], sample_weight, X[np.flatnonzero(mask)]

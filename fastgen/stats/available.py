@@ -16,7 +16,8 @@ import scipy.sparse
 
 from .._validation import check_class_weights
 
-__all__ = ["AvailableCase", "available_case", "pairwise_covariance", "class_matrix",
+__all__ = ["AvailableCase", "available_case", "available_sums", "check_available",
+           "observer", "pairwise_covariance", "class_matrix",
            "filled", "missing_matrix", "binary_counts_observed", "weighted_binary_counts",
            "merge_available", "observed_variance"]
 
@@ -45,31 +46,60 @@ def class_matrix(codes, w, K):
 def available_case(X, missing, codes, w, K, classes) -> AvailableCase:
     """:class:`AvailableCase` of validated dense X (two passes: means, then centred
     squares).  Raises a ValueError naming the feature (and class) with no observed
-    value: its distribution cannot be estimated."""
-    empty = np.flatnonzero(missing.all(axis=0))
-    if empty.size:
-        raise ValueError(
-            f"X has no observed value in column {empty[0]} (every entry is NaN): its "
-            f"distribution cannot be estimated; drop the column")
+    value: its distribution cannot be estimated (:func:`check_available`)."""
+    H = class_matrix(codes, w, K)
+    W = np.asarray(H.sum(axis=1), dtype=np.float64).reshape(-1)
+    O = (~missing).astype(np.float64)
+    check_available(W, np.asarray(H @ O), classes, observer(X, codes))
+    return available_sums(X, missing, codes, w, K)
+
+
+def available_sums(X, missing, codes, w, K) -> AvailableCase:
+    """:class:`AvailableCase` of validated dense X without the checks (μ_kj = S_kj = 0
+    where N_kj = 0): one block's statistics, which :func:`merge_available` adds up."""
     H = class_matrix(codes, w, K)
     O = (~missing).astype(np.float64)
     W = np.asarray(H.sum(axis=1), dtype=np.float64).reshape(-1)
-    check_class_weights(classes, W)
     N = np.asarray(H @ O)
+    X0 = np.where(missing, 0.0, X).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = np.where(N > 0, np.asarray(H @ X0) / N, 0.0)
+    D = X0 - means[codes]
+    D[missing] = 0.0
+    return AvailableCase(W, N, means, np.asarray(H @ (D * D)), D)
+
+
+def observer(X, codes):
+    """``observes(k, j)`` of :func:`check_available` for validated X: whether a row of
+    class k (any row where k is None) has a value in column j, whatever its weight."""
+    def observes(k, j):
+        return _observes(X, None if k is None else np.asarray(codes) == k, j)
+    return observes
+
+
+def check_available(W, N, classes, observes):
+    """Raise where the available-case statistics cannot be estimated: a column with no
+    observed value (every entry NaN), a class of zero total weight, or a class none of
+    whose rows of positive weight observe a feature.  ``W`` (K,) the class weights,
+    ``N`` (K, d) the weight of the rows of class k that observe feature j,
+    ``observes(k, j)`` whether any row of class k (any row: k None) has a value in
+    column j whatever its weight, so that the message says whether the values or their
+    weights are missing."""
+    for j in np.flatnonzero(~(N.sum(axis=0) > 0)):
+        if not observes(None, int(j)):
+            raise ValueError(
+                f"X has no observed value in column {int(j)} (every entry is NaN): its "
+                f"distribution cannot be estimated; drop the column")
+    check_class_weights(classes, W)
     bad = np.argwhere(~(N > 0))
     if bad.size:
         k, j = (int(v) for v in bad[0])
-        if _observes(X, codes == k, j):  # values there, but only in rows of weight 0
-            refuse_unobserved(N, W, classes, X, codes)
+        if observes(k, j):  # values there, but only in rows of weight 0
+            refuse_unobserved(N, W, classes, observes)
         label = classes[k].item() if hasattr(classes[k], "item") else classes[k]
         raise ValueError(
             f"class {label!r} has no observed value of feature {j} (every such entry is "
             f"NaN): its mean cannot be estimated; drop the feature or the class")
-    X0 = np.where(missing, 0.0, X).astype(np.float64)
-    means = np.asarray(H @ X0) / N
-    D = X0 - means[codes]
-    D[missing] = 0.0
-    return AvailableCase(W, N, means, np.asarray(H @ (D * D)), D)
 
 
 def observed_variance(ac: AvailableCase) -> np.ndarray:
@@ -180,21 +210,21 @@ def _observes(X, rows, j):
     return bool(np.any(~np.isnan(col)))
 
 
-def refuse_unobserved(observed, cc, classes, X=None, codes=None):
+def refuse_unobserved(observed, cc, classes, observes=None):
     """Raise naming a feature no row observes, or a class none of whose rows (of
     positive weight) observe a feature: ``observed`` (K, d) the weight of the rows of
     class k that observe feature j, ``cc`` (K,) the class weights, ``classes`` the
     labels.  The feature's estimate for that class would be the prior's alone, not an
-    estimate from data.  Given X and the class ``codes`` of its rows, the message says
-    whether the values are missing (every entry NaN) or present only in rows of
-    sample_weight 0 (the weights, not the data, leave nothing to estimate from).  A
-    class of zero total weight is refused first, as every fit refuses it."""
+    estimate from data.  Given ``observes(k, j)`` (:func:`check_available`), the
+    message says whether the values are missing (every entry NaN) or present only in
+    rows of sample_weight 0 (the weights, not the data, leave nothing to estimate
+    from).  A class of zero total weight is refused first, as every fit refuses it."""
     check_class_weights(classes, cc)
     seen = observed > 0.0
     empty = np.flatnonzero(~seen.any(axis=0))
     if empty.size:
         j = int(empty[0])
-        if X is not None and _observes(X, None, j):
+        if observes is not None and observes(None, j):
             raise ValueError(
                 f"column {j} of X is observed only in rows of sample_weight 0: with no "
                 f"weight on its values it cannot be estimated; give some of those rows "
@@ -206,7 +236,7 @@ def refuse_unobserved(observed, cc, classes, X=None, codes=None):
     if unseen.size:
         k, j = (int(v) for v in unseen[0])
         label = classes[k].item() if hasattr(classes[k], "item") else classes[k]
-        if X is not None and _observes(X, np.asarray(codes) == k, j):
+        if observes is not None and observes(k, j):
             raise ValueError(
                 f"class {label!r} observes feature {j} only in rows of sample_weight 0: "
                 f"with no weight on those values its distribution in that class cannot "
