@@ -56,9 +56,32 @@ _LDA = [
     (r"\bpass reg>0\b", "pass a float shrinkage in (0, 1]"),
 ]
 
+_FIRTH = [
+    (r"fit_logistic\((?:X, y, )?penalty='firth', correction=('?\w+'?)\)",
+     r"FirthLogisticRegression(correction=\1)"),
+    (r"fit_logistic\((?:X, y, )?penalty='firth'\)", "FirthLogisticRegression"),
+]
+
+# LogisticRegression: fastgen's l2 is 1/C; Firth's fit is another estimator
+def _c_of_l2(m):
+    return f"fitted with C={1.0 / float(m.group(1)):g} (l2 = 1/C)"
+
+
+_LOGISTIC = _FIRTH + [
+    (r"fitted with l2=([0-9.]+(?:e[+-]?\d+)?)", _c_of_l2),
+    (r"refit with l2=0", "refit with C=np.inf"),
+    (r"\(or penalty='firth'", "(or FirthLogisticRegression"),
+    (r"Pass penalty='firth'", "Use FirthLogisticRegression"),
+    (r"\bl2 > 0\b", "a finite C (l2 = 1/C > 0)"),
+    (r"logistic_inference does not take ridge fits", "summary() needs C=np.inf"),
+]
+
 _RULES = {
     "QuadraticDiscriminantAnalysis": _QDA,
     "LinearDiscriminantAnalysis": _LDA,
+    "LogisticRegression": _LOGISTIC,
+    "LogisticRegressionIRLS": _LOGISTIC,
+    "FirthLogisticRegression": _FIRTH,
 }
 
 

@@ -287,3 +287,54 @@ def test_messages_keep_their_exception_type():
         warnings.simplefilter("ignore")
         with pytest.raises(fastgen.SingularCovarianceError):
             QuadraticDiscriminantAnalysis(nan_policy="marginalize").fit(X, y)
+
+
+# ------------------------------------------------------------------ logistic
+
+
+def _separated(classes):
+    X = np.arange(12.0)[:, None]
+    y = np.repeat(np.arange(classes), 12 // classes)
+    if classes > 2:
+        X = np.c_[X, np.random.default_rng(0).normal(size=12)]
+    return X, y
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_logistic_separation_advice_names_its_estimators(classes):
+    from fastgen.sklearn import FirthLogisticRegression, LogisticRegression
+
+    X, y = _separated(classes)
+    lr = LogisticRegression(C=np.inf)
+    err, warned = _outcome(lambda: lr.fit(X, y))
+    assert err is None and warned
+    sep = [w for w in warned if "separation" in w]
+    assert sep
+    for w in sep:
+        assert "FirthLogisticRegression" in w and "a finite C" in w
+        assert "penalty='firth'" not in w and "l2 > 0" not in w
+    with pytest.raises(ValueError) as info:
+        lr.summary()
+    assert "FirthLogisticRegression" in str(info.value)
+    assert "fit_logistic(" not in str(info.value)
+    # the advice works: Firth's fit is finite and has a summary; a finite C is finite
+    firth = FirthLogisticRegression().fit(X, y)
+    assert np.all(np.isfinite(firth.coef_))
+    firth.summary()
+    assert np.all(np.isfinite(LogisticRegression(C=1.0).fit(X, y).coef_))
+
+
+@pytest.mark.parametrize("C", [1.0, 0.25, 1e3])
+def test_logistic_summary_of_a_ridge_fit_speaks_in_c(C):
+    from fastgen.sklearn import LogisticRegression
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    lr = LogisticRegression(C=C).fit(X, y)
+    with pytest.raises(ValueError) as info:
+        lr.summary()
+    msg = str(info.value)
+    assert f"fitted with C={C:g} (l2 = 1/C)" in msg and "refit with C=np.inf" in msg
+    assert "l2=" not in msg.replace("l2 = 1/C", "")
+    LogisticRegression(C=np.inf).fit(X, y).summary()  # the advice works
