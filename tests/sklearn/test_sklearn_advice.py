@@ -338,3 +338,29 @@ def test_logistic_summary_of_a_ridge_fit_speaks_in_c(C):
     assert f"fitted with C={C:g} (l2 = 1/C)" in msg and "refit with C=np.inf" in msg
     assert "l2=" not in msg.replace("l2 = 1/C", "")
     LogisticRegression(C=np.inf).fit(X, y).summary()  # the advice works
+
+
+@pytest.mark.parametrize("seed", [2, 8, 9, 16])  # seeds where EM converges (others fail)
+def test_qda_reg_param_advice_after_em_works(seed):
+    """A class whose EM covariance is singular to the working precision (collinear up
+    to 1e-9): QDA advises a reg_param on the data's scale, and that reg_param reaches
+    the converged covariance (it used to be left out of the EM fit, so the advice
+    failed), giving the model layer's fit with reg."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(100) % 2
+    X = rng.normal(size=(100, 3)) + y[:, None]
+    X[y == 1, 2] = X[y == 1, 0] + X[y == 1, 1] + 1e-9 * rng.normal(size=50)
+    X[(y == 0) & (rng.random(100) < 0.3), 1] = np.nan
+    err, _ = _outcome(lambda: QuadraticDiscriminantAnalysis(nan_policy="marginalize")
+                      .fit(X, y))
+    assert err is not None
+    _assert_own_terms(err)
+    r = float(re.search(r"reg_param=([0-9.e+-]+) makes the fit succeed", err).group(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        qda = QuadraticDiscriminantAnalysis(nan_policy="marginalize", reg_param=r).fit(X, y)
+        ref = fastgen.fit_gda(X, y, "per_class", nan_policy="marginalize", reg=r, tol=0.0)
+    np.testing.assert_allclose(qda.params_.covariance, ref.covariance, rtol=1e-12,
+                               atol=1e-12 * np.abs(ref.covariance).max())
+    np.testing.assert_array_equal(qda.params_.means, ref.means)
+    assert np.all(np.isfinite(qda.predict_proba(X)))
