@@ -58,6 +58,7 @@ __all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabel
            "maximising_m_step",
            "collapse_guard", "COLLAPSE_RATIO", "GDA_COLLAPSE_ADVICE", "NB_COLLAPSE_ADVICE",
            "log_marginal_and_posteriors", "labelled_log_likelihood", "marginal_score",
+           "observed_weight", "row_missing",
            "incomplete_unlabeled"]
 
 
@@ -265,7 +266,7 @@ def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics,
     scorer's.
     """
     lam = options.weight
-    total_weight = (float(w.sum()) if w.shape[0] else X.shape[0]) + lam * U.shape[0]
+    total_weight = observed_weight(X.shape[0], row_missing(X), w) + lam * U.shape[0]
 
     def expect(params):
         def jll(rows):  # validated host rows: numpy scores where small (fastgen._small)
@@ -289,6 +290,36 @@ def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics,
     with blas_single_thread():  # skinny products with K columns (fastgen.stats.soft)
         return run_em(start, expect, maximise, options, total_weight=total_weight,
                       monotone=monotone, dtype=start.dtype)
+
+
+def row_missing(X):
+    """(n, d) bool NaN mask of validated X (dense, or CSR: its stored NaN, as CSR), or
+    None where X holds no NaN."""
+    if is_sparse(X):
+        if not np.isnan(X.data).any():
+            return None
+        M = X.copy()
+        M.data = np.isnan(X.data)
+        M.eliminate_zeros()
+        return M
+    missing = np.isnan(X)
+    return missing if missing.any() else None
+
+
+def observed_weight(n, missing, w) -> float:
+    """The weight of the n labelled rows with at least one observed value
+    (``missing``: their NaN mask, dense or CSR, or None where none is missing; ``w``
+    the weights, empty for ones): the W of EM's stopping rule em_tol·W.  A row with
+    every feature missing changes the objective by a constant only, so it must not
+    loosen the rule."""
+    seen = None
+    if missing is not None:
+        seen = np.asarray(missing.sum(axis=1)).reshape(-1) < missing.shape[1]
+        if seen.all():
+            seen = None
+    if seen is None:
+        return float(w.sum()) if w.shape[0] else float(n)
+    return float(w[seen].sum()) if w.shape[0] else float(seen.sum())
 
 
 #: A per-class (or diagonal) covariance whose geometric-mean variance falls below this

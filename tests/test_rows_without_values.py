@@ -66,6 +66,8 @@ def _assert_unchanged(a, b, rtol, skip=()):
                 assert err <= rtol * scale, (f.name, err, scale)
         elif isinstance(va, np.ndarray):
             np.testing.assert_array_equal(va, vb, err_msg=f.name)
+        elif isinstance(va, float):
+            assert abs(va - vb) <= rtol * abs(va), f.name
         else:
             assert va == vb, f.name
 
@@ -225,3 +227,49 @@ def test_weighted_floors_follow_each_models_rule():
         np.testing.assert_allclose(gda.covariance, var + 0.1 * wvar.max(), rtol=1e-11)
         np.testing.assert_allclose(gnb.epsilon, 0.1 * np.nanvar(X, axis=0).max(),
                                    rtol=1e-12)
+
+
+def _unlabelled(model, seed):
+    rng = np.random.default_rng(seed + 200)
+    if model in _GAUSSIAN:
+        U = rng.normal(size=(150, 4)) + 1.5 * rng.integers(0, 3, 150)[:, None]
+    else:
+        U = np.minimum(rng.poisson(1.0, size=(150, 5)), 3).astype(float)
+    U[rng.random(U.shape) < 0.2] = np.nan
+    return U
+
+
+@pytest.mark.parametrize("model", _GAUSSIAN + ["bernoulli", "bernoulli_csr"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_with_unlabelled_rows_and_fixed_priors_they_change_nothing(model, weighted, seed):
+    """EM over unlabelled rows with the priors given: labelled rows without values
+    leave every number but the class weights as it was, to 1e-15 (EM leaves them out
+    of its E-steps and of its stopping rule's weight, so it takes the same steps)."""
+    X, y = _data(model, seed, 1.0, 0.0)
+    rng = np.random.default_rng(seed + 300)
+    w = rng.random(len(y)) + 0.5 if weighted else None
+    labels = rng.integers(0, 3, 30)
+    w_new = rng.random(30) * 3 if weighted else None
+    X2, y2, w2 = _with_empty_rows(X, y, labels, w, w_new)
+    U = _unlabelled(model, seed)
+    pri = np.array([0.2, 0.5, 0.3])
+    em = {"unlabeled": U, "em_tol": 1e-10, "em_max_iter": 500}
+    if model in ("pooled", "per_class", "diagonal", "pooled_diagonal"):
+        def fit(X, y, w):
+            return fastgen.fit_gda(X, y, model, nan_policy="marginalize", sample_weight=w,
+                                   priors=pri, **em)
+    elif model == "gaussian_nb":
+        def fit(X, y, w):
+            return fastgen.fit_gaussian_nb(X, y, nan_policy="marginalize", sample_weight=w,
+                                           priors=pri, **em)
+    else:
+        def fit(X, y, w):
+            A = sp.csr_matrix(X) if model.endswith("csr") else X
+            U_ = sp.csr_matrix(U) if model.endswith("csr") else U
+            return fastgen.fit_bernoulli_nb(A, y, nan_policy="marginalize", sample_weight=w,
+                                            class_prior=pri, binarize=1.5,
+                                            **{**em, "unlabeled": U_})
+    a, b = fit(X, y, w), fit(X2, y2, w2)
+    assert (a.n_iter, a.converged) == (b.n_iter, b.converged)
+    _assert_unchanged(a, b, 1e-14, skip=_CLASS_WEIGHTS | _HISTORY)

@@ -45,6 +45,7 @@ from .._em import (
     log_marginal_and_posteriors,
     marginal_score,
     maximising_m_step,
+    observed_weight,
     record_em,
     run_em,
     unlabelled_em,
@@ -178,9 +179,30 @@ def _full_em(fit: _Problem):
     n = X.shape[0]
     resp = np.zeros((n, K))
     resp[np.arange(n), codes] = w if w.shape[0] else 1.0
+    # a labelled row with no observed value tells its class's prior only: it is left
+    # out of the E-steps (which would return the current estimate for it) and its
+    # weight, ``empty`` (K,), added to the class weights of every M-step
+    seen = ~fit.missing.all(axis=1)
+    empty = None
+    if not seen.all():
+        empty = resp[~seen].sum(axis=0)
+        resp, X, missing_x = resp[seen], X[seen], fit.missing[seen]
+    else:
+        missing_x = fit.missing
     X64 = X.astype(np.float64, copy=False)
     U64 = U.astype(np.float64, copy=False)
-    pats_x, pats_u = missing_patterns(fit.missing), missing_patterns(missing_u)
+    pats_x, pats_u = missing_patterns(missing_x), missing_patterns(missing_u)
+
+    def weighed(m):
+        """``m`` with the weight of the labelled rows without values in its class
+        weights: the priors count them, the means and covariances (scatter ÷ weight)
+        stay."""
+        if empty is None:
+            return m
+        W = m.counts + empty
+        scale = W.sum() / m.counts.sum() if pooled else (W / m.counts)[:, None, None]
+        return ClassMoments(m.classes, W, m.means, m.scatter * scale, m.kind, m.dtype,
+                            m.feature_names)
 
     def mle(m):
         params = params_from_moments(m, fit.covariance, fit.priors, 0.0, None, False,
@@ -199,7 +221,7 @@ def _full_em(fit: _Problem):
     lab = em_gaussian(X64, pats_x, resp, ac.means, start_cov, pooled, fit.classes, 0.0,
                       em.tol, em.max_iter)
     scale = lab.counts.sum() if pooled else lab.counts[:, None, None]
-    m0 = fit.moments(lab.counts, lab.means, lab.covariance * scale)
+    m0 = weighed(fit.moments(lab.counts, lab.means, lab.covariance * scale))
     try:
         start = _State(mle(m0), m0)
     except SingularCovarianceError as exc:
@@ -221,8 +243,9 @@ def _full_em(fit: _Problem):
         with np.errstate(divide="ignore"):
             log_prior = np.log(p.priors.astype(np.float64))
         W, mu, S, loglik = conditional_moments(X64, pats_x, resp, means, cov, pooled)
-        has = W > 0
-        objective = loglik + float(W[has] @ log_prior[has])
+        Wp = W if empty is None else W + empty
+        has = Wp > 0
+        objective = loglik + float(Wp[has] @ log_prior[has])
         marginal, R = log_marginal_and_posteriors(fit.score(p, U))
         objective += lam * marginal
         soft = conditional_moments(U64, pats_u, lam * R, means, cov, pooled)
@@ -230,7 +253,7 @@ def _full_em(fit: _Problem):
 
     def maximise(stats):
         (Wl, mul, Sl), (Wu, muu, Su) = stats
-        m = merge_moments(fit.moments(Wl, mul, Sl), fit.moments(Wu, muu, Su))
+        m = weighed(merge_moments(fit.moments(Wl, mul, Sl), fit.moments(Wu, muu, Su)))
         try:
             params = mle(m)
         except SingularCovarianceError as exc:
@@ -239,7 +262,7 @@ def _full_em(fit: _Problem):
             guard(params)
         return _State(params, m)
 
-    total = (float(w.sum()) if w.shape[0] else n) + lam * U.shape[0]
+    total = observed_weight(fit.X.shape[0], fit.missing, w) + lam * U.shape[0]
     result = run_em(start, expect, maximise, em, total_weight=total, monotone=True,
                     dtype=X.dtype)
     final = params_from_moments(result.params.moments, fit.covariance, fit.priors,
