@@ -10,6 +10,7 @@ from .._validation import check_class_weights, check_scalar, check_X
 from ..gda import SCATTER_FOR, GDAParams, check_gda_options, gda_from_moments
 from ..naive_bayes import nb_from_counts
 from ..stats import class_moments, merge_counts, merge_moments, nb_counts
+from ..stats.available import filled
 from ..stats.category_counts import (
     category_widths,
     check_categories,
@@ -28,9 +29,11 @@ from .blocks import (
 from .em import check_unlabeled_blocks, gda_em_on_blocks, nb_em_on_blocks
 from .missing import (
     fit_bernoulli_nb_missing,
+    fit_categorical_nb_missing,
     fit_gaussian_nb_missing,
     fit_gda_missing,
     marginalize_requested,
+    validated_with_nan,
     with_nan_advice,
 )
 
@@ -143,12 +146,15 @@ def _fit_nb(X, y, sample_weight, model, binarize, split_every, options,
         var_smoothing = check_scalar(options["var_smoothing"], "var_smoothing", low=0.0)
         return fit_gaussian_nb_missing(X, y, w, classes, options["priors"], var_smoothing,
                                        split_every)
+    if marginalize and model == "categorical":
+        return fit_categorical_nb_missing(X, y, w, classes, options["alpha"],
+                                          min_categories, split_every)
     if marginalize:
         return fit_bernoulli_nb_missing(X, y, w, classes, options, binarize, split_every)
     blocks = row_blocks(X, y, w)
     n_cat = None
     if model == "categorical":
-        n_cat = _category_widths(X, blocks, min_categories, split_every)
+        n_cat = category_widths_over_blocks(X, blocks, min_categories, split_every)
     parts = map_rows(_block_counts, X, blocks, model, binarize, classes, n_cat)
     c = tree_reduce(parts, merge_counts, split_every).compute()
     params = nb_from_counts(c, **options)
@@ -157,19 +163,28 @@ def _fit_nb(X, y, sample_weight, model, binarize, split_every, options,
     return nb_em_on_blocks(params, c, X, y, w, U, em, options, split_every)
 
 
-def _block_column_max(X, y, w):
+def _codes_of(X, missing, min_samples=1):
+    """One block of codes validated; with ``missing``, its NaN read as code 0, as the
+    in-memory fit lays its tables out over X filled with 0."""
+    if missing:
+        return filled(validated_with_nan(X))
+    return with_nan_advice("categorical", lambda: check_X(X, allow_sparse=True,
+                                                          min_samples=min_samples))
+
+
+def _block_column_max(X, y, w, missing=False):
     """One block's largest code per column, its codes checked (None: no rows)."""
     if X.shape[0] == 0:
         return None
-    X = with_nan_advice("categorical", lambda: check_X(X, allow_sparse=True))
+    X = _codes_of(X, missing)
     check_categories(X)
     return column_max(X)
 
 
-def _block_codes(X, y, w, cols):
+def _block_codes(X, y, w, cols, missing=False):
     """The distinct codes of the columns ``cols`` of one block (CSR: with 0 where a
     row stores nothing in the column)."""
-    X = check_X(X, allow_sparse=True, min_samples=0)
+    X = _codes_of(X, missing, min_samples=0)
     if hasattr(X, "indices"):
         out = []
         for j in cols:
@@ -184,16 +199,17 @@ def _union_codes(a, b):
     return [np.union1d(u, v) for u, v in zip(a, b, strict=True)]
 
 
-def _category_widths(X, blocks, min_categories, split_every):
+def category_widths_over_blocks(X, blocks, min_categories, split_every, missing=False):
     """The widths m_j of the categorical tables over all blocks, as the in-memory fit
     takes them: one pass for the largest codes, and a second over the few features
-    wider than the floor (their distinct codes) only if there are any."""
+    wider than the floor (their distinct codes) only if there are any (``missing``:
+    NaN read as code 0, as in memory)."""
     min_cat = check_min_categories(min_categories, X.shape[1])
-    colmax = tree_reduce(map_rows(_block_column_max, X, blocks),
+    colmax = tree_reduce(map_rows(_block_column_max, X, blocks, missing),
                          np.maximum, split_every).compute()
 
     def distinct(cols):
-        sets = tree_reduce(map_rows(_block_codes, X, blocks, cols), _union_codes,
+        sets = tree_reduce(map_rows(_block_codes, X, blocks, cols, missing), _union_codes,
                            split_every).compute()
         return np.array([s.shape[0] for s in sets])
 
@@ -271,7 +287,10 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
     log p(x_j = c | k) = log(N_kjc + α) − log(Σ_c N_kjc + α·m_j) on the client.
     Equals :func:`fastgen.fit_categorical_nb` (without ``unlabeled`` rows: their codes
     would widen the tables, one more pass; fit in memory for EM).
-    ``nan_policy="marginalize"`` raises: fit missing codes in memory.
+    ``nan_policy="marginalize"``: NaN entries are missing codes; the tables are laid
+    out over X with NaN read as 0 and each block gives N_kjc over its observed entries
+    (:mod:`fastgen.dask.missing`), equal to ``fastgen.fit_categorical_nb(...,
+    nan_policy="marginalize")``.
     """
     return _fit_nb(X, y, sample_weight, "categorical", None, split_every,
                    {"alpha": alpha}, min_categories=min_categories, nan_policy=nan_policy)

@@ -1,12 +1,13 @@
 """Dask fits with missing features (``nan_policy="marginalize"``) for the models whose
-likelihood factorises over the features: the diagonal kinds of GDA, Gaussian and
-Bernoulli naive Bayes.
+likelihood factorises over the features: the diagonal kinds of GDA, Gaussian,
+Bernoulli and categorical naive Bayes.
 
 Their maximum-likelihood statistics with values missing at random are available-case
 sums: per class and feature the weight of the rows that observe it N_kj, their mean
-μ_kj and sum of squares S_kj (Gaussian), or the weighted count of ones F_kj
-(Bernoulli).  Each block gives its own, merged exactly in a tree (the pairwise update
-of :func:`fastgen.stats.available.merge_available`, or plain sums), and the client
+μ_kj and sum of squares S_kj (Gaussian), the weighted count of ones F_kj
+(Bernoulli) or of each code N_kjc (categorical).  Each block gives its own, merged
+exactly in a tree (the pairwise update of
+:func:`fastgen.stats.available.merge_available`, or plain sums), and the client
 finishes with the builders of the in-memory fits, so the result equals
 ``fastgen.fit_*(..., nan_policy="marginalize")`` up to the rounding of the merge order.
 The full covariances need EM over the blocks, and the other naive Bayes models refuse
@@ -25,6 +26,8 @@ from ..gda.covariance import params_from_moments
 from ..gda.em import diagonal_moments
 from ..naive_bayes.base import check_alpha
 from ..naive_bayes.bernoulli import bernoulli_params
+from ..naive_bayes.categorical import _observed_category_counts as observed_category_counts
+from ..naive_bayes.categorical import categorical_params
 from ..naive_bayes.gaussian import gaussian_params
 from ..stats.available import (
     AvailableCase,
@@ -38,13 +41,15 @@ from ..stats.available import (
     observed_variance,
     refuse_unobserved,
 )
-from ..stats.feature_counts import check_binarize
+from ..stats.category_counts import category_offsets
+from ..stats.feature_counts import check_binarize, weighted_class_count
 from ..stats.missing import check_nan_policy, reject_infinite
 from ..stats.moments import ClassMoments
 from .blocks import map_rows, row_blocks, tree_reduce
 
-__all__ = ["marginalize_requested", "nan_advice", "with_nan_advice", "fit_gda_missing",
-           "fit_gaussian_nb_missing", "fit_bernoulli_nb_missing"]
+__all__ = ["marginalize_requested", "nan_advice", "with_nan_advice", "validated_with_nan",
+           "fit_gda_missing", "fit_gaussian_nb_missing", "fit_bernoulli_nb_missing",
+           "fit_categorical_nb_missing"]
 
 
 #: what to do about NaN in X under the default nan_policy="raise", per model
@@ -56,8 +61,7 @@ _NAN_ADVICE = {
              "impute the missing values"),
     "multinomial": ("impute or drop the missing values (multinomial and complement naive "
                     "Bayes are not fitted with missing counts)"),
-    "categorical": ("fit in memory with fastgen.fit_categorical_nb(..., "
-                    "nan_policy='marginalize'), or impute the missing values"),
+
 }
 
 
@@ -68,8 +72,6 @@ def nan_advice(model):
         return _NAN_ADVICE["full"]
     if model in ("multinomial", "complement"):
         return _NAN_ADVICE["multinomial"]
-    if model == "categorical":
-        return _NAN_ADVICE["categorical"]
     return _NAN_ADVICE["factorising"]
 
 
@@ -96,16 +98,13 @@ def marginalize_requested(nan_policy, model, unlabeled=None):
             f"covariance='diagonal' or 'pooled_diagonal' (available-case statistics, "
             f"one pass), or fit in memory with fastgen.fit_gda(..., "
             f"nan_policy='marginalize')")
-    if model in ("multinomial", "complement", "categorical"):
-        name = {"multinomial": "fit_multinomial_nb", "complement": "fit_complement_nb",
-                "categorical": "fit_categorical_nb"}[model]
-        why = ("" if model == "categorical" else
-               f" ({name} refuses NaN in memory too)")
+    if model in ("multinomial", "complement"):
+        name = {"multinomial": "fit_multinomial_nb", "complement": "fit_complement_nb"}[
+            model]
         raise ValueError(
-            f"nan_policy='marginalize' is not available for fastgen.dask.{name}{why}; "
-            f"impute or drop the missing values, or fit in memory"
-            + (" with fastgen.fit_categorical_nb(..., nan_policy='marginalize')"
-               if model == "categorical" else ""))
+            f"nan_policy='marginalize' is not available for fastgen.dask.{name} "
+            f"({name} refuses NaN in memory too: a missing count is not left out feature "
+            f"by feature); impute or drop the missing values")
     if unlabeled is not None:
         raise ValueError(
             "nan_policy='marginalize' with unlabeled rows is not available on Dask "
@@ -132,7 +131,9 @@ def _codes(y, classes):
     return np.searchsorted(classes, labels)[inverse]
 
 
-def _validated(X):
+def validated_with_nan(X):
+    """One block of X validated with NaN allowed as a missing value (infinity
+    refused, naming its row)."""
     X = check_X(X, allow_sparse=True, finite=False, missing=True, min_samples=0)
     reject_infinite(X)
     return X
@@ -154,7 +155,7 @@ def _dtype(X):
 def _block_gaussian(X, y, w, classes, plain):
     if X.shape[0] == 0:
         return None
-    X = _validated(X)
+    X = validated_with_nan(X)
     if hasattr(X, "indptr"):
         raise ValueError("X must be dense for the Gaussian models; got CSR blocks")
     codes = _codes(y, classes)
@@ -181,7 +182,7 @@ def _merge_gaussian(a, b):
 def _block_bernoulli(X, y, w, classes, binarize):
     if X.shape[0] == 0:
         return None
-    X = _validated(X)
+    X = validated_with_nan(X)
     check_binarize(binarize, filled(X))
     codes = _codes(y, classes)
     w = np.empty(0) if w is None else np.asarray(w, dtype=np.float64)
@@ -190,6 +191,8 @@ def _block_bernoulli(X, y, w, classes, binarize):
 
 
 def _merge_bernoulli(a, b):
+    """Two blocks' count statistics (tuples of arrays) and unweighted observed counts,
+    summed (Bernoulli's (N_k, F_kj, N_kj), categorical's (N_k, N_kjc))."""
     return _Block(tuple(u + v for u, v in zip(a.stats, b.stats, strict=True)),
                   a.seen + b.seen, None)
 
@@ -249,3 +252,34 @@ def fit_bernoulli_nb_missing(X, y, w, classes, options, binarize, split_every):
     return bernoulli_params(classes, cc, fc, alpha, binarize, options["fit_prior"],
                             options["class_prior"], np.dtype(_dtype(X)), None,
                             observed_count=observed)
+
+
+def _block_categorical(X, y, w, classes, offsets):
+    if X.shape[0] == 0:
+        return None
+    Xnan = validated_with_nan(X)
+    codes = _codes(y, classes)
+    w = np.empty(0) if w is None else np.asarray(w, dtype=np.float64)
+    K = classes.shape[0]
+    cc = weighted_class_count(codes, w, K)
+    counts = observed_category_counts(Xnan, filled(Xnan), codes, w, K, offsets, cc)
+    return _Block((cc, counts), _seen(Xnan, codes, K), None)
+
+
+def fit_categorical_nb_missing(X, y, w, classes, alpha, min_categories, split_every):
+    """:func:`fastgen.dask.fit_categorical_nb` with NaN as missing codes: the tables'
+    layout over X with NaN read as 0 (as in memory), then N_kjc over the observed
+    entries of every block."""
+    from .fits import category_widths_over_blocks
+
+    alpha = check_alpha(alpha)
+    n_cat = category_widths_over_blocks(X, row_blocks(X, y, w), min_categories,
+                                        split_every, missing=True)
+    offsets = category_offsets(n_cat)
+    merged = _reduce(X, y, w, classes, _block_categorical, _merge_bernoulli, split_every,
+                     offsets)
+    cc, counts = merged.stats
+    refuse_unobserved(np.add.reduceat(counts, offsets[:-1], axis=1), cc, classes,
+                      _observes(merged.seen))
+    return categorical_params(classes, cc, counts, n_cat, offsets, alpha, True, None,
+                              np.dtype(_dtype(X)), None)
