@@ -20,14 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_scalar, check_X, check_y
+from .._validation import check_scalar, check_y
 from ..gda import check_gda_options
 from ..gda.covariance import params_from_moments
 from ..gda.em import diagonal_moments
 from ..naive_bayes.base import check_alpha
 from ..naive_bayes.bernoulli import bernoulli_params
-from ..naive_bayes.categorical import _observed_category_counts as observed_category_counts
-from ..naive_bayes.categorical import categorical_params
+from ..naive_bayes.categorical import categorical_params, observed_category_counts
 from ..naive_bayes.gaussian import gaussian_params
 from ..stats.available import (
     AvailableCase,
@@ -43,47 +42,13 @@ from ..stats.available import (
 )
 from ..stats.category_counts import category_offsets
 from ..stats.feature_counts import check_binarize, weighted_class_count
-from ..stats.missing import check_nan_policy, reject_infinite
+from ..stats.missing import check_nan_policy
 from ..stats.moments import ClassMoments
-from .blocks import map_rows, row_blocks, tree_reduce
+from .blocks import map_rows, row_blocks, tree_reduce, validated_with_nan
+from .categories import category_widths_over_blocks
 
-__all__ = ["marginalize_requested", "nan_advice", "with_nan_advice", "validated_with_nan",
-           "fit_gda_missing", "fit_gaussian_nb_missing", "fit_bernoulli_nb_missing",
-           "fit_categorical_nb_missing"]
-
-
-#: what to do about NaN in X under the default nan_policy="raise", per model
-_NAN_ADVICE = {
-    "factorising": "NaN marks a missing value only with nan_policy='marginalize'",
-    "full": ("NaN marks a missing value only with nan_policy='marginalize', which on Dask "
-             "takes covariance='diagonal' or 'pooled_diagonal'; for this covariance fit "
-             "in memory with fastgen.fit_gda(..., nan_policy='marginalize') (EM), or "
-             "impute the missing values"),
-    "multinomial": ("impute or drop the missing values (multinomial and complement naive "
-                    "Bayes are not fitted with missing counts)"),
-
-}
-
-
-def nan_advice(model):
-    """The advice appended to "X contains NaN" of a Dask fit of ``model`` (a GDA
-    covariance kind or a naive Bayes model name)."""
-    if model in ("pooled", "per_class"):
-        return _NAN_ADVICE["full"]
-    if model in ("multinomial", "complement"):
-        return _NAN_ADVICE["multinomial"]
-    return _NAN_ADVICE["factorising"]
-
-
-def with_nan_advice(model, fn, *args):
-    """``fn(*args)`` (one block's statistics); a "contains NaN" ValueError is raised
-    again with :func:`nan_advice` appended."""
-    try:
-        return fn(*args)
-    except ValueError as exc:
-        if "contains NaN" not in str(exc) or "nan_policy" in str(exc):
-            raise
-        raise ValueError(f"{exc}; {nan_advice(model)}") from None
+__all__ = ["marginalize_requested", "fit_gda_missing", "fit_gaussian_nb_missing",
+           "fit_bernoulli_nb_missing", "fit_categorical_nb_missing"]
 
 
 def marginalize_requested(nan_policy, model, unlabeled=None):
@@ -129,14 +94,6 @@ def _codes(y, classes):
     """The codes of a block's labels among the global ``classes``."""
     labels, inverse = check_y(y)
     return np.searchsorted(classes, labels)[inverse]
-
-
-def validated_with_nan(X):
-    """One block of X validated with NaN allowed as a missing value (infinity
-    refused, naming its row)."""
-    X = check_X(X, allow_sparse=True, finite=False, missing=True, min_samples=0)
-    reject_infinite(X)
-    return X
 
 
 def _seen(X, codes, K):
@@ -270,8 +227,6 @@ def fit_categorical_nb_missing(X, y, w, classes, alpha, min_categories, split_ev
     """:func:`fastgen.dask.fit_categorical_nb` with NaN as missing codes: the tables'
     layout over X with NaN read as 0 (as in memory), then N_kjc over the observed
     entries of every block."""
-    from .fits import category_widths_over_blocks
-
     alpha = check_alpha(alpha)
     n_cat = category_widths_over_blocks(X, row_blocks(X, y, w), min_categories,
                                         split_every, missing=True)

@@ -216,7 +216,7 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
         cc, counts = count_categories(X, codes, w, classes.shape[0], offsets)
     else:
         cc = weighted_class_count(codes, w, classes.shape[0])
-        counts = _observed_category_counts(Xnan, X, codes, w, classes.shape[0], offsets, cc)
+        counts = observed_category_counts(Xnan, X, codes, w, classes.shape[0], offsets, cc)
         refuse_unobserved(np.add.reduceat(counts, offsets[:-1], axis=1), cc, classes,
                           observer(Xnan, codes))
     # every table here is fresh: the params keep them without copies
@@ -243,7 +243,7 @@ def _check_observed_columns(X):
             f"categories cannot be estimated; drop the column")
 
 
-def _observed_category_counts(Xnan, X, codes, w, K, offsets, cc):
+def observed_category_counts(Xnan, X, codes, w, K, offsets, cc):
     """(K, C) N_kjc over the observed entries of X (``Xnan`` with its NaN, ``X`` the
     same filled with 0): a NaN is not counted; CSR's implicit zeros are category 0."""
     C = int(offsets[-1])
