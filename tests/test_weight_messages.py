@@ -162,7 +162,7 @@ def test_truly_missing_values_still_say_nan(name):
     X, y = _for(name)
     X = X.copy()
     X[y == 1, 2] = np.nan
-    with pytest.raises(ValueError, match=r"\(every such entry is NaN\)"):
+    with pytest.raises(ValueError, match=r"\(0-based; every such entry is NaN\)"):
         _MISSING_FITS[name](X, y, None)
 
 
