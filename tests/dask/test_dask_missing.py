@@ -207,15 +207,15 @@ def test_errors_match_the_in_memory_fit():
     (lambda X, C, y: fdask.fit_gaussian_nb(X, y, nan_policy="marginalize", unlabeled=X),
      "with unlabeled rows is not available on Dask"),
     (lambda X, C, y: fdask.fit_gda(X, y, "pooled"),
-     r"at row \d+, column \d+; NaN marks a missing value only with "
+     r"at row \d+, column \d+ \(0-based\); NaN marks a missing value only with "
      r"nan_policy='marginalize', which on Dask takes covariance='diagonal'"),
     (lambda X, C, y: fdask.fit_gaussian_nb(X, y),
-     r"at row \d+, column \d+; NaN marks a missing value only with "
+     r"at row \d+, column \d+ \(0-based\); NaN marks a missing value only with "
      r"nan_policy='marginalize'$"),
     (lambda X, C, y: fdask.fit_multinomial_nb(C, y),
      "impute or drop the missing values"),
     (lambda X, C, y: fdask.fit_categorical_nb(C, y),
-     r"at row \d+, column \d+; NaN marks a missing value only with "
+     r"at row \d+, column \d+ \(0-based\); NaN marks a missing value only with "
      r"nan_policy='marginalize'$"),
     (lambda X, C, y: fdask.fit_gda(X, y, "diagonal", nan_policy="omit"), "nan_policy"),
 ])
