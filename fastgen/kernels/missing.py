@@ -231,7 +231,7 @@ def _split(idx, a0, s, d, flag, mis, obs):
     return no
 
 
-@jit
+@jit(inline="always")
 def use_precision(prec, mis, s, obs, no, inflation, Lmm, Minv):
     """The factor of Λ_mm for the precision route, or False where that route would lose
     digits (then nothing usable is left in ``Lmm``/``Minv``).
@@ -265,7 +265,7 @@ def use_precision(prec, mis, s, obs, no, inflation, Lmm, Minv):
     return inflation * worst <= PRECISION_LIMIT, logdet
 
 
-@jit
+@jit(inline="always")
 def _direct_factor(cov, obs, no, Loo):
     """Loo[:no, :no] = the lower Cholesky factor of Σ_oo; returns log|Σ_oo| (NaN where
     Σ_oo is not positive definite)."""
@@ -286,7 +286,7 @@ def _gather(Xs, p0, rows, obs, no, centre, Zt):
             Zt[t, r] = np.float64(Xs[p0 + r, obs[t]]) - centre[obs[t]]
 
 
-@jit(fastmath=REASSOC)
+@jit(inline="always")
 def _tile_quadratic(precise, Zt, rows, obs, no, mis, s, U, Minv, Loo, Y, V, q):
     """q[r] = z_rᵀ Σ_oo⁻¹ z_r for the tile's (observed, centred) rows ``Zt`` (no, T).
 
@@ -368,7 +368,7 @@ def _tile_quadratic(precise, Zt, rows, obs, no, mis, s, U, Minv, Loo, Y, V, q):
                 q[r] += y * y
 
 
-@jit(fastmath=REASSOC)
+@jit(inline="always")
 def _finish_scattered(E, c0, rows, mode, order, p0, sh, s, out):
     """Write the scores ``E[:, c0 + r]`` of a tile's rows to ``out[order[p0 + r]]``,
     finished per ``mode`` as :func:`fastgen.kernels.tiles.finish_tile` finishes them
@@ -423,87 +423,6 @@ def _first_segment(starts, a):
         else:
             hi = mid
     return lo
-
-
-@jit(fastmath=REASSOC)
-def _tile_linear(W, bias, Zt, rows, no, E):
-    """E[k, r] = bias_k + w_kᵀz_r for a tile's rows ``Zt`` (|o|, T)."""
-    K = bias.shape[0]
-    for k in range(K):  # four terms per sweep, as tiles.tile_scores
-        bk = bias[k]
-        for r in range(rows):
-            E[k, r] = bk
-        t = 0
-        while t + 4 <= no:
-            w0 = W[k, t]
-            w1 = W[k, t + 1]
-            w2 = W[k, t + 2]
-            w3 = W[k, t + 3]
-            for r in range(rows):
-                E[k, r] += ((w0 * Zt[t, r] + w1 * Zt[t + 1, r])
-                            + (w2 * Zt[t + 2, r] + w3 * Zt[t + 3, r]))
-            t += 4
-        for tt in range(t, no):
-            w = W[k, tt]
-            for r in range(rows):
-                E[k, r] += w * Zt[tt, r]
-
-
-@jit(fastmath=REASSOC)
-def _pooled_table(mis, s, obs, no, delta, G, prec, cov, inflation, log_det, log_prior,
-                  Lmm, Minv, Loo, H, T1, V2, W, bias):
-    """A pattern's table for :func:`pooled_pattern_scores`: W (K, |o|) and ``bias`` (K,)
-    by the precision route or Σ_oo's own factor (:func:`use_precision` says which);
-    returns (precise, log|Σ_oo|)."""
-    K = log_prior.shape[0]
-    precise, logdet_mm = use_precision(prec, mis, s, obs, no, inflation, Lmm, Minv)
-    if precise:
-        # w_k = G_o,k − Λ_om Λ_mm⁻¹ G_m,k (Λδ̃ = Λδ − Λ_{:,m}δ_m, whose δ_m parts
-        # cancel): T1 = Lmm⁻¹G_m, V2 = Lmm⁻ᵀT1
-        logdet_oo = log_det + logdet_mm
-        for c in range(s):
-            for k in range(K):
-                T1[c, k] = 0.0
-            for e in range(c + 1):
-                f = Minv[c, e]
-                for k in range(K):
-                    T1[c, k] += f * G[mis[e], k]
-        for c in range(s):
-            for k in range(K):
-                V2[c, k] = 0.0
-            for e in range(c, s):
-                f = Minv[e, c]
-                for k in range(K):
-                    V2[c, k] += f * T1[e, k]
-        for t in range(no):
-            j = obs[t]
-            for k in range(K):
-                H[t, k] = G[j, k]
-            for c in range(s):
-                lam = prec[j, mis[c]]
-                for k in range(K):
-                    H[t, k] -= lam * V2[c, k]
-            for k in range(K):
-                W[k, t] = H[t, k]
-    else:
-        logdet_oo = _direct_factor(cov, obs, no, Loo)
-        for k in range(K):
-            for t in range(no):  # Loo⁻¹δ_o, then Loo⁻ᵀ of it
-                v = delta[k, obs[t]]
-                for u in range(t):
-                    v -= Loo[t, u] * W[k, u]
-                W[k, t] = v / Loo[t, t]
-            for t in range(no - 1, -1, -1):
-                v = W[k, t]
-                for u in range(t + 1, no):
-                    v -= Loo[u, t] * W[k, u]
-                W[k, t] = v / Loo[t, t]
-    for k in range(K):
-        v = 0.0
-        for t in range(no):
-            v += delta[k, obs[t]] * W[k, t]
-        bias[k] = log_prior[k] - 0.5 * v
-    return precise, logdet_oo
 
 
 @pjit(fastmath=REASSOC)
@@ -564,14 +483,75 @@ def pooled_pattern_scores(Xs, order, starts, idx_ptr, idx, centre, delta, G, pre
                 p += 1
                 continue
             no = _split(idx, idx_ptr[p], s, d, flag, mis, obs)
-            precise, logdet_oo = _pooled_table(mis, s, obs, no, delta, G, prec, cov,
-                                               inflation, log_det, log_prior, Lmm,
-                                               Minv, Loo, H, T1, V2, W, bias)
+            precise, logdet_mm = use_precision(prec, mis, s, obs, no, inflation, Lmm, Minv)
+            if precise:
+                # w_k = G_o,k − Λ_om Λ_mm⁻¹ G_m,k (Λδ̃ = Λδ − Λ_{:,m}δ_m, whose δ_m parts
+                # cancel): T1 = Lmm⁻¹G_m, V2 = Lmm⁻ᵀT1
+                logdet_oo = log_det + logdet_mm
+                for c in range(s):
+                    for k in range(K):
+                        T1[c, k] = 0.0
+                    for e in range(c + 1):
+                        f = Minv[c, e]
+                        for k in range(K):
+                            T1[c, k] += f * G[mis[e], k]
+                for c in range(s):
+                    for k in range(K):
+                        V2[c, k] = 0.0
+                    for e in range(c, s):
+                        f = Minv[e, c]
+                        for k in range(K):
+                            V2[c, k] += f * T1[e, k]
+                for t in range(no):
+                    j = obs[t]
+                    for k in range(K):
+                        H[t, k] = G[j, k]
+                    for c in range(s):
+                        lam = prec[j, mis[c]]
+                        for k in range(K):
+                            H[t, k] -= lam * V2[c, k]
+                    for k in range(K):
+                        W[k, t] = H[t, k]
+            else:
+                logdet_oo = _direct_factor(cov, obs, no, Loo)
+                for k in range(K):
+                    for t in range(no):  # Loo⁻¹δ_o, then Loo⁻ᵀ of it
+                        v = delta[k, obs[t]]
+                        for u in range(t):
+                            v -= Loo[t, u] * W[k, u]
+                        W[k, t] = v / Loo[t, t]
+                    for t in range(no - 1, -1, -1):
+                        v = W[k, t]
+                        for u in range(t + 1, no):
+                            v -= Loo[u, t] * W[k, u]
+                        W[k, t] = v / Loo[t, t]
+            for k in range(K):
+                v = 0.0
+                for t in range(no):
+                    v += delta[k, obs[t]] * W[k, t]
+                bias[k] = log_prior[k] - 0.5 * v
             const = -0.5 * (logdet_oo + no * LOG_2PI) if no > 0 else 0.0
             for p0 in range(lo, hi, T):
                 rows = min(hi, p0 + T) - p0
                 _gather(Xs, p0, rows, obs, no, centre, Zt)
-                _tile_linear(W, bias, Zt, rows, no, E)
+                for k in range(K):  # four terms per sweep, as tiles.tile_scores
+                    bk = bias[k]
+                    for r in range(rows):
+                        E[k, r] = bk
+                    t = 0
+                    while t + 4 <= no:
+                        w0 = W[k, t]
+                        w1 = W[k, t + 1]
+                        w2 = W[k, t + 2]
+                        w3 = W[k, t + 3]
+                        for r in range(rows):
+                            E[k, r] += ((w0 * Zt[t, r] + w1 * Zt[t + 1, r])
+                                        + (w2 * Zt[t + 2, r] + w3 * Zt[t + 3, r]))
+                        t += 4
+                    for tt in range(t, no):
+                        w = W[k, tt]
+                        for r in range(rows):
+                            E[k, r] += w * Zt[tt, r]
                 if quadratic and no > 0:
                     _tile_quadratic(precise, Zt, rows, obs, no, mis, s, U, Minv, Loo, Y,
                                     V, q)
