@@ -56,8 +56,9 @@ from ._validation import (
 __all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabeled",
            "run_em", "unlabelled_em", "record_em",
            "maximising_m_step",
-           "collapse_guard", "COLLAPSE_RATIO",
+           "collapse_guard", "COLLAPSE_RATIO", "GDA_COLLAPSE_ADVICE", "NB_COLLAPSE_ADVICE",
            "log_marginal_and_posteriors", "labelled_log_likelihood", "marginal_score",
+           "observed_weight", "row_missing",
            "incomplete_unlabeled"]
 
 
@@ -265,7 +266,7 @@ def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics,
     scorer's.
     """
     lam = options.weight
-    total_weight = (float(w.sum()) if w.shape[0] else X.shape[0]) + lam * U.shape[0]
+    total_weight = observed_weight(X.shape[0], row_missing(X), w) + lam * U.shape[0]
 
     def expect(params):
         def jll(rows):  # validated host rows: numpy scores where small (fastgen._small)
@@ -291,6 +292,36 @@ def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics,
                       monotone=monotone, dtype=start.dtype)
 
 
+def row_missing(X):
+    """(n, d) bool NaN mask of validated X (dense, or CSR: its stored NaN, as CSR), or
+    None where X holds no NaN."""
+    if is_sparse(X):
+        if not np.isnan(X.data).any():
+            return None
+        M = X.copy()
+        M.data = np.isnan(X.data)
+        M.eliminate_zeros()
+        return M
+    missing = np.isnan(X)
+    return missing if missing.any() else None
+
+
+def observed_weight(n, missing, w) -> float:
+    """The weight of the n labelled rows with at least one observed value
+    (``missing``: their NaN mask, dense or CSR, or None where none is missing; ``w``
+    the weights, empty for ones): the W of EM's stopping rule em_tol·W.  A row with
+    every feature missing changes the objective by a constant only, so it must not
+    loosen the rule."""
+    seen = None
+    if missing is not None:
+        seen = np.asarray(missing.sum(axis=1)).reshape(-1) < missing.shape[1]
+        if seen.all():
+            seen = None
+    if seen is None:
+        return float(w.sum()) if w.shape[0] else float(n)
+    return float(w[seen].sum()) if w.shape[0] else float(seen.sum())
+
+
 #: A per-class (or diagonal) covariance whose geometric-mean variance falls below this
 #: fraction of the labelled-only fit's stops EM (a standard deviation of 1 % of it).
 COLLAPSE_RATIO = 1e-4
@@ -311,14 +342,22 @@ def _class_variances(params):
     return np.asarray(v, dtype=np.float64)
 
 
-def collapse_guard(start, log_det_of):
+#: the advice of :func:`collapse_guard` for ``fit_gda``'s per-class kinds
+GDA_COLLAPSE_ADVICE = "pass reg>0, a smaller unlabeled_weight, or covariance='pooled'"
+#: … and for Gaussian naive Bayes, which has neither ``reg`` nor ``covariance``
+NB_COLLAPSE_ADVICE = ("pass a smaller unlabeled_weight, or a var_smoothing large enough "
+                      "that its floor (var_smoothing times the largest variance of the "
+                      "rows EM weighs) holds the variances up")
+
+
+def collapse_guard(start, log_det_of, advice=GDA_COLLAPSE_ADVICE):
     """The M-step check of the models with per-class covariances or variances, whose
     likelihood is unbounded with unlabelled rows (a Gaussian mixture): raise
     :class:`EMStop` naming the class whose geometric-mean variance,
     exp(log|Σ_k| / d) with ``log_det_of(params)`` (K,) the log|Σ_k|, or whose variance
     of one feature (a collapse along the coordinates that rows observe, when others are
     missing) fell below :data:`COLLAPSE_RATIO` times that of the labelled-only fit
-    ``start``."""
+    ``start``; ``advice`` says what avoids it, in the fit's own parameters."""
     base = np.asarray(log_det_of(start), dtype=np.float64)
     base_var = _class_variances(start)
     d = start.n_features_in
@@ -330,8 +369,7 @@ def collapse_guard(start, log_det_of):
         raise EMStop(
             f"the covariance of class {label!r} collapsed (its {what} fell to "
             f"{ratio:.3g} of the labelled-only fit's, below {COLLAPSE_RATIO:g}): the "
-            f"unlabelled rows pull it onto a few points; pass reg>0, a smaller "
-            f"unlabeled_weight, or covariance='pooled'")
+            f"unlabelled rows pull it onto a few points; {advice}")
 
     def guard(params):
         drop = np.asarray(log_det_of(params), dtype=np.float64) - base

@@ -293,7 +293,11 @@ def check_sample_weight(sample_weight, n_samples: int):
     w = np.ascontiguousarray(w, dtype=np.float64)
     if not np.all(np.isfinite(w)):
         i = int(np.flatnonzero(~np.isfinite(w))[0])
-        raise ValueError(f"sample_weight contains a non-finite value at index {i}")
+        raise ValueError(
+            f"sample_weight contains a non-finite value at index {i} ({w[i]}): a row's "
+            f"weight cannot be missing or infinite (NaN marks a missing value in X "
+            f"only); give every row a finite weight >= 0 (0 leaves a row out of the "
+            f"fit)")
     if np.any(w < 0):
         i = int(np.flatnonzero(w < 0)[0])
         raise ValueError(f"sample_weight contains a negative value ({w[i]}) at index {i}")

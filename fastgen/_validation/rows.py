@@ -9,8 +9,9 @@ import numpy as np
 
 __all__ = ["rows_renamed"]
 
-#: The forms in which messages name a row: "row 3" and "X[3, 1]".
-_ROW = re.compile(r"\brow (\d+)|\bX\[(\d+),")
+#: The forms in which messages name a row: "row 3", "X[3, 1]", and "at index 3" (an
+#: entry of a vector of the rows: sample_weight, y).
+_ROW = re.compile(r"\brow (\d+)|\bX\[(\d+),|\bat index (\d+)")
 
 
 @contextlib.contextmanager
@@ -30,9 +31,10 @@ def rows_renamed(rows):
         index = None if isinstance(rows, int) else np.asarray(rows)
 
         def name(m):
-            local = int(m.group(1) if m.group(1) is not None else m.group(2))
+            form = next(g for g in (1, 2, 3) if m.group(g) is not None)
+            local = int(m.group(form))
             row = local + rows if index is None else int(index[local])
-            return f"row {row}" if m.group(1) is not None else f"X[{row},"
+            return (f"row {row}", f"X[{row},", f"at index {row}")[form - 1]
 
         msg = str(exc)
         renamed = _ROW.sub(name, msg)

@@ -210,7 +210,11 @@ def device_weights(sample_weight, n):
     _launch(device_kernels.weight_check, n, w, flags)
     bad, neg, pos = (int(v) for v in _host(flags))
     if bad < n:
-        raise ValueError(f"sample_weight contains a non-finite value at index {bad}")
+        raise ValueError(
+            f"sample_weight contains a non-finite value at index {bad} "
+            f"({_element(w, bad)}): a row's weight cannot be missing or infinite (NaN "
+            f"marks a missing value in X only); give every row a finite weight >= 0 (0 "
+            f"leaves a row out of the fit)")
     if neg < n:
         raise ValueError(
             f"sample_weight contains a negative value ({_element(w, neg)}) at index {neg}"

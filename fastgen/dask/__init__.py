@@ -28,7 +28,9 @@ into one.  y (and ``sample_weight``) may be Dask or numpy arrays; they are re-ch
 to X's row chunks.
 
 Modules: ``blocks`` (checks, per-block calls, the tree reduction), ``files``
-(:func:`from_npy`), ``fits`` (GDA and naive Bayes), ``logistic`` (the Dask sample of a
+(:func:`from_npy`), ``fits`` (GDA and naive Bayes), ``missing`` (their available-case
+sums with ``nan_policy="marginalize"``), ``categories`` (the categorical tables'
+layout over the blocks), ``logistic`` (the Dask sample of a
 logistic fit), ``separation`` (the exact separation test by passes), ``inference``
 (:func:`logistic_inference`: summed passes, then the in-memory finish), ``scoring``.
 """

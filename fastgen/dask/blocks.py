@@ -12,12 +12,14 @@ import dask
 import dask.array as da
 import numpy as np
 
-from .._validation import check_X, check_y, weights_of_a_part
+from .._validation import check_sample_weight, check_X, check_y, weights_of_a_part
 from .._validation.rows import rows_renamed
 from ..logistic.centring import column_sums, shift_from_sums
+from ..stats.missing import reject_infinite
 
 __all__ = ["SPLIT_EVERY", "as_dask_X", "as_dask_vector", "row_blocks", "row_starts",
-           "in_rows", "map_rows", "tree_reduce", "classes_and_counts"]
+           "in_rows", "map_rows", "tree_reduce", "classes_and_counts", "nan_advice",
+           "with_nan_advice", "validated_with_nan"]
 
 #: Fan-in of the tree reductions.
 SPLIT_EVERY = 8
@@ -95,7 +97,8 @@ def _label_stats(y, w):
     if np.asarray(y).shape[0]:
         check_y(y)  # a missing label is named at its row here, not among the labels
     labels, inverse = np.unique(np.asarray(y), return_inverse=True)
-    wts = None if w is None else np.asarray(w, dtype=np.float64)
+    # the block's weights checked here (its rows may all weigh 0): NaN named at its row
+    wts = None if w is None else check_sample_weight(w, np.asarray(y).shape[0])
     return labels, np.bincount(inverse.reshape(-1), weights=wts, minlength=labels.shape[0])
 
 
@@ -172,3 +175,45 @@ def shift_over_blocks(X, blocks, split_every=SPLIT_EVERY):
     sums = tree_reduce(map_rows(_block_column_sums, X, blocks), _add_column_sums,
                        split_every).compute()
     return shift_from_sums(*sums)
+
+
+#: what to do about NaN in X under the default nan_policy="raise", per model
+_NAN_ADVICE = {
+    "factorising": "NaN marks a missing value only with nan_policy='marginalize'",
+    "full": ("NaN marks a missing value only with nan_policy='marginalize', which on Dask "
+             "takes covariance='diagonal' or 'pooled_diagonal'; for this covariance fit "
+             "in memory with fastgen.fit_gda(..., nan_policy='marginalize') (EM), or "
+             "impute the missing values"),
+    "multinomial": ("impute or drop the missing values (multinomial and complement naive "
+                    "Bayes are not fitted with missing counts)"),
+
+}
+
+
+def nan_advice(model):
+    """The advice appended to "X contains NaN" of a Dask fit of ``model`` (a GDA
+    covariance kind or a naive Bayes model name)."""
+    if model in ("pooled", "per_class"):
+        return _NAN_ADVICE["full"]
+    if model in ("multinomial", "complement"):
+        return _NAN_ADVICE["multinomial"]
+    return _NAN_ADVICE["factorising"]
+
+
+def with_nan_advice(model, fn, *args):
+    """``fn(*args)`` (one block's statistics); a "contains NaN" ValueError is raised
+    again with :func:`nan_advice` appended."""
+    try:
+        return fn(*args)
+    except ValueError as exc:
+        if "contains NaN" not in str(exc) or "nan_policy" in str(exc):
+            raise
+        raise ValueError(f"{exc}; {nan_advice(model)}") from None
+
+
+def validated_with_nan(X):
+    """One block of X validated with NaN allowed as a missing value (infinity
+    refused, naming its row)."""
+    X = check_X(X, allow_sparse=True, finite=False, missing=True, min_samples=0)
+    reject_infinite(X)
+    return X

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import joint_log_likelihood
 from .._em import (
+    NB_COLLAPSE_ADVICE,
     EMStop,
     check_em_options,
     collapse_guard,
@@ -168,7 +169,7 @@ def nb_em_on_blocks(start, counts, X, y, w, U, em, options, split_every=SPLIT_EV
                 feature_moments=None), **options)
 
         guard = collapse_guard(start, lambda p: np.log(p.variances.astype(
-            np.float64)).sum(axis=1))
+            np.float64)).sum(axis=1), NB_COLLAPSE_ADVICE)
         return _loop(start, X, row_blocks(X, y, w), U, em, statistics, merge_moments,
                      build, None, guard, split_every, counts.class_count.sum(),
                      not options["var_smoothing"])

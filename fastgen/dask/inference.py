@@ -23,6 +23,7 @@ from ..logistic.inference import (
     is_dask_array,
     reference_coef,
     result_in_user_frame,
+    stored_rounding,
     table_row_names,
 )
 from .blocks import as_dask_vector, as_dask_X, in_rows, row_blocks, shift_over_blocks
@@ -124,7 +125,8 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         return separation_over_blocks(X, y, sample_weight, model.classes,
                                       model.fit_intercept, feats)
 
-    result = finish_inference(model_c, request, sums, names, confirm_separation, shift)
+    result = finish_inference(model_c, request, sums, names, confirm_separation, shift,
+                              None, stored_rounding(model, shift))
     if shift is not None:
         result = result_in_user_frame(result, model, request, shift)
     return dataclasses.replace(result, dep_name=dependent_name(y))

@@ -56,9 +56,11 @@ def _block_objective(xb, yb, wb, classes, fit_intercept, shift):
 
 
 def _block_violations(start, xb, yb, wb, classes, fit_intercept, scale, x, margin,
-                      shift):
+                      shift, exact=False):
     """The block's constraint rows (scaled) most violated by x (``G x[:q] − t < 0``,
-    t = x[q] when ``margin``), at most ``_ROWS_PER_BLOCK·(K−1)``, with their ids."""
+    t = x[q] when ``margin``), at most ``_ROWS_PER_BLOCK·(K−1)``, with their ids.
+    ``exact``: violated beyond float64's rounding, not HiGHS' tolerance (the test of
+    :func:`fastgen.logistic.diagnostics.exact_direction`)."""
     A, codes, keep = _block_design(xb, yb, wb, classes, fit_intercept, shift)
     K = classes.shape[0]
     inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
@@ -66,7 +68,11 @@ def _block_violations(start, xb, yb, wb, classes, fit_intercept, scale, x, margi
     G, ids = diagnostics.constraint_rows(A, codes, K)
     q = G.shape[1]
     v = G @ x[:q] - (x[q] if margin else 0.0)
-    bad = np.flatnonzero(v < -_VIOLATION)
+    if exact:
+        slack = 8.0 * (q + 1) * np.finfo(np.float64).eps * (abs(G) @ np.abs(x[:q]))
+        bad = np.flatnonzero(v < -slack)
+    else:
+        bad = np.flatnonzero(v < -_VIOLATION)
     bad = bad[np.argsort(v[bad], kind="stable")[:_ROWS_PER_BLOCK * (K - 1)]]
     # ids in X's rows: the block's kept row i is X's row start + keep[i]
     rows, k = np.divmod(ids[bad], K) if K > 2 else (ids[bad], np.zeros(bad.size, int))
@@ -132,21 +138,38 @@ def separation_over_blocks(X, y, sample_weight, classes, fit_intercept=True,
     seen = set()
     starts = row_starts(X)
 
-    def generate(solve, margin):
+    def violated(x, margin, exact=False):
+        """Add the rows x violates that are not gathered yet; whether there were any."""
         nonlocal rows
+        got = dask.compute(*[
+            dask.delayed(in_rows, pure=True)(
+                start, _block_violations, start, xb, yb, wb, classes, fit_intercept,
+                scale, x, margin, shift, exact)
+            for start, (xb, yb, wb) in zip(starts, blocks, strict=True)])
+        new = [(Gb[i], gid) for Gb, ids in got for i, gid in enumerate(ids)
+               if gid not in seen]
+        seen.update(gid for _, gid in new)
+        if new:
+            rows = sp.vstack([rows] + [g for g, _ in new], format="csr")
+        return bool(new) or (exact and any(ids.size for _, ids in got))
+
+    def generate(solve, margin):
         for _ in range(_MAX_ROUNDS):
             x = solve(rows)
-            got = dask.compute(*[
-                dask.delayed(in_rows, pure=True)(
-                    start, _block_violations, start, xb, yb, wb, classes, fit_intercept,
-                    scale, x, margin, shift)
-                for start, (xb, yb, wb) in zip(starts, blocks, strict=True)])
-            new = [(Gb[i], gid) for Gb, ids in got for i, gid in enumerate(ids)
-                   if gid not in seen]
-            if not new:
+            if not violated(x, margin):
                 return x
-            seen.update(gid for _, gid in new)
-            rows = sp.vstack([rows] + [g for g, _ in new], format="csr")
+        return None
+
+    def exact(x):
+        """The direction once it separates every row exactly (the in-memory test's
+        :func:`~fastgen.logistic.diagnostics.exact_direction` on the rows gathered,
+        checked by a pass), or None: overlapping classes are not called separated."""
+        for _ in range(_MAX_ROUNDS):
+            if not violated(x, False, True):
+                return x
+            x = diagnostics.exact_direction(rows, x[:q])
+            if x is None:
+                return None
         return None
 
     opt = None
@@ -159,6 +182,10 @@ def separation_over_blocks(X, y, sample_weight, classes, fit_intercept=True,
     x = generate(first, False)
     if x is None:
         return None
+    if opt > diagnostics.SEPARATION_TOL:
+        x = exact(x)
+        opt = 0.0 if x is None else float(c @ x[:q])
+        x = np.zeros(q) if x is None else x
     complete = False
     if opt > diagnostics.SEPARATION_TOL:
         xt = generate(lambda G: diagnostics.margin_lp(G, live)[1], True)

@@ -373,13 +373,15 @@ def _per_class_failure(failed, classes, cov, base, reg, tol, variances):
 
 
 def params_from_moments(m: ClassMoments, covariance, priors, reg, shrinkage, unbiased,
-                        fourth=None, var_smoothing=1e-9, tol=1e-4) -> GDAParams:
+                        fourth=None, var_smoothing=1e-9, tol=1e-4,
+                        feature_variance=None) -> GDAParams:
     """The GDA params of ``covariance`` from checked options and class moments ``m``:
     priors, covariance estimate, shrinkage, ``reg`` and the factors scoring needs.
 
     ``fourth`` is the (K,) standardised fourth moment of shrinkage="ledoit-wolf"
     (:meth:`fastgen.stats.ClassRows.standardised_fourth_moment`), else None.
-    """
+    ``feature_variance`` (d,): Var(x_j) for the diagonal models' floor (default: that
+    of ``m``; with NaN, :func:`fastgen.stats.available.observed_variance`)."""
     classes, W, means = m.classes, m.counts, m.means
     K, d = means.shape
     check_class_weights(classes, W)
@@ -392,7 +394,7 @@ def params_from_moments(m: ClassMoments, covariance, priors, reg, shrinkage, unb
         cov, chol, log_det = _per_class_estimates(m, unbiased, shrinkage, reg, fourth, tol)
     else:
         cov, chol, log_det = _diagonal_estimates(m, covariance, unbiased, shrinkage, reg,
-                                                 var_smoothing)
+                                                 var_smoothing, feature_variance)
     dt = np.dtype(m.dtype)
     if dt != np.float64:
         _check_fits_dtype(cov, means, covariance, rank, dt)
@@ -494,15 +496,17 @@ def _per_class_estimates(m, unbiased, shrinkage, reg, fourth, tol):
     return cov, chol, log_det
 
 
-def _diagonal_estimates(m, covariance, unbiased, shrinkage, reg, var_smoothing):
+def _diagonal_estimates(m, covariance, unbiased, shrinkage, reg, var_smoothing,
+                        feature_variance=None):
     """(σ², σ, log|Σ_k|) of the diagonal models (per-class variances (K, d), or shared
     ones (d,) for "pooled_diagonal"), with the variance floor ε of
-    :func:`fastgen.stats.moments.variance_floor`."""
+    :func:`fastgen.stats.moments.variance_floor` over ``feature_variance``."""
     classes, W, means = m.classes, m.counts, m.means
     K = means.shape[0]
     Wtot = float(W.sum())
     # the variance floor shared with fit_gaussian_nb (scikit-learn's var_smoothing)
-    eps = variance_floor(var_smoothing, total_variance(m)) if var_smoothing else 0.0
+    fv = total_variance(m) if feature_variance is None else feature_variance
+    eps = variance_floor(var_smoothing, fv) if var_smoothing else 0.0
     if m.kind == "per_class":
         V = np.einsum("kjj->kj", m.scatter).copy()
     elif m.kind == "pooled":
@@ -519,7 +523,7 @@ def _diagonal_estimates(m, covariance, unbiased, shrinkage, reg, var_smoothing):
             )
         with np.errstate(over="ignore"):
             cov = V / denom[:, None] + eps
-        check_floor_finite(cov, var_smoothing, float(np.max(total_variance(m))))
+        check_floor_finite(cov, var_smoothing, float(np.max(fv)))
         a = shrinkage or 0.0
         if a:
             cov = np.stack([_shrink(row, a) for row in cov])
@@ -531,7 +535,7 @@ def _diagonal_estimates(m, covariance, unbiased, shrinkage, reg, var_smoothing):
             )
         with np.errstate(over="ignore"):
             cov = V.sum(axis=0) / denom + eps
-        check_floor_finite(cov, var_smoothing, float(np.max(total_variance(m))))
+        check_floor_finite(cov, var_smoothing, float(np.max(fv)))
         cov = _shrink(cov, shrinkage or 0.0)
     if reg:
         cov = (1.0 - reg) * cov + reg

@@ -26,14 +26,14 @@ import numpy as np
 
 from .._validation import check_class_weights, check_sample_weight, check_y
 from .._warn import warn
-from ..stats.available import available_case, pairwise_covariance
+from ..stats.available import available_case, observed_variance, pairwise_covariance
 from ..stats.missing import MissingPatterns, conditional_moments, missing_patterns
 from ..stats.moments import ClassMoments
 from .covariance import params_from_moments
 from .params import SingularCovarianceError
 
 __all__ = ["fit_gda_missing", "em_gaussian", "EMResult", "diagonal_moments",
-           "warn_unidentified"]
+           "warn_unidentified", "simpler_kinds"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,16 +74,31 @@ def em_gaussian(X, pats: MissingPatterns, resp, means, covariance, pooled, class
         try:
             W, mu, S, loglik = conditional_moments(X, pats, resp, means, covariance, pooled)
         except np.linalg.LinAlgError:
-            bad = next(k for k in range(K) if not _positive_definite(
-                covariance if pooled else covariance[k]))
+            # the whole covariance, or only a block of it that a row's pattern needs
+            bad = next((k for k in range(K) if not _positive_definite(
+                covariance if pooled else covariance[k])), None)
             where = "the pooled covariance" if pooled else \
-                f"the covariance of class {_label(classes, bad)}"
+                f"the covariance of class {_label(classes, bad)}" if bad is not None \
+                else _most_singular(covariance, pooled, classes)
+            state = "not positive definite" if bad is not None else \
+                "numerically singular on the observed features of some rows"
             raise SingularCovarianceError(
-                f"EM with missing features: {where} is not positive definite after "
+                f"EM with missing features: {where} is {state} after "
                 f"{n_iter} iteration(s) (too few observed values for its free "
-                f"parameters); use covariance='pooled' or 'diagonal', or drop "
+                f"parameters, or constant or collinear features); use "
+                f"{simpler_kinds('pooled' if pooled else 'per_class')}, or drop "
                 f"features") from None
         history.append(loglik + log_prior_total)
+        if len(history) > 1 and history[-1] < history[-2] - 1e-9 * max(
+                abs(history[-1]), abs(history[-2]), 1.0):
+            # EM cannot lower the likelihood: rounding did, so a covariance is close
+            # to singular, where the likelihood is unbounded (too few observed values)
+            raise SingularCovarianceError(
+                f"EM with missing features: {_most_singular(covariance, pooled, classes)} "
+                f"is close to singular after {n_iter} iteration(s), where the likelihood "
+                f"is unbounded (too few observed values for its free parameters, or collinear "
+                f"features); use "
+                f"{simpler_kinds('pooled' if pooled else 'per_class')}, or drop features")
         if len(history) > 1 and history[-1] - history[-2] <= em_tol * W.sum():
             converged = True
             break
@@ -93,6 +108,28 @@ def em_gaussian(X, pats: MissingPatterns, resp, means, covariance, pooled, class
         covariance = S / W.sum() if pooled else S / W[:, None, None]
         n_iter += 1
     return EMResult(W, means, covariance, n_iter, converged, np.array(history))
+
+
+def _most_singular(covariance, pooled, classes):
+    """"the pooled covariance", or "the covariance of class c" for the class whose
+    correlation matrix has the smallest eigenvalue."""
+    if pooled:
+        return "the pooled covariance"
+
+    def smallest(S):
+        s = np.sqrt(np.clip(np.diag(S), np.finfo(float).tiny, None))
+        return float(np.linalg.eigvalsh(S / s[:, None] / s[None, :])[0])
+
+    k = int(np.argmin([smallest(S) for S in covariance]))
+    return f"the covariance of class {_label(classes, k)}"
+
+
+def simpler_kinds(covariance):
+    """The advice for a full covariance that EM cannot estimate: the kinds with fewer
+    free parameters than ``covariance``."""
+    if covariance == "per_class":
+        return "covariance='pooled' or 'diagonal'"
+    return "covariance='pooled_diagonal' or 'diagonal'"
 
 
 def _positive_definite(S):
@@ -170,7 +207,8 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
     if covariance in ("diagonal", "pooled_diagonal"):
         m = diagonal_moments(ac, covariance, unbiased, classes, dtype, names)
         return params_from_moments(m, covariance, priors, reg, shrinkage, unbiased,
-                                   var_smoothing=var_smoothing, tol=tol)
+                                   var_smoothing=var_smoothing, tol=tol,
+                                   feature_variance=observed_variance(ac))
     check_class_weights(classes, ac.counts)
     pooled = covariance == "pooled"
     warn_unidentified(missing, codes, w, K, pooled, classes)
@@ -181,9 +219,14 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
     pri = ac.counts / ac.counts.sum() if priors is None else priors
     with np.errstate(divide="ignore"):
         log_prior_total = float(np.sum(ac.counts[pri > 0] * np.log(pri[pri > 0])))
-    res = em_gaussian(X.astype(np.float64, copy=False), missing_patterns(missing), resp,
-                      ac.means, start, pooled, classes, log_prior_total, em_tol,
-                      em_max_iter)
+    # a row with no observed value tells the class priors (its label) and nothing of
+    # the means or covariances: EM leaves it out, so it neither slows EM (its E-step
+    # would return the current estimate) nor loosens the stopping rule (em_tol·W)
+    seen = ~missing.all(axis=1)
+    rows = slice(None) if seen.all() else np.flatnonzero(seen)
+    res = em_gaussian(X[rows].astype(np.float64, copy=False),
+                      missing_patterns(missing[rows]), resp[rows], ac.means, start, pooled,
+                      classes, log_prior_total, em_tol, em_max_iter)
     if not res.converged:
         from ..logistic.params import ConvergenceWarning
 
@@ -192,6 +235,8 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
         warn(f"EM with missing features did not converge in em_max_iter={em_max_iter} "
              f"iterations{last}; raise em_max_iter or em_tol", ConvergenceWarning)
     W = res.counts
+    if not isinstance(rows, slice):  # the class weights of the rows left out, back
+        W = W + resp[~seen].sum(axis=0)
     scatter = res.covariance * (W.sum() if pooled else W[:, None, None])
     m = ClassMoments(classes, W, res.means, scatter, covariance, dtype, names)
     params = params_from_moments(m, covariance, priors, reg, shrinkage, unbiased, tol=tol)

@@ -45,18 +45,24 @@ from .._em import (
     log_marginal_and_posteriors,
     marginal_score,
     maximising_m_step,
+    observed_weight,
     record_em,
     run_em,
     unlabelled_em,
 )
 from .._runtime import blas_single_thread
 from .._validation import check_sample_weight, check_y
-from ..stats.available import available_case, merge_available, pairwise_covariance
+from ..stats.available import (
+    available_case,
+    merge_available,
+    observed_variance,
+    pairwise_covariance,
+)
 from ..stats.missing import conditional_moments, missing_patterns
 from ..stats.moments import ClassMoments, merge_moments
 from ..stats.soft import soft_available_moments
 from .covariance import params_from_moments
-from .em import diagonal_moments, em_gaussian, warn_unidentified
+from .em import diagonal_moments, em_gaussian, simpler_kinds, warn_unidentified
 from .params import SingularCovarianceError
 from .small import marginal_scores
 
@@ -139,7 +145,7 @@ def _diagonal_em(fit: _Problem):
                              fit.names)
         return params_from_moments(m, fit.covariance, fit.priors, fit.reg, fit.shrinkage,
                                    fit.unbiased, var_smoothing=fit.var_smoothing,
-                                   tol=fit.tol)
+                                   tol=fit.tol, feature_variance=observed_variance(stats))
 
     def build(stats):
         try:
@@ -173,18 +179,40 @@ def _full_em(fit: _Problem):
     n = X.shape[0]
     resp = np.zeros((n, K))
     resp[np.arange(n), codes] = w if w.shape[0] else 1.0
+    # a labelled row with no observed value tells its class's prior only: it is left
+    # out of the E-steps (which would return the current estimate for it) and its
+    # weight, ``empty`` (K,), added to the class weights of every M-step
+    seen = ~fit.missing.all(axis=1)
+    empty = None
+    if not seen.all():
+        empty = resp[~seen].sum(axis=0)
+        resp, X, missing_x = resp[seen], X[seen], fit.missing[seen]
+    else:
+        missing_x = fit.missing
     X64 = X.astype(np.float64, copy=False)
     U64 = U.astype(np.float64, copy=False)
-    pats_x, pats_u = missing_patterns(fit.missing), missing_patterns(missing_u)
+    pats_x, pats_u = missing_patterns(missing_x), missing_patterns(missing_u)
+
+    def weighed(m):
+        """``m`` with the weight of the labelled rows without values in its class
+        weights: the priors count them, the means and covariances (scatter ÷ weight)
+        stay."""
+        if empty is None:
+            return m
+        W = m.counts + empty
+        scale = W.sum() / m.counts.sum() if pooled else (W / m.counts)[:, None, None]
+        return ClassMoments(m.classes, W, m.means, m.scatter * scale, m.kind, m.dtype,
+                            m.feature_names)
 
     def mle(m):
         params = params_from_moments(m, fit.covariance, fit.priors, 0.0, None, False,
                                      tol=fit.tol)
         if params.rank < d:
             raise SingularCovarianceError(
-                f"the pooled covariance is singular (rank {params.rank} < {d}): the "
-                f"observed features of a row then have no marginal density; drop the "
-                f"constant or collinear features")
+                f"the pooled covariance is singular (rank {params.rank} < {d}): a model "
+                f"with it has no marginal density over any subset of the features, "
+                f"which EM needs for the rows with NaN and the unlabelled rows; drop "
+                f"the constant or collinear features")
         return params
 
     # the labelled-only maximum-likelihood fit: the missing-feature EM (one iteration
@@ -193,7 +221,7 @@ def _full_em(fit: _Problem):
     lab = em_gaussian(X64, pats_x, resp, ac.means, start_cov, pooled, fit.classes, 0.0,
                       em.tol, em.max_iter)
     scale = lab.counts.sum() if pooled else lab.counts[:, None, None]
-    m0 = fit.moments(lab.counts, lab.means, lab.covariance * scale)
+    m0 = weighed(fit.moments(lab.counts, lab.means, lab.covariance * scale))
     try:
         start = _State(mle(m0), m0)
     except SingularCovarianceError as exc:
@@ -202,8 +230,9 @@ def _full_em(fit: _Problem):
         raise SingularCovarianceError(
             f"EM with unlabelled rows and missing features starts from the labelled "
             f"rows' maximum-likelihood fit, which is singular: {why}; reg and shrinkage "
-            f"apply only after EM, so they cannot help here: use covariance='pooled' or "
-            f"'diagonal', label more rows, or drop features") from None
+            f"apply only after EM, so they cannot help here: use "
+            f"{simpler_kinds(fit.covariance)}, label more rows, or drop "
+            f"features") from None
     guard = collapse_guard(start.params, lambda p: p.log_det) if not pooled else None
     lam = em.weight
 
@@ -214,8 +243,9 @@ def _full_em(fit: _Problem):
         with np.errstate(divide="ignore"):
             log_prior = np.log(p.priors.astype(np.float64))
         W, mu, S, loglik = conditional_moments(X64, pats_x, resp, means, cov, pooled)
-        has = W > 0
-        objective = loglik + float(W[has] @ log_prior[has])
+        Wp = W if empty is None else W + empty
+        has = Wp > 0
+        objective = loglik + float(Wp[has] @ log_prior[has])
         marginal, R = log_marginal_and_posteriors(fit.score(p, U))
         objective += lam * marginal
         soft = conditional_moments(U64, pats_u, lam * R, means, cov, pooled)
@@ -223,7 +253,7 @@ def _full_em(fit: _Problem):
 
     def maximise(stats):
         (Wl, mul, Sl), (Wu, muu, Su) = stats
-        m = merge_moments(fit.moments(Wl, mul, Sl), fit.moments(Wu, muu, Su))
+        m = weighed(merge_moments(fit.moments(Wl, mul, Sl), fit.moments(Wu, muu, Su)))
         try:
             params = mle(m)
         except SingularCovarianceError as exc:
@@ -232,7 +262,7 @@ def _full_em(fit: _Problem):
             guard(params)
         return _State(params, m)
 
-    total = (float(w.sum()) if w.shape[0] else n) + lam * U.shape[0]
+    total = observed_weight(fit.X.shape[0], fit.missing, w) + lam * U.shape[0]
     result = run_em(start, expect, maximise, em, total_weight=total, monotone=True,
                     dtype=X.dtype)
     final = params_from_moments(result.params.moments, fit.covariance, fit.priors,

@@ -125,10 +125,11 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         W_k or W; scikit-learn before 1.9 did this in QDA and LDA's svd solver.
     var_smoothing : float ≥ 0, default 1e-9
         Diagonal models only: the variance floor ε = var_smoothing · max_j Var(x_j)
-        (the variance of each feature over all rows, weighted by ``sample_weight``) is
-        added to every variance, as scikit-learn's GaussianNB and
-        :func:`fastgen.fit_gaussian_nb` do (:func:`fastgen.stats.variance_floor`).
-        0 gives the pure MLE, and an error on a zero variance.
+        (the variance of each feature over all rows, weighted by ``sample_weight``;
+        with NaN, over the rows that observe it) is added to every variance, as
+        scikit-learn's GaussianNB and :func:`fastgen.fit_gaussian_nb` do
+        (:func:`fastgen.stats.variance_floor`).  0 gives the pure MLE, and an error on
+        a zero variance.
     tol : float ≥ 0, default 1e-4
         The rank rule of every covariance kind: an eigenvalue of the within-class
         correlation matrix counts when it is above max(tol², d·ε) (the singular values
@@ -145,7 +146,8 @@ def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None
         them (:mod:`fastgen.gda.em`) and record ``n_iter``, ``converged`` and
         ``log_likelihood_history``; ``reg`` and a float ``shrinkage`` apply to the
         converged covariance, an estimated shrinkage raises.  A column with no observed
-        value, or a class with none for some feature, raises.  Without NaN the fit is
+        value, or a class with none for some feature, raises; a row with none counts
+        toward its class's weight and prior only.  Without NaN the fit is
         the complete-data one.  With ``unlabeled`` rows, NaN may be in X, in them, or
         in both: one EM over the missing labels and values
         (:mod:`fastgen.gda.em_incomplete`; docs/guide/incomplete_data.rst).

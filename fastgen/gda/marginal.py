@@ -52,10 +52,12 @@ def _check_rank(params):
     d = params.means.shape[1]
     if params.covariance_type == "pooled" and params.rank < d:
         raise ValueError(
-            f"this pooled model has rank {params.rank} < {d} (a singular within-class "
-            f"covariance), so the observed features of a row have no marginal density; "
-            f"refit with reg>0 (or drop the constant or collinear features) to score rows "
-            f"with NaN")
+            f"X has rows with NaN, and this pooled model cannot score any of them: it "
+            f"has rank {params.rank} < {d} (a singular within-class covariance), so it "
+            f"has no density over its {d} features and no marginal density over any "
+            f"subset of them (it scores complete rows only, in the rank-{params.rank} "
+            f"subspace); refit with reg>0 (or drop the constant or collinear features) "
+            f"to score rows with NaN")
 
 
 def _tables(params):

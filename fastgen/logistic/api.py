@@ -35,11 +35,13 @@ from .._validation import (
 )
 from .._warn import warn
 from .centring import centred_frame, to_centred, to_user
+from .columns import named_columns
 from .data import InMemoryData
 from .diagnostics import collinearity_from_gram, separation_of
 from .newton import NewtonResult, newton_solve
 from .objectives import make_objective
 from .params import CollinearityWarning, ConvergenceWarning, LogisticParams
+from .starts import better_start
 
 __all__ = ["fit_logistic", "irls_step", "logistic_loss_grad_hess", "FitOptions",
            "check_fit_options", "FitInputs", "prepare_inputs", "prior_start",
@@ -257,7 +259,8 @@ def _named_singular_information(exc, inp, fit_intercept, names):
 
 def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights,
                   separation, explicit=None, feature_names=None, what="fit_logistic",
-                  confirm_collinearity=True, shift=None) -> LogisticParams:
+                  confirm_collinearity=True, shift=None, default_start=None
+                  ) -> LogisticParams:
     """The fit of every logistic data source: objective → :func:`newton_solve` from
     ``beta0`` (K', p) → collinearity check (unless stopped by separation) →
     :func:`params_from_result`.
@@ -267,15 +270,18 @@ def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights
     on the same sample; ``explicit`` as for
     :func:`~fastgen.logistic.objectives.make_objective`; ``feature_names`` and ``what``
     name the columns and the caller in warnings; ``shift`` is the centred frame's, when
-    ``data`` is centred (the collinearity warning then names the user's columns).
-    """
+    ``data`` is centred (the collinearity warning then names the user's columns);
+    ``default_start`` replaces a worse ``init`` (:func:`.starts.better_start`)."""
     K = spec.classes.shape[0]
+    beta0, start_given = (beta0, False) if default_start is None else better_start(
+        data, opt.l2, K, explicit, beta0, default_start)
     obj = make_objective(data, opt.l2, K, explicit=explicit)
     n = getattr(data, "n", 0)
     result = newton_solve(obj, beta0[0] if K == 2 else beta0, max_iter=opt.max_iter,
                           tol=opt.tol, sum_weights=sum_weights, l2=opt.l2,
                           separation=separation, what=what,
-                          mean_weight=sum_weights / n if n else 1.0)
+                          mean_weight=sum_weights / n if n else 1.0,
+                          start_given=start_given)
     if result.cause != "separation":
         check_collinearity(result.gram, data, opt.l2, feature_names, what=what,
                            confirm=confirm_collinearity, shift=shift)
@@ -348,6 +354,8 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
         and offsets (see ``fastgen.logistic.newton``).
     init : LogisticParams or (coef, intercept), optional
         Starting point (default: zero coefficients, intercepts at the log prior odds).
+        A start where the objective is worse than at the default one is replaced by
+        the default (from saturated probabilities Newton's capped steps would creep).
     penalty : None or "firth", default None
         ``"firth"``: Firth's bias-reduced estimate (``l2 = 0``), finite under
         separation: binary (:func:`fastgen.logistic.firth.fit_firth`) or multinomial,
@@ -400,38 +408,41 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     opt = check_fit_options(l2, fit_intercept, max_iter, tol)
     check_penalty(penalty, correction, opt.l2)
     feature_names = names = feature_names_of(X)
-    inp = prepare_inputs(X, y, sample_weight)
-    d = inp.X.shape[1]
-    B0 = initial_coefficients(init, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)
-    Xc, shift = centred_frame(inp.X, inp.w, opt.fit_intercept)
-    if penalty == "firth":
-        from .bias_reduction import fit_bias_reduced
+    with named_columns(names):  # a column out of float64's range, by its name
+        inp = prepare_inputs(X, y, sample_weight)
+        d = inp.X.shape[1]
+        B0 = initial_coefficients(init, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)
+        Xc, shift = centred_frame(inp.X, inp.w, opt.fit_intercept)
+        if penalty == "firth":
+            from .bias_reduction import fit_bias_reduced
 
-        try:
-            with validated(Xc):  # the centred copy of a validated X: finite
-                params = fit_bias_reduced(
-                    Xc, inp.classes[inp.codes], correction=correction,
-                    fit_intercept=opt.fit_intercept,
-                    sample_weight=inp.w if inp.w.shape[0] else None,
-                    max_iter=opt.max_iter, tol=opt.tol,
-                    init=None if init is None else _centred_init(B0, d, shift))
-        except np.linalg.LinAlgError as exc:
-            raise _named_singular_information(exc, inp, opt.fit_intercept, names) from None
-    else:
-        if shift is not None:
-            B0 = B0.copy()
-            B0[:, d] = to_centred(B0[:, :d], B0[:, d], shift)
-        data = InMemoryData(Xc, inp.codes, inp.w, opt.fit_intercept)
+            try:
+                with validated(Xc):  # the centred copy of a validated X: finite
+                    params = fit_bias_reduced(
+                        Xc, inp.classes[inp.codes], correction=correction,
+                        fit_intercept=opt.fit_intercept,
+                        sample_weight=inp.w if inp.w.shape[0] else None,
+                        max_iter=opt.max_iter, tol=opt.tol,
+                        init=None if init is None else _centred_init(B0, d, shift))
+            except np.linalg.LinAlgError as exc:
+                raise _named_singular_information(exc, inp, opt.fit_intercept, names) from None
+        else:  # the default start replaces a worse init (starts.better_start)
+            default = None if init is None else initial_coefficients(
+                None, inp.classes, d, opt.fit_intercept, inp.codes, inp.w)
+            for B in (B0, default):  # both fresh arrays, moved into the centred frame
+                if B is not None and shift is not None:
+                    B[:, d] = to_centred(B[:, :d], B[:, d], shift)
+            data = InMemoryData(Xc, inp.codes, inp.w, opt.fit_intercept)
 
-        def separation():
-            return separation_of(Xc, inp.codes, inp.w, inp.classes, opt.fit_intercept,
-                                 names)
+            def separation():
+                return separation_of(Xc, inp.codes, inp.w, inp.classes, opt.fit_intercept,
+                                     names)
 
-        params = fit_from_data(
-            data, ParamsSpec(inp.classes, d, opt.fit_intercept, opt.l2, np.float64), B0,
-            opt, sum_weights=inp.sum_weights, separation=separation, feature_names=names,
-            shift=shift)
-    return attach_feature_names(to_user_params(params, shift, inp.X.dtype), feature_names)
+            params = fit_from_data(
+                data, ParamsSpec(inp.classes, d, opt.fit_intercept, opt.l2, np.float64), B0,
+                opt, sum_weights=inp.sum_weights, separation=separation, feature_names=names,
+                shift=shift, default_start=default)
+        return attach_feature_names(to_user_params(params, shift, inp.X.dtype), feature_names)
 
 
 def check_penalty(penalty, correction, l2):
@@ -514,7 +525,8 @@ def irls_step(params, X, y, *, l2=0.0, sample_weight=None) -> LogisticParams:
         B0[:, d] = to_centred(B0[:, :d], B0[:, d], shift)
     data = InMemoryData(Xc, inp.codes, inp.w, opt.fit_intercept)
     obj = make_objective(data, opt.l2, K, explicit=True)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), \
+            named_columns(params.feature_names or feature_names_of(X)):
         warnings.simplefilter("ignore", ConvergenceWarning)
         result = newton_solve(obj, B0[0] if K == 2 else B0, max_iter=1, tol=-1.0,
                               sum_weights=inp.sum_weights, l2=opt.l2, what="irls_step")

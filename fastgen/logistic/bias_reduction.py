@@ -49,6 +49,7 @@ from .firth import fit_firth
 from .firth_multinomial import fit_firth_multinomial
 from .firth_objective import _Penalised
 from .inference.frame import attach, restricted
+from .inference.optimum import check_same_estimate
 from .inference.passes import InferenceData
 from .params import ConvergenceWarning, LogisticParams
 from .penalised import _newton
@@ -259,7 +260,11 @@ def corrected_inference(model, X, y, *, infer, sample_weight=None, cov_type="non
     firth = _firth_of(Xc, y, sample_weight, shift)
     base = infer(firth, X, y, sample_weight=sample_weight, ci=ci, alpha=alpha,
                  feature_names=names)
+    dtype = np.asarray(model.coef).dtype
     if model.solver == "flic":
+        # FLIC's slopes are Firth's on these data
+        check_same_estimate(model.coef, np.asarray(firth.coef, dtype=np.float64),
+                            np.asarray(base.cov_params)[1:, 1:], "FLIC", dtype)
         # the information in the centred frame, its inverse mapped to the user's
         # intercept b = b_c − Σ m_j β_j: var(b) = uᵀ I_c⁻¹ u, u = (−m, 1)
         info, pi = _information(Xc, w, _centred_beta(model, shift), True)
@@ -303,6 +308,9 @@ def corrected_inference(model, X, y, *, infer, sample_weight=None, cov_type="non
     res = infer(aug, Xa, ya, sample_weight=wa, ci=ci, alpha=alpha, feature_names=aug_names)
     keep = np.r_[0:d + 1]  # statsmodels' layout: const, x1..xd, then g
     cov = res.cov_params[np.ix_(keep, keep)]
+    check_same_estimate(np.r_[np.asarray(model.intercept, dtype=np.float64).ravel(),
+                              np.asarray(model.coef, dtype=np.float64).ravel()],
+                        np.r_[beta[d + 1], beta[:d]], cov, "FLAC", dtype)
     out = dataclasses.replace(
         base, params=res.params[keep], bse=res.bse[keep], tvalues=res.tvalues[keep],
         pvalues=res.pvalues[keep], cov_params=cov,

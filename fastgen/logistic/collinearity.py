@@ -34,6 +34,11 @@ COLLINEAR_TOL = 1e-6
 #: resting on the data's eighth digit (values recorded to a few digits cannot carry it).
 ILL_CONDITIONED = 1e8
 
+#: Significant digits of a combination's coefficients written in the user's columns
+#: (:meth:`Collinearity.in_user_frame`): those of the rule that drops coefficients
+#: below 1e-8 of the largest.
+COMBINATION_DIGITS = 8
+
 
 @dataclass(frozen=True)
 class Collinearity:
@@ -78,21 +83,31 @@ class Collinearity:
         user's columns: x_j − m_j = Σ a_i (x_i − m_i) + a_0 gives
         x_j = Σ a_i x_i + (a_0 + m_j − Σ a_i m_i)·1.  ``column_shift`` holds m_i for
         every column index of this check (0 for the intercept), ``intercept`` is the
-        intercept's index; None (no column centred) leaves them as they are."""
+        intercept's index; None (no column centred) leaves them as they are.
+
+        The a_i come from a factorisation in the centred frame, exact to about
+        :data:`COMBINATION_DIGITS` significant digits, and the intercept's term adds
+        up their errors times the offsets m_i (1 − 1e-12 times an offset of 1e6 is a
+        term of 1e-6).  So the a_i are rounded to those digits first, and the
+        intercept's term is kept only where it exceeds that precision of the sum it
+        is made of, 10^−digits·(|m_j| + Σ|a_i m_i|): the combination then reads the
+        same at every offset.  The intercept's term comes first, as in the centred
+        frame's order."""
         if column_shift is None:
             return self
         combos = []
         for j, comb in zip(self.dependent, self.combinations):
-            c = dict(comb)
-            adj = float(column_shift[j]) - sum(a * float(column_shift[i])
-                                               for i, a in comb.items())
+            c = {i: _significant(a) for i, a in comb.items() if i != intercept}
+            parts = [float(column_shift[j])] + [-a * float(column_shift[i])
+                                               for i, a in c.items()]
+            total = comb.get(intercept, 0.0) + sum(parts)
+            size = sum(abs(v) for v in parts)
             big = max([abs(a) for a in c.values()] + [abs(float(column_shift[j]))])
-            total = c.get(intercept, 0.0) + adj
-            if abs(total) > 1e-12 * big:
-                c[intercept] = total
-            else:
-                c.pop(intercept, None)
-            combos.append(c)
+            out = {}
+            if abs(total) > max(10.0 ** -COMBINATION_DIGITS * size, 1e-12 * big):
+                out[intercept] = total
+            out.update(c)
+            combos.append(out)
         return dataclasses.replace(self, combinations=tuple(combos))
 
     def describe(self) -> str:
@@ -106,6 +121,15 @@ class Collinearity:
                              for i, a in comb.items())
             lines.append(f"{self.names(j)!r} = {terms.lstrip('+ ')}")
         return "; ".join(lines)
+
+
+def _significant(a, digits=None):
+    """``a`` rounded to ``digits`` (default :data:`COMBINATION_DIGITS`) significant
+    digits."""
+    digits = COMBINATION_DIGITS if digits is None else digits
+    if a == 0.0 or not np.isfinite(a):
+        return float(a)
+    return float(f"{a:.{digits}g}")
 
 
 def collinearity_from_gram(G, n_features, fit_intercept, *, tol=COLLINEAR_TOL,

@@ -14,12 +14,14 @@ Imports: ``collinearity`` only.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .collinearity import collinearity_from_gram
 
-__all__ = ["scale_error", "check_curvature_diagonal", "column_scales",
-           "identified_columns"]
+__all__ = ["scale_error", "ColumnScaleError", "named_columns", "check_curvature_diagonal",
+           "column_scales", "identified_columns"]
 
 _TINY = np.finfo(np.float64).tiny
 
@@ -29,6 +31,41 @@ _TINY = np.finfo(np.float64).tiny
 #: precision (and the rank checks, relative to the intercept's entry, take the column
 #: for zero).
 _MIN_MEAN_SQUARE = _TINY * 2.0 ** 16
+
+
+class ColumnScaleError(ValueError):
+    """The ``ValueError`` of :func:`scale_error`: X's column ``column`` (0-based, as
+    every message about X's values names it) is out of float64's range for the fit's
+    sums.  The fits know the data frame's column names, the kernels do not:
+    :meth:`named` adds the name in the parentheses after the index, as the
+    validation's messages do (``column 3 ('price'; its largest |x| is 1e+160)``)."""
+
+    def __init__(self, before, column, detail, after, name=None):
+        self.before, self.column, self.detail, self.after = before, column, detail, after
+        inside = [repr(name)] if name is not None else []
+        inside += [detail] if detail else []
+        paren = f" ({'; '.join(inside)})" if inside else ""
+        super().__init__(f"{before}column {column}{paren}{after}")
+
+    def named(self, names):
+        """The same error with the column's name from ``names`` (None: as it is)."""
+        if names is None or not 0 <= self.column < len(names):
+            return self
+        return ColumnScaleError(self.before, self.column, self.detail, self.after,
+                                str(names[self.column]))
+
+
+@contextlib.contextmanager
+def named_columns(names):
+    """Within it, a :class:`ColumnScaleError` is raised again with the column's name
+    from ``names`` (the data frame's, or the model's ``feature_names``; None: as it
+    is)."""
+    try:
+        yield
+    except ColumnScaleError as exc:
+        if names is None:
+            raise
+        raise exc.named(names) from None
 
 
 def scale_error(data, j, overflow, abs_max=None, w=None):
@@ -47,15 +84,14 @@ def scale_error(data, j, overflow, abs_max=None, w=None):
             f"mean)")
     big = getattr(data, "column_abs_max", None) if abs_max is None else abs_max
     m = big(j) if big is not None else None
-    detail = f" (its largest |x| is {m:.3g})" if m is not None else ""
+    detail = f"its largest |x| is {m:.3g}" if m is not None else ""
     fix = "rescale the features (e.g. divide each by its standard deviation)"
     if wmax is not None and (wmax > 1.0 if overflow else wmax < 1.0):
-        detail += f", with sample_weight up to {wmax:.3g},"
+        detail += f"{', ' if detail else ''}with sample_weight up to {wmax:.3g}"
         fix += " or sample_weight"
-    return ValueError(
-        f"X has values too {'large' if overflow else 'small'} for float64 products: in "
-        f"column {j}{detail} the weighted sums of x² that make up the Hessian {way}; "
-        f"{fix}")
+    return ColumnScaleError(
+        f"X has values too {'large' if overflow else 'small'} for float64 products: in ",
+        int(j), detail, f" the weighted sums of x² that make up the Hessian {way}; {fix}")
 
 
 def check_curvature_diagonal(C, data, abs_max=None, w=None):

@@ -46,7 +46,7 @@ from .feature_labels import checked_feature_names, default_feature_names, design
 
 __all__ = ["SeparationResult", "detect_separation", "Collinearity", "collinear_columns",
            "collinearity_from_gram", "collinearity_in_order", "default_feature_names",
-           "separation_advice",
+           "separation_advice", "unconverged_message",
            "COLLINEAR_TOL", "ILL_CONDITIONED"]
 
 #: On the column-equilibrated data (every column scaled to max|x| = 1) and D in the
@@ -193,28 +193,102 @@ def _constraints(A, codes, K):
 
 
 def _separation_lp(A, codes, K):
-    """Solve the two LPs on the equilibrated design A; return (optimum, D, complete)."""
+    """Solve the two LPs on the equilibrated design A; return (optimum, D, complete).
+
+    The LP's answer is taken only where its direction separates exactly
+    (:func:`exact_direction`): HiGHS accepts rows violated by up to its feasibility
+    tolerance, so classes that overlap by less (a few hundred ulps of a column offset
+    of 1e6) would otherwise be called separated."""
     p = A.shape[1]
     G = _constraints(A, codes, K)
     live = np.tile(np.asarray(abs(A).sum(axis=0)).ravel() > 0, K - 1)
-    opt, x = separation_lp(G, np.asarray(G.sum(axis=0)).ravel(), live)
-    D = x.reshape(K - 1, p)
+    c = np.asarray(G.sum(axis=0)).ravel()
+    opt, x = separation_lp(G, c, live)
+    if opt > SEPARATION_TOL:
+        x = exact_direction(G, x)
+        if x is None:  # once more at HiGHS' tightest tolerances
+            opt, x = separation_lp(G, c, live, _TIGHT)
+            x = exact_direction(G, x) if opt > SEPARATION_TOL else None
+        if x is None:
+            opt = 0.0
+        else:
+            opt = float(c @ x)
     if opt <= SEPARATION_TOL:
         return 0.0, np.zeros((K - 1, p)), False
+    D = x.reshape(K - 1, p)
     t, _ = margin_lp(G, live)
     return opt, D, t > SEPARATION_TOL
 
 
-def separation_lp(G, c, live):
-    """max cᵀD over −1 ≤ D ≤ 1 (D = 0 where not ``live``) subject to G D ≥ 0, by HiGHS:
-    (optimum ≥ 0, D)."""
+#: HiGHS' tightest feasibility tolerances, for the second solve of
+#: :func:`_separation_lp`.
+_TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+#: Rows whose margin under the LP's direction is within this factor of its worst
+#: violation are taken to lie on the separating hyperplane (:func:`exact_direction`).
+_TIGHT_FACTOR = 16.0
+
+#: Singular values of the tight rows below this (relative to the largest) count as zero
+#: in :func:`exact_direction`'s projection: the centred, equilibrated design holds its
+#: entries to a few ulps.
+_NULL_RCOND = 1e-12
+
+#: :func:`exact_direction` projects only where the LP has at most this many unknowns
+#: (its q × q factor); wider programmes keep the LP's answer as it is.
+_PROJECT_MAX_COLUMNS = 4096
+_PROJECT_CHUNK_ROWS = 4096
+
+
+def exact_direction(G, x):
+    """The LP's direction ``x`` if it separates exactly, else its projection on the
+    null space of the rows it nearly meets (the rows of a quasi-complete separation
+    lie on the hyperplane, which HiGHS meets only to its tolerance) if that one does;
+    None where neither does.
+
+    "Exactly": every margin (G x)_i ≥ −8·(q+1)·ε·(|G||x|)_i (rounding in float64 of the
+    centred, equilibrated design) and their sum above ``SEPARATION_TOL``.  Overlapping
+    classes fail it: their rows cannot all be met, and the tight rows the direction
+    misses span the direction away."""
+    x = np.asarray(x, dtype=np.float64)
+
+    def separates(v):
+        m = G @ v
+        slack = 8.0 * (G.shape[1] + 1) * np.finfo(np.float64).eps * (abs(G) @ np.abs(v))
+        return bool(np.all(m >= -slack)) and float(m.sum()) > SEPARATION_TOL, m, slack
+
+    ok, m, slack = separates(x)
+    if ok:
+        return x
+    q = G.shape[1]
+    if q > _PROJECT_MAX_COLUMNS:
+        return x  # no q × q factor of the tight rows: the LP's answer, as it is
+    worst = float(np.max(slack - m))  # the largest violation beyond rounding
+    tight = np.flatnonzero(m <= _TIGHT_FACTOR * worst)
+    # the tight rows' R factor, a chunk of rows at a time (memory O(chunk·q), however
+    # many rows lie on the hyperplane), then the null space from its SVD
+    R = np.zeros((0, q))
+    for r0 in range(0, tight.shape[0], _PROJECT_CHUNK_ROWS):
+        rows = tight[r0:r0 + _PROJECT_CHUNK_ROWS]
+        block = G[rows].toarray() if hasattr(G, "toarray") else np.asarray(G)[rows]
+        R = np.linalg.qr(np.vstack([R, block]), mode="r")
+    sv, Vt = np.linalg.svd(R, full_matrices=False)[1:]
+    rank = int(np.sum(sv > _NULL_RCOND * sv[0])) if sv.size and sv[0] > 0 else 0
+    V = Vt[:rank]
+    y = x - V.T @ (V @ x)
+    ok, _, _ = separates(y)
+    return y if ok else None
+
+
+def separation_lp(G, c, live, options=None):
+    """max cᵀD over −1 ≤ D ≤ 1 (D = 0 where not ``live``) subject to G D ≥ 0, by HiGHS
+    (``options``: HiGHS' own): (optimum ≥ 0, D)."""
     from scipy.optimize import linprog
 
     bounds = [(-1.0, 1.0) if a else (0.0, 0.0) for a in live]
     rows = G.shape[0] > 0
     res = linprog(-np.asarray(c, dtype=np.float64), A_ub=-G if rows else None,
                   b_ub=np.zeros(G.shape[0]) if rows else None, bounds=bounds,
-                  method="highs")
+                  method="highs", options=options)
     if res.status != 0:
         raise RuntimeError(f"the separation LP failed: {res.message}")
     return max(-float(res.fun), 0.0), np.asarray(res.x, dtype=np.float64)
@@ -408,3 +482,38 @@ def separation_advice(n_classes, inference=False):
             "standard errors from logistic_inference) or l2 > 0 (finite, for prediction), "
             "or drop the separating features, or merge the classes they separate, and "
             f"refit ({find}).")
+
+
+#: A decrement at or below this times max(1, |f|) is at the objective's rounding: no
+#: number of iterations brings it lower (the advice of :func:`unconverged_message`).
+_ROUNDING = 64 * np.finfo(np.float64).eps
+
+
+def unconverged_message(what, cause, n_iter, max_iter, dec, tol, dec_tol, init,
+                        objective="the objective", quantity="Newton decrement ½gᵀH⁻¹g",
+                        value=None):
+    """The text of a ConvergenceWarning of the Newton loop: the stopping rule's
+    quantity, the decrement ½gᵀH⁻¹g, against the tolerance it was compared with, and
+    advice that fits the cause: a far ``init`` creeps (dropping it helps where more
+    iterations would not), and a decrement at the rounding of the objective's
+    ``value`` shows a tol below float64's reach."""
+    if dec_tol == tol:
+        bound = f"tol = {tol:.3g}"
+    else:
+        bound = f"tol·(mean weight) = {dec_tol:.3g}, tol = {tol:.3g}"
+    rule = f"stopping rule: {quantity} = {dec:.3g} > {bound}"
+    if cause == "line search":
+        return (f"{what} stopped after {n_iter} iterations: the line search could not "
+                f"improve {objective} ({rule}); tol may be below the attainable "
+                f"precision.")
+    floor = None if value is None else _ROUNDING * max(1.0, abs(float(value)))
+    if floor is not None and dec <= floor:
+        advice = (f"tol is below the precision float64 gives the objective here (about "
+                  f"{floor:.3g} nats); raise tol")
+    elif init:
+        advice = ("the start (init) may be far from the optimum: fit without init, "
+                  "or start closer, or increase max_iter")
+    else:
+        advice = "increase max_iter"
+    return (f"{what} did not converge in max_iter={max_iter} iterations ({rule}); "
+            f"{advice}.")

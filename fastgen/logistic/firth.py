@@ -35,16 +35,14 @@ Profile-likelihood intervals and penalised likelihood-ratio tests on this object
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .._validation import check_sample_weight, check_X, check_y
 from .firth_objective import _Penalised
 from .firth_starts import MULTI_START_ETA, _best_of_starts, check_start, subsample_start
 from .inference.passes import InferenceData
-from .params import ConvergenceWarning, LogisticParams
-from .penalised import _newton
+from .params import LogisticParams
+from .penalised import _newton, warn_unconverged
 
 __all__ = ["fit_firth"]
 
@@ -95,8 +93,10 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
         As for :func:`fastgen.fit_logistic`; y must have two classes.  Weights are
         frequency weights (they enter the information matrix, hence the penalty).
     tol : float, default 1e-8
-        Converged when ``max|U*| / Σw ≤ tol`` and the last step moved no coefficient by
-        more than ``tol · (1 + max|β|)``.
+        Converged when the Newton decrement ½U*ᵀJ⁻¹U* (J the Newton matrix: I, or
+        l*'s Hessian once Fisher scoring proves slow) is ≤ tol (times the mean weight
+        where it is below 1), in nats of l*; the ConvergenceWarning of a fit that
+        stops short reports that decrement and that bound.
 
     Returns
     -------
@@ -123,18 +123,17 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
                                     lambda *a: _Penalised(*a, 0.5), 2)
     obj = _Penalised(data, codes, w, 0.5)
     free = np.arange(data.p)
-    if init is not None:
-        check_start(obj, beta0)
+    given = init is not None
+    if given:
+        beta0, given = check_start(obj, beta0,
+                                   _initial(None, classes, data.d, fit_intercept, codes, w))
     run = _newton(obj, beta0, free, max_iter, tol, sw, c0)
     if obj.slow or run[0].emax > MULTI_START_ETA:
         run = _best_of_starts(obj, run, X, codes, w, fit_intercept, beta0, max_iter, tol,
                               sw)
-    st, U, converged, n_iter, hist, steps = run
+    st, U, converged, n_iter, hist, steps = run[:6]
     if not converged:
-        warnings.warn(
-            f"fit_logistic(penalty='firth') did not converge in {n_iter} iterations "
-            f"(max|modified score|/sum(w) = {float(np.max(np.abs(U))) / sw:.3g}, tol = "
-            f"{tol:.3g}); increase max_iter", ConvergenceWarning, stacklevel=3)
+        warn_unconverged(run, tol, max_iter, init=given)
     d = data.d
     beta = st.beta
     gh = [float(np.max(np.abs(U))) / sw]

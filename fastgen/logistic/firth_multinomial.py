@@ -35,8 +35,6 @@ modified score, when that is affordable (:data:`DIFFERENCE_MAX_WORK`); the same 
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.linalg
 
@@ -44,13 +42,14 @@ from .._runtime import kernel_threads, threads_for_work
 from .._small import small_work
 from .._validation import check_sample_weight, check_X, check_y
 from .columns import check_curvature_diagonal
-from .firth_objective import _column_scales, _penalised_state
+from .firth_objective import _column_scales, _Penalised, _penalised_state
 from .firth_starts import MULTI_START_ETA, _best_of_starts, check_start, subsample_start
 from .inference.passes import InferenceData
-from .params import ConvergenceWarning, LogisticParams
-from .penalised import _newton
+from .params import LogisticParams
+from .penalised import _newton, warn_unconverged
 
-__all__ = ["fit_firth_multinomial", "MultinomialPenalised", "DIFFERENCE_MAX_WORK"]
+__all__ = ["fit_firth_multinomial", "MultinomialPenalised", "DIFFERENCE_MAX_WORK",
+           "modified_score_at"]
 
 #: l*'s Hessian by differences costs q evaluations of the modified score (each a pass
 #: of n·q² multiply-adds): taken only while n·q³ is below this.
@@ -253,18 +252,17 @@ def fit_firth_multinomial(X, y, *, fit_intercept=True, sample_weight=None, max_i
         beta0, c0 = subsample_start(X, codes, w, fit_intercept, beta0, max_iter,
                                     lambda *a: MultinomialPenalised(*a, 0.5, K), K)
     obj = MultinomialPenalised(data, codes, w, 0.5, K)
-    if init is not None:
-        check_start(obj, beta0)
+    given = init is not None
+    if given:
+        beta0, given = check_start(obj, beta0,
+                                   _prior_start(codes, w, K, data.d, fit_intercept))
     run = _newton(obj, beta0, np.arange(obj.q), max_iter, tol, sw, c0)
     if obj.slow or run[0].emax > MULTI_START_ETA:
         run = _best_of_starts(obj, run, X, codes, w, fit_intercept, beta0, max_iter, tol,
                               sw)
-    st, U, converged, n_iter, hist, steps = run
+    st, U, converged, n_iter, hist, steps = run[:6]
     if not converged:
-        warnings.warn(
-            f"fit_logistic(penalty='firth') did not converge in {n_iter} iterations "
-            f"(max|modified score|/sum(w) = {float(np.max(np.abs(U))) / sw:.3g}, tol = "
-            f"{tol:.3g}); increase max_iter", ConvergenceWarning, stacklevel=3)
+        warn_unconverged(run, tol, max_iter, init=given)
     d, p, m = data.d, data.p, K - 1
     Bref = st.beta.reshape(m, p)
     B = np.vstack([np.zeros((1, p)), Bref])
@@ -279,3 +277,17 @@ def fit_firth_multinomial(X, y, *, fit_intercept=True, sample_weight=None, max_i
         step_size_history=np.asarray(steps, dtype=np.float64), solver="firth", n_hessp=0,
     )
     return model
+
+
+def modified_score_at(data, codes, w, beta, llf, score, information, emax, n_classes):
+    """Firth's modified score U* (flat, the reference layout) at ``beta`` from one pass's
+    sums there (log-likelihood, score, information, max|η|), binary or multinomial: one
+    more pass, for the leverages.  None where the information is singular."""
+    obj = _Penalised(data, codes, w, 0.5) if n_classes == 2 else \
+        MultinomialPenalised(data, codes, w, 0.5, n_classes)
+    try:
+        st = _penalised_state(np.ascontiguousarray(beta, dtype=np.float64), llf, score,
+                              information, emax, 0.5, "")
+        return np.asarray(obj.modified_score(st), dtype=np.float64)
+    except np.linalg.LinAlgError:
+        return None

@@ -158,7 +158,7 @@ def _constrained(obj, beta_start, j, b, sw, tol, max_iter):
     beta = beta_start.copy()
     beta[j] = b
     free = np.delete(np.arange(beta.shape[0]), j)
-    st, U, conv, _, _, _ = _newton(obj, beta, free, max_iter, tol, sw)
+    st, U, conv = _newton(obj, beta, free, max_iter, tol, sw)[:3]
     return st, U, conv
 
 

@@ -7,7 +7,8 @@
   several local maxima; where the first run shows that the penalty shapes l*, the fit
   also starts from zero and from a ridge estimate (:func:`_ridge_start`) and returns the
   highest maximum, with a warning when they differ.
-* :func:`check_start`: a caller's ``init`` where the penalty is undefined is refused.
+* :func:`check_start`: a caller's ``init`` where the penalty is undefined is refused, and one
+  worse than the default start (l* lower) gives way to it.
 """
 
 from __future__ import annotations
@@ -55,12 +56,22 @@ MULTI_START_ETA = 15.0
 RIDGE_START_L2 = 1.0
 
 
-def check_start(obj, beta0):
-    """Raise a ``ValueError`` naming ``init`` where the start's Fisher information is
+def check_start(obj, beta0, default=None):
+    """The start of a fit from the caller's ``init`` ``beta0``: ``(start,
+    init_kept)``.
+
+    Raises a ``ValueError`` naming ``init`` where the start's Fisher information is
     singular (its probabilities are 0 or 1 to float64 on the rows that carry a
-    column), so the penalty is undefined there; the default start never is."""
+    column), so the penalty is undefined there; the default start never is.  Where
+    l* at ``beta0`` is below l* at ``default`` (zero slopes, the log prior odds) the
+    start is no warm start (Newton's steps from it are capped at ``MAX_STEP``, and a
+    start far away creeps): ``default`` is returned instead."""
     try:
-        obj.evaluate(np.array(beta0, dtype=np.float64))
+        at_init = obj.evaluate(np.array(beta0, dtype=np.float64)).lstar
+        if default is not None:
+            if not at_init >= obj.evaluate(np.array(default, dtype=np.float64)).lstar:
+                return default, False
+        return beta0, True
     except np.linalg.LinAlgError:
         raise ValueError(
             "init puts the fitted probabilities at 0 or 1 (to float64) on the rows that "
@@ -174,8 +185,8 @@ def subsample_start(X, codes, w, fit_intercept, beta0, max_iter, penalised, n_cl
     sws = float(ws.sum()) if ws.shape[0] else float(cs.shape[0])
     obj = penalised(InferenceData(Xs, fit_intercept), cs, ws)
     try:
-        st, _, _, _, _, _ = _newton(obj, beta0, np.arange(beta0.shape[0]), max_iter,
-                                    _WARM_START_TOL, sws)
+        st = _newton(obj, beta0, np.arange(beta0.shape[0]), max_iter,
+                     _WARM_START_TOL, sws).state
     except np.linalg.LinAlgError:
         return beta0, None
     if not (np.all(np.isfinite(st.beta)) and st.c is not None and np.all(np.isfinite(st.c))):

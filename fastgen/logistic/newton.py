@@ -67,12 +67,13 @@ from typing import Protocol
 import numpy as np
 
 from .._warn import warn
-from .diagnostics import separation_advice
+from .diagnostics import separation_advice, unconverged_message
 from .params import ConvergenceWarning, PerfectSeparationWarning
 
 __all__ = ["Objective", "NewtonState", "LineSearchStep", "NewtonResult", "newton_solve",
            "direction", "certified_direction", "is_converged", "separation_suspected",
-           "line_search", "capped_step", "final_step", "update", "forcing"]
+           "line_search", "capped_step", "final_step", "update", "forcing",
+           "stopping_tolerance"]
 
 #: In-loop trigger of the exact separation test (see the module docstring): this many
 #: steps, the last ``_SUSPECT_ALIGNED`` along β, and some |η| above ``_SUSPECT_ETA``.
@@ -299,6 +300,12 @@ def forcing(gscaled, rtol=None):
     return min(0.5, max(float(np.sqrt(gscaled)), _CERT_RTOL))
 
 
+def stopping_tolerance(tol, mean_weight=1.0):
+    """What the decrement is compared with: ``tol·min(1, mean_weight)`` (see
+    :func:`newton_solve`'s ``mean_weight``)."""
+    return tol * min(1.0, float(mean_weight))
+
+
 def is_converged(decrement, tol):
     """The stopping rule: the Newton decrement ½gᵀH⁻¹g of an accurate solve ≤ tol."""
     return decrement <= tol
@@ -414,7 +421,7 @@ def update(state, step, accepted, record=True):
 
 def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
                  separation=None, what="fit_logistic", mean_weight=1.0,
-                 quiet=False) -> NewtonResult:
+                 quiet=False, start_given=False) -> NewtonResult:
     """Minimise ``objective`` from ``beta0`` by damped Newton steps.
 
     Parameters
@@ -445,6 +452,9 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     quiet : bool, default False
         No warning when it stops unconverged (for fits inside other fits, whose caller
         reads ``converged``).
+    start_given : bool, default False
+        ``beta0`` is the caller's ``init``: a warning at ``max_iter`` then says that the
+        start may be far (:func:`~fastgen.logistic.diagnostics.unconverged_message`).
 
     Objective policies, each optional (``PenalisedObjective`` of Firth's fits has
     them): ``limit_step(step)`` caps a step before its line search; ``make_exact()``
@@ -472,7 +482,7 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     checked = separation is None or l2 != 0.0
     dec = np.inf
     gram = None
-    dec_tol = tol * min(1.0, float(mean_weight))
+    dec_tol = stopping_tolerance(tol, mean_weight)
     make_exact = getattr(objective, "make_exact", None)
     limit_step = getattr(objective, "limit_step", None)
     chord = getattr(objective, "chord", None)
@@ -530,7 +540,8 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
         if cause is None:
             cause = "max_iter"
         if not quiet:
-            _warn_stopped(cause, state, max_iter, tol, sep, what, dec)
+            _warn_stopped(cause, state, max_iter, tol, sep, what, dec, dec_tol,
+                          start_given)
     return NewtonResult(
         beta=state.beta, loss=state.current.loss, converged=converged, n_iter=state.n_iter,
         cause=None if converged else cause,
@@ -541,7 +552,7 @@ def newton_solve(objective, beta0, *, max_iter, tol, sum_weights, l2,
     )
 
 
-def _warn_stopped(cause, state, max_iter, tol, sep, what, dec):
+def _warn_stopped(cause, state, max_iter, tol, sep, what, dec, dec_tol, start_given):
     n_iter = state.n_iter
     if cause == "separation":
         inf = sep.infinite_coefficients()
@@ -555,15 +566,6 @@ def _warn_stopped(cause, state, max_iter, tol, sep, what, dec):
         )
         warn(msg, PerfectSeparationWarning)
         return
-    elif cause == "line search":
-        msg = (
-            f"{what} stopped after {n_iter} iterations: the line search could not "
-            f"decrease the objective (Newton decrement ½gᵀH⁻¹g = {dec:.3g} > tol = "
-            f"{tol:.3g}); tol may be below the attainable precision."
-        )
-    else:
-        msg = (
-            f"{what} did not converge in max_iter={max_iter} iterations "
-            f"(Newton decrement ½gᵀH⁻¹g = {dec:.3g}, tol = {tol:.3g}); increase max_iter."
-        )
-    warn(msg, ConvergenceWarning)
+    warn(unconverged_message(what, cause, n_iter, max_iter, dec, tol, dec_tol,
+                             start_given, value=state.current.objective),
+         ConvergenceWarning)

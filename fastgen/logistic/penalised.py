@@ -10,13 +10,17 @@ Imports: ``newton`` only (the objectives it wraps come from ``firth`` and
 from __future__ import annotations
 
 import copy
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
 
-from .newton import capped_step, newton_solve
+from .._warn import warn
+from .diagnostics import unconverged_message
+from .newton import capped_step, newton_solve, stopping_tolerance
+from .params import ConvergenceWarning
 
-__all__ = ["PenalisedObjective", "MAX_STEP"]
+__all__ = ["PenalisedObjective", "PenalisedRun", "MAX_STEP", "warn_unconverged"]
 
 #: Largest change of any coefficient in one Newton step (logistf's ``maxstep``).
 MAX_STEP = 5.0
@@ -101,6 +105,9 @@ class PenalisedObjective:
         self._g_prev = None  # max|U*_free / r|/Σw at the previous exact step
         self._prev_at = None
         self._slow = 0
+        #: whether the latest decrement is Fisher scoring's scaled for its linear rate
+        #: (:meth:`_fisher_decrement`), not a Newton step's own
+        self.rate_scaled = False
         self.sw = float(obj.w.sum()) if obj.w.shape[0] else float(obj.data.n)
 
     # -- the solver's protocol
@@ -197,6 +204,7 @@ class PenalisedObjective:
                 delta = scipy.linalg.cho_solve(scipy.linalg.cho_factor(J, lower=True),
                                                Uf, check_finite=False)
                 x[free] = delta
+                self.rate_scaled = False
                 return x, max(0.5 * float(Uf @ delta), 0.0)
             except np.linalg.LinAlgError:
                 pass  # l* not concave here: Fisher scoring's step
@@ -225,6 +233,7 @@ class PenalisedObjective:
         step is Newton's and δ_F l's own decrement.  Decrements at the objective's
         rounding carry no rate: their ratio is noise, and the previous point was
         already as converged as f can show."""
+        self.rate_scaled = False
         if not new_point or self.obj.pw == 0.0:
             return dec
         prev, self._dec_prev = self._dec_prev, dec
@@ -233,6 +242,7 @@ class PenalisedObjective:
         f = abs(float(self._latest.st.lstar))
         if prev <= 64.0 * np.finfo(np.float64).eps * max(f, 1.0):
             return dec
+        self.rate_scaled = True
         rho2 = min(dec / prev, 0.98)
         est = dec / (1.0 - np.sqrt(rho2))
         return est * max(1.0, rho2 / self.tol) if self.tol > 0 else est
@@ -256,18 +266,52 @@ class PenalisedObjective:
         return st, obj.modified_score(st)
 
 
-def _newton(obj, beta0, free, max_iter, tol, sw, c0=None):
+class PenalisedRun(NamedTuple):
+    """What :func:`_newton` returns: the last state and its exact modified score U*,
+    whether the stopping rule certified it, the steps taken, the histories of −l* and
+    of the step sizes, and the stopping rule's last reading: the Newton decrement
+    ``decrement`` it compared with ``dec_tol`` (``tol`` times min(1, mean weight)),
+    and why it stopped early (``cause``: "line search", "max_iter" or None)."""
+
+    state: object
+    score: np.ndarray
+    converged: bool
+    n_iter: int
+    history: list
+    steps: list
+    decrement: float
+    dec_tol: float
+    cause: str | None
+    rate_scaled: bool = False
+
+
+def _newton(obj, beta0, free, max_iter, tol, sw, c0=None) -> PenalisedRun:
     """Maximise l* over the coordinates ``free`` (others fixed) from beta0, by
     :func:`~fastgen.logistic.newton.newton_solve` on :class:`PenalisedObjective`:
     converged when the Newton decrement ½U*ᵀΔ ≤ tol (per unit of mean weight below 1),
     the certifying step then taken.  ``c0`` stands in for Firth's score correction at
-    beta0 (the subsample fit's, see :func:`~fastgen.logistic.firth_starts.subsample_start`).
-    Returns (state, U*, converged, n_iter, history of −l*, step sizes)."""
+    beta0 (the subsample fit's, see :func:`~fastgen.logistic.firth_starts.subsample_start`)."""
     target = PenalisedObjective(obj, free, c0, tol)
     n = obj.data.n
+    mean_weight = sw / n if n else 1.0
     res = newton_solve(target, np.array(beta0, dtype=np.float64), max_iter=max_iter,
                        tol=tol, sum_weights=sw, l2=1.0, quiet=True,
-                       mean_weight=sw / n if n else 1.0)
+                       mean_weight=mean_weight)
     st, U = target.state()
-    return (st, U, res.converged, res.n_iter, list(res.objective_history),
-            list(res.step_size_history))
+    return PenalisedRun(st, U, res.converged, res.n_iter, list(res.objective_history),
+                        list(res.step_size_history), res.decrement,
+                        stopping_tolerance(tol, mean_weight), res.cause,
+                        target.rate_scaled)
+
+
+def warn_unconverged(run: PenalisedRun, tol, max_iter, what="fit_logistic(penalty='firth')",
+                     init=False):
+    """The ConvergenceWarning of a penalised fit that stopped unconverged: the quantity
+    its stopping rule compares (the Newton decrement ½U*ᵀΔ, in nats of l*) and the
+    tolerance it compares it with, and what to do for the cause."""
+    quantity = ("Newton decrement of Fisher scoring ½U*ᵀI⁻¹U* scaled for its "
+                "linear rate" if run.rate_scaled else "Newton decrement ½U*ᵀΔ")
+    warn(unconverged_message(what, run.cause or "max_iter", run.n_iter, max_iter,
+                             run.decrement, tol, run.dec_tol, init, "l*", quantity,
+                             value=run.history[-1] if run.history else None),
+         ConvergenceWarning)

@@ -25,7 +25,12 @@ from .._validation import (
     check_y,
     feature_names_of,
 )
-from ..stats.available import binary_counts_observed, filled, refuse_unobserved
+from ..stats.available import (
+    binary_counts_observed,
+    filled,
+    observer,
+    refuse_unobserved,
+)
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
     check_binarize,
     check_binary_counts,
@@ -215,7 +220,7 @@ def _bernoulli_missing(X, y, sample_weight, alpha, binarize, fit_prior, class_pr
     w = check_sample_weight(sample_weight, X.shape[0])
     binarize = check_binarize(binarize, filled(X))
     cc, fc, observed = binary_counts_observed(X, codes, w, classes.shape[0], binarize)
-    refuse_unobserved(observed, cc, classes)
+    refuse_unobserved(observed, cc, classes, observer(X, codes))
     return bernoulli_params(classes, cc, fc, alpha, binarize, fit_prior, class_prior,
                             X.dtype, names, observed_count=observed)
 
@@ -231,7 +236,7 @@ def _bernoulli_incomplete(X, y, U, sample_weight, alpha, binarize, fit_prior,
     if binarize is None:
         check_binary_values(filled(X))
     counts = binary_counts_observed(X, codes, w, classes.shape[0], binarize)
-    refuse_unobserved(counts[2], counts[0], classes)
+    refuse_unobserved(counts[2], counts[0], classes, observer(X, codes))
     start = bernoulli_params(classes, *counts[:2], alpha, binarize, fit_prior, class_prior,
                              X.dtype, names, observed_count=counts[2])
     return bernoulli_incomplete_em(

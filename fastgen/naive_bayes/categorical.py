@@ -22,7 +22,7 @@ from .._params import (
 )
 from .._runtime import serial_for_small_inputs
 from .._validation import check_class_weights, feature_names_of, is_sparse
-from ..stats.available import filled, refuse_unobserved
+from ..stats.available import filled, observer, refuse_unobserved
 from ..stats.category_counts import (  # the counting pass, shared with fastgen.nb_counts
     category_layout,
     category_offsets,
@@ -216,8 +216,9 @@ def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=No
         cc, counts = count_categories(X, codes, w, classes.shape[0], offsets)
     else:
         cc = weighted_class_count(codes, w, classes.shape[0])
-        counts = _observed_category_counts(Xnan, X, codes, w, classes.shape[0], offsets, cc)
-        refuse_unobserved(np.add.reduceat(counts, offsets[:-1], axis=1), cc, classes)
+        counts = observed_category_counts(Xnan, X, codes, w, classes.shape[0], offsets, cc)
+        refuse_unobserved(np.add.reduceat(counts, offsets[:-1], axis=1), cc, classes,
+                          observer(Xnan, codes))
     # every table here is fresh: the params keep them without copies
     params = categorical_params(classes, handed_over(cc), handed_over(counts),
                                 handed_over(n_cat), handed_over(offsets), alpha, True, None,
@@ -242,7 +243,7 @@ def _check_observed_columns(X):
             f"categories cannot be estimated; drop the column")
 
 
-def _observed_category_counts(Xnan, X, codes, w, K, offsets, cc):
+def observed_category_counts(Xnan, X, codes, w, K, offsets, cc):
     """(K, C) N_kjc over the observed entries of X (``Xnan`` with its NaN, ``X`` the
     same filled with 0): a NaN is not counted; CSR's implicit zeros are category 0."""
     C = int(offsets[-1])

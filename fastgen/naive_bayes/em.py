@@ -17,7 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._em import check_unlabeled, collapse_guard, marginal_score, record_em, unlabelled_em
+from .._em import (
+    NB_COLLAPSE_ADVICE,
+    check_unlabeled,
+    collapse_guard,
+    marginal_score,
+    record_em,
+    unlabelled_em,
+)
 from .._validation import feature_names_of, is_sparse
 from ..gda.small import marginal_scores
 from ..stats.available import filled, merge_available
@@ -101,7 +108,7 @@ def gaussian_em(start, rows, em_rows, build, monotone=False):
                                                feature_names=labelled.feature_names),
         merge=lambda soft: merge_moments(labelled, soft), build=build,
         guard=collapse_guard(start, lambda p: np.log(p.variances.astype(np.float64)).sum(
-            axis=1)), monotone=monotone)
+            axis=1), NB_COLLAPSE_ADVICE), monotone=monotone)
     return record_em(result)
 
 
@@ -117,7 +124,7 @@ def gaussian_incomplete_em(start, em_rows, labelled, build, monotone=False):
         soft_statistics=lambda R: soft_available_moments(U, R),
         merge=lambda soft: merge_available(labelled, soft), build=build,
         guard=collapse_guard(start, lambda p: np.log(p.variances.astype(np.float64)).sum(
-            axis=1)), monotone=monotone,
+            axis=1), NB_COLLAPSE_ADVICE), monotone=monotone,
         score=marginal_score(em_rows.X, U, small=marginal_scores))
     return record_em(result)
 

@@ -27,7 +27,7 @@ from .._validation import (
 )
 from ..cuda import is_device_array
 from ..gda.scoring import GAUSSIAN_SCORER, DiagonalTables
-from ..stats.available import available_case
+from ..stats.available import available_case, observed_variance
 from ..stats.missing import nan_input
 from ..stats.moments import (
     ClassMoments,
@@ -213,8 +213,13 @@ def _fit_missing(X, y, priors, var_smoothing, sample_weight, names):
     moments = ClassMoments(classes, ac.counts, ac.means,
                            ac.sumsq * (ac.counts[:, None] / ac.observed), "diagonal",
                            str(X.dtype), names)
-    return gaussian_params(moments, priors, var_smoothing, np.nanvar(X, axis=0,
-                                                                     dtype=np.float64))
+    # ε from the variance of each feature's observed entries: unweighted, as without
+    # NaN (scikit-learn's rule); without weights the same statistics as fit_gda's
+    # diagonal kinds, so both floors agree bit for bit and a row with no observed
+    # value moves neither
+    feature_variance = np.nanvar(X, axis=0, dtype=np.float64) if w.shape[0] else \
+        observed_variance(ac)
+    return gaussian_params(moments, priors, var_smoothing, feature_variance)
 
 
 def _fit_incomplete(X, y, U, priors, var_smoothing, sample_weight, names, em):
@@ -237,7 +242,7 @@ def _fit_incomplete(X, y, U, priors, var_smoothing, sample_weight, names, em):
         m = ClassMoments(classes, stats.counts, stats.means,
                          stats.sumsq * (stats.counts[:, None] / stats.observed),
                          "diagonal", str(X.dtype), names)
-        return gaussian_params(m, priors, var_smoothing, None)
+        return gaussian_params(m, priors, var_smoothing, observed_variance(stats))
 
     return gaussian_incomplete_em(start, EMRows(X, codes, w, U, em), ac, build,
                                   monotone=not var_smoothing)

@@ -28,6 +28,10 @@ naive_bayes
     GaussianNB, BernoulliNB, MultinomialNB, ComplementNB, CategoricalNB; ``fit`` and
     ``partial_fit`` merge mergeable statistics (``fastgen.nb_counts``, ``merge_counts``,
     ``nb_from_counts``; ``fastgen.class_moments`` for the Gaussian model).
+advice
+    :func:`~fastgen.sklearn.advice.in_own_terms`: the model layer's errors and warnings
+    reworded in each estimator's own parameters (QDA's ``reg_param``, LDA's
+    ``shrinkage``, another estimator where the model layer names a ``covariance``).
 linear
     LogisticRegression (``fastgen.fit_logistic``; scikit-learn 1.9's parameters), also
     named LogisticRegressionIRLS; FirthLogisticRegression (``penalty="firth"``, with the

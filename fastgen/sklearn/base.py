@@ -15,6 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import predict, predict_log_proba, predict_proba
+from .advice import in_own_terms
 
 __all__ = ["FLOATS", "FastgenClassifier", "LinearFastgenClassifier", "expected_failed_checks"]
 
@@ -75,14 +76,16 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
             Labels from ``classes_``.
         """
         X = self._validate_predict(X)
-        return predict(self.params_, X, nan_policy=self._nan_policy())
+        with in_own_terms(self, warnings_too=False):
+            return predict(self.params_, X, nan_policy=self._nan_policy())
 
     def predict_proba(self, X):
         """Class probabilities p(y = k | x), rows summing to one: an ndarray of shape
         (n_samples, n_classes), columns in the order of ``classes_``, for X as in
         :meth:`predict`."""
         X = self._validate_predict(X)
-        return predict_proba(self.params_, X, nan_policy=self._nan_policy())
+        with in_own_terms(self, warnings_too=False):
+            return predict_proba(self.params_, X, nan_policy=self._nan_policy())
 
     def predict_log_proba(self, X):
         """Log class probabilities log p(y = k | x) (a stable log-sum-exp, not log(proba)).
@@ -90,7 +93,8 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
         X and the result are as in :meth:`predict_proba`.
         """
         X = self._validate_predict(X)
-        return predict_log_proba(self.params_, X, nan_policy=self._nan_policy())
+        with in_own_terms(self, warnings_too=False):
+            return predict_log_proba(self.params_, X, nan_policy=self._nan_policy())
 
 
 class LinearFastgenClassifier(LinearClassifierMixin, FastgenClassifier):
@@ -124,7 +128,8 @@ class LinearFastgenClassifier(LinearClassifierMixin, FastgenClassifier):
         out[incomplete] = 0.0
         scores = out @ self.coef_.T + self.intercept_
         if incomplete.any():
-            lp = predict_log_proba(self.params_, X[incomplete], nan_policy="marginalize")
+            with in_own_terms(self, warnings_too=False):
+                lp = predict_log_proba(self.params_, X[incomplete], nan_policy="marginalize")
             scores[incomplete] = lp[:, 1:] - lp[:, :1] if scores.shape[1] == 1 else lp
         return scores.ravel() if scores.shape[1] == 1 else scores
 

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import (
     ClassMoments,
+    SingularCovarianceError,
     class_moments,
     fit_gda,
     gda_from_moments,
@@ -29,6 +30,7 @@ from .. import (
 )
 from .._warn import warn
 from ..stats.missing import check_nan_policy
+from .advice import in_own_terms
 from .base import FastgenClassifier, LinearFastgenClassifier
 from .covariance import (
     check_estimator_and_shrinkage,
@@ -37,7 +39,7 @@ from .covariance import (
     moments_with,
     total_covariance,
 )
-from .unlabeled import em_keywords, split_unlabeled
+from .unlabeled import em_keywords, split_unlabeled, unlabeled_rows
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -79,6 +81,7 @@ class _DiscriminantAnalysis:
         check_nan_policy(self.nan_policy)
         X, y = self._validate_fit(X, y)
         nan = self.nan_policy == "marginalize" and bool(np.isnan(X).any())
+        marked = unlabeled_rows(self, y)
         X, y, _, U = split_unlabeled(self, X, y)
         self._missing = nan
         if self._missing and not (self.solver == "svd" and self.covariance_estimator is None
@@ -87,7 +90,8 @@ class _DiscriminantAnalysis:
                 "X contains NaN: with nan_policy='marginalize' the model is fitted by EM "
                 "(fastgen.fit_gda), which takes solver='svd' without a covariance "
                 "estimator or estimated shrinkage")
-        return self._fit(X, y, U)
+        with in_own_terms(self, marked):
+            return self._fit(X, y, U)
 
 
 # ------------------------------------------------------------------------------ LDA
@@ -153,7 +157,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
         ones, or both; solver "svd").
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
         EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
-        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.  Solvers
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`
+        (``em_max_iter`` bounds the EM over missing values too).  Solvers
         "svd" and "lsqr", with a float or no shrinkage, no covariance estimator
         (and for lsqr no priors): the pooled model of :func:`fastgen.fit_gda`.
 
@@ -228,6 +233,8 @@ class LinearDiscriminantAnalysis(ClassNamePrefixFeaturesOutMixin, TransformerMix
             params = gda_from_moments(moments_with(m, Sw, "pooled"), "pooled",
                                       priors=priors, tol=rank_tol)
         else:
+            if self._missing and not em:  # the missing-feature EM: em_max_iter too
+                em = {"em_max_iter": self.em_max_iter}
             params = fit_gda(X, y, "pooled", priors=priors, shrinkage=shrinkage,
                              tol=rank_tol, nan_policy=self.nan_policy, **em)
         self.params_ = params
@@ -422,7 +429,8 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         converged per-class covariances.
     unlabeled_label, unlabeled_weight, em_max_iter : default None, 1.0, 100
         EM over the rows of y labelled ``unlabeled_label`` (e.g. -1, as
-        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`.  Solver
+        ``sklearn.semi_supervised``): :mod:`fastgen.sklearn.unlabeled`
+        (``em_max_iter`` bounds the EM over missing values too).  Solver
         "svd": the per-class model of :func:`fastgen.fit_gda` with ``reg=reg_param``
         (and its collapse guard); ``rotations_`` and ``scalings_`` then come from
         the EM covariances.
@@ -466,13 +474,13 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
         if np.unique(y).shape[0] < 2:
             raise ValueError("The number of classes has to be greater than one. Got 1 class.")
         em = em_keywords(self, U, None if self.solver == "svd" else "with solver 'svd'")
-        filled = fit_gda(X, y, "per_class", priors=self.priors, tol=0.0,
-                         nan_policy="marginalize") if self._missing else None  # reg: below
+        r = float(self.reg_param) if self.solver == "svd" else 0.0
+        filled, ml_cov = self._missing_feature_fit(X, y, r) if self._missing else (None,
+                                                                                   None)
         m = class_moments(X, y, kind="per_class") if filled is None else moments_with(
             ClassMoments(filled.classes, filled.n_per_class.astype(np.float64),
                          filled.means.astype(np.float64), np.zeros(filled.covariance.shape),
-                         "per_class", str(X.dtype)), filled.covariance.astype(np.float64),
-            "per_class")
+                         "per_class", str(X.dtype)), ml_cov, "per_class")
         d = X.shape[1]
         for k, c in enumerate(m.classes):
             if m.counts[k] == 1:
@@ -482,7 +490,6 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
             covs = m.scatter / m.counts[:, None, None]
         else:
             covs = class_covariances(X, y, m, self.shrinkage, self.covariance_estimator)
-        r = float(self.reg_param) if self.solver == "svd" else 0.0
         rotations, scalings = [], []
         for k, c in enumerate(m.classes):
             lam, V = np.linalg.eigh(covs[k])
@@ -540,13 +547,34 @@ class QuadraticDiscriminantAnalysis(_DiscriminantAnalysis, FastgenClassifier):
             self.covariance_ = params.covariance
         return self
 
+    def _missing_feature_fit(self, X, y, r):
+        """(params, (K, d, d) float64 covariances) of the EM fit of X with NaN: the
+        maximum-likelihood covariances, to which ``_fit`` applies ``reg_param`` as to
+        complete-data ones.  Where they are singular and ``reg_param`` > 0, EM's
+        converged covariances with ``reg_param`` applied (which the model layer checks)
+        give them back as (Σ_reg − r·I)/(1 − r) (0 where r = 1: Σ = I)."""
+        options = {"priors": self.priors, "tol": 0.0, "nan_policy": "marginalize",
+                   "em_max_iter": self.em_max_iter}
+        try:
+            filled = fit_gda(X, y, "per_class", **options)
+            return filled, filled.covariance.astype(np.float64)
+        except SingularCovarianceError as exc:
+            if not r > 0 or "EM with missing features" in str(exc):
+                raise  # EM itself failed: reg_param applies after it, and cannot help
+        filled = fit_gda(X, y, "per_class", reg=r, **options)
+        cov = filled.covariance.astype(np.float64)
+        if r >= 1.0:
+            return filled, np.zeros_like(cov)
+        return filled, (cov - r * np.eye(cov.shape[-1])) / (1.0 - r)
+
     def decision_function(self, X):
         """log p(x | y=k) + log p(y=k) without the −d/2·log 2π constant (scikit-learn's),
         for X as in :meth:`predict`: an ndarray of shape (n_samples, n_classes), or for two
         classes of shape (n_samples,), the log-likelihood ratio of ``classes_[1]``."""
         check_is_fitted(self, "params_")
         X = self._validate_predict(X)
-        jll = joint_log_likelihood(self.params_, X, nan_policy=self._nan_policy())
+        with in_own_terms(self, warnings_too=False):
+            jll = joint_log_likelihood(self.params_, X, nan_policy=self._nan_policy())
         if jll.shape[1] == 2:
             return jll[:, 1] - jll[:, 0]
         return jll + 0.5 * self.n_features_in_ * _LOG_2PI

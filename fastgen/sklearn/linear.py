@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import ConvergenceWarning as _FgConvergenceWarning
 from .. import fit_logistic, logistic_inference
 from .._warn import warn
+from .advice import in_own_terms, reworded
 from .base import LinearFastgenClassifier
 
 __all__ = ["LogisticRegression", "LogisticRegressionIRLS", "FirthLogisticRegression"]
@@ -191,13 +192,14 @@ default "lbfgs"
         Xn = _named(X, names)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            params = fit_logistic(Xn, y, l2=l2, fit_intercept=self.fit_intercept,
-                                  sample_weight=sample_weight, max_iter=self.max_iter,
-                                  tol=self.tol, init=init, **penalty)
+            with in_own_terms(self, warnings_too=False):
+                params = fit_logistic(Xn, y, l2=l2, fit_intercept=self.fit_intercept,
+                                      sample_weight=sample_weight, max_iter=self.max_iter,
+                                      tol=self.tol, init=init, **penalty)
         for w in caught:
             cat = _SkConvergenceWarning if issubclass(w.category, _FgConvergenceWarning) \
                 else w.category
-            warn(str(w.message), cat)
+            warn(reworded(self, str(w.message)), cat)
         if params.feature_names is not None:
             # the estimator checks the names itself (feature_names_in_) and scores the
             # validated arrays
@@ -211,7 +213,7 @@ default "lbfgs"
         try:
             self.inference_ = logistic_inference(params, Xn, y, sample_weight=sample_weight)
         except ValueError as exc:  # penalised, separated or collinear: no inference
-            self._inference_error = str(exc)
+            self._inference_error = reworded(self, str(exc))
         return self
 
     def summary(self):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_y
+from .._validation import check_sample_weight, check_y
 from ..naive_bayes import (
     ALPHA_MIN,
     fit_bernoulli_nb,
@@ -21,8 +21,9 @@ from ..naive_bayes import (
     fit_multinomial_nb,
 )
 from ..stats.missing import check_nan_policy, has_nan
+from .advice import in_own_terms
 
-__all__ = ["split_unlabeled", "em_keywords", "UnlabeledNB"]
+__all__ = ["split_unlabeled", "unlabeled_rows", "em_keywords", "UnlabeledNB"]
 
 
 def split_unlabeled(estimator, X, y, sample_weight=None):
@@ -34,26 +35,47 @@ def split_unlabeled(estimator, X, y, sample_weight=None):
     ``""``).  They are not a class: ``fit`` learns from them by EM, ``classes_`` holds
     the other labels, and ``partial_fit`` refuses them (EM needs all rows at once).
     Every row unlabelled, or a sample weight other than 1 on an unlabelled row (their
-    weight is ``unlabeled_weight``), is a ValueError."""
+    weight is ``unlabeled_weight``), is a ValueError naming the caller's index."""
     label = getattr(estimator, "unlabeled_label", None)
     if label is None:
         return X, y, sample_weight, None
     y = np.asarray(y)
-    mask = np.array([v == label for v in y], dtype=bool) if y.dtype == object else \
-        np.asarray(y == label, dtype=bool).reshape(y.shape)
+    mask = _unlabeled_mask(label, y)
     if not mask.any():
         return X, y, sample_weight, None
     if mask.all():
         raise ValueError(f"every row of y is unlabeled (unlabeled_label={label!r}); "
                          f"at least one labelled row per class is needed")
     if sample_weight is not None:
-        sample_weight = np.asarray(sample_weight, dtype=np.float64)
-        if np.any(sample_weight[mask] != 1.0):
-            raise ValueError("sample_weight of the unlabeled rows must be 1: their weight "
-                             "is unlabeled_weight")
+        # checked whole, so that messages name the caller's index, not the labelled one's
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        off = np.flatnonzero(mask & (sample_weight != 1.0))
+        if off.size:
+            i = int(off[0])
+            raise ValueError(
+                f"sample_weight of the unlabeled rows must be 1 (they all weigh "
+                f"unlabeled_weight, default 1.0), but it is {sample_weight[i]:g} at index "
+                f"{i}, an unlabeled row (y == {label!r}); set it to 1 there and choose "
+                f"unlabeled_weight instead")
         sample_weight = sample_weight[~mask]
     rows = np.flatnonzero(~mask)
     return X[rows], y[rows], sample_weight, X[np.flatnonzero(mask)]
+
+
+def unlabeled_rows(estimator, y):
+    """The indices of the rows of y that ``split_unlabeled`` takes out as unlabelled
+    (None: none), so that messages about them name their rows of X."""
+    label = getattr(estimator, "unlabeled_label", None)
+    if label is None:
+        return None
+    mask = _unlabeled_mask(label, np.asarray(y))
+    return np.flatnonzero(mask) if mask.any() else None
+
+
+def _unlabeled_mask(label, y):
+    """The rows of y (an array) labelled ``label``."""
+    return np.array([v == label for v in y], dtype=bool) if y.dtype == object else \
+        np.asarray(y == label, dtype=bool).reshape(y.shape)
 
 
 def _marked(estimator, y):
@@ -103,13 +125,15 @@ class UnlabeledNB:
         check_nan_policy(self._nan_policy())
         if self.unlabeled_label is not None or self._nan_policy() == "marginalize":
             Xv, yv = self._validate_fit(X, y)
+            marked = unlabeled_rows(self, yv)
             Xl, yl, wl, U = split_unlabeled(self, Xv, yv, sample_weight)
             nan = self._nan_policy() == "marginalize" and has_nan(Xv)
             if U is not None or nan:
                 self._reset()
                 self.classes_ = check_y(yl)[0]
                 self._check_inputs(Xl)
-                self.params_ = self._em_params(Xl, yl, wl, em_keywords(self, U))
+                with in_own_terms(self, marked):
+                    self.params_ = self._em_params(Xl, yl, wl, em_keywords(self, U))
                 self._set_attributes()
                 self._fitted_by_em = "unlabeled rows (EM)" if U is not None else \
                     "missing values (NaN)"

@@ -22,6 +22,7 @@ Modules, each importing only those above it:
   ``hypotheses`` (t_test, wald_test, lr_test), ``prediction`` (get_prediction),
   ``margins`` (get_margeff);
 * ``checks``      the request, cluster labels, row names, the separation check;
+* ``optimum``     whether the model's coefficients are the estimate for the data given;
 * ``covariance``  statsmodels' layout, the rank check, Wald, HC0/HC1 and cluster;
 * ``api``         logistic_inference in steps and ``finish_inference``, the finish it
   shares with ``fastgen.dask.logistic_inference`` (sums over a Dask array's blocks).
@@ -46,6 +47,7 @@ from .checks import (
 )
 from .hypotheses import ContrastResults, LRTestResults, lr_test
 from .margins import MarginalEffects
+from .optimum import OPTIMUM_DISTANCE, stored_rounding
 from .passes import InferenceData, PassSums, reference_coef
 from .prediction import PredictionResults
 from .results import FitData, LogisticInference, labelled
@@ -57,5 +59,5 @@ __all__ = ["LogisticInference", "logistic_inference", "FitData", "labelled", "Su
            "SEPARATION_ETA", "InferenceData", "PassSums", "reference_coef",
            "InferenceRequest", "check_request", "InferenceSample", "check_sample",
            "group_codes", "table_row_names", "finish_inference",
-           "is_dask_array", "result_in_user_frame"]
+           "is_dask_array", "result_in_user_frame", "OPTIMUM_DISTANCE", "stored_rounding"]
 

@@ -24,6 +24,7 @@ from ..._validation import (
     feature_names_of,
 )
 from ..centring import centred_frame, centred_params, covariance_to_user
+from ..columns import named_columns
 from ..tails import chi2_sf, norm_sf
 from .checks import (
     InferenceRequest,
@@ -41,6 +42,7 @@ from .covariance import (
     warn_ill_conditioned,
 )
 from .frame import attach
+from .optimum import check_at_optimum, firth_score, stored_rounding
 from .passes import InferenceData, PassSums, reference_coef
 from .results import FitData, LogisticInference, labelled
 
@@ -78,13 +80,17 @@ def check_sample(model, X, y, sample_weight) -> InferenceSample:
 
 
 def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
-                     confirm_separation, shift=None) -> LogisticInference:
+                     confirm_separation, shift=None, modified_score=None,
+                     rounding=None) -> LogisticInference:
     """Wald inference from the sums of the passes at the model's estimate: the
     separation check (``confirm_separation()`` runs the exact test on the same sample),
     the covariance of ``request.cov_type``, z, p-values, the null model's likelihood and
     the information criteria; ``names`` label the rows (``const`` first); ``shift``:
     the centred frame's, when the sums were taken there (rank messages then name the
-    user's columns)."""
+    user's columns).  A warning says when the model's coefficients are not the
+    estimate for these data (:mod:`.optimum`: the score, or Firth's
+    ``modified_score`` where the caller has it, far from zero beyond what the stored
+    coefficients' ``rounding`` allows)."""
     K, m, p, q = request.n_classes, request.n_equations, request.p, request.q
     llf = float(sums.loglik)
     nobs = float(sums.class_counts.sum())
@@ -96,6 +102,9 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     labels = ["intercept", *names[1:]] if model.fit_intercept else list(names)
     check_full_rank(H, labels, m, p, model.classes, shift)
     inverse, logdet, C, L, s = inverse_information(H)
+    check_at_optimum(sums.score if request.method == "MLE" else modified_score, inverse,
+                     order, request.method, bool(model.converged), sums.information,
+                     rounding)
     warn_ill_conditioned(C, L, inverse, s,
                          [f"{nm} (y={model.classes[k + 1]})" for k in range(m)
                           for nm in labels] if K > 2 else labels)
@@ -230,6 +239,14 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         :meth:`~LogisticInference.get_prediction` and
         :meth:`~LogisticInference.get_margeff`.
 
+    Warns
+    -----
+    ConvergenceWarning
+        When the model's coefficients are not the estimate for the data given: the
+        Newton decrement of the score there (Firth's modified score for Firth fits)
+        puts them more than ``OPTIMUM_DISTANCE`` (0.1) standard errors from the
+        optimum (:mod:`fastgen.logistic.inference.optimum`).
+
     Raises
     ------
     ValueError
@@ -246,10 +263,13 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         raise TypeError("logistic_inference takes in-memory X (a numpy array, DataFrame "
                         "or scipy sparse matrix); for a Dask array call "
                         "fastgen.dask.logistic_inference with the same arguments")
-    result, sample = _inference_arrays(model, X, y, sample_weight=sample_weight,
-                                       cov_type=cov_type, groups=groups, ci=ci,
-                                       alpha=alpha, feature_names=feature_names,
-                                       want_sample=True)
+    names = feature_names if feature_names is not None else (
+        getattr(model, "feature_names", None) or feature_names_of(X))
+    with named_columns(None if names is None else list(names)):
+        result, sample = _inference_arrays(model, X, y, sample_weight=sample_weight,
+                                           cov_type=cov_type, groups=groups, ci=ci,
+                                           alpha=alpha, feature_names=feature_names,
+                                           want_sample=True)
     index = getattr(X, "index", None)
     if index is not None and (not hasattr(index, "__len__") or
                               len(index) != np.shape(sample.X)[0]):
@@ -314,7 +334,12 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
         return detect_separation(Xc, y, fit_intercept=model.fit_intercept,
                                  sample_weight=sample_weight, feature_names=feats)
 
-    result = finish_inference(model_c, request, sums, names, confirm_separation, shift)
+    modified = None
+    if request.method == "Firth":
+        modified = firth_score(data, sample.codes, sample.w, reference_coef(model_c),
+                               sums, request.n_classes)
+    result = finish_inference(model_c, request, sums, names, confirm_separation, shift,
+                              modified, stored_rounding(model, shift))
     if shift is not None:
         result = result_in_user_frame(result, model, request, shift)
     if ci == "profile":
