@@ -132,7 +132,9 @@ def _kernel_scores(params, X, mode, relative):
         Xs = np.empty_like(rows)
         sorted_rows(rows, g.pos, Xs)
         complete_x.append(Xs[g.n_incomplete:])
-        Xs = Xs[:g.n_incomplete]
+        # the kernels compute in float64 whatever X's dtype: float32 rows are widened
+        # here, so that the pattern kernels compile once, for float64
+        Xs = np.ascontiguousarray(Xs[:g.n_incomplete], dtype=np.float64)
         part = out[r0:r0 + rows.shape[0]]
         if params.covariance_type == "pooled":
             pooled_pattern_scores(Xs, g.order, g.starts, g.idx_ptr, g.idx, c, delta, G,

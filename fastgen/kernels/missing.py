@@ -275,6 +275,12 @@ def _direct_factor(cov, obs, no, Loo):
     return _cholesky(Loo, no)
 
 
+@jit(fastmath=REASSOC)
+def direct_factor(cov, obs, no, Loo):
+    """:func:`_direct_factor` as a call (the rare route, kept out of the kernels' bodies)."""
+    return _direct_factor(cov, obs, no, Loo)
+
+
 # ------------------------------------------------------------------ tiles
 
 
@@ -284,6 +290,25 @@ def _gather(Xs, p0, rows, obs, no, centre, Zt):
     for r in range(rows):
         for t in range(no):
             Zt[t, r] = np.float64(Xs[p0 + r, obs[t]]) - centre[obs[t]]
+
+
+@jit(fastmath=REASSOC)
+def _direct_quadratic(Zt, rows, no, Loo, Y, q):
+    """q[r] += ‖Loo⁻¹z_r‖² by forward substitution (the direct route of
+    :func:`_tile_quadratic`; a call, not inlined: the route is rare, and inlining it
+    into both pattern kernels doubled their compilation for no speed)."""
+    for t in range(no):
+        for r in range(rows):
+            Y[t, r] = Zt[t, r]
+        for u in range(t):
+            f = Loo[t, u]
+            for r in range(rows):
+                Y[t, r] -= f * Y[u, r]
+        g = 1.0 / Loo[t, t]
+        for r in range(rows):
+            y = Y[t, r] * g
+            Y[t, r] = y
+            q[r] += y * y
 
 
 @jit(inline="always")
@@ -354,18 +379,7 @@ def _tile_quadratic(precise, Zt, rows, obs, no, mis, s, U, Minv, Loo, Y, V, q):
                 V[a, r] = tmp[r]
                 q[r] -= tmp[r] * tmp[r]
     else:
-        for t in range(no):
-            for r in range(rows):
-                Y[t, r] = Zt[t, r]
-            for u in range(t):
-                f = Loo[t, u]
-                for r in range(rows):
-                    Y[t, r] -= f * Y[u, r]
-            g = 1.0 / Loo[t, t]
-            for r in range(rows):
-                y = Y[t, r] * g
-                Y[t, r] = y
-                q[r] += y * y
+        _direct_quadratic(Zt, rows, no, Loo, Y, q)
 
 
 @jit(inline="always")
@@ -423,6 +437,27 @@ def _first_segment(starts, a):
         else:
             hi = mid
     return lo
+
+
+@jit(fastmath=REASSOC)
+def _direct_table(cov, obs, no, delta, Loo, W):
+    """W[k, :|o|] = Σ_oo⁻¹δ_k,o from Σ_oo's own factor (the direct route of
+    :func:`pooled_pattern_scores`, called, not inlined, as :func:`_direct_quadratic`);
+    returns log|Σ_oo|."""
+    K = delta.shape[0]
+    logdet = _direct_factor(cov, obs, no, Loo)
+    for k in range(K):
+        for t in range(no):  # Loo⁻¹δ_o, then Loo⁻ᵀ of it
+            v = delta[k, obs[t]]
+            for u in range(t):
+                v -= Loo[t, u] * W[k, u]
+            W[k, t] = v / Loo[t, t]
+        for t in range(no - 1, -1, -1):
+            v = W[k, t]
+            for u in range(t + 1, no):
+                v -= Loo[u, t] * W[k, u]
+            W[k, t] = v / Loo[t, t]
+    return logdet
 
 
 @pjit(fastmath=REASSOC)
@@ -513,18 +548,7 @@ def pooled_pattern_scores(Xs, order, starts, idx_ptr, idx, centre, delta, G, pre
                     for k in range(K):
                         W[k, t] = H[t, k]
             else:
-                logdet_oo = _direct_factor(cov, obs, no, Loo)
-                for k in range(K):
-                    for t in range(no):  # Loo⁻¹δ_o, then Loo⁻ᵀ of it
-                        v = delta[k, obs[t]]
-                        for u in range(t):
-                            v -= Loo[t, u] * W[k, u]
-                        W[k, t] = v / Loo[t, t]
-                    for t in range(no - 1, -1, -1):
-                        v = W[k, t]
-                        for u in range(t + 1, no):
-                            v -= Loo[u, t] * W[k, u]
-                        W[k, t] = v / Loo[t, t]
+                logdet_oo = _direct_table(cov, obs, no, delta, Loo, W)
             for k in range(K):
                 v = 0.0
                 for t in range(no):
@@ -625,7 +649,7 @@ def class_pattern_scores(Xs, order, starts, idx_ptr, idx, means, prec, U, cov, i
                 if precise:
                     logdet_oo = log_det[k] + logdet_mm
                 else:
-                    logdet_oo = _direct_factor(cov[k], obs, no, Loo)
+                    logdet_oo = direct_factor(cov[k], obs, no, Loo)
                 const = log_prior[k] - 0.5 * (logdet_oo + no * LOG_2PI)
                 for c0 in range(0, m, T):
                     rows = min(m, c0 + T) - c0

@@ -172,6 +172,16 @@ def _first_max(acc):
 
 
 
+@jit
+def _rescore_row(indptr, indices, data, weights, wflat, nnz, bias, binarize, threshold,
+                 i, acc, acc2):
+    """:func:`_linear_row` as a call: the float64 rescoring of a row whose float32
+    scores do not prove their argmax is rare, and a second inlined copy of the row
+    loop in :func:`csr_linear_argmax_f32` only added to its compilation."""
+    return _linear_row(indptr, indices, data, weights, wflat, nnz, bias, binarize,
+                       threshold, i, acc, acc2)
+
+
 @pjit
 def _csr_linear_rows(indptr, indices, data, weights, bias, binarize, threshold, mode,
                      bounds, out, labels):
@@ -299,8 +309,8 @@ def csr_linear_argmax_f32(indptr, indices, data, weights32, weights, bias, binar
             err = (bmax + mass * wmax) * (2.0 ** -24 + 2.0001 * gamma) + mass * 2.0 ** -150
             if not (top - second > 2.02 * err):
                 redo[g] += 1
-                if not _linear_row(indptr, indices, data, weights, wflat, nnz, bias,
-                                   binarize, threshold, i, acc, acc2):
+                if not _rescore_row(indptr, indices, data, weights, wflat, nnz, bias,
+                                    binarize, threshold, i, acc, acc2):
                     bad[g] += 1
                 best = _first_max(acc)
             labels[i] = best
