@@ -60,6 +60,9 @@ _FIRTH = [
     (r"fit_logistic\((?:X, y, )?penalty='firth', correction=('?\w+'?)\)",
      r"FirthLogisticRegression(correction=\1)"),
     (r"fit_logistic\((?:X, y, )?penalty='firth'\)", "FirthLogisticRegression"),
+    (r"^fit_logistic: ", "fit: "),
+    (r"^logistic_inference: ", "summary(): "),
+    (r" \(ci='profile' gives profile-likelihood intervals\)", ""),
 ]
 
 # LogisticRegression: fastgen's l2 is 1/C; Firth's fit is another estimator
@@ -74,6 +77,8 @@ _LOGISTIC = _FIRTH + [
     (r"Pass penalty='firth'", "Use FirthLogisticRegression"),
     (r"\bl2 > 0\b", "a finite C (l2 = 1/C > 0)"),
     (r"logistic_inference does not take ridge fits", "summary() needs C=np.inf"),
+    (r"(standard errors|intervals) from logistic_inference\)", r"\1 from its summary())"),
+    (r"\band pass that model\b", "and use its summary()"),
 ]
 
 _RULES = {

@@ -364,3 +364,30 @@ def test_qda_reg_param_advice_after_em_works(seed):
                                atol=1e-12 * np.abs(ref.covariance).max())
     np.testing.assert_array_equal(qda.params_.means, ref.means)
     assert np.all(np.isfinite(qda.predict_proba(X)))
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_separation_advice_of_logistic_regression_is_in_its_own_terms(K):
+    """The separation warning of fit and the error of summary() name the estimator's
+    own ways out (FirthLogisticRegression, C, summary()), not the functional API's."""
+    from fastgen.sklearn import LogisticRegression
+
+    x = np.r_[np.linspace(-3, -1, 20), np.linspace(1, 3, 20)]
+    if K == 2:
+        X, y = x[:, None], (x > 0).astype(int)
+    else:
+        X = np.c_[x, np.arange(40.0)]
+        y = np.r_[np.zeros(14), np.ones(13), 2 * np.ones(13)].astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = LogisticRegression(C=np.inf).fit(X, y)
+    texts = [str(w.message) for w in caught]
+    with pytest.raises(ValueError) as err:
+        model.summary()
+    texts.append(str(err.value))
+    assert any("separa" in t for t in texts[:-1])
+    for t in texts:
+        for word in ("logistic_inference", "fit_logistic", "penalty=", "l2=", "or l2 >",
+                     "pass that", "ci='profile'"):
+            assert word not in t, (word, t)
+    assert "FirthLogisticRegression" in texts[-1] and "summary()" in texts[-1]
