@@ -56,10 +56,18 @@ FAMILIES = {
 DTYPES = ("float64", "float32")
 
 
-# Longest first (CPU seconds of an empty cache: benchmarks/NOTES.md), so that a pool of
-# workers finishes together.
-_ORDER = ("logistic", "gda", "multinomial_nb", "firth", "categorical_nb", "gaussian_nb",
-          "bernoulli_nb", "complement_nb")
+# The order tasks start in: longest first (CPU seconds with an empty cache:
+# benchmarks/NOTES.md), a family's float32 task behind a task of another group (by then
+# its float64 task has filled the cache with the kernels they share), so that two
+# workers finish together.
+_TASKS = (("logistic", "float64"), ("gda", "float64"), ("logistic", "float32"),
+          ("multinomial_nb", "float64"), ("gda", "float32"), ("multinomial_nb", "float32"),
+          ("firth", "float64"), ("firth", "float32"), ("categorical_nb", "float64"),
+          ("categorical_nb", "float32"), ("gaussian_nb", "float64"),
+          ("gaussian_nb", "float32"), ("bernoulli_nb", "float64"),
+          ("bernoulli_nb", "float32"), ("complement_nb", "float64"),
+          ("complement_nb", "float32"))
+_ORDER = tuple(dict.fromkeys(f for f, _ in _TASKS))
 
 # Families that compile many of the same kernels (dtype-independent ones for both dtypes
 # of a family, e.g. the inference finishing steps; the logistic data passes for Firth):
@@ -344,7 +352,7 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
 
     fams = _check_choice(families, tuple(FAMILIES), "family")
     dts = _check_choice(dtypes, DTYPES, "dtype")
-    tasks = [(f, d) for f in sorted(fams, key=_ORDER.index) for d in dts]
+    tasks = [(f, d) for f, d in _TASKS if f in fams and d in dts]
     if jobs is None:
         jobs = os.cpu_count() or 1
     if int(jobs) != jobs or jobs < 1:

@@ -4,13 +4,13 @@ another task or waits, and every task runs."""
 
 import pytest
 
-from fastgen._compile import _GROUP, _ORDER, DTYPES, FAMILIES, _next_task
+from fastgen._compile import _GROUP, _ORDER, _TASKS, DTYPES, FAMILIES, _next_task
 
 
 def _simulate(jobs):
     """Start and finish tasks as ``compile`` does, the oldest running task finishing
     first; returns the tasks in the order they started and the pairs that ran at once."""
-    pending = [(f, d) for f in _ORDER for d in DTYPES]
+    pending = list(_TASKS)
     running, started, overlaps = [], [], []
     while pending or running:
         while pending and len(running) < jobs:
@@ -27,6 +27,7 @@ def _simulate(jobs):
 
 def test_every_family_is_grouped_and_ordered():
     assert set(_GROUP) == set(FAMILIES) == set(_ORDER)
+    assert sorted(_TASKS) == sorted((f, d) for f in FAMILIES for d in DTYPES)
 
 
 @pytest.mark.parametrize("jobs", [1, 2, 3, 4, 16])
