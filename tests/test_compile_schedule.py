@@ -1,18 +1,23 @@
 """``fastgen compile``'s task order: longest first, and never two tasks of one
-kernel-sharing group at once while another task can run (so that their shared kernels
-compile once); a worker never waits."""
+kernel-sharing group at once (so that their shared kernels compile once): a worker takes
+another task or waits, and every task runs."""
 
-from fastgen._compile import _GROUP, _ORDER, DTYPES, FAMILIES, _next_task
+import pytest
+
+from fastgen._compile import _GROUP, _ORDER, _TASKS, DTYPES, FAMILIES, _next_task
 
 
 def _simulate(jobs):
     """Start and finish tasks as ``compile`` does, the oldest running task finishing
-    first; returns the pairs of tasks that ran at once."""
-    pending = [(f, d) for f in _ORDER for d in DTYPES]
+    first; returns the tasks in the order they started and the pairs that ran at once."""
+    pending = list(_TASKS)
     running, started, overlaps = [], [], []
     while pending or running:
         while pending and len(running) < jobs:
             task = _next_task(pending, running)
+            if task is None:
+                assert running  # a worker waits only while another task runs
+                break
             overlaps += [(r, task) for r in running]
             running.append(task)
             started.append(task)
@@ -22,23 +27,30 @@ def _simulate(jobs):
 
 def test_every_family_is_grouped_and_ordered():
     assert set(_GROUP) == set(FAMILIES) == set(_ORDER)
+    assert sorted(_TASKS) == sorted((f, d) for f in FAMILIES for d in DTYPES)
 
 
-def test_every_task_starts_once_longest_first():
-    started, _ = _simulate(2)
+@pytest.mark.parametrize("jobs", [1, 2, 3, 4, 16])
+def test_every_task_starts_once_longest_first(jobs):
+    started, _ = _simulate(jobs)
     assert sorted(started) == sorted((f, d) for f in _ORDER for d in DTYPES)
     assert started[0] == ("logistic", "float64")
 
 
-def test_no_two_tasks_of_a_group_run_together_while_others_wait():
-    _, overlaps = _simulate(2)
-    same = [(a, b) for a, b in overlaps if _GROUP[a[0]] == _GROUP[b[0]]]
-    # the logistic float32 task waits for float64 instead of running beside it
-    assert (("logistic", "float64"), ("logistic", "float32")) not in same
-    assert (("logistic", "float64"), ("firth", "float64")) not in same
+@pytest.mark.parametrize("jobs", [2, 3, 4, 16])
+def test_no_two_tasks_of_a_group_ever_run_together(jobs):
+    _, overlaps = _simulate(jobs)
+    assert [(a, b) for a, b in overlaps if _GROUP[a[0]] == _GROUP[b[0]]] == []
 
 
-def test_a_worker_never_waits_when_only_one_group_is_left():
+def test_a_worker_waits_when_only_a_busy_group_is_left():
     pending = [("firth", "float64"), ("firth", "float32")]
-    assert _next_task(pending, [("logistic", "float32")]) == ("firth", "float64")
+    assert _next_task(pending, [("logistic", "float32")]) is None
+    assert pending == [("firth", "float64"), ("firth", "float32")]
+    assert _next_task(pending, []) == ("firth", "float64")
     assert pending == [("firth", "float32")]
+
+
+def test_a_worker_takes_another_group_before_waiting():
+    pending = [("multinomial_nb", "float32"), ("gaussian_nb", "float64")]
+    assert _next_task(pending, [("multinomial_nb", "float64")]) == ("gaussian_nb", "float64")

@@ -158,15 +158,18 @@ def _check_coo(X, name):
             )
 
 
-def csr_arrays(X):
+def csr_arrays(X, float64_values=False):
     """(indptr, indices, data) of a validated CSR matrix, as every CSR kernel takes them:
     indptr as int64 and indices as int32 (int64 only past 2**31 features).
 
     Normalising here keeps one kernel specialisation per data dtype; an int64 matrix
-    costs one copy of its indices.
+    costs one copy of its indices.  ``float64_values``: float32 data widened to float64
+    (a copy of the values only), for kernels that compute in float64 from the values
+    whatever their dtype (the logistic passes): the same bits, and one specialisation.
     """
     indptr = X.indptr.astype(np.int64, copy=False)
     indices = X.indices
     if indices.dtype != np.int32 and X.shape[1] <= np.iinfo(np.int32).max:
         indices = indices.astype(np.int32)
-    return indptr, indices, X.data
+    data = X.data.astype(np.float64, copy=False) if float64_values else X.data
+    return indptr, indices, data

@@ -120,7 +120,9 @@ class InMemoryData:
         self.fit_intercept = bool(fit_intercept)
         self.p = self.d + (1 if fit_intercept else 0)
         if self.sparse:
-            self.csr = (*csr_arrays(X), self.d)
+            # float64 values: the passes compute in float64 (the same bits),
+            # and float32 values would compile every CSR pass again
+            self.csr = (*csr_arrays(X, float64_values=True), self.d)
             self.block = 1
         else:
             self.X = X

@@ -79,7 +79,9 @@ class InferenceData:
         self.p = self.d + (1 if self.fit_intercept else 0)
         self.X = X
         if self.sparse:
-            self.csr = (*csr_arrays(X), self.d)
+            # float64 values: the passes compute in float64 (the same bits),
+            # and float32 values would compile every CSR pass again
+            self.csr = (*csr_arrays(X, float64_values=True), self.d)
             self.block = 1
         else:
             blk = (1 << 15) // max(self.p, 1)
