@@ -7,12 +7,21 @@ import re
 
 import numpy as np
 
-__all__ = ["rows_renamed"]
+__all__ = ["rows_renamed", "retexted"]
 
 #: The forms in which messages name a row: "row 3", "X[3, 1]", and "at index 3" (an
 #: entry of a vector of the rows: sample_weight, y).
 _ROW = re.compile(r"\brow (\d+)|\bX\[(\d+),|\bat index (\d+)")
 
+
+
+def retexted(exc, text):
+    """An exception of ``exc``'s type saying ``text`` (a ValueError where that type
+    takes other constructor arguments), to raise ``from None`` in its place."""
+    try:
+        return type(exc)(text)
+    except Exception:  # an exception type with its own constructor arguments
+        return ValueError(text)
 
 @contextlib.contextmanager
 def rows_renamed(rows):
@@ -40,8 +49,4 @@ def rows_renamed(rows):
         renamed = _ROW.sub(name, msg)
         if renamed == msg:
             raise
-        try:
-            new = type(exc)(renamed)
-        except Exception:  # an exception type with its own constructor arguments
-            new = ValueError(renamed)
-        raise new from None
+        raise retexted(exc, renamed) from None

@@ -17,6 +17,8 @@ import warnings
 
 import numpy as np
 
+from .._validation.rows import retexted
+
 __all__ = ["in_own_terms", "reworded"]
 
 _NB_FOR_DIAGONAL = "GaussianNB (variances per class and feature)"
@@ -133,11 +135,7 @@ def in_own_terms(estimator, unlabeled_rows=None, warnings_too=True):
         text = reworded(estimator, str(exc), unlabeled_rows)
         if text == str(exc):
             raise
-        try:
-            new = type(exc)(text)
-        except Exception:  # an exception type with its own constructor arguments
-            new = ValueError(text)
-        raise new from None
+        raise retexted(exc, text) from None
     except BaseException:
         _warn_again(estimator, caught, unlabeled_rows)
         raise
