@@ -143,6 +143,7 @@ def test_float32_paths_agree(monkeypatch):
 def test_both_sides_of_the_threshold(monkeypatch, kind):
     # n·d at the threshold: numpy (no kernel reached); one row more: the kernels
     from fastgen.kernels import missing as kernels
+    from fastgen.kernels import patterns
 
     X, y = make_blobs(400, 5, 3, seed=5)
     p = fastgen.fit_gda(X, y, kind)
@@ -157,8 +158,9 @@ def test_both_sides_of_the_threshold(monkeypatch, kind):
         raise AssertionError("small X reached a marginal kernel")
 
     for name in ("pooled_pattern_scores", "class_pattern_scores",
-                 "diagonal_marginal_scores", "nan_keys"):
+                 "diagonal_marginal_scores"):
         monkeypatch.setattr(kernels, name, refuse)
+    monkeypatch.setattr(patterns, "nan_keys", refuse)
     fastgen.predict_log_proba(p, A[:300], nan_policy="marginalize")
     with pytest.raises(AssertionError, match="reached a marginal kernel"):
         fastgen.predict_log_proba(p, A[:301], nan_policy="marginalize")

@@ -98,14 +98,11 @@ def _kernel_scores(params, X, mode, relative):
     """:func:`marginal_scores` by the pattern kernels.
 
     Spans of rows at a time are grouped by pattern and their rows with NaN copied in
-    pattern order (:func:`fastgen.kernels.missing.sorted_rows`), so that the kernels
+    pattern order (:func:`fastgen.kernels.patterns.sorted_rows`), so that the kernels
     read them in order; the complete rows come last in the copy, in their order.
     Reading the rows in pattern order in place jumped across X (benchmarks/NOTES.md)."""
-    from ..kernels.missing import (
-        class_pattern_scores,
-        pooled_pattern_scores,
-        sorted_rows,
-    )
+    from ..kernels.missing import class_pattern_scores, pooled_pattern_scores
+    from ..kernels.patterns import sorted_rows
 
     n = X.shape[0]
     K, d = params.means.shape

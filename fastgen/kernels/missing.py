@@ -4,9 +4,8 @@ A row's NaN entries are its missing features m, the rest o; every kernel writes 
 log-likelihoods of the observed features, log π_k + log p(x_o | y=k), finished per
 ``mode`` (:mod:`fastgen.kernels.special`).
 
-The full covariances go by missingness pattern: :func:`nan_keys`, :func:`number_keys`
-and :func:`group_rows` group the rows, :func:`sorted_rows` copies them in pattern order
-(reading X itself in that order jumped across it: benchmarks/NOTES.md).  The rows of one
+The full covariances go by missingness pattern, the rows grouped and copied in pattern
+order by :mod:`fastgen.kernels.patterns`.  The rows of one
 pattern share the factors of Σ_oo, which each work item computes once for its share of
 the pattern's rows (O(|m|·|o|·K + |m|³) by the precision Λ = Σ⁻¹, or O(|o|³) directly
 where that route would lose digits: :func:`use_precision`), then scores the rows in
@@ -24,14 +23,10 @@ from ._jit import REASSOC, jit, pjit
 from .special import MODE_JLL, MODE_LOG_PROBA, ROW_BLOCK, exp_nonpos, finish_rows
 from .tiles import SCORE_TILE_BLOCK, XT_TILE_ROWS
 
-__all__ = ["diagonal_marginal_scores", "nan_keys", "number_keys", "group_rows",
-           "sorted_rows", "pooled_pattern_scores", "class_pattern_scores", "use_precision",
-           "MAX_KEY_D", "PRECISION_SAFE", "PRECISION_LIMIT"]
+__all__ = ["diagonal_marginal_scores", "pooled_pattern_scores", "class_pattern_scores",
+           "use_precision", "PRECISION_SAFE", "PRECISION_LIMIT"]
 
 LOG_2PI = 1.8378770664093453  # log 2π
-
-#: Patterns are told apart by a bit key per row up to this many features.
-MAX_KEY_D = 62
 
 #: A covariance whose largest variance inflation Σ_jj·Λ_jj is at most this takes the
 #: precision route for every pattern (its cancellation factor is at most the same).
@@ -87,92 +82,6 @@ def diagonal_marginal_scores(X, means, inv_var, log_var, bias, mode, skip, compl
                 out[i, k] = bias[k] - 0.5 * s
         finish_rows(out, r0, r1, mode)
     return n_inf
-
-
-# ------------------------------------------------------------------ grouping the rows
-
-
-@pjit(fastmath=REASSOC)
-def nan_keys(X, keys):
-    """``keys[i]``: bit j set where X[i, j] is NaN (d ≤ :data:`MAX_KEY_D`).  Returns the
-    number of rows holding an infinite entry."""
-    n, d = X.shape
-    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    n_inf = 0
-    for b in prange(nb):
-        r0 = b * ROW_BLOCK
-        r1 = min(n, r0 + ROW_BLOCK)
-        for i in range(r0, r1):
-            key = 0
-            inf = 0
-            for j in range(d):  # branch-free, so that it vectorises
-                x = X[i, j]
-                nan = np.int64(x != x)
-                key |= nan << j
-                inf += np.int64((x - x) != (x - x)) - nan  # x − x is NaN for ±inf too
-            keys[i] = key
-            n_inf += 1 if inf > 0 else 0
-    return n_inf
-
-
-@jit
-def group_rows(ids, n_patterns):
-    """Rows ordered by pattern: (``order`` (n,), ``pos`` (n,), ``starts`` (P + 1,)), the
-    rows of pattern p ascending in ``order[starts[p]:starts[p + 1]]`` and row i at
-    ``order[pos[i]]`` (a counting sort of the pattern ids ``ids`` (n,) in
-    ``[0, n_patterns)``)."""
-    n = ids.shape[0]
-    starts = np.zeros(n_patterns + 1, dtype=np.intp)
-    for i in range(n):
-        starts[ids[i] + 1] += 1
-    for p in range(n_patterns):
-        starts[p + 1] += starts[p]
-    fill = starts[:-1].copy()
-    order = np.empty(n, dtype=np.intp)
-    pos = np.empty(n, dtype=np.intp)
-    for i in range(n):
-        p = ids[i]
-        order[fill[p]] = i
-        pos[i] = fill[p]
-        fill[p] += 1
-    return order, pos, starts
-
-
-@pjit
-def sorted_rows(X, pos, Xs):
-    """``Xs[pos[i]] = X[i]`` for every row with ``pos[i] < len(Xs)``: the rows copied in
-    pattern order (:func:`group_rows`).  Reads X in its order and writes one stream per
-    pattern, where reading X in pattern order would jump across it (benchmarks/NOTES.md)."""
-    n, d = X.shape
-    m = Xs.shape[0]
-    nb = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    for b in prange(nb):
-        for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
-            p = pos[i]
-            if p < m:
-                for j in range(d):
-                    Xs[p, j] = X[i, j]
-
-
-@jit
-def number_keys(keys, d):
-    """Pattern ids of the rows' keys (:func:`nan_keys`) in order of first appearance, by a
-    table of the 2^d keys (d ≤ 20): (ids (n,), the keys of the patterns (P,))."""
-    n = keys.shape[0]
-    table = np.full(1 << d, -1, dtype=np.intp)
-    ids = np.empty(n, dtype=np.intp)
-    found = np.empty(min(n, 1 << d), dtype=np.int64)
-    P = 0
-    for i in range(n):
-        k = keys[i]
-        p = table[k]
-        if p < 0:
-            p = P
-            table[k] = p
-            found[p] = k
-            P += 1
-        ids[i] = p
-    return ids, found[:P].copy()
 
 
 # ------------------------------------------------------------------ small dense algebra
@@ -464,10 +373,11 @@ def _direct_table(cov, obs, no, delta, Loo, W):
 def pooled_pattern_scores(Xs, order, starts, idx_ptr, idx, centre, delta, G, prec, U, cov,
                           inflation, log_det, log_prior, quadratic, mode, out):
     """Gaussian scores over the observed features for classes sharing one Σ, of the
-    rows ``Xs`` (m, d) in pattern order (:func:`sorted_rows`): pattern p's are
-    ``Xs[starts[p]:starts[p + 1]]``, its missing columns ``idx[idx_ptr[p]:idx_ptr[p +
-    1]]`` (patterns without one are skipped), scored in tiles into the rows ``order``
-    (:func:`group_rows`) of ``out``.
+    rows ``Xs`` (m, d) in pattern order (:func:`fastgen.kernels.patterns.sorted_rows`):
+    pattern p's are ``Xs[starts[p]:starts[p + 1]]``, its missing columns
+    ``idx[idx_ptr[p]:idx_ptr[p + 1]]`` (patterns without one are skipped), scored in
+    tiles into the rows ``order``
+    (:func:`fastgen.kernels.patterns.group_rows`) of ``out``.
 
     With z = x_o − c_o and δ_k = μ_k − c (``delta`` (K, d)), a pattern's table is
     w_k = Σ_oo⁻¹δ_k,o and b_k = log π_k − ½δ_k,oᵀw_k, so that::

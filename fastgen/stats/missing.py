@@ -31,6 +31,7 @@ from .._validation.arrays import report_infinite
 from ..kernels.modes import MODE_JLL
 
 missing_kernels = kernel_module("missing")
+pattern_kernels = kernel_module("patterns")
 
 __all__ = ["MissingPatterns", "missing_patterns", "pattern_factors", "pattern_tables",
            "gaussian_marginal", "RowGroups", "row_groups", "diagonal_marginal_jll",
@@ -342,18 +343,18 @@ def row_groups(X):
     """:class:`RowGroups` of validated dense X (NaN marks a missing entry; infinity is
     refused, naming it), or None where X holds no NaN.
 
-    Up to :data:`~fastgen.kernels.missing.MAX_KEY_D` features a kernel packs each row's
+    Up to :data:`~fastgen.kernels.patterns.MAX_KEY_D` features a kernel packs each row's
     NaN into a bit key (and finds infinity on the way); up to 20 the keys are numbered
     by a table of all 2^d, beyond by a sort; wider X goes through
     :func:`missing_patterns`.  A counting sort then groups the rows.
     """
     n, d = X.shape
-    if d <= missing_kernels.MAX_KEY_D:
+    if d <= pattern_kernels.MAX_KEY_D:
         keys = np.empty(n, dtype=np.int64)
-        if missing_kernels.nan_keys(X, keys):
+        if pattern_kernels.nan_keys(X, keys):
             reject_infinite(X)
         if d <= _COUNT_KEYS_MAX_D:
-            ids, pkeys = missing_kernels.number_keys(keys, d)
+            ids, pkeys = pattern_kernels.number_keys(keys, d)
         else:
             pkeys, ids = np.unique(keys, return_inverse=True)
             ids = ids.reshape(-1).astype(np.intp)
@@ -378,7 +379,7 @@ def row_groups(X):
         ids = renumber[ids]
         patterns = np.concatenate([np.delete(patterns, none[0], axis=0), patterns[none]])
         s_of = patterns.sum(axis=1)
-    order, pos, starts = missing_kernels.group_rows(ids, P)
+    order, pos, starts = pattern_kernels.group_rows(ids, P)
     idx_ptr = np.zeros(P + 1, dtype=np.intp)
     np.cumsum(s_of, out=idx_ptr[1:])
     idx = np.nonzero(patterns)[1].astype(np.intp)

@@ -340,7 +340,7 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                                  sample_weight=sample_weight, feature_names=feats)
 
     modified = None
-    if request.method == "Firth":
+    if request.method == "Firth" and not _read_as_fitted(model, sums):
         modified = firth_score(data, sample.codes, sample.w, reference_coef(model_c),
                                sums, request.n_classes)
     result = finish_inference(model_c, request, sums, names, confirm_separation, shift,
@@ -350,6 +350,16 @@ def _inference_arrays(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     if ci == "profile":
         result = with_profile(result, model, request, data, sample, names, shift)
     return (result, sample) if want_sample else result
+
+
+def _read_as_fitted(model, sums):
+    """Whether the pass reads the converged fit's own log-likelihood at its coefficients
+    (to 1e-12 relative; the fit's and the pass's agree to a few ulps): then these are
+    the data the model was fitted on, whose optimum the fit certified, and the check of
+    the optimum needs no modified score (one more pass over X, the leverages).  Other
+    rows, labels or weights change the log-likelihood far beyond that."""
+    ll, stored = float(sums.loglik), float(model.log_likelihood)
+    return bool(model.converged) and abs(ll - stored) <= 1e-12 * max(1.0, abs(ll))
 
 
 def result_in_user_frame(result, model, request, shift):
