@@ -31,7 +31,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from ._warmup import WARM
+from ._warmup import WARM, scans
 
 __all__ = ["FAMILIES", "DTYPES", "CompiledFamily", "CompileReport", "compile",
            "cache_location", "run_family"]
@@ -131,6 +131,7 @@ def run_family(family: str, dtype: str) -> dict:
             # structure kernel included.
             _small.SMALL_VALUES = -1
             _validation_sparse.STRUCTURE_KERNEL_NNZ = 0
+            scans(np.dtype(dtype).type)
             WARM[family](fastgen, np.dtype(dtype).type)
     finally:
         _small.SMALL_VALUES, _validation_sparse.STRUCTURE_KERNEL_NNZ = thresholds

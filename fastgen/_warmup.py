@@ -7,7 +7,7 @@ worker process that sends every call to the kernels whatever its size
 
 from __future__ import annotations
 
-__all__ = ["WARM"]
+__all__ = ["WARM", "scans"]
 
 _SCORES = ("joint_log_likelihood", "predict_log_proba", "predict_proba", "predict")
 
@@ -269,6 +269,25 @@ def _firth(fg, dtype):
         fg.logistic_inference(fg.fit_logistic(X, yk, penalty="firth"), X, yk)
 
 
+def _with_logistic(fg, dtype):
+    """Firth's fits start from, and its inference runs, the logistic passes: its own
+    warm-up leaves them to logistic's, so Firth alone runs both (after logistic's task
+    they load from the cache)."""
+    _logistic(fg, dtype)
+    _firth(fg, dtype)
+
+
+def scans(dtype):
+    """The validation scans every family's large inputs take (the block-wise search for
+    NaN and infinity), whose size thresholds no warm-up data reach."""
+    import numpy as np
+
+    from ._validation.arrays import _first_nonfinite_flat
+    from .kernels import labels
+
+    _first_nonfinite_flat(np.zeros(2 * labels.NONFINITE_SCAN_BLOCK, dtype=dtype))
+
+
 WARM = {
     "gda": _gda,
     "gaussian_nb": _gaussian_nb,
@@ -277,5 +296,5 @@ WARM = {
     "complement_nb": _discrete_nb("complement"),
     "categorical_nb": _categorical_nb,
     "logistic": _logistic,
-    "firth": _firth,
+    "firth": _with_logistic,
 }

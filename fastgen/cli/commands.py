@@ -164,12 +164,7 @@ def curve(args, out=None):
         check_plot_possible(args.plot)
     kind = feature_kind(X)
 
-    errors, failures, n_warned = run_curve(
-        X, y, models=models, splits=args.splits, sizes=sizes, test_size=args.test_size,
-        seed=args.seed, jobs=args.jobs,
-        progress=not args.no_progress and sys.stderr.isatty())
-    mean, se, n_ok = summarise(errors)
-
+    # what runs, before it runs (flushed: seen at once on a terminal or in a log)
     cls = ", ".join(f"{c}: {k}" for c, k in zip(classes, counts, strict=True))
     say(f"{title}: n={n}, d={d}, {classes.shape[0]} classes ({cls}); {kind} features",
         out)
@@ -180,6 +175,13 @@ def curve(args, out=None):
     for m, lab in zip(models, labels, strict=True):
         print(f"  {lab:<{max(map(len, labels))}}  {resolve(m, kind).curve_description}",
               file=out)
+    out.flush()
+
+    errors, failures, n_warned = run_curve(
+        X, y, models=models, splits=args.splits, sizes=sizes, test_size=args.test_size,
+        seed=args.seed, jobs=args.jobs,
+        progress=not args.no_progress and sys.stderr.isatty())
+    mean, se, n_ok = summarise(errors)
     print(f"\ntest error, mean ± standard error over {args.splits} splits", file=out)
     rows = [[m, *(_fmt(mean[i, j], se[i, j]) for i in range(len(models)))]
             for j, m in enumerate(sizes)]

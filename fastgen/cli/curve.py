@@ -10,6 +10,7 @@ so the result does not depend on the number of workers.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import warnings
 from dataclasses import dataclass
@@ -231,10 +232,17 @@ def progress_bar(total, enabled):
         from tqdm import tqdm
     except ImportError:
         return None
+    # a terminal that reports no size (a bare pseudo-terminal) would get a bar on a
+    # screen of 0 rows and columns, which tqdm does not draw: 80 × 24 there
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+        shape = {} if size.columns and size.lines else {"ncols": 80, "nrows": 24}
+    except (OSError, ValueError, AttributeError):
+        shape = {}
     # the average rate over the run (smoothing=0), from which discount_compilation takes
     # the time spent compiling
     return tqdm(total=total, desc="splits", unit="split", file=sys.stderr, leave=False,
-                smoothing=0)
+                smoothing=0, **shape)
 
 
 def compile_status(bar):

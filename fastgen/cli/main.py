@@ -88,16 +88,33 @@ class _CommandParser(_Parser):
     says "unrecognized arguments: --families gda; did you mean '--family'?"."""
 
     def parse_known_args(self, args=None, namespace=None):
+        self._args = list(sys.argv[1:] if args is None else args)
         namespace, extras = super().parse_known_args(args, namespace)
-        unknown = [t.split("=", 1)[0] for t in extras if t.startswith("-") and len(t) > 1]
+        self._refuse_unknown(extras)
+        return namespace, extras
+
+    def _refuse_unknown(self, tokens):
+        unknown = [t.split("=", 1)[0] for t in tokens if t.startswith("-") and len(t) > 1]
         if unknown:
             options = [s for action in self._actions for s in action.option_strings]
             hints = [(closest(t, options), t) for t in unknown]
             hints = [f"{m!r}" + (f" for {t}" if len(unknown) > 1 else "")
                      for m, t in hints if m is not None]
             text = f"; did you mean {' and '.join(hints)}?" if hints else ""
-            self.error(f"unrecognized arguments: {' '.join(extras)}{text}")
-        return namespace, extras
+            self.error(f"unrecognized arguments: {' '.join(tokens)}{text}")
+
+    def error(self, message):
+        # a required option that is missing because it was mistyped (``--datset``):
+        # the mistyped one is the error to report, with the closest option
+        if "required" in message and getattr(self, "_args", None):
+            options = [s for action in self._actions for s in action.option_strings]
+            typos = [t for t in self._args
+                     if t.startswith("--") and len(t) > 2
+                     and not any(o.startswith(t.split("=", 1)[0]) for o in options)]
+            if typos:
+                self._args = None
+                self._refuse_unknown(typos)
+        super().error(message)
 
 
 def _model_lines(names):
