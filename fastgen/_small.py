@@ -42,8 +42,9 @@ __all__ = ["SMALL_VALUES", "values_of", "is_small", "small_work", "numpy_scope",
 
 
 #: The forms ``FASTGEN_SMALL_VALUES`` takes: a whole number in digits (``100000``), or
-#: in digits times a power of ten (``1e5``), or ``inf``; blanks around it are ignored.
-_SMALL_VALUES_FORM = re.compile(r"([0-9]+)(?:[eE]([0-9]+))?|inf", re.ASCII)
+#: in digits times a power of ten (``1e5``), or ``inf`` (any case, as float() reads it);
+#: blanks around it are ignored.
+_SMALL_VALUES_FORM = re.compile(r"([0-9]+)(?:[eE]([0-9]+))?|inf", re.ASCII | re.IGNORECASE)
 
 
 def _from_env(default: int) -> int:
@@ -59,7 +60,7 @@ def _from_env(default: int) -> int:
     if not text:
         return default
     form = _SMALL_VALUES_FORM.fullmatch(text)
-    if form is not None and text == "inf":
+    if form is not None and text.lower() == "inf":
         return sys.maxsize
     fix = (f"set it to the most stored values an input may have to take the numpy "
            f"passes, in digits such as 100000 or 1e5 (0 sends every input to the "

@@ -29,7 +29,7 @@ def _threshold(monkeypatch, value):
 
 @pytest.mark.parametrize("value", [
     "+5", "-0", "-1", "1.0", "1.5", "1e-1", "1e+5", "1.5e3", "e5", "1e", "0x10", "1_000",
-    "5 5", "nan", "-inf", "+inf", "INF", "infinity", "abc", "\u0661\u0662",  # Arabic digits
+    "5 5", "nan", "-inf", "+inf", "infinity", "abc", "\u0661\u0662",  # Arabic digits
 ])
 def test_values_outside_the_documented_form_are_refused(monkeypatch, value):
     with pytest.raises(ValueError) as info:
@@ -37,6 +37,11 @@ def test_values_outside_the_documented_form_are_refused(monkeypatch, value):
     msg = str(info.value)
     assert f"FASTGEN_SMALL_VALUES={value!r}" in msg and "non-negative whole number" in msg
     assert "unset it for the default 100000" in msg
+
+
+@pytest.mark.parametrize("value", ["inf", "Inf", "INF", " inf "])
+def test_inf_in_any_case_sends_every_input_to_numpy(monkeypatch, value):
+    assert _threshold(monkeypatch, value) == sys.maxsize
 
 
 @pytest.mark.parametrize("value", ["1e400", "1e19", "9223372036854775808",
