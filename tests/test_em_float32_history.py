@@ -16,14 +16,22 @@ from fastgen._em import EMOptions, history_slack, record_em, run_em
 SEEDS = range(20)
 
 
-def _gauss(seed, n=6000, d=8):
+def _rows(seed):
+    """Both sides of the small-data threshold: the rounding dips of float32 EM show in
+    different families at different sizes."""
+    return 6000 if seed % 2 == 0 else 30000
+
+
+def _gauss(seed, d=8):
+    n = _rows(seed)
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 3, n)
     X = (rng.normal(size=(n, d)) + y[:, None] * 0.3).astype(np.float32)
     return X, y
 
 
-def _counts(seed, n=6000, d=20):
+def _counts(seed, d=20):
+    n = _rows(seed)
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 3, n)
     C = rng.poisson(0.5 + 0.2 * y[:, None], size=(n, d)).astype(np.float32)
@@ -36,7 +44,8 @@ def _holes(X, seed, frac=0.1):
     return X
 
 
-def _split(X, y, u=1000):
+def _split(X, y):
+    u = X.shape[0] // 6
     return X[u:], y[u:], X[:u]
 
 
@@ -105,7 +114,7 @@ def _sklearn_mnb(seed, dt):
 
     C, y = _counts(seed)
     y = y.copy()
-    y[:1000] = -1
+    y[:C.shape[0] // 6] = -1
     return MultinomialNB(unlabeled_label=-1).fit(C.astype(dt), y).params_
 
 
