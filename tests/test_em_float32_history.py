@@ -258,3 +258,29 @@ def test_record_of_a_stopped_fall_warns():
         q = record_em(result)
     assert not q.converged and q.n_iter == 1
     np.testing.assert_array_equal(q.log_likelihood_history, [-100.0, -90.0])
+
+
+@pytest.mark.parametrize("family", ["multinomial_nb", "gda-pooled"])
+def test_float32_dask_em_matches_in_memory(family):
+    """The Dask EM runs the same loop on blocks: float32 succeeds with the same
+    iterations and a monotone history."""
+    da = pytest.importorskip("dask.array")
+    import fastgen.dask as fd
+
+    for seed in range(0, 20, 2):
+        if family == "multinomial_nb":
+            C, y = _counts(seed)
+            L, yl, U = _split(C, y)
+            a = fastgen.fit_multinomial_nb(L, yl, unlabeled=U)
+            b = fd.fit_multinomial_nb(da.from_array(L, chunks=1000), yl,
+                                      unlabeled=da.from_array(U, chunks=400))
+        else:
+            X, y = _gauss(seed)
+            L, yl, U = _split(X, y)
+            a = fastgen.fit_gda(L, yl, unlabeled=U)
+            b = fd.fit_gda(da.from_array(L, chunks=1000), yl,
+                           unlabeled=da.from_array(U, chunks=400))
+        assert b.dtype == np.float32 and b.converged and b.n_iter == a.n_iter
+        _assert_monotone(b)
+        np.testing.assert_allclose(b.log_likelihood_history, a.log_likelihood_history,
+                                   rtol=1e-9)
