@@ -54,7 +54,7 @@ from ._validation import (
 )
 
 __all__ = ["EMOptions", "EMStop", "EMResult", "check_em_options", "check_unlabeled",
-           "run_em", "unlabelled_em", "record_em",
+           "run_em", "unlabelled_em", "record_em", "history_slack",
            "maximising_m_step",
            "collapse_guard", "COLLAPSE_RATIO", "GDA_COLLAPSE_ADVICE", "NB_COLLAPSE_ADVICE",
            "log_marginal_and_posteriors", "labelled_log_likelihood", "marginal_score",
@@ -229,6 +229,14 @@ def run_em(start, expect, maximise, options: EMOptions, *, total_weight: float,
     or offsets of the features (ℓ does, by a constant).  The bound is at least 16 ε of
     ``dtype`` times |ℓ_t| (float32 params score in float32).  ``monotone``: whether the
     M-step maximises (then ℓ never decreases; recorded as ``history_monotone``).
+
+    EM cannot lower ℓ in exact arithmetic, but float32 params round every table (and
+    their scores round each row), so ℓ_t can fall by about ε₃₂·|ℓ| between iterations
+    that barely change the model: a change within :func:`history_slack` is no change,
+    and the loop has converged.  A larger fall of a maximising M-step stops the loop
+    with the previous params (a warning, ``converged=False``): the recorded history
+    never falls by more than the slack, which is what
+    :meth:`fastgen._params.FieldChecker.em_record` holds a saved history to.
     """
     params = start
     stats, ll = expect(params)
@@ -239,14 +247,31 @@ def run_em(start, expect, maximise, options: EMOptions, *, total_weight: float,
             new = maximise(stats)
         except EMStop as stop:
             return EMResult(params, it - 1, False, np.array(history), str(stop), monotone)
-        stats, new_ll = expect(new)
-        params = new
+        new_stats, new_ll = expect(new)
+        fall = ll - new_ll
+        if monotone and fall > history_slack(max(abs(ll), abs(new_ll)), dtype):
+            return EMResult(params, it - 1, False, np.array(history),
+                            f"iteration {it} lowered the log-likelihood by {fall:.3g}, "
+                            f"more than the rounding of {np.dtype(dtype).name} allows; "
+                            f"the params of the iteration before are kept", monotone)
+        stats, params = new_stats, new
         history.append(new_ll)
         floor = 16.0 * float(np.finfo(dtype).eps) * abs(new_ll)
         if abs(new_ll - ll) <= max(options.tol * W, floor):
             return EMResult(params, it, True, np.array(history), None, monotone)
         ll = new_ll
     return EMResult(params, options.max_iter, False, np.array(history), None, monotone)
+
+
+def history_slack(scale, dtype) -> float:
+    """How far an EM history of params in ``dtype`` may fall between two entries of
+    size up to ``scale`` and still count as monotone: 16 ε(dtype)·scale, and at least
+    1e-9·scale.  The params are rounded to ``dtype`` (float32: ε ≈ 1.2e-7) after each
+    M-step and scored in it, which moves ℓ by about ε·|ℓ| (each row's score moves by
+    ε times its size); the float64 sum of n row scores rounds by up to n·ε₆₄·|ℓ|, which
+    1e-9 covers to n ≈ 4·10⁶.  A real fall (an edited history, a broken M-step) is
+    larger."""
+    return max(16.0 * float(np.finfo(dtype).eps), 1e-9) * float(scale)
 
 
 def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics, merge,

@@ -270,7 +270,9 @@ class FieldChecker:
         all None (a fit without EM), or an integer ≥ 0, a bool, a finite float64 array
         of ``n_iter + 1`` entries and a bool.  ``history_monotone`` True (EM whose
         M-step maximises: the objective cannot decrease) holds the history to never
-        decreasing, to 1e-9 of its size, so a damaged or edited history fails; False
+        decreasing beyond the rounding of the params' dtype
+        (:func:`fastgen._em.history_slack`: 16 ε·max|ℓ|, at least 1e-9·max|ℓ|), so a
+        damaged or edited history fails; False
         (a regularised M-step: ``reg``, shrinkage, ``unbiased``, a variance floor) lets
         it dip."""
         fields = ("n_iter", "converged", "log_likelihood_history", "history_monotone")
@@ -287,7 +289,10 @@ class FieldChecker:
         hist = self.array("log_likelihood_history", (n_iter + 1,), np.float64, "finite")
         if not monotone:
             return
-        slack = 1e-9 * float(np.max(np.abs(hist), initial=1.0))
+        from ._em import history_slack
+
+        slack = history_slack(np.max(np.abs(hist), initial=1.0),
+                              getattr(self.params, "dtype", np.float64))
         drops = np.flatnonzero(np.diff(hist) < -slack)
         if drops.size:
             at = int(drops[0]) + 1
