@@ -13,7 +13,10 @@ import scipy.sparse as sp
 import fastgen
 from fastgen._em import EMOptions, history_slack, record_em, run_em
 
-SEEDS = range(20)
+#: seeds on which the float32 EM of some family dipped below its own history before
+#: the rounding tolerance (GDA pooled: 1; multinomial NB, dense, CSR and scikit-learn: 0
+#: and 2; Bernoulli NB: 19, of 20 seeds tried)
+SEEDS = (0, 1, 2, 19)
 
 
 def _rows(seed):
