@@ -186,3 +186,17 @@ def test_scoring_blocks_match_expit():
     np.testing.assert_array_equal(fastgen.predict_proba(m, X32)[:, 1],
                                   fastgen.predict_proba(m, X)[:, 1])
     np.testing.assert_allclose(fastgen.predict_proba(m, X32)[:, 1], want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_dask_float32_offsets(K):
+    da = pytest.importorskip("dask.array")
+    from fastgen import dask as fdask
+
+    X32, y, _ = _data(23, K, 1e5, 1.0)
+    m = fdask.fit_logistic(da.from_array(X32, chunks=(100, 3)), da.from_array(y, chunks=100))
+    assert m.coef.dtype == np.float64 and m.intercept.dtype == np.float64
+    np.testing.assert_allclose(fastgen.predict_proba(m, X32), _newton64(X32, y, K, None),
+                               rtol=0, atol=1e-6)
+    p = fdask.predict_proba(m, da.from_array(X32, chunks=(100, 3))).compute()
+    np.testing.assert_allclose(p, fastgen.predict_proba(m, X32), rtol=0, atol=1e-15)
