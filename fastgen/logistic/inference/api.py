@@ -259,8 +259,9 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     ValueError
         For a penalised fit (``l2 > 0``); on (quasi-)separated data (pointing to Firth);
         where every fitted probability is 0 or 1 at the model's coefficients (data other
-        than the fitted ones, or separation); for more than :data:`MAX_INFERENCE_PARAMS` coefficients (stating the memory);
-        for invalid inputs.
+        than the fitted ones, or separation); for more than
+        :data:`MAX_INFERENCE_PARAMS` coefficients (stating the memory); for invalid
+        inputs.
     numpy.linalg.LinAlgError
         On a collinear design, naming the columns.
     TypeError
