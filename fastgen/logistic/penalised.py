@@ -320,9 +320,10 @@ def warn_unconverged(run: PenalisedRun, tol, max_iter, what="fit_logistic(penalt
     quantity = "Newton decrement ½U*ᵀΔ"
     if run.rate_scaled and run.rate_parts is not None:
         dec, est, rho = run.rate_parts
-        quantity = (f"Fisher scoring's decrement ½U*ᵀI⁻¹U* = {dec:.3g}, so l* is about "
-                    f"{est:.3g} below its maximum at the estimated linear rate "
-                    f"ρ = {rho:.2g}; the rule takes that times max(1, ρ²/tol)")
+        quantity = (f"Newton decrement of Fisher scoring ½U*ᵀI⁻¹U* = {dec:.3g} (l* "
+                    f"about {est:.3g} below its maximum at the estimated linear rate "
+                    f"ρ = {rho:.2g}) scaled for that rate by the factor "
+                    f"(1 − ρ)⁻¹·max(1, ρ²/tol)")
     elif run.rate_scaled:
         quantity = "Newton decrement of Fisher scoring ½U*ᵀI⁻¹U* scaled for its linear rate"
     warn(unconverged_message(what, run.cause or "max_iter", run.n_iter, max_iter,

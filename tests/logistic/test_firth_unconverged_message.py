@@ -12,7 +12,7 @@ from scipy.special import softmax
 
 import fastgen
 
-GAP = re.compile(r"l\* is about ([0-9.e+-]+) below its maximum")
+GAP = re.compile(r"l\* about ([0-9.e+-]+) below its maximum")
 RULE = re.compile(r"max\(1, ρ²/tol\) = ([0-9.e+-]+) > tol")
 
 
