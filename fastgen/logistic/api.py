@@ -471,7 +471,7 @@ def to_user_params(params, shift, dtype=None):
     """``params`` fitted in the centred frame with the intercepts of the user's
     coordinates (:func:`~fastgen.logistic.centring.to_user`), float64 whatever the
     data's ``dtype`` (kept for callers; the intercept b = b_c − Σ m_j β_j rounded to
-    float32 would move every log-odds by up to an ulp of |b|)."""
+    float32 would move every log-odds by up to an ulp of the intercept)."""
     if shift is None:
         return params
     coef = np.asarray(params.coef, dtype=np.float64)

@@ -63,7 +63,7 @@ class LogisticParams(FittedParams):
         K' = 1 for binary, K otherwise; always float64, float32 data included: the
         intercept of the user's coordinates, b = b_c − Σ_j m_j β_j at a column offset
         m_j, rounded to float32 would move every fitted log-odds by up to an ulp of
-        |b| (float32 arrays given here, as in old files, are converted).
+        the intercept (float32 arrays given here, as in old files, are converted).
     intercept : ndarray (K',) float64
     parametrization : str
         "binary", "symmetric" or "reference".
