@@ -116,6 +116,8 @@ class LogisticParams(FittedParams):
             table = getattr(self, name)
             if isinstance(table, np.ndarray) and table.dtype == np.float32:
                 object.__setattr__(self, name, table.astype(np.float64))
+                # the consistency checks allow the rounding the tables were stored with
+                object.__setattr__(self, "_stored_eps", float(np.finfo(np.float32).eps))
         self._check_arrays()
         check = FieldChecker(self)
         check.classes(min_classes=2)
@@ -161,7 +163,7 @@ class LogisticParams(FittedParams):
             check.fail("coef", "must be zero for class index 0 in the reference "
                                "parametrization (a damaged or edited file)")
         if self.parametrization == "symmetric":
-            eps = float(np.finfo(self.coef.dtype).eps)
+            eps = getattr(self, "_stored_eps", float(np.finfo(self.coef.dtype).eps))
             K = coef.shape[0]
             for name, table in (("coef", coef), ("intercept", intercept)):
                 scale = float(np.max(np.abs(table), axis=0, initial=0.0).max(initial=0.0))
