@@ -331,7 +331,10 @@ def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_it
     Parameters
     ----------
     X : array-like (n, d) or scipy sparse matrix
-        float32 data gives float32 coefficients (accumulation is always float64).
+        float32 data stays float32 (accumulation is always float64); the coefficients
+        and intercepts are float64 whatever X's dtype: the intercept of the user's
+        coordinates at a column offset, rounded to float32, would move the fitted
+        probabilities by far more than the data's own rounding.
     y : array-like (n,)
         Labels; two distinct values give binary, more give multinomial regression.
     l2 : float, default 0
@@ -464,16 +467,18 @@ def _centred_init(B0, d, shift):
     return coef, to_centred(coef, icpt, shift)
 
 
-def to_user_params(params, shift, dtype):
+def to_user_params(params, shift, dtype=None):
     """``params`` fitted in the centred frame with the intercepts of the user's
-    coordinates (:func:`~fastgen.logistic.centring.to_user`), coefficients in ``dtype``."""
+    coordinates (:func:`~fastgen.logistic.centring.to_user`), float64 whatever the
+    data's ``dtype`` (kept for callers; the intercept b = b_c − Σ m_j β_j rounded to
+    float32 would move every log-odds by up to an ulp of the intercept)."""
+    if shift is None:
+        return params
     coef = np.asarray(params.coef, dtype=np.float64)
     icpt = to_user(coef, params.intercept, shift) if params.fit_intercept \
         else np.asarray(params.intercept, dtype=np.float64)
-    if shift is None and params.coef.dtype == dtype:
-        return params
-    return dataclasses.replace(params, coef=np.ascontiguousarray(coef, dtype=dtype),
-                               intercept=np.asarray(icpt, dtype=dtype))
+    return dataclasses.replace(params, coef=np.ascontiguousarray(coef),
+                               intercept=np.asarray(icpt, dtype=np.float64))
 
 
 @serial_for_small_inputs(1)

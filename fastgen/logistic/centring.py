@@ -173,9 +173,7 @@ def to_centred(coef, intercept, shift):
 def centred_params(model, shift):
     """``model`` (a :class:`~fastgen.logistic.params.LogisticParams`) with its intercepts
     moved into the centred frame (:func:`to_centred`), or ``model`` itself when
-    ``shift`` is None.  The coefficients are carried in float64 with them: a float32
-    model's values are exact there, while rounding b_c to float32 would move the point
-    at which the inference is taken by up to an ulp of the offset's share b_c − b."""
+    ``shift`` is None.  The coefficients are float64, as the intercepts."""
     if shift is None:
         return model
     import dataclasses

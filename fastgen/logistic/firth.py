@@ -138,8 +138,8 @@ def fit_firth(X, y, *, fit_intercept=True, sample_weight=None, max_iter=100, tol
     beta = st.beta
     gh = [float(np.max(np.abs(U))) / sw]
     model = LogisticParams(
-        classes=classes, coef=beta[:d].reshape(1, -1).astype(X.dtype),
-        intercept=np.array([beta[d] if fit_intercept else 0.0], dtype=X.dtype),
+        classes=classes, coef=beta[:d].reshape(1, -1).astype(np.float64),
+        intercept=np.array([beta[d] if fit_intercept else 0.0], dtype=np.float64),
         parametrization="binary", l2=0.0, fit_intercept=bool(fit_intercept),
         n_iter=int(n_iter), converged=bool(converged), log_likelihood=float(st.llf),
         objective_history=np.asarray(hist, dtype=np.float64),

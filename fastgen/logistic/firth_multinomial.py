@@ -267,8 +267,8 @@ def fit_firth_multinomial(X, y, *, fit_intercept=True, sample_weight=None, max_i
     Bref = st.beta.reshape(m, p)
     B = np.vstack([np.zeros((1, p)), Bref])
     model = LogisticParams(
-        classes=classes, coef=np.ascontiguousarray(B[:, :d], dtype=X.dtype),
-        intercept=(B[:, d] if fit_intercept else np.zeros(K)).astype(X.dtype),
+        classes=classes, coef=np.ascontiguousarray(B[:, :d], dtype=np.float64),
+        intercept=(B[:, d] if fit_intercept else np.zeros(K)).astype(np.float64),
         parametrization="reference", l2=0.0, fit_intercept=bool(fit_intercept),
         n_iter=int(n_iter), converged=bool(converged), log_likelihood=float(st.llf),
         objective_history=np.asarray(hist, dtype=np.float64),

@@ -7,8 +7,8 @@
   several local maxima; where the first run shows that the penalty shapes l*, the fit
   also starts from zero and from a ridge estimate (:func:`_ridge_start`) and returns the
   highest maximum, with a warning when they differ.
-* :func:`check_start`: a caller's ``init`` where the penalty is undefined is refused, and one
-  worse than the default start (l* lower) gives way to it.
+* :func:`check_start`: a caller's ``init`` worse than the default start (l* lower, or
+  the penalty undefined there) gives way to it.
 """
 
 from __future__ import annotations
@@ -60,24 +60,26 @@ def check_start(obj, beta0, default=None):
     """The start of a fit from the caller's ``init`` ``beta0``: ``(start,
     init_kept)``.
 
-    Raises a ``ValueError`` naming ``init`` where the start's Fisher information is
-    singular (its probabilities are 0 or 1 to float64 on the rows that carry a
-    column), so the penalty is undefined there; the default start never is.  Where
-    l* at ``beta0`` is below l* at ``default`` (zero slopes, the log prior odds) the
-    start is no warm start (Newton's steps from it are capped at ``MAX_STEP``, and a
-    start far away creeps): ``default`` is returned instead."""
+    Where l* at ``beta0`` is below l* at ``default`` (zero slopes, the log prior odds)
+    the start is no warm start (Newton's steps from it are capped at ``MAX_STEP``, and a
+    start far away creeps): ``default`` is returned instead.  So is a start whose
+    Fisher information is singular (its probabilities 0 or 1 to float64), where the
+    penalty log det I is −∞: the default start never is.  Without a ``default``, such a
+    start raises a ``ValueError``."""
     try:
         at_init = obj.evaluate(np.array(beta0, dtype=np.float64)).lstar
-        if default is not None:
-            if not at_init >= obj.evaluate(np.array(default, dtype=np.float64)).lstar:
-                return default, False
-        return beta0, True
     except np.linalg.LinAlgError:
+        at_init = -np.inf  # log det I = −∞: worse than any start where it is defined
+    if default is not None:
+        if not at_init >= obj.evaluate(np.array(default, dtype=np.float64)).lstar:
+            return default, False
+    if not at_init > -np.inf:
         raise ValueError(
-            "init puts the fitted probabilities at 0 or 1 (to float64) on the rows that "
-            "carry some column, where the Fisher information, hence Firth's penalty "
-            "log det I, is undefined; start closer to the data (e.g. from an unpenalised "
-            "or ridge fit) or without init") from None
+            "the starting coefficients put the fitted probabilities at 0 or 1 (to "
+            "float64), where the Fisher information, hence Firth's penalty log det I, is "
+            "undefined; start closer to the data (e.g. from an unpenalised or ridge fit) "
+            "or from the default start")
+    return beta0, True
 
 
 def _ridge_start(X, codes, w, fit_intercept):

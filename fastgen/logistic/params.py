@@ -60,8 +60,11 @@ class LogisticParams(FittedParams):
     ----------
     classes : ndarray (K,)
     coef : ndarray (K', d)
-        K' = 1 for binary, K otherwise; dtype float32 when fitted on float32 data.
-    intercept : ndarray (K',)
+        K' = 1 for binary, K otherwise; always float64, float32 data included: the
+        intercept of the user's coordinates, b = b_c − Σ_j m_j β_j at a column offset
+        m_j, rounded to float32 would move every fitted log-odds by up to an ulp of
+        the intercept (float32 arrays given here, as in old files, are converted).
+    intercept : ndarray (K',) float64
     parametrization : str
         "binary", "symmetric" or "reference".
     l2, fit_intercept :
@@ -109,6 +112,12 @@ class LogisticParams(FittedParams):
     _feature_table = "coef"
 
     def __post_init__(self):
+        for name in ("coef", "intercept"):  # float64 whatever the data's dtype
+            table = getattr(self, name)
+            if isinstance(table, np.ndarray) and table.dtype == np.float32:
+                object.__setattr__(self, name, table.astype(np.float64))
+                # the consistency checks allow the rounding the tables were stored with
+                object.__setattr__(self, "_stored_eps", float(np.finfo(np.float32).eps))
         self._check_arrays()
         check = FieldChecker(self)
         check.classes(min_classes=2)
@@ -154,7 +163,7 @@ class LogisticParams(FittedParams):
             check.fail("coef", "must be zero for class index 0 in the reference "
                                "parametrization (a damaged or edited file)")
         if self.parametrization == "symmetric":
-            eps = float(np.finfo(self.coef.dtype).eps)
+            eps = getattr(self, "_stored_eps", float(np.finfo(self.coef.dtype).eps))
             K = coef.shape[0]
             for name, table in (("coef", coef), ("intercept", intercept)):
                 scale = float(np.max(np.abs(table), axis=0, initial=0.0).max(initial=0.0))

@@ -108,6 +108,8 @@ class PenalisedObjective:
         #: whether the latest decrement is Fisher scoring's scaled for its linear rate
         #: (:meth:`_fisher_decrement`), not a Newton step's own
         self.rate_scaled = False
+        #: (δ_F, δ_F/(1 − ρ), ρ) of the latest rate-scaled decrement, for the warning
+        self.rate_parts = None
         self.sw = float(obj.w.sum()) if obj.w.shape[0] else float(obj.data.n)
 
     # -- the solver's protocol
@@ -245,6 +247,7 @@ class PenalisedObjective:
         self.rate_scaled = True
         rho2 = min(dec / prev, 0.98)
         est = dec / (1.0 - np.sqrt(rho2))
+        self.rate_parts = (dec, est, float(np.sqrt(rho2)))
         return est * max(1.0, rho2 / self.tol) if self.tol > 0 else est
 
     def limit_step(self, step):
@@ -283,6 +286,7 @@ class PenalisedRun(NamedTuple):
     dec_tol: float
     cause: str | None
     rate_scaled: bool = False
+    rate_parts: tuple | None = None
 
 
 def _newton(obj, beta0, free, max_iter, tol, sw, c0=None) -> PenalisedRun:
@@ -301,16 +305,27 @@ def _newton(obj, beta0, free, max_iter, tol, sw, c0=None) -> PenalisedRun:
     return PenalisedRun(st, U, res.converged, res.n_iter, list(res.objective_history),
                         list(res.step_size_history), res.decrement,
                         stopping_tolerance(tol, mean_weight), res.cause,
-                        target.rate_scaled)
+                        target.rate_scaled, target.rate_parts)
 
 
 def warn_unconverged(run: PenalisedRun, tol, max_iter, what="fit_logistic(penalty='firth')",
                      init=False):
     """The ConvergenceWarning of a penalised fit that stopped unconverged: the quantity
     its stopping rule compares (the Newton decrement ½U*ᵀΔ, in nats of l*) and the
-    tolerance it compares it with, and what to do for the cause."""
-    quantity = ("Newton decrement of Fisher scoring ½U*ᵀI⁻¹U* scaled for its "
-                "linear rate" if run.rate_scaled else "Newton decrement ½U*ᵀΔ")
+    tolerance it compares it with, and what to do for the cause.  A Fisher-scoring
+    decrement scaled for its linear rate is reported with its parts: the decrement
+    itself and the estimated distance from the maximum in nats of l* (the rule
+    multiplies that by max(1, ρ²/tol), which is large for a point far away and says
+    nothing of the distance)."""
+    quantity = "Newton decrement ½U*ᵀΔ"
+    if run.rate_scaled and run.rate_parts is not None:
+        dec, est, rho = run.rate_parts
+        quantity = (f"Newton decrement of Fisher scoring ½U*ᵀI⁻¹U* = {dec:.3g} (l* "
+                    f"about {est:.3g} below its maximum at the estimated linear rate "
+                    f"ρ = {rho:.2g}) scaled for that rate by the factor "
+                    f"(1 − ρ)⁻¹·max(1, ρ²/tol)")
+    elif run.rate_scaled:
+        quantity = "Newton decrement of Fisher scoring ½U*ᵀI⁻¹U* scaled for its linear rate"
     warn(unconverged_message(what, run.cause or "max_iter", run.n_iter, max_iter,
                              run.decrement, tol, run.dec_tol, init, "l*", quantity,
                              value=run.history[-1] if run.history else None),

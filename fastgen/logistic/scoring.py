@@ -31,14 +31,26 @@ class LogisticTables(NamedTuple):
     intercept: np.ndarray  #: (K',)
 
 
+#: Rows per block of float32 X cast to float64 for the linear predictor (bounds the
+#: temporary; X itself is never copied whole).
+_CAST_ROWS = 4096
+
+
 def linear_predictor(params, X):
-    """η = X·coefᵀ + intercept (n, K') of validated X.  A NaN or an infinity in η
+    """η = X·coefᵀ + intercept (n, K') of validated X, float64 (the coefficients are
+    float64; float32 X is cast a block of rows at a time, so η is exactly that of the
+    same values in float64).  A NaN or an infinity in η
     raises a ``ValueError``: naming the first NaN or infinity of X, or else the row
     whose products overflow (rescale), as GDA and naive Bayes do."""
     coef, intercept = params.scoring_tables()[1]
     with np.errstate(over="ignore", invalid="ignore"):  # found just below
-        eta = X @ coef.T
-        eta = np.asarray(eta)
+        if X.dtype == coef.dtype:
+            eta = np.asarray(X @ coef.T)
+        else:
+            eta = np.empty((X.shape[0], coef.shape[0]), dtype=coef.dtype)
+            for r0 in range(0, X.shape[0], _CAST_ROWS):
+                block = X[r0:r0 + _CAST_ROWS].astype(coef.dtype)
+                eta[r0:r0 + _CAST_ROWS] = np.asarray(block @ coef.T)
         eta += intercept
     if not np.isfinite(eta).all():
         report_nonfinite(X)
@@ -53,7 +65,20 @@ def linear_predictor(params, X):
 
 
 class LogisticScorer(Scorer):
-    """Scores from :class:`LogisticTables`, dense or CSR X."""
+    """Scores from :class:`LogisticTables`, dense or CSR X: float64 scores of float64
+    coefficients, float32 X kept float32 (:func:`linear_predictor`)."""
+
+    def prepare(self, params, X):
+        """X checked once; float32 X stays float32 (the scores are float64 all the
+        same), other X becomes the params' dtype."""
+        from .._validation import check_n_features, check_X
+
+        X = check_X(X, allow_sparse=self.accepts_sparse,
+                    dtype=None if params.dtype == np.float64 else params.dtype,
+                    finite=not self.checks_finite_scores,
+                    csr_indices=not self.checks_csr_indices)
+        check_n_features(X, params.n_features_in)
+        return X
 
     accepts_sparse = True
     #: scoring finds non-finite X through the linear predictor (a NaN or an infinity in

@@ -498,13 +498,18 @@ def test_a_far_warm_start_still_reaches_the_optimum(shift, l2):
     np.testing.assert_allclose(m.coef, ref.coef, rtol=1e-7)
 
 
-def test_firth_refuses_a_start_where_its_penalty_is_undefined():
+def test_firth_replaces_a_start_where_its_penalty_is_undefined():
+    """log det I is undefined (−∞) where every probability is 0 or 1: such a start is
+    worse than the default one, which replaces it."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 2))
     y = (X[:, 0] + rng.logistic(size=300) > 0).astype(int)
-    with pytest.raises(ValueError, match="init puts the fitted probabilities at 0 or 1"):
-        fastgen.fit_logistic(X, y, penalty="firth", init=(np.array([1.0, 0.0]),
+    ref = fastgen.fit_logistic(X, y, penalty="firth")
+    m = fastgen.fit_logistic(X, y, penalty="firth", init=(np.array([1.0, 0.0]),
                                                            np.array([-800.0])))
+    assert m.converged
+    np.testing.assert_allclose(m.coef, ref.coef, rtol=1e-8)
+    np.testing.assert_allclose(m.intercept, ref.intercept, rtol=1e-8, atol=1e-10)
 
 
 def test_profile_at_an_extreme_offset_keeps_the_slopes():

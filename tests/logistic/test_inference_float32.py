@@ -61,7 +61,7 @@ def test_float32_inference_is_that_of_the_same_values(c, K, fit, layout):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model = fastgen.fit_logistic(wrap(X32), y, sample_weight=w, **FITS[fit])
-        assert model.coef.dtype == np.float32 and model.intercept.dtype == np.float32
+        assert model.coef.dtype == np.float64 and model.intercept.dtype == np.float64
         r32 = fastgen.logistic_inference(model, wrap(X32), y, sample_weight=w)
         r64 = fastgen.logistic_inference(_as64(model), wrap(X32.astype(np.float64)), y,
                                          sample_weight=w)

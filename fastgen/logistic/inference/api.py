@@ -30,6 +30,7 @@ from ..tails import chi2_sf, norm_sf
 from .checks import (
     InferenceRequest,
     canonical_cov_type,
+    check_information_not_zero,
     check_not_separated,
     check_request,
     group_codes,
@@ -97,6 +98,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     nobs = float(sums.class_counts.sum())
     check_not_separated(float(sums.max_abs_eta), request.method, confirm_separation, K,
                         bool(model.converged))
+    check_information_not_zero(sums.information, float(sums.max_abs_eta))
     layout = statsmodels_layout(m, p, model.fit_intercept)
     order = layout.order
     H = sums.information[np.ix_(order, order)]
@@ -256,8 +258,10 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
     ------
     ValueError
         For a penalised fit (``l2 > 0``); on (quasi-)separated data (pointing to Firth);
-        for more than :data:`MAX_INFERENCE_PARAMS` coefficients (stating the memory);
-        for invalid inputs.
+        where every fitted probability is 0 or 1 at the model's coefficients (data other
+        than the fitted ones, or separation); for more than
+        :data:`MAX_INFERENCE_PARAMS` coefficients (stating the memory); for invalid
+        inputs.
     numpy.linalg.LinAlgError
         On a collinear design, naming the columns.
     TypeError

@@ -16,7 +16,8 @@ from ..diagnostics import default_feature_names, separation_advice
 from ..params import ConvergenceWarning, LogisticParams
 
 __all__ = ["MAX_INFERENCE_PARAMS", "SEPARATION_ETA", "COV_TYPES", "InferenceRequest",
-           "check_request", "group_codes", "table_row_names", "check_not_separated"]
+           "check_request", "group_codes", "table_row_names", "check_not_separated",
+           "check_information_not_zero"]
 
 #: Largest number of coefficients (p·(K−1)) for which inference forms the dense
 #: information matrix: 8192² float64 is 512 MiB, and the inverse and the sandwich need
@@ -145,6 +146,22 @@ def group_codes(groups, n):
     if labels.shape[0] < 2:
         raise ValueError("cov_type='cluster' needs at least 2 distinct groups")
     return codes.reshape(-1).astype(np.int64), int(labels.shape[0])
+
+
+def check_information_not_zero(information, max_abs_eta):
+    """Raise a ``ValueError`` where every fitted probability is 0 or 1 (to float64) at
+    the model's coefficients: every row's weight π(1 − π) is then zero, so is the
+    information, and a rank analysis of it would blame the design for what the
+    coefficients do."""
+    if np.any(information):
+        return
+    raise ValueError(
+        f"logistic_inference: every fitted probability is 0 or 1 (to float64) at the "
+        f"model's coefficients on the data given (|linear predictor| up to "
+        f"{max_abs_eta:.3g}), so the Fisher information is zero and no standard error "
+        f"exists. These are not the data the model was fitted on (pass the X, y and "
+        f"sample_weight of the fit, or refit on these data), or the classes are "
+        f"separated (see fastgen.detect_separation)")
 
 
 def check_not_separated(max_abs_eta, method, confirm, n_classes, converged=True):

@@ -37,9 +37,8 @@ __all__ = ["OPTIMUM_DISTANCE", "optimum_decrement", "check_at_optimum", "firth_s
 #: given to inference count as the estimate for the data given: a tenth of a standard
 #: error changes no conclusion a table supports, and it is far above what a converged
 #: fit leaves (√(2·1e-8), then squared by its certifying step) and above rounding for
-#: any column offset or unit float64 resolves; float32 coefficients at a column offset
-#: of 1e5 are rounded by a few hundredths of a standard error (and float32 models get
-#: a bound of their own, :func:`stored_rounding`).  Forgetting the weights of a fit,
+#: any column offset or unit float64 resolves (coefficients are float64 whatever X's
+#: dtype; :func:`stored_rounding` bounds theirs).  Forgetting the weights of a fit,
 #: dropping a tenth of its rows or fitting other labels moves the optimum by more.
 OPTIMUM_DISTANCE = 0.1
 
@@ -57,9 +56,9 @@ def stored_rounding(model, shift):
     alone, per coefficient of the internal layout (m, p) of the frame the pass is taken
     in: ε of the coefficients' dtype times |β| (twice: the reference layout is a
     difference), and, where the frame is centred by ``shift``, the intercept's share
-    of the slopes' rounding, Σ_j |δβ_j·m_j|, and of the user's intercept's own.  A
-    float32 model at a column offset of 1e5 is rounded by a few hundredths of a
-    standard error, which no fit can beat."""
+    of the slopes' rounding, Σ_j |δβ_j·m_j|, and of the user's intercept's own.  The
+    coefficients are float64 (:class:`~fastgen.logistic.params.LogisticParams`
+    converts float32 ones), so a wrong optimum is never excused as float32 rounding."""
     from .passes import reference_coef
 
     eps = float(np.finfo(np.asarray(model.coef).dtype).eps)
