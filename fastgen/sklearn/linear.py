@@ -213,10 +213,15 @@ default "lbfgs"
         self.intercept_ = params.intercept
         self.n_iter_ = np.array([params.n_iter], dtype=np.int32)
         self.inference_, self._inference_error = None, None
-        try:
-            self.inference_ = logistic_inference(params, Xn, y, sample_weight=sample_weight)
-        except ValueError as exc:  # penalised, separated or collinear: no inference
-            self._inference_error = reworded(self, str(exc))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                self.inference_ = logistic_inference(params, Xn, y,
+                                                     sample_weight=sample_weight)
+            except ValueError as exc:  # penalised, separated or collinear: no inference
+                self._inference_error = reworded(self, str(exc))
+        for w in caught:  # in the estimator's terms, as the fit's
+            warn(reworded(self, str(w.message)), w.category)
         return self
 
     def summary(self):
