@@ -221,7 +221,7 @@ def validated_with_nan(X):
     return X
 
 
-_NAN_AT = re.compile(r"contains NaN at row (\d+), column (\d+)")
+_NAN_AT = re.compile(r"contains NaN at row (\d+), column (\d+) \(0-based")
 
 
 def first_nan(X):
@@ -257,6 +257,6 @@ def naming_first_nan(fn):
             if first is None or first[0] >= int(m.group(1)):
                 raise
             text = (str(exc)[:m.start()] + f"contains NaN at row {first[0]}, column "
-                    f"{first[1]}" + str(exc)[m.end():])
+                    f"{first[1]} (0-based" + str(exc)[m.end():])
             raise retexted(exc, text) from None
     return wrapper

@@ -23,6 +23,7 @@ from ..._validation import (
     check_y,
     feature_names_of,
 )
+from ..._validation.names import naming_columns
 from ..._warn import warn
 from ..centring import centred_frame, centred_params, covariance_to_user
 from ..columns import named_columns
@@ -209,6 +210,7 @@ def with_profile(result, model, request, data, sample, names, shift=None):
     return dataclasses.replace(result, profile_ci=profile, lr_pvalues=lrp)
 
 
+@naming_columns(1)
 def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                        groups=None, ci="wald", alpha=0.05,
                        feature_names=None) -> LogisticInference:
