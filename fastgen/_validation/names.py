@@ -3,6 +3,8 @@ and merged (see :mod:`fastgen._validation`)."""
 
 from __future__ import annotations
 
+import functools
+import re
 import sys
 
 import numpy as np
@@ -10,7 +12,7 @@ import numpy as np
 from .arrays import is_sparse
 
 __all__ = ["feature_names_of", "check_feature_names", "merged_feature_names",
-           "stored_feature_names", "feature_label"]
+           "stored_feature_names", "feature_label", "naming_columns", "with_column_names"]
 
 # ------------------------------------------------------------------ feature names
 #
@@ -197,3 +199,52 @@ def feature_label(j, names=None, word="feature") -> str:
     if names is not None and 0 <= j < len(names):
         return f"{word} {j} (0-based, {str(names[j])!r})"
     return f"{word} {j} (0-based)"
+
+
+_POSITION = re.compile(r"\b(column|feature) (\d+) \(0-based([;)])")
+_ENTRY = re.compile(r"\bX\[(\d+), (\d+)\]")
+
+
+def with_column_names(text: str, names) -> str:
+    """``text`` with the data frame's column name added where it names a column of X
+    by position: "column 3 (0-based)" → "column 3 (0-based, 'age')" (also "feature 3
+    (0-based; ..."), and "X[0, 3]" → "X[0, 3] (column 'age')"."""
+    if not names:
+        return text
+
+    def position(m):
+        j = int(m.group(2))
+        if j >= len(names):
+            return m.group(0)
+        return f"{m.group(1)} {j} (0-based, {str(names[j])!r}{m.group(3)}"
+
+    def entry(m):
+        j = int(m.group(2))
+        return m.group(0) if j >= len(names) else f"{m.group(0)} (column {str(names[j])!r})"
+
+    return _ENTRY.sub(entry, _POSITION.sub(position, text))
+
+
+def naming_columns(position=0):
+    """Decorator of a public function of X (its ``position``-th argument): a ValueError
+    that names a column of a data frame X by position is raised again with its name
+    (one rule for every message, whichever layer raises it)."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except ValueError as exc:
+                X = args[position] if len(args) > position else kwargs.get("X")
+                try:
+                    names = feature_names_of(X)
+                except Exception:  # noqa: BLE001 - the original error stands
+                    names = None
+                text = with_column_names(str(exc), names)
+                if text == str(exc):
+                    raise
+                from .rows import retexted
+
+                raise retexted(exc, text) from None
+        return wrapper
+    return decorate

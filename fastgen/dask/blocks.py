@@ -5,21 +5,23 @@ reduction of exact merges that every fit here uses.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+import re
 
 import dask
 import dask.array as da
 import numpy as np
 
 from .._validation import check_sample_weight, check_X, check_y, weights_of_a_part
-from .._validation.rows import rows_renamed
+from .._validation.rows import retexted, rows_renamed
 from ..logistic.centring import column_sums, shift_from_sums
 from ..stats.missing import reject_infinite
 
 __all__ = ["SPLIT_EVERY", "as_dask_X", "as_dask_vector", "row_blocks", "row_starts",
            "in_rows", "map_rows", "tree_reduce", "classes_and_counts", "nan_advice",
-           "with_nan_advice", "validated_with_nan"]
+           "with_nan_advice", "validated_with_nan", "naming_first_nan"]
 
 #: Fan-in of the tree reductions.
 SPLIT_EVERY = 8
@@ -217,3 +219,44 @@ def validated_with_nan(X):
     X = check_X(X, allow_sparse=True, finite=False, missing=True, min_samples=0)
     reject_infinite(X)
     return X
+
+
+_NAN_AT = re.compile(r"contains NaN at row (\d+), column (\d+) \(0-based")
+
+
+def first_nan(X):
+    """(row, column) of the first NaN of Dask array X in row order, or None: one more
+    pass over X, run only where a block has already found a NaN."""
+    missing = da.isnan(X)
+    rows = missing.any(axis=1)
+    found, r = dask.compute(rows.any(), da.argmax(rows))
+    if not found:
+        return None
+    r = int(r)
+    return r, int(np.argmax(np.isnan(np.asarray(X[r].compute()))))
+
+
+def naming_first_nan(fn):
+    """``fn(..., X, ...)`` whose "X contains NaN at row r, column c" error (from
+    whichever block ran first) names the first NaN of X (its first 2-D Dask array
+    argument) in row order instead."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as exc:
+            m = _NAN_AT.search(str(exc))
+            X = next((a for a in (*args, kwargs.get("X"))
+                      if isinstance(a, da.Array) and a.ndim == 2), None)
+            if m is None or X is None:
+                raise
+            try:
+                first = first_nan(X)
+            except Exception:  # noqa: BLE001 - the block's message stands
+                first = None
+            if first is None or first[0] >= int(m.group(1)):
+                raise
+            text = (str(exc)[:m.start()] + f"contains NaN at row {first[0]}, column "
+                    f"{first[1]} (0-based" + str(exc)[m.end():])
+            raise retexted(exc, text) from None
+    return wrapper

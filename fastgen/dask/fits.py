@@ -14,6 +14,7 @@ from .blocks import (
     as_dask_X,
     classes_and_counts,
     map_rows,
+    naming_first_nan,
     row_blocks,
     tree_reduce,
     with_nan_advice,
@@ -39,6 +40,7 @@ def _block_moments(X, y, w, kind, covariance):
                                                              sample_weight=w))
 
 
+@naming_first_nan
 def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
             reg: float = 0.0, shrinkage=None, unbiased: bool = False,
             var_smoothing: float = 1e-9, tol: float = 1e-4,
@@ -124,6 +126,7 @@ def _block_counts(X, y, w, model, binarize, classes, n_categories=None):
                                                     binarize=binarize, classes=classes))
 
 
+@naming_first_nan
 def _fit_nb(X, y, sample_weight, model, binarize, split_every, options,
             em_options=(None, 1.0, 1e-8, 100), min_categories=None, nan_policy="raise"):
     marginalize = marginalize_requested(nan_policy, model, em_options[0])

@@ -26,7 +26,14 @@ from ..logistic.inference import (
     stored_rounding,
     table_row_names,
 )
-from .blocks import as_dask_vector, as_dask_X, in_rows, row_blocks, shift_over_blocks
+from .blocks import (
+    as_dask_vector,
+    as_dask_X,
+    in_rows,
+    naming_first_nan,
+    row_blocks,
+    shift_over_blocks,
+)
 from .separation import separation_over_blocks
 
 __all__ = ["logistic_inference", "summed_passes"]
@@ -81,6 +88,7 @@ def summed_passes(model, X, y, sample_weight, want_meat, groups, shift=None):
     return sums, X
 
 
+@naming_first_nan
 def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                        groups=None, ci="wald", alpha=0.05,
                        feature_names=None) -> LogisticInference:

@@ -24,6 +24,7 @@ from .blocks import (
     as_dask_X,
     classes_and_counts,
     map_rows,
+    naming_first_nan,
     row_blocks,
     shift_over_blocks,
     tree_reduce,
@@ -95,6 +96,7 @@ class DaskLogisticData:
         return self._reduce(B, True)[2]
 
 
+@naming_first_nan
 def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
                  tol=1e-8, split_every: int = SPLIT_EVERY) -> LogisticParams:
     r"""Logistic regression by distributed Newton (IRLS) on a Dask array.

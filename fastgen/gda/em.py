@@ -160,6 +160,30 @@ def diagonal_moments(ac, covariance, unbiased, classes, dtype, names):
     return ClassMoments(classes, W, ac.means, scatter, "diagonal", dtype, names)
 
 
+def _unbiased_rescale(W_seen, W, pooled, classes):
+    """The factor that makes ``params_from_moments``' unbiased division (by W − K, or
+    W_k − 1, of all rows) divide the EM scatter W'·Σ̂ by W' − K (W'_k − 1) instead, W' the
+    weight of the rows with an observed value: the rows of EM's sufficient statistics.
+    A row with every feature missing adds to W (the priors) and not to W', so it
+    changes no covariance; with no NaN this is the complete-data correction."""
+    K = W.shape[0]
+    if pooled:
+        have, want = W.sum() - K, W_seen.sum() - K
+        if want <= 0:
+            raise SingularCovarianceError(
+                f"unbiased pooled covariance needs more rows with an observed value than "
+                f"classes ({W_seen.sum():g} such rows, {K} classes); pass unbiased=False")
+        return have / want
+    want = W_seen - 1.0
+    if np.any(want <= 0):
+        k = int(np.flatnonzero(want <= 0)[0])
+        raise SingularCovarianceError(
+            f"class {_label(classes, k)} has total weight {W_seen[k]:g} in rows with an "
+            f"observed value: its unbiased covariance (÷(n_k − 1)) is undefined; pass "
+            f"unbiased=False")
+    return ((W - 1.0) / want)[:, None, None]
+
+
 def warn_unidentified(missing, codes, w, K, pooled, classes, shared=None):
     """Warn where two features are never observed together (in any row for the pooled
     covariance, in a class's rows for its own): the data say nothing about their
@@ -237,7 +261,12 @@ def fit_gda_missing(X, y, covariance, sample_weight, shrinkage, unbiased, var_sm
     W = res.counts
     if not isinstance(rows, slice):  # the class weights of the rows left out, back
         W = W + resp[~seen].sum(axis=0)
-    scatter = res.covariance * (W.sum() if pooled else W[:, None, None])
+    if unbiased:  # ÷(W' − K) or ÷(W'_k − 1), W' the weight of the rows EM used
+        S_seen = res.covariance * (res.counts.sum() if pooled
+                                             else res.counts[:, None, None])
+        scatter = S_seen * _unbiased_rescale(res.counts, W, pooled, classes)
+    else:
+        scatter = res.covariance * (W.sum() if pooled else W[:, None, None])
     m = ClassMoments(classes, W, res.means, scatter, covariance, dtype, names)
     params = params_from_moments(m, covariance, priors, reg, shrinkage, unbiased, tol=tol)
     return dataclasses.replace(params, n_iter=res.n_iter, converged=res.converged,

@@ -16,6 +16,7 @@ import numpy as np
 from .._em import check_em_options, check_unlabeled, incomplete_unlabeled
 from .._runtime import blas_single_thread, serial_for_small_inputs
 from .._validation import check_priors, check_scalar, check_X, feature_names_of
+from .._validation.names import naming_columns
 from ..cuda import is_device_array
 from ..stats.missing import check_nan_policy, nan_input
 from ..stats.moments import ClassMoments, class_rows
@@ -78,6 +79,7 @@ def check_gda_options(covariance, priors, reg, shrinkage, unbiased, K, var_smoot
 
 
 @serial_for_small_inputs(0)
+@naming_columns()
 def fit_gda(X, y, covariance: str = "pooled", *, priors=None, sample_weight=None,
             reg: float = 0.0, shrinkage=None, unbiased: bool = False,
             var_smoothing: float = 1e-9, tol: float = 1e-4, nan_policy: str = "raise",

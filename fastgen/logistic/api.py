@@ -33,6 +33,7 @@ from .._validation import (
     feature_names_of,
     validated,
 )
+from .._validation.names import naming_columns
 from .._warn import warn
 from .centring import centred_frame, to_centred, to_user
 from .columns import named_columns
@@ -293,6 +294,7 @@ def fit_from_data(data, spec: ParamsSpec, beta0, opt: FitOptions, *, sum_weights
 
 @serial_for_small_inputs(0)
 @single_thread_blas_call
+@naming_columns()
 def fit_logistic(X, y, *, l2=0.0, fit_intercept=True, sample_weight=None, max_iter=100,
                  tol=1e-8, init=None, penalty=None, correction=None,
                  unlabeled=None) -> LogisticParams:

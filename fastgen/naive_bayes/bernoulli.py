@@ -25,6 +25,7 @@ from .._validation import (
     check_y,
     feature_names_of,
 )
+from .._validation.names import naming_columns
 from ..stats.available import (
     binary_counts_observed,
     filled,
@@ -140,6 +141,7 @@ class BernoulliNBParams(LinearNB):
 
 
 @serial_for_small_inputs(0)
+@naming_columns()
 def fit_bernoulli_nb(X, y, *, alpha=1.0, binarize=0.0, fit_prior=True, class_prior=None,
                      sample_weight=None, nan_policy="raise", unlabeled=None,
                      unlabeled_weight=1.0, em_tol=1e-8, em_max_iter=100):

@@ -22,6 +22,7 @@ from .._params import (
 )
 from .._runtime import serial_for_small_inputs
 from .._validation import check_class_weights, feature_names_of, is_sparse
+from .._validation.names import naming_columns
 from ..stats.available import filled, observer, refuse_unobserved
 from ..stats.category_counts import (  # the counting pass, shared with fastgen.nb_counts
     category_layout,
@@ -138,6 +139,7 @@ class CategoricalNBParams(FittedParams):
 
 
 @serial_for_small_inputs(0)
+@naming_columns()
 def fit_categorical_nb(X, y, *, alpha=1.0, min_categories=None, sample_weight=None,
                        nan_policy="raise", unlabeled=None, unlabeled_weight=1.0,
                        em_tol=1e-8, em_max_iter=100):

@@ -36,6 +36,7 @@ from .._validation import (
     feature_names_of,
     is_sparse,
 )
+from .._validation.names import naming_columns
 from ..kernels.log_rows import LOG_TABLE_SIZE, log_pair, normalised_logs
 from ..stats import numpy_passes
 from ..stats.feature_counts import (  # the counting pass, shared with fastgen.nb_counts
@@ -253,6 +254,7 @@ class MultinomialNBParams(LinearNB):
 
 
 @serial_for_small_inputs(0)
+@naming_columns()
 def fit_multinomial_nb(X, y, *, alpha=1.0, fit_prior=True, class_prior=None,
                        sample_weight=None, nan_policy="raise", unlabeled=None,
                        unlabeled_weight=1.0, em_tol=1e-8, em_max_iter=100):
@@ -408,6 +410,7 @@ class ComplementNBParams(LinearNB):
 
 
 @serial_for_small_inputs(0)
+@naming_columns()
 def fit_complement_nb(X, y, *, alpha=1.0, norm=False, sample_weight=None,
                       nan_policy="raise", unlabeled=None):
     """Fit complement naive Bayes.

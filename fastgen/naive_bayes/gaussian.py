@@ -25,7 +25,7 @@ from .._validation import (
     check_y,
     feature_names_of,
 )
-from .._validation.names import feature_label
+from .._validation.names import feature_label, naming_columns
 from ..cuda import is_device_array
 from ..gda.scoring import GAUSSIAN_SCORER, DiagonalTables
 from ..stats.available import available_case, observed_variance
@@ -119,6 +119,7 @@ class GaussianNBParams(FittedParams):
 
 
 @serial_for_small_inputs(0)
+@naming_columns()
 def fit_gaussian_nb(X, y, *, priors=None, var_smoothing=1e-9, sample_weight=None,
                     nan_policy="raise", unlabeled=None, unlabeled_weight=1.0, em_tol=1e-8,
                     em_max_iter=100):

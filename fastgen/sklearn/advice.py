@@ -73,6 +73,7 @@ def _c_of_l2(m):
 
 
 _LOGISTIC = _FIRTH + [
+    (r"^fit_logistic (did not converge|stopped after)", r"LogisticRegression \1"),
     (r"fitted with l2=([0-9.]+(?:e[+-]?\d+)?)", _c_of_l2),
     (r"refit with l2=0", "refit with C=np.inf"),
     (r"\(or penalty='firth'", "(or FirthLogisticRegression"),

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import predict, predict_log_proba, predict_proba
 from .advice import in_own_terms
+from .ranges import check_param_ranges
 
 __all__ = ["FLOATS", "FastgenClassifier", "LinearFastgenClassifier", "expected_failed_checks"]
 
@@ -50,6 +51,7 @@ class FastgenClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     def _validate_fit(self, X, y, reset=True):
+        check_param_ranges(self)
         X, y = validate_data(self, X, y, reset=reset, dtype=FLOATS,
                              accept_sparse="csr" if self._accept_sparse else False,
                              ensure_min_samples=self._min_samples,

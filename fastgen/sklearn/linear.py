@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import ConvergenceWarning as _FgConvergenceWarning
 from .. import fit_logistic, logistic_inference
+from .._validation import check_sample_weight
 from .._warn import warn
 from .advice import in_own_terms, reworded
 from .base import LinearFastgenClassifier
@@ -176,6 +177,8 @@ default "lbfgs"
                 "This solver needs samples of at least 2 classes in the data, but the data "
                 "contains only one class"
             )
+        if sample_weight is not None:  # its own errors first, as fit_logistic's
+            sample_weight = check_sample_weight(sample_weight, X.shape[0])
         if self.class_weight is not None:
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else cw * np.asarray(sample_weight)
@@ -210,10 +213,15 @@ default "lbfgs"
         self.intercept_ = params.intercept
         self.n_iter_ = np.array([params.n_iter], dtype=np.int32)
         self.inference_, self._inference_error = None, None
-        try:
-            self.inference_ = logistic_inference(params, Xn, y, sample_weight=sample_weight)
-        except ValueError as exc:  # penalised, separated or collinear: no inference
-            self._inference_error = reworded(self, str(exc))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                self.inference_ = logistic_inference(params, Xn, y,
+                                                     sample_weight=sample_weight)
+            except ValueError as exc:  # penalised, separated or collinear: no inference
+                self._inference_error = reworded(self, str(exc))
+        for w in caught:  # in the estimator's terms, as the fit's
+            warn(reworded(self, str(w.message)), w.category)
         return self
 
     def summary(self):

@@ -23,6 +23,8 @@ from ..._validation import (
     check_y,
     feature_names_of,
 )
+from ..._validation.names import naming_columns
+from ..._warn import warn
 from ..centring import centred_frame, centred_params, covariance_to_user
 from ..columns import named_columns
 from ..feature_labels import default_feature_names
@@ -81,6 +83,34 @@ def check_sample(model, X, y, sample_weight) -> InferenceSample:
     return InferenceSample(X, codes, w)
 
 
+_FREQUENCY = ("sample_weight are read as frequency weights (statsmodels' freq_weights): "
+              "nobs is their sum and the standard errors are those of that many rows; "
+              "for relative weights pass w * n / w.sum() (weights that sum to the number "
+              "of rows n)")
+
+
+def warn_relative_weights(w):
+    """Warn where the weights look relative: their sum is below the number of rows
+    they weigh (a 0/1 weight that leaves rows out does not warn)."""
+    if not w.shape[0]:
+        return
+    pos = w > 0
+    n_pos = int(np.count_nonzero(pos))
+    total = float(w.sum())
+    if n_pos and total < n_pos * (1.0 - 1e-12):
+        warn(f"the {n_pos} weighted rows weigh {total:.4g} in all, fewer than one each: "
+             f"{_FREQUENCY}", UserWarning)
+
+
+def check_degrees_of_freedom(nobs, q):
+    """ValueError where nobs = Σw is not above the number of parameters q: df_resid
+    would be ≤ 0 and the information criteria and Wald tests meaningless."""
+    if not nobs > q:
+        raise ValueError(
+            f"nobs = {nobs:.4g} (the sum of the weights) is not above the {q} estimated "
+            f"parameters, so df_resid = {nobs - q:.4g} <= 0: {_FREQUENCY}")
+
+
 def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
                      confirm_separation, shift=None, modified_score=None,
                      rounding=None) -> LogisticInference:
@@ -96,6 +126,7 @@ def finish_inference(model, request: InferenceRequest, sums: PassSums, names,
     K, m, p, q = request.n_classes, request.n_equations, request.p, request.q
     llf = float(sums.loglik)
     nobs = float(sums.class_counts.sum())
+    check_degrees_of_freedom(nobs, q)
     check_not_separated(float(sums.max_abs_eta), request.method, confirm_separation, K,
                         bool(model.converged))
     check_information_not_zero(sums.information, float(sums.max_abs_eta))
@@ -181,6 +212,7 @@ def with_profile(result, model, request, data, sample, names, shift=None):
     return dataclasses.replace(result, profile_ci=profile, lr_pvalues=lrp)
 
 
+@naming_columns(1)
 def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                        groups=None, ci="wald", alpha=0.05,
                        feature_names=None) -> LogisticInference:
@@ -279,6 +311,7 @@ def logistic_inference(model, X, y, *, sample_weight=None, cov_type="nonrobust",
                                            cov_type=cov_type, groups=groups, ci=ci,
                                            alpha=alpha, feature_names=feature_names,
                                            want_sample=True)
+    warn_relative_weights(sample.w)
     index = getattr(X, "index", None)
     if index is not None and (not hasattr(index, "__len__") or
                               len(index) != np.shape(sample.X)[0]):
