@@ -12,6 +12,7 @@ reach stderr through :mod:`logging`'s last-resort handler.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -64,8 +65,11 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 
 
 def _internal(filename: str) -> bool:
+    """fastgen's own frames, importlib's bootstrap (warnings at import) and contextlib's
+    (the exit of a context manager fastgen's code runs in)."""
     return (os.path.abspath(filename).startswith(_PACKAGE_DIR)
-            or ("importlib" in filename and "_bootstrap" in filename))
+            or ("importlib" in filename and "_bootstrap" in filename)
+            or filename == contextlib.__file__)
 
 
 def warn_at_caller(message, category=RuntimeSetupWarning) -> None:

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from .._validation.rows import retexted
+from .._warn import warn
 
 __all__ = ["in_own_terms", "reworded"]
 
@@ -144,6 +145,5 @@ def in_own_terms(estimator, unlabeled_rows=None, warnings_too=True):
 
 
 def _warn_again(estimator, caught, unlabeled_rows):
-    for w in caught:
-        warnings.warn(reworded(estimator, str(w.message), unlabeled_rows), w.category,
-                      stacklevel=4)
+    for w in caught:  # at the caller's line, whatever the depth of the estimator's call
+        warn(reworded(estimator, str(w.message), unlabeled_rows), w.category)
