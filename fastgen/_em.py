@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._params import history_slack
 from ._runtime import blas_single_thread
 from ._scorer import MODE_JLL
 from ._small import is_small
@@ -261,17 +262,6 @@ def run_em(start, expect, maximise, options: EMOptions, *, total_weight: float,
             return EMResult(params, it, True, np.array(history), None, monotone)
         ll = new_ll
     return EMResult(params, options.max_iter, False, np.array(history), None, monotone)
-
-
-def history_slack(scale, dtype) -> float:
-    """How far an EM history of params in ``dtype`` may fall between two entries of
-    size up to ``scale`` and still count as monotone: 16 ε(dtype)·scale, and at least
-    1e-9·scale.  The params are rounded to ``dtype`` (float32: ε ≈ 1.2e-7) after each
-    M-step and scored in it, which moves ℓ by about ε·|ℓ| (each row's score moves by
-    ε times its size); the float64 sum of n row scores rounds by up to n·ε₆₄·|ℓ|, which
-    1e-9 covers to n ≈ 4·10⁶.  A real fall (an edited history, a broken M-step) is
-    larger."""
-    return max(16.0 * float(np.finfo(dtype).eps), 1e-9) * float(scale)
 
 
 def unlabelled_em(start, X, codes, w, U, options: EMOptions, *, soft_statistics, merge,

@@ -31,7 +31,19 @@ from ._scorer import Scorer
 from ._validation import stored_feature_names, writeable_view
 
 __all__ = ["FittedParams", "FieldChecker", "register_params", "PARAMS_TYPES",
-           "kernel_view", "attach_feature_names", "derived_from_checked_input"]
+           "kernel_view", "attach_feature_names", "derived_from_checked_input",
+           "history_slack"]
+
+def history_slack(scale, dtype) -> float:
+    """How far an EM history of params in ``dtype`` may fall between two entries of
+    size up to ``scale`` and still count as monotone: 16 ε(dtype)·scale, and at least
+    1e-9·scale.  The params are rounded to ``dtype`` (float32: ε ≈ 1.2e-7) after each
+    M-step and scored in it, which moves ℓ by about ε·|ℓ| (each row's score moves by
+    ε times its size); the float64 sum of n row scores rounds by up to n·ε₆₄·|ℓ|, which
+    1e-9 covers to n ≈ 4·10⁶.  A real fall (an edited history, a broken M-step) is
+    larger."""
+    return max(16.0 * float(np.finfo(dtype).eps), 1e-9) * float(scale)
+
 
 # name -> class, for load_params.
 PARAMS_TYPES: dict[str, type] = {}
@@ -271,7 +283,7 @@ class FieldChecker:
         of ``n_iter + 1`` entries and a bool.  ``history_monotone`` True (EM whose
         M-step maximises: the objective cannot decrease) holds the history to never
         decreasing beyond the rounding of the params' dtype
-        (:func:`fastgen._em.history_slack`: 16 ε·max|ℓ|, at least 1e-9·max|ℓ|), so a
+        (:func:`history_slack`: 16 ε·max|ℓ|, at least 1e-9·max|ℓ|), so a
         damaged or edited history fails; False
         (a regularised M-step: ``reg``, shrinkage, ``unbiased``, a variance floor) lets
         it dip."""
@@ -289,8 +301,6 @@ class FieldChecker:
         hist = self.array("log_likelihood_history", (n_iter + 1,), np.float64, "finite")
         if not monotone:
             return
-        from ._em import history_slack
-
         slack = history_slack(np.max(np.abs(hist), initial=1.0),
                               getattr(self.params, "dtype", np.float64))
         drops = np.flatnonzero(np.diff(hist) < -slack)

@@ -282,10 +282,10 @@ def scans(dtype):
     NaN and infinity), whose size thresholds no warm-up data reach."""
     import numpy as np
 
-    from ._validation.arrays import _first_nonfinite_flat
+    from ._validation.arrays import first_nonfinite_flat
     from .kernels import labels
 
-    _first_nonfinite_flat(np.zeros(2 * labels.NONFINITE_SCAN_BLOCK, dtype=dtype))
+    first_nonfinite_flat(np.zeros(2 * labels.NONFINITE_SCAN_BLOCK, dtype=dtype))
 
 
 WARM = {

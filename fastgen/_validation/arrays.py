@@ -12,7 +12,7 @@ from .._runtime import kernel_module
 
 label_kernels = kernel_module("labels")
 
-__all__ = ["is_sparse", "report_nonfinite", "report_infinite"]
+__all__ = ["is_sparse", "report_nonfinite", "report_infinite", "first_nonfinite_flat"]
 
 _FLOAT_TYPES = (np.float32, np.float64)
 
@@ -39,7 +39,7 @@ def _dense_dtype(dtype: np.dtype, name: str) -> np.dtype:
     return np.dtype(np.float64)
 
 
-def _first_nonfinite_flat(a: np.ndarray) -> int:
+def first_nonfinite_flat(a: np.ndarray) -> int:
     """Index of the first NaN/inf of a contiguous 1-D float array, or -1."""
     if a.dtype.type not in _FLOAT_TYPES:  # long double: no kernel specialisation
         bad = np.flatnonzero(~np.isfinite(a))
@@ -62,7 +62,7 @@ def _first_nonfinite_flat(a: np.ndarray) -> int:
 
 def _report_nonfinite(A: np.ndarray, name: str) -> None:
     """Raise naming the first non-finite entry of a C-contiguous 2-D float array."""
-    flat = _first_nonfinite_flat(A.reshape(-1))
+    flat = first_nonfinite_flat(A.reshape(-1))
     if flat >= 0:
         i, j = divmod(int(flat), A.shape[1])
         what = "NaN" if np.isnan(A[i, j]) else "infinity"
@@ -166,7 +166,7 @@ def report_nonfinite(X, name: str = "X") -> None:
         _report_nonfinite(X, name)
         return
     data = X.data
-    bad = _first_nonfinite_flat(np.ascontiguousarray(data)) if data.size else -1
+    bad = first_nonfinite_flat(np.ascontiguousarray(data)) if data.size else -1
     if bad >= 0:
         row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
         col = int(X.indices[bad])
