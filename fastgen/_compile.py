@@ -67,7 +67,6 @@ _TASKS = (("logistic", "float64"), ("gda", "float64"), ("logistic", "float32"),
           ("gaussian_nb", "float32"), ("bernoulli_nb", "float64"),
           ("bernoulli_nb", "float32"), ("complement_nb", "float64"),
           ("complement_nb", "float32"))
-_ORDER = tuple(dict.fromkeys(f for f, _ in _TASKS))
 
 # Families that compile many of the same kernels (dtype-independent ones for both dtypes
 # of a family, e.g. the inference finishing steps; the logistic data passes for Firth):

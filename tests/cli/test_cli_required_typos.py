@@ -1,24 +1,9 @@
 """A required option that is missing because it was mistyped is reported as the typo,
 with the closest option, not as "the following arguments are required"."""
 
-import argparse
-
 import pytest
 
-from fastgen import cli
-from fastgen.cli.main import build_parser
-
-PARSER = build_parser()
-COMMANDS = next(a for a in PARSER._actions
-                if isinstance(a, argparse._SubParsersAction)).choices
-
-
-def _error(args, capsys):
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(args))
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1, err
-    return info.value.code, err.strip()
+from tests.cli.test_cli_suggestions import COMMANDS, _error
 
 
 def _required(command):
