@@ -51,6 +51,14 @@ class _Parser(argparse.ArgumentParser):
         hint = f" (see '{self.prog} --help')"
         self.exit(EXIT_USAGE, f"fastgen: error: {printable(message)}{hint}\n")
 
+    def _options(self):
+        return [s for action in self._actions for s in action.option_strings]
+
+    def _unknown(self, token):
+        """Whether an option token names no option, not even by argparse's prefixes."""
+        name = token.split("=", 1)[0]
+        return not any(o.startswith(name) for o in self._options())
+
     def _check_value(self, action, value):
         try:
             super()._check_value(action, value)
@@ -70,13 +78,11 @@ class _MainParser(_Parser):
     command is required)."""
 
     def parse_known_args(self, args=None, namespace=None):
-        options = [s for action in self._actions for s in action.option_strings]
         for token in sys.argv[1:] if args is None else args:
             if token == "--" or not token.startswith("-") or token == "-":
                 break  # the subcommand: its own parser reads what follows
-            name = token.split("=", 1)[0]
-            if not any(o.startswith(name) for o in options):  # argparse's prefixes
-                match = closest(name, options)
+            if self._unknown(token):
+                match = closest(token.split("=", 1)[0], self._options())
                 self.error(f"unrecognized arguments: {token}"
                            + (f"; did you mean {match!r}?" if match else ""))
         return super().parse_known_args(args, namespace)
@@ -96,8 +102,7 @@ class _CommandParser(_Parser):
     def _refuse_unknown(self, tokens):
         unknown = [t.split("=", 1)[0] for t in tokens if t.startswith("-") and len(t) > 1]
         if unknown:
-            options = [s for action in self._actions for s in action.option_strings]
-            hints = [(closest(t, options), t) for t in unknown]
+            hints = [(closest(t, self._options()), t) for t in unknown]
             hints = [f"{m!r}" + (f" for {t}" if len(unknown) > 1 else "")
                      for m, t in hints if m is not None]
             text = f"; did you mean {' and '.join(hints)}?" if hints else ""
@@ -107,10 +112,8 @@ class _CommandParser(_Parser):
         # a required option that is missing because it was mistyped (``--datset``):
         # the mistyped one is the error to report, with the closest option
         if "required" in message and getattr(self, "_args", None):
-            options = [s for action in self._actions for s in action.option_strings]
             typos = [t for t in self._args
-                     if t.startswith("--") and len(t) > 2
-                     and not any(o.startswith(t.split("=", 1)[0]) for o in options)]
+                     if t.startswith("--") and len(t) > 2 and self._unknown(t)]
             if typos:
                 self._args = None
                 self._refuse_unknown(typos)
