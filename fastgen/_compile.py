@@ -31,7 +31,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from ._warmup import WARM, scans
+from ._warmup import NEEDS, WARM, scans
 
 __all__ = ["FAMILIES", "DTYPES", "CompiledFamily", "CompileReport", "compile",
            "cache_location", "run_family"]
@@ -90,9 +90,11 @@ def _next_task(pending, running):
     return pending.pop(0) if not running else None
 
 
-def run_family(family: str, dtype: str) -> dict:
+def run_family(family: str, dtype: str, done=()) -> dict:
     """Run the warm-up of one family and dtype in this process (every kernel it needs is
-    loaded from the cache or compiled into it).
+    loaded from the cache or compiled into it), after the warm-ups of the families it
+    needs (:data:`fastgen._warmup.NEEDS`) that are not among ``done`` (families warmed
+    before it, whose kernels are in the cache).
 
     Returns {"family", "dtype", "seconds", "compiled"}: ``compiled`` counts the fastgen
     kernel signatures numba compiled (0 when the cache had them all).
@@ -131,6 +133,9 @@ def run_family(family: str, dtype: str) -> dict:
             _small.SMALL_VALUES = -1
             _validation_sparse.STRUCTURE_KERNEL_NNZ = 0
             scans(np.dtype(dtype).type)
+            for need in NEEDS.get(family, ()):
+                if need not in done:
+                    WARM[need](fastgen, np.dtype(dtype).type)
             WARM[family](fastgen, np.dtype(dtype).type)
     finally:
         _small.SMALL_VALUES, _validation_sparse.STRUCTURE_KERNEL_NNZ = thresholds
@@ -146,13 +151,13 @@ def _line(stream, text):
     stream.flush()
 
 
-def _worker(family, dtype, announce=False):
+def _worker(family, dtype, announce=False, done=()):
     """A pool task: :func:`run_family`, any failure returned as text; with
     ``announce``, a line on stderr when it starts (flushed: seen at once in a log)."""
     if announce and sys.stderr is not None:
         _line(sys.stderr, f"fastgen compile: {family} {dtype}: started")
     try:
-        return run_family(family, dtype)
+        return run_family(family, dtype, done)
     except BaseException as exc:  # noqa: BLE001 - reported by the parent
         import traceback
 
@@ -376,7 +381,9 @@ def compile(families=None, dtypes=None, *, jobs=None, progress=True):  # noqa: A
                     task = _next_task(pending, running.values())
                     if task is None:
                         break
-                    running[ex.submit(_worker, *task, announce)] = task
+                    # the families this run warms before it: a family that needs
+                    # one of them finds its kernels in the cache
+                    running[ex.submit(_worker, *task, announce, tuple(fams))] = task
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for fut in done:
                     del running[fut]

@@ -7,7 +7,7 @@ worker process that sends every call to the kernels whatever its size
 
 from __future__ import annotations
 
-__all__ = ["WARM", "scans"]
+__all__ = ["WARM", "NEEDS", "scans"]
 
 _SCORES = ("joint_log_likelihood", "predict_log_proba", "predict_proba", "predict")
 
@@ -269,14 +269,6 @@ def _firth(fg, dtype):
         fg.logistic_inference(fg.fit_logistic(X, yk, penalty="firth"), X, yk)
 
 
-def _with_logistic(fg, dtype):
-    """Firth's fits start from, and its inference runs, the logistic passes: its own
-    warm-up leaves them to logistic's, so Firth alone runs both (after logistic's task
-    they load from the cache)."""
-    _logistic(fg, dtype)
-    _firth(fg, dtype)
-
-
 def scans(dtype):
     """The validation scans every family's large inputs take (the block-wise search for
     NaN and infinity), whose size thresholds no warm-up data reach."""
@@ -296,5 +288,9 @@ WARM = {
     "complement_nb": _discrete_nb("complement"),
     "categorical_nb": _categorical_nb,
     "logistic": _logistic,
-    "firth": _with_logistic,
+    "firth": _firth,
 }
+
+#: The families whose warm-up a family's calls also need: Firth's fits start from, and
+#: its inference runs, the logistic passes, which its own warm-up leaves to logistic's.
+NEEDS = {"firth": ("logistic",)}
